@@ -1,0 +1,36 @@
+// Runs `tsc` when any TypeScript source is newer than the compiled entry point, so
+// `npm start` on a fresh clone (or after a pull) always runs current code.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const roots = ['src', 'routes', 'schemas', 'bench'];
+const entry = 'dist/src/server.js';
+
+function newestMtime(dir) {
+  let newest = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+let built = 0;
+try {
+  built = statSync(entry).mtimeMs;
+} catch {
+  built = 0;
+}
+const sources = Math.max(...roots.map(newestMtime), statSync('tsconfig.json').mtimeMs);
+if (sources > built) {
+  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}

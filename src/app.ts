@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { ProblemError } from './errors.js';
+import { createTokenMatcher, isPublicRoute, type Principal } from './http/auth.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { problemPlugin } from './http/problem.js';
+import { zodValidatorCompiler } from './http/zod.js';
+import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
+import { metaRoutes } from '../routes/meta.js';
+import { isSafeId } from '../schemas/ids.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    metrics: Metrics;
+    readinessChecks: ReadinessCheck[];
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export interface BuildOptions {
+  /** A pino logger to use instead of one built from `config.logLevel` (tests capture logs this way). */
+  logger?: Logger;
+}
+
+/** Paths pino must never print, whatever object a log line is given. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'token',
+  'tokens',
+  'systemPrompt',
+  'inputPrompt',
+  'instructions',
+];
+
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options = { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Builds the whole service without listening: plugins, hooks and routes, registered
+ * explicitly. Tests call this with a temp brain and trace dir and use `app.inject()`.
+ */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: (options.logger ?? createLogger(config)) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    bodyLimit: config.bodyLimit,
+    return503OnClosing: true,
+    // A slow-drip client cannot hold a connection or a socket forever.
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 72_000,
+    maxRequestsPerSocket: 0,
+    routerOptions: { maxParamLength: 512, ignoreTrailingSlash: false },
+    // A caller's X-Request-Id is kept when it is a safe id, so logs join across services.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && isSafeId(given) ? given : randomUUID();
+    },
+  });
+
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.decorate('config', config);
+  app.decorate('metrics', createMetrics());
+  app.decorate('readinessChecks', []);
+  app.decorateRequest('principal', null);
+
+  const matchToken = createTokenMatcher(config.tokens);
+  const authRequired = config.tokens.length > 0;
+  app.addHook('onRequest', async (request) => {
+    request.principal = matchToken(request.headers.authorization);
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    max: config.rateLimit.max,
+    timeWindow: config.rateLimit.windowMs,
+    keyGenerator: (request) => request.principal?.id ?? `ip:${request.ip}`,
+    allowList: (request) => isPublicRoute(request),
+    errorResponseBuilder: (_request, context) =>
+      new ProblemError('CC_RATE_LIMITED', `Rate limit of ${context.max} requests reached; retry in ${context.after}.`),
+  });
+
+  // preParsing runs after the per-route rate-limit hook, so failed logins are throttled
+  // too, and before the body is read, so an anonymous caller costs no parsing.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (!authRequired || request.principal || isPublicRoute(request)) return payload;
+    throw new ProblemError('CC_UNAUTHORIZED', 'Send a configured token as "Authorization: Bearer <token>".', {
+      headers: { 'www-authenticate': 'Bearer realm="context-compiler"' },
+    });
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    const labels = { route, method: request.method, status: String(reply.statusCode) };
+    app.metrics.requests.inc(labels);
+    app.metrics.requestDuration.observe(labels, seconds);
+    const runId = reply.getHeader('x-run-id');
+    request.log.info(
+      { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, ...(runId ? { runId } : {}) },
+      'request',
+    );
+  });
+
+  await app.register(problemPlugin);
+  await app.register(healthRoutes);
+  await app.register(metaRoutes);
+
+  return app;
+}

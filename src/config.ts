@@ -1,0 +1,182 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { basename, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+/** The repository root, whether running from `src/` (tsx, vitest) or `dist/src/`. */
+export const PROJECT_ROOT = resolveProjectRoot();
+export const EXAMPLE_BRAIN = resolve(PROJECT_ROOT, 'examples/brain');
+
+function resolveProjectRoot(): string {
+  // src/config.ts runs from src/ under tsx and vitest, and from dist/src/ once built.
+  const here = dirname(fileURLToPath(import.meta.url));
+  return basename(dirname(here)) === 'dist' ? resolve(here, '../..') : resolve(here, '..');
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** Parses `500ms`, `30s`, `15m`, `12h`, `7d` into milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d+)\s*(ms|s|m|h|d)$/.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * DURATION_UNITS[match[2]!]!;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const duration = z.string().transform((value, ctx) => {
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0) {
+    ctx.addIssue({ code: 'custom', message: 'must be a duration such as 30s, 15m, 12h or 7d' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const timezone = z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London');
+
+export function isValidTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const EnvSchema = z.object({
+  PORT: integer(0, 65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  BRAIN_ROOT: z.string().min(1).optional(),
+  TRACE_DIR: z.string().min(1).default('./var/traces'),
+  TRACE_RETENTION: duration.default(7 * 86_400_000),
+  CONTEXT_COMPILER_TOKENS: z.string().optional(),
+  CONTEXT_COMPILER_TOKENS_FILE: z.string().min(1).optional(),
+  RATE_LIMIT_MAX: integer(1, 100_000_000).default(600),
+  RATE_LIMIT_WINDOW: z
+    .string()
+    .default('1 minute')
+    .refine((value) => parseRateWindow(value) !== undefined, 'must be a window such as "1 minute", 60s or 60000')
+    .transform((value) => parseRateWindow(value)!),
+  BODY_LIMIT: integer(1024, 64 * 1024 * 1024).default(262_144),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  DEFAULT_TIMEZONE: timezone.default('UTC'),
+  PROMPT_LIMIT_CHARS: integer(1000, 2_000_000).default(48_000),
+  SHUTDOWN_GRACE: duration.default(10_000),
+});
+
+/** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
+function parseRateWindow(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) > 0 ? Number(trimmed) : undefined;
+  const spoken = /^(\d+)\s*(millisecond|second|minute|hour|day)s?$/.exec(trimmed);
+  if (spoken) {
+    const unit = { millisecond: 1, second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 }[spoken[2]!]!;
+    return Number(spoken[1]) * unit || undefined;
+  }
+  return parseDuration(trimmed);
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly brainRoot: string;
+  readonly traceDir: string;
+  readonly traceRetentionMs: number;
+  readonly tokens: readonly string[];
+  readonly rateLimit: { readonly max: number; readonly windowMs: number };
+  readonly bodyLimit: number;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly defaultTimezone: string;
+  readonly promptLimitChars: number;
+  readonly shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Parses the environment once at boot. Every problem names the variable that caused it;
+ * the result is frozen so nothing downstream can drift from what was validated.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => key in EnvSchema.shape && value !== undefined && value !== ''),
+  );
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0] ?? 'environment');
+      return `${variable}: ${issue.message} (got ${JSON.stringify(env[variable] ?? '')})`;
+    });
+    throw new ConfigError(`invalid configuration\n  ${lines.join('\n  ')}`);
+  }
+  const vars = parsed.data;
+  const tokens = readTokens(vars.CONTEXT_COMPILER_TOKENS, vars.CONTEXT_COMPILER_TOKENS_FILE);
+  if (tokens.length === 0 && !isLoopback(vars.HOST)) {
+    throw new ConfigError(
+      `HOST=${vars.HOST} would expose the service without authentication; ` +
+        'set CONTEXT_COMPILER_TOKENS (or CONTEXT_COMPILER_TOKENS_FILE), or bind HOST to a loopback address',
+    );
+  }
+  return Object.freeze({
+    port: vars.PORT,
+    host: vars.HOST,
+    brainRoot: resolve(vars.BRAIN_ROOT ?? EXAMPLE_BRAIN),
+    traceDir: resolve(vars.TRACE_DIR),
+    traceRetentionMs: vars.TRACE_RETENTION,
+    tokens: Object.freeze(tokens),
+    rateLimit: Object.freeze({ max: vars.RATE_LIMIT_MAX, windowMs: vars.RATE_LIMIT_WINDOW }),
+    bodyLimit: vars.BODY_LIMIT,
+    logLevel: vars.LOG_LEVEL,
+    defaultTimezone: vars.DEFAULT_TIMEZONE,
+    promptLimitChars: vars.PROMPT_LIMIT_CHARS,
+    shutdownGraceMs: vars.SHUTDOWN_GRACE,
+  });
+}
+
+function readTokens(inline: string | undefined, file: string | undefined): string[] {
+  let text = inline ?? '';
+  if (file !== undefined) {
+    try {
+      text += `\n${readFileSync(file, 'utf8')}`;
+    } catch (error) {
+      throw new ConfigError(`CONTEXT_COMPILER_TOKENS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  const tokens = text
+    .split(/[,\n]/)
+    .map((token) => token.trim())
+    .filter((token) => token.length > 0 && !token.startsWith('#'));
+  for (const token of tokens) {
+    if (token.length < 16 || /\s/.test(token)) {
+      throw new ConfigError(
+        `${file ? 'CONTEXT_COMPILER_TOKENS_FILE' : 'CONTEXT_COMPILER_TOKENS'}: every token must be at least 16 characters without spaces`,
+      );
+    }
+  }
+  return [...new Set(tokens)];
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  const unbracketed = host.replace(/^\[|\]$/g, '');
+  if (isIP(unbracketed) === 4) return unbracketed.startsWith('127.');
+  if (isIP(unbracketed) === 6) return unbracketed === '::1' || unbracketed === '::ffff:127.0.0.1';
+  return false;
+}

@@ -1,0 +1,137 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { CATALOG, codeForStatus, ProblemError, type ErrorCode, type FieldError } from '../errors.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+/** RFC 9457 problem details, plus our stable `code` and the request id. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  instance: string;
+  requestId: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export function problemType(code: ErrorCode): string {
+  return `urn:context-compiler:problem:${code.slice(3).toLowerCase().replaceAll('_', '-')}`;
+}
+
+/** Builds the problem body for any error; 5xx details stay generic (the log has the rest). */
+export function toProblem(error: unknown, request: FastifyRequest): Problem {
+  const problemError = asProblemError(error);
+  const { code } = problemError;
+  const status = CATALOG[code].status;
+  const problem: Problem = {
+    ...problemError.extensions,
+    type: problemType(code),
+    title: CATALOG[code].title,
+    status,
+    detail: status >= 500 && code === 'CC_INTERNAL' ? 'An internal error occurred; it has been logged.' : problemError.detail,
+    code,
+    instance: request.url.split('?')[0] ?? '/',
+    requestId: String(request.id),
+  };
+  if (problemError.errors && problemError.errors.length > 0) problem.errors = problemError.errors;
+  return problem;
+}
+
+/** Normalises Fastify's own errors (body parsing, limits, timeouts) into catalog errors. */
+export function asProblemError(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
+  const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProblemError('CC_BODY_TOO_LARGE', 'The request body is larger than BODY_LIMIT allows.', { cause: error });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProblemError('CC_UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.', { cause: error });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ProblemError('CC_INVALID_JSON', 'The body is empty but Content-Type is application/json.', { cause: error });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ProblemError('CC_BAD_REQUEST', 'Content-Length does not match the body.', { cause: error });
+    default:
+      break;
+  }
+  if (status === 400 && error instanceof SyntaxError) {
+    return new ProblemError('CC_INVALID_JSON', 'The request body is not valid JSON.', {
+      cause: error,
+      errors: [{ path: '/body', message: 'not valid JSON' }],
+    });
+  }
+  if (status >= 400 && status < 500) {
+    const code = codeForStatus(status);
+    return new ProblemError(code, fastifyError.message ?? CATALOG[code].title, { cause: error });
+  }
+  if (status === 503) return new ProblemError('CC_NOT_READY', 'The service is not ready.', { cause: error });
+  return new ProblemError('CC_INTERNAL', 'internal error', { cause: error });
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem, headers?: Record<string, string>): FastifyReply {
+  if (headers) reply.headers(headers);
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every registered route (method, URL pattern) except implicit HEAD routes. */
+    routeTable(): Array<{ method: string; url: string }>;
+  }
+}
+
+interface RoutePattern {
+  regex: RegExp;
+  methods: Set<string>;
+}
+
+/**
+ * One root error handler and one not-found handler for the whole app. The not-found
+ * handler answers 405 with `Allow` when the path exists under another method, and is
+ * rate limited like every other route.
+ */
+export const problemPlugin = fp(
+  async function problemPlugin(app: FastifyInstance) {
+    const patterns = new Map<string, RoutePattern>();
+    app.decorate('routeTable', () =>
+      [...patterns.entries()].flatMap(([url, { methods }]) => [...methods].filter((m) => m !== 'HEAD').map((method) => ({ method, url }))),
+    );
+    app.addHook('onRoute', (route) => {
+      if (route.url === '*') return;
+      const source = route.url
+        .split('/')
+        .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
+      const entry = patterns.get(route.url) ?? { regex: new RegExp(`^${source}/?$`), methods: new Set<string>() };
+      for (const method of [route.method].flat()) entry.methods.add(method);
+      patterns.set(route.url, entry);
+    });
+
+    app.setErrorHandler((error, request, reply) => {
+      const problem = toProblem(error, request);
+      if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+      else request.log.debug({ code: problem.code }, 'request rejected');
+      const headers = error instanceof ProblemError ? error.headers : undefined;
+      return sendProblem(reply, problem, headers);
+    });
+
+    app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
+      const path = request.url.split('?')[0] ?? '/';
+      const allowed = new Set<string>();
+      for (const pattern of patterns.values()) {
+        if (pattern.regex.test(path)) for (const method of pattern.methods) allowed.add(method);
+      }
+      if (allowed.size > 0) {
+        const allow = [...allowed].sort().join(', ');
+        const error = new ProblemError('CC_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allow}.`);
+        return sendProblem(reply, toProblem(error, request), { allow });
+      }
+      const error = new ProblemError('CC_ROUTE_NOT_FOUND', `No route ${request.method} ${path}. GET /openapi.json lists the routes.`);
+      return sendProblem(reply, toProblem(error, request));
+    });
+  },
+  { name: 'problem', dependencies: ['@fastify/rate-limit'] },
+);

@@ -1,0 +1,72 @@
+import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, EXAMPLE_BRAIN, isLoopback, loadConfig, parseDuration } from '../src/config.js';
+import { tempDir, TEST_TOKEN } from './helpers/app.js';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      brainRoot: EXAMPLE_BRAIN,
+      traceRetentionMs: 7 * 86_400_000,
+      tokens: [],
+      rateLimit: { max: 600, windowMs: 60_000 },
+      bodyLimit: 262_144,
+      logLevel: 'info',
+      defaultTimezone: 'UTC',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'notaport'],
+    ['PORT', '70000'],
+    ['TRACE_RETENTION', 'forever'],
+    ['RATE_LIMIT_MAX', '-1'],
+    ['RATE_LIMIT_WINDOW', 'soon'],
+    ['BODY_LIMIT', '12abc'],
+    ['LOG_LEVEL', 'loud'],
+    ['DEFAULT_TIMEZONE', 'Mars/Olympus_Mons'],
+  ])('names %s when it is %j', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`${variable}:`));
+  });
+
+  it('refuses a non-loopback HOST without tokens, naming the token variable', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(/CONTEXT_COMPILER_TOKENS/);
+    expect(loadConfig({ HOST: '0.0.0.0', CONTEXT_COMPILER_TOKENS: TEST_TOKEN }).host).toBe('0.0.0.0');
+  });
+
+  it('reads tokens from a file, one per line, ignoring comments', async () => {
+    const file = join(await tempDir(), 'tokens');
+    await writeFile(file, `# voice server\n${TEST_TOKEN}\n\nsecond-token-abcdefghijkl\n`);
+    expect(loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file }).tokens).toEqual([TEST_TOKEN, 'second-token-abcdefghijkl']);
+  });
+
+  it('refuses short tokens and unreadable token files', () => {
+    expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS: 'short' })).toThrow(/CONTEXT_COMPILER_TOKENS/);
+    expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: '/nonexistent/tokens' })).toThrow(/CONTEXT_COMPILER_TOKENS_FILE/);
+  });
+
+  it('accepts the rate-limit window forms @fastify/rate-limit documents', () => {
+    expect(loadConfig({ RATE_LIMIT_WINDOW: '30 seconds' }).rateLimit.windowMs).toBe(30_000);
+    expect(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs).toBe(5000);
+    expect(loadConfig({ RATE_LIMIT_WINDOW: '2m' }).rateLimit.windowMs).toBe(120_000);
+  });
+});
+
+describe('helpers', () => {
+  it('parses durations', () => {
+    expect(parseDuration('7d')).toBe(604_800_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('7 days')).toBeUndefined();
+  });
+
+  it('knows loopback addresses', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]']) expect(isLoopback(host)).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', 'example.com']) expect(isLoopback(host)).toBe(false);
+  });
+});

@@ -1,0 +1,72 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { afterEach } from 'vitest';
+import { buildApp, createLogger } from '../../src/app.js';
+import { EXAMPLE_BRAIN, loadConfig, type Config } from '../../src/config.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+/** A temp directory removed after the current test. */
+export async function tempDir(prefix = 'cc-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A private copy of the example brain, so a test may change it freely. */
+export async function copyExampleBrain(): Promise<string> {
+  const dir = await tempDir('cc-brain-');
+  await cp(EXAMPLE_BRAIN, dir, { recursive: true });
+  return dir;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  /** Every log line the app wrote, parsed. */
+  logs: Array<Record<string, unknown>>;
+  /** The raw log output, to search for leaked secrets. */
+  rawLogs(): string;
+}
+
+/**
+ * Builds the app on a temp trace dir (and the example brain unless BRAIN_ROOT is given)
+ * from an explicit environment, never `process.env`; closed after the test.
+ */
+export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const traceDir = env['TRACE_DIR'] ?? join(await tempDir('cc-traces-'), 'traces');
+  const config = loadConfig({ LOG_LEVEL: 'info', ...env, TRACE_DIR: traceDir });
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  const logger = createLogger(config, stream);
+  const app = await buildApp(config, { logger });
+  await app.ready();
+  cleanups.push(() => app.close());
+  return {
+    app,
+    config,
+    get logs() {
+      return chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    rawLogs: () => chunks.join(''),
+  };
+}
+
+export const TEST_TOKEN = 'test-token-0123456789abcdef';
+export const OTHER_TOKEN = 'other-token-0123456789abcdef';

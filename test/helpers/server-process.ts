@@ -1,0 +1,42 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { PROJECT_ROOT } from '../../src/config.js';
+
+export const SERVER_ENTRY = join(PROJECT_ROOT, 'src/server.ts');
+
+export interface ServerProcess {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  exited: Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+  /** Resolves with the port once the server logs that it is listening. */
+  listening(timeoutMs?: number): Promise<number>;
+}
+
+/** Starts `src/server.ts` in a child process with exactly the given environment (plus PATH). */
+export function startServer(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const output = () => ({ stdout, stderr });
+  async function listening(timeoutMs = 20_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const match = /Server listening at http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost):(\d+)/.exec(stdout);
+      if (match) return Number(match[1]);
+      if (child.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`server did not start: ${JSON.stringify(output())}`);
+  }
+  return { child, exited, output, listening };
+}
