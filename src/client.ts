@@ -1,0 +1,228 @@
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+
+/**
+ * A typed client for context-compiler, for the voice server and other hosts. It owns a
+ * keep-alive undici Pool, puts an explicit deadline on every call (undici's defaults are
+ * 300 s), always consumes response bodies so sockets return to the pool, and turns
+ * RFC 9457 problems into `ContextCompilerError`s with status, code and detail.
+ */
+
+export interface ClientOptions {
+  /** e.g. `http://127.0.0.1:8080` */
+  baseUrl: string;
+  /** A bearer token from CONTEXT_COMPILER_TOKENS; omit for a loopback service without tokens. */
+  token?: string;
+  /** Deadline for a whole call: connect, headers and body. Default 5000 ms. */
+  timeoutMs?: number;
+  /** Keep-alive connections in the pool. Default 8. */
+  connections?: number;
+}
+
+/** Codes the client adds for failures that never reached a server answer. */
+export type ClientErrorCode = 'CC_CLIENT_TIMEOUT' | 'CC_CLIENT_NETWORK' | 'CC_CLIENT_BAD_RESPONSE';
+
+export interface ProblemDetails {
+  type?: string;
+  title?: string;
+  status?: number;
+  detail?: string;
+  code?: string;
+  instance?: string;
+  requestId?: string;
+  errors?: Array<{ path: string; message: string }>;
+  [extension: string]: unknown;
+}
+
+export class ContextCompilerError extends Error {
+  override readonly name = 'ContextCompilerError';
+  constructor(
+    /** HTTP status, or 0 when no response arrived. */
+    readonly status: number,
+    /** The server's `CC_*` code, or a `CC_CLIENT_*` code. */
+    readonly code: string,
+    readonly detail: string,
+    readonly problem: ProblemDetails | null,
+    /** Seconds to wait, from `Retry-After` on a 429. */
+    readonly retryAfterSeconds: number | null = null,
+    options?: { cause?: unknown },
+  ) {
+    super(`${status ? `${status} ` : ''}${code}: ${detail}`, options);
+  }
+}
+
+export interface ContextQuery {
+  topicId?: string;
+  topicName?: string;
+  timezone?: string;
+  now?: string;
+  runId?: string;
+  sanitize?: 'ascii';
+  /** An ETag from an earlier call: an unchanged prompt returns `{ notModified: true }`. */
+  ifNoneMatch?: string;
+}
+
+export interface RunsQuery {
+  limit?: number;
+  cursor?: string;
+  persona?: string;
+  worker?: string;
+  status?: string;
+}
+
+export type NotModified = { notModified: true; etag: string | null; runId: string | null };
+
+/** A compile response; see openapi.yaml (`CompileResponse`) for every field. */
+export type CompileResult = Record<string, unknown> & {
+  runId: string;
+  systemPrompt: string;
+  inputPrompt: string | null;
+  instructions: string;
+  promptSha256: string;
+  inputSha256: string | null;
+  etag: string | null;
+};
+
+interface CallOptions {
+  method?: 'GET' | 'POST';
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+export function createClient(options: ClientOptions) {
+  const base = new URL(options.baseUrl);
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const prefix = base.pathname.replace(/\/$/, '');
+  const pool = new Pool(base.origin, {
+    connections: options.connections ?? 8,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: Math.min(timeoutMs, 10_000),
+    keepAliveTimeout: 10_000,
+  });
+  const authorization = options.token ? { authorization: `Bearer ${options.token}` } : {};
+
+  async function call(path: string, callOptions: CallOptions = {}): Promise<Answer> {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(callOptions.query ?? {})) if (value !== undefined) search.set(key, String(value));
+    const fullPath = `${prefix}${path}${search.size > 0 ? `?${search}` : ''}`;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = callOptions.signal ? AbortSignal.any([deadline, callOptions.signal]) : deadline;
+    const request: Dispatcher.RequestOptions = {
+      path: fullPath,
+      method: callOptions.method ?? 'GET',
+      headers: {
+        accept: 'application/json, application/problem+json, text/plain',
+        ...authorization,
+        ...(callOptions.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...callOptions.headers,
+      },
+      body: callOptions.body === undefined ? null : JSON.stringify(callOptions.body),
+      signal,
+    };
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await pool.request(request);
+    } catch (error) {
+      throw transportError(error, deadline, timeoutMs);
+    }
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw transportError(error, deadline, timeoutMs);
+    }
+    if (response.statusCode >= 400) throw problemError(response.statusCode, response.headers, text);
+    return { status: response.statusCode, headers: response.headers, text };
+  }
+
+  async function json<T>(path: string, callOptions?: CallOptions): Promise<T> {
+    const answer = await call(path, callOptions);
+    return parseJson<T>(answer);
+  }
+
+  async function compiled(path: string, callOptions: CallOptions, ifNoneMatch?: string): Promise<CompileResult | NotModified> {
+    const answer = await call(path, { ...callOptions, headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} });
+    const etag = header(answer.headers, 'etag');
+    if (answer.status === 304) return { notModified: true, etag, runId: header(answer.headers, 'x-run-id') };
+    return { ...parseJson<Omit<CompileResult, 'etag'>>(answer), etag };
+  }
+
+  return {
+    health: () => json<{ status: 'ok' }>('/healthz'),
+    ready: () => json<{ status: 'ready'; checks: Array<{ name: string; ok: boolean; reason?: string }> }>('/readyz'),
+    metrics: async () => (await call('/metrics')).text,
+    openapi: () => json<Record<string, unknown>>('/openapi.json'),
+    personas: () => json<{ personas: Array<{ key: string; name: string; voice: string; description: string }> }>('/personas'),
+    /** `GET /context/:persona` — the compiled voice persona prompt. */
+    context: (persona: 'mars' | 'venus' | (string & {}), query: ContextQuery = {}) => {
+      const { ifNoneMatch, ...rest } = query;
+      return compiled(`/context/${encodeURIComponent(persona)}`, { query: { ...rest } }, ifNoneMatch);
+    },
+    /** `GET /context/:persona?format=text` — just the instructions, as text. */
+    contextText: async (persona: string, query: Omit<ContextQuery, 'ifNoneMatch'> = {}) =>
+      (await call(`/context/${encodeURIComponent(persona)}`, { query: { ...query, format: 'text' } })).text,
+    topic: (topicId: string) => json<Record<string, unknown>>(`/context/topic/${encodeURIComponent(topicId)}`),
+    /** `POST /compile` — a worker's prompt for a start or a turn. */
+    compile: (body: Record<string, unknown>, ifNoneMatch?: string) => compiled('/compile', { method: 'POST', body }, ifNoneMatch),
+    trace: (runId: string, options: { verifySources?: boolean } = {}) =>
+      json<{ runId: string; events: Array<Record<string, unknown>> }>(`/runs/${encodeURIComponent(runId)}/trace`, {
+        query: options.verifySources ? { verify: 'sources' } : {},
+      }),
+    runs: (query: RunsQuery = {}) => json<{ runs: Array<Record<string, unknown>>; nextCursor: string | null }>('/runs', { query: { ...query } }),
+    /** Closes the pool; in-flight calls finish first. */
+    close: () => pool.close(),
+  };
+}
+
+export type ContextCompilerClient = ReturnType<typeof createClient>;
+
+function header(headers: Answer['headers'], name: string): string | null {
+  const value = headers[name];
+  return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
+}
+
+function parseJson<T>(answer: Answer): T {
+  try {
+    return JSON.parse(answer.text) as T;
+  } catch (error) {
+    throw new ContextCompilerError(answer.status, 'CC_CLIENT_BAD_RESPONSE', 'the response body is not JSON', null, null, { cause: error });
+  }
+}
+
+function problemError(status: number, headers: Answer['headers'], text: string): ContextCompilerError {
+  const retryAfter = Number(header(headers, 'retry-after'));
+  const retryAfterSeconds = Number.isFinite(retryAfter) && header(headers, 'retry-after') !== null ? retryAfter : null;
+  let problem: ProblemDetails | null = null;
+  if (/^application\/(problem\+)?json/.test(header(headers, 'content-type') ?? '')) {
+    try {
+      problem = JSON.parse(text) as ProblemDetails;
+    } catch {
+      problem = null;
+    }
+  }
+  return new ContextCompilerError(
+    status,
+    typeof problem?.code === 'string' ? problem.code : `HTTP_${status}`,
+    typeof problem?.detail === 'string' ? problem.detail : text.slice(0, 200) || `HTTP ${status}`,
+    problem,
+    retryAfterSeconds,
+  );
+}
+
+function transportError(error: unknown, deadline: AbortSignal, timeoutMs: number): ContextCompilerError {
+  const timedOut =
+    deadline.aborted ||
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.ConnectTimeoutError;
+  if (timedOut) return new ContextCompilerError(0, 'CC_CLIENT_TIMEOUT', `no answer within ${timeoutMs} ms`, null, null, { cause: error });
+  return new ContextCompilerError(0, 'CC_CLIENT_NETWORK', (error as Error).message ?? 'network error', null, null, { cause: error });
+}

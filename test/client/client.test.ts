@@ -1,0 +1,92 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { ContextCompilerError, createClient } from '../../src/client.js';
+import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
+
+async function listen(env: Record<string, string> = {}) {
+  const harness = await buildTestApp(env);
+  const address = await harness.app.listen({ port: 0, host: '127.0.0.1' });
+  return { ...harness, baseUrl: address };
+}
+
+function client(options: Parameters<typeof createClient>[0]) {
+  const instance = createClient(options);
+  onTestFinished(() => instance.close());
+  return instance;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ContextCompilerError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(ContextCompilerError);
+  return error as ContextCompilerError;
+}
+
+describe('client against a real server', () => {
+  it('calls the probes and metrics with a token', async () => {
+    const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const api = client({ baseUrl, token: TEST_TOKEN });
+    expect(await api.health()).toEqual({ status: 'ok' });
+    expect((await api.ready()).status).toBe('ready');
+    expect(await api.metrics()).toContain('cc_http_requests_total');
+  });
+
+  it('turns a 401 problem into a typed error', async () => {
+    const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const error = await rejection(client({ baseUrl }).metrics());
+    expect(error.status).toBe(401);
+    expect(error.code).toBe('CC_UNAUTHORIZED');
+    expect(error.problem?.requestId).toBeTruthy();
+  });
+
+  it('surfaces a 429 with its Retry-After', async () => {
+    const { baseUrl } = await listen({ RATE_LIMIT_MAX: '1' });
+    const api = client({ baseUrl });
+    await api.metrics();
+    const error = await rejection(api.metrics());
+    expect(error.status).toBe(429);
+    expect(error.code).toBe('CC_RATE_LIMITED');
+    expect(error.retryAfterSeconds).toBeGreaterThan(0);
+  });
+
+  it('consumes error bodies, so a one-connection pool never stalls', async () => {
+    const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const api = client({ baseUrl, connections: 1, timeoutMs: 2000 });
+    for (let i = 0; i < 20; i++) expect((await rejection(api.metrics())).status).toBe(401);
+  });
+});
+
+describe('client failures without an answer', () => {
+  it('times out against a server that never answers', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    const silent: Server = createServer(() => {
+      /* never answers */
+    });
+    silent.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    onTestFinished(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const { port } = silent.address() as AddressInfo;
+    const started = performance.now();
+    const error = await rejection(client({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 }).health());
+    expect(error.code).toBe('CC_CLIENT_TIMEOUT');
+    expect(error.status).toBe(0);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('reports a refused connection as a network error', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await rejection(client({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 1000 }).health());
+    expect(error.code).toBe('CC_CLIENT_NETWORK');
+  });
+});
