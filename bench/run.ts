@@ -1,0 +1,684 @@
+import autocannon from 'autocannon';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { access, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { z } from 'zod';
+import { PROJECT_ROOT } from '../src/config.js';
+import { ensureBrain, type BrainManifest } from './generate-brain.js';
+
+/** Targets of SPEC §7 (2-core machine, 10,000-page brain, durable traces on). */
+export const TARGETS = {
+  personaP99Ms: 5,
+  personaRatio: 0.3,
+  coldMs: 200,
+  rssMB: 200,
+  compilesPerSecond: 50_000,
+} as const;
+
+const KnobsSchema = z.object({
+  BENCH_DURATION: z.coerce.number().int().min(1).max(600).default(10),
+  BENCH_WARMUP: z.coerce.number().int().min(0).max(600).default(5),
+  BENCH_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(32),
+  BENCH_COMPILE_DURATION: z.coerce.number().int().min(1).max(120).default(5),
+  BENCH_ROUTES: z
+    .string()
+    .default('mars,venus,topic,compile')
+    .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['mars', 'venus', 'topic', 'compile'])).min(1)),
+  BENCH_SEED: z.string().min(1).default('context-compiler-bench'),
+  BENCH_BRAIN: z.string().min(1).default(join(PROJECT_ROOT, 'bench/brain')),
+  BENCH_OUT: z.string().min(1).default(join(PROJECT_ROOT, 'bench/out')),
+  BENCH_KEEP_TRACES: z.enum(['0', '1']).default('0'),
+});
+type Knobs = z.infer<typeof KnobsSchema>;
+type RouteKey = Knobs['BENCH_ROUTES'][number];
+
+interface Target {
+  key: RouteKey | 'bare';
+  label: string;
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Whether the SPEC §7 persona targets apply to this route. */
+  personaTargets: boolean;
+}
+
+interface Latency {
+  p50: number;
+  p97_5: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+interface WindowResult {
+  index: number;
+  key: Target['key'];
+  label: string;
+  seconds: number;
+  requests: number;
+  requestsPerSecond: number;
+  latencyMs: Latency;
+  status: Record<string, number>;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** Server CPU time per response, from /proc (null where /proc is missing). */
+  serverCpuUsPerRequest: number | null;
+  serverPeakRssMB: number | null;
+}
+
+type Verdict = 'pass' | 'fail' | 'invalid' | 'n/a';
+
+// ---------------------------------------------------------------------------------------
+// Child processes: every one is registered so an exit, a signal or a crash kills it.
+
+const children = new Set<ChildProcess>();
+let currentLoad: autocannon.Instance | undefined;
+let traceRoot: string | undefined;
+let keepTraces = false;
+
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping the servers\n`);
+    currentLoad?.stop();
+    for (const child of children) child.kill('SIGKILL');
+    if (traceRoot && !keepTraces) void rm(traceRoot, { recursive: true, force: true }).finally(() => process.exit(130));
+    else process.exit(130);
+  });
+}
+
+interface Spawned {
+  child: ChildProcess;
+  pid: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last 16 KiB the process wrote (warnings and errors only at LOG_LEVEL=warn). */
+  tail(): string;
+  logLines(): number;
+}
+
+function spawnNode(script: string, args: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let tail = '';
+  let lines = 0;
+  const keep = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    lines += text.split('\n').length - 1;
+    tail = (tail + text).slice(-16_384);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    children.delete(child);
+    return { code: code as number | null, signal: signal as NodeJS.Signals | null };
+  });
+  if (child.pid === undefined) throw new Error(`could not start ${script}`);
+  return { child, pid: child.pid, exited, tail: () => tail, logLines: () => lines };
+}
+
+async function stopChild(spawned: Spawned, graceMs: number) {
+  if (spawned.child.exitCode !== null || spawned.child.signalCode !== null) return { ...(await spawned.exited), ms: 0 };
+  const started = performance.now();
+  spawned.child.kill('SIGTERM');
+  const timer = setTimeout(() => spawned.child.kill('SIGKILL'), graceMs);
+  const result = await spawned.exited;
+  clearTimeout(timer);
+  return { ...result, ms: Math.round(performance.now() - started) };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolveConnect) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolveConnect(true);
+    });
+    socket.once('error', () => resolveConnect(false));
+  });
+}
+
+/** Polls until the port accepts a connection; returns performance.now() at that moment. */
+async function waitForPort(port: number, spawned: Spawned, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (await canConnect(port)) return performance.now();
+    if (spawned.child.exitCode !== null) break;
+    await sleep(2);
+  }
+  throw new Error(`server did not listen on ${port} within ${timeoutMs} ms; output:\n${spawned.tail()}`);
+}
+
+async function waitForLine(spawned: Spawned, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const match = pattern.exec(spawned.tail());
+    if (match) return match;
+    if (spawned.child.exitCode !== null) break;
+    await sleep(10);
+  }
+  throw new Error(`no ${pattern} from child within ${timeoutMs} ms; output:\n${spawned.tail()}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// /proc sampling: peak RSS (VmHWM) and CPU time of the server under test.
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+async function procStatus(pid: number): Promise<{ rssKB: number; hwmKB: number } | null> {
+  try {
+    const text = await readFile(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+    return { rssKB: field('VmRSS'), hwmKB: field('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+async function procCpuMs(pid: number): Promise<number | null> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1000;
+  } catch {
+    return null;
+  }
+}
+
+function createRssSampler(pid: number) {
+  let windowPeakKB = 0;
+  let peakKB = 0;
+  let available = true;
+  const timer = setInterval(() => {
+    void procStatus(pid).then((status) => {
+      if (!status) {
+        available = false;
+        return;
+      }
+      windowPeakKB = Math.max(windowPeakKB, status.rssKB);
+      peakKB = Math.max(peakKB, status.hwmKB, status.rssKB);
+    });
+  }, 200);
+  timer.unref();
+  return {
+    startWindow: () => void (windowPeakKB = 0),
+    windowPeakMB: () => (available && windowPeakKB > 0 ? windowPeakKB / 1024 : null),
+    async finalPeakMB(): Promise<number | null> {
+      const status = await procStatus(pid);
+      if (status) peakKB = Math.max(peakKB, status.hwmKB);
+      return available && peakKB > 0 ? peakKB / 1024 : null;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Load windows.
+
+function percentiles(values: number[]): Latency {
+  if (values.length === 0) return { p50: NaN, p97_5: NaN, p99: NaN, max: NaN, mean: NaN };
+  const sorted = Float64Array.from(values).sort();
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+  let sum = 0;
+  for (const value of sorted) sum += value;
+  return { p50: at(0.5), p97_5: at(0.975), p99: at(0.99), max: sorted[sorted.length - 1]!, mean: sum / sorted.length };
+}
+
+async function load(target: Target, seconds: number, connections: number, onResponse?: (status: number, ms: number) => void) {
+  const instance = autocannon({
+    url: target.url,
+    method: target.method,
+    headers: target.headers,
+    ...(target.body === undefined ? {} : { body: target.body }),
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+  });
+  currentLoad = instance;
+  if (onResponse) instance.on('response', (_client, status, _bytes, ms) => onResponse(status, ms));
+  try {
+    return await instance;
+  } finally {
+    currentLoad = undefined;
+  }
+}
+
+async function measureWindow(
+  index: number,
+  target: Target,
+  knobs: Knobs,
+  server: { pid: number; rss?: ReturnType<typeof createRssSampler> },
+): Promise<WindowResult> {
+  if (knobs.BENCH_WARMUP > 0) await load(target, knobs.BENCH_WARMUP, knobs.BENCH_CONNECTIONS);
+  const latencies: number[] = [];
+  const status: Record<string, number> = {};
+  server.rss?.startWindow();
+  const cpuBefore = await procCpuMs(server.pid);
+  const result = await load(target, knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, (code, ms) => {
+    latencies.push(ms);
+    status[code] = (status[code] ?? 0) + 1;
+  });
+  const cpuAfter = await procCpuMs(server.pid);
+  const requests = latencies.length;
+  return {
+    index,
+    key: target.key,
+    label: target.label,
+    seconds: result.duration,
+    requests,
+    requestsPerSecond: requests / result.duration,
+    latencyMs: percentiles(latencies),
+    status,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    serverCpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && requests > 0 ? ((cpuAfter - cpuBefore) * 1000) / requests : null,
+    serverPeakRssMB: server.rss?.windowPeakMB() ?? null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Single requests: cold start and preflight.
+
+async function send(target: Target): Promise<{ status: number; bytes: number; body: string; ms: number }> {
+  const started = performance.now();
+  const response = await request(target.url, {
+    method: target.method,
+    headers: target.headers,
+    ...(target.body === undefined ? {} : { body: target.body }),
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
+  const body = await response.body.text();
+  return { status: response.statusCode, bytes: Buffer.byteLength(body), body, ms: performance.now() - started };
+}
+
+function problemSummary(body: string): string | undefined {
+  try {
+    const problem = JSON.parse(body) as { code?: string; detail?: string };
+    return [problem.code, problem.detail].filter(Boolean).join(': ').slice(0, 200) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Cold {
+  spawnToListeningMs: number;
+  firstRequestMs: number;
+  firstStatus: number;
+  listeningToFirst200Ms: number | null;
+  attempts: number;
+  note?: string;
+}
+
+/** The first request after start, from the moment the port accepts connections. */
+async function measureCold(target: Target, spawnedAt: number, listeningAt: number): Promise<Cold> {
+  let attempts = 1;
+  const first = await send(target);
+  const cold: Cold = {
+    spawnToListeningMs: listeningAt - spawnedAt,
+    firstRequestMs: first.ms,
+    firstStatus: first.status,
+    listeningToFirst200Ms: first.status === 200 ? performance.now() - listeningAt : null,
+    attempts,
+  };
+  // Only "not ready yet" is worth retrying; any other status is the route's answer.
+  let last = first;
+  while (last.status === 503 && performance.now() - listeningAt < 10_000) {
+    await sleep(5);
+    last = await send(target);
+    attempts++;
+    if (last.status === 200) cold.listeningToFirst200Ms = performance.now() - listeningAt;
+  }
+  cold.attempts = attempts;
+  if (cold.listeningToFirst200Ms === null) cold.note = `no 200: status ${last.status}${problemSummary(last.body) ? ` (${problemSummary(last.body)})` : ''}`;
+  return cold;
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests the bench sends: the calls a voice server and a chat host make.
+
+function buildTargets(base: string, token: string, manifest: BrainManifest, routes: RouteKey[]): Target[] {
+  const auth = { authorization: `Bearer ${token}` };
+  // "now" pins the clock to the brain's last day, so today's and yesterday's memory exist.
+  const now = `${manifest.endDate}T17:30:00Z`;
+  const worker = manifest.workers.includes('scribe') ? 'scribe' : manifest.workers[0]!;
+  const channelId = manifest.channels.includes('general') ? 'general' : manifest.channels[0]!;
+  const all: Record<RouteKey, Target> = {
+    mars: { key: 'mars', label: 'GET /context/mars', method: 'GET', url: `${base}/context/mars?now=${now}`, headers: auth, personaTargets: true },
+    venus: { key: 'venus', label: 'GET /context/venus', method: 'GET', url: `${base}/context/venus?now=${now}`, headers: auth, personaTargets: true },
+    topic: {
+      key: 'topic',
+      label: 'GET /context/topic/:id',
+      method: 'GET',
+      url: `${base}/context/topic/${manifest.topics.largest}`,
+      headers: auth,
+      personaTargets: false,
+    },
+    compile: {
+      key: 'compile',
+      label: 'POST /compile',
+      method: 'POST',
+      url: `${base}/compile`,
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        worker,
+        phase: 'turn',
+        surface: 'chat',
+        channelId,
+        now,
+        message: 'Can you turn my notes from the roadmap review into three short bullet points for Jordan? Keep it plain.',
+      }),
+      personaTargets: false,
+    },
+  };
+  return routes.map((key) => all[key]);
+}
+
+// ---------------------------------------------------------------------------------------
+// The in-process compiler benchmark, provided by the compiler's owner.
+
+async function measureCompiles(durationMs: number): Promise<{ compilesPerSecond: number | null; note?: string }> {
+  const url = new URL('./compile-bench.js', import.meta.url);
+  let module: { measureCompilesPerSecond?: (ms: number) => unknown };
+  try {
+    await access(url);
+  } catch {
+    return { compilesPerSecond: null, note: 'not available (bench/compile-bench.ts not present)' };
+  }
+  try {
+    module = (await import(url.href)) as typeof module;
+  } catch (error) {
+    return { compilesPerSecond: null, note: `not available (import failed: ${(error as Error).message.split('\n')[0]})` };
+  }
+  if (typeof module.measureCompilesPerSecond !== 'function') {
+    return { compilesPerSecond: null, note: 'not available (compile-bench exports no measureCompilesPerSecond)' };
+  }
+  try {
+    const value = await module.measureCompilesPerSecond(durationMs);
+    const rate = typeof value === 'number' ? value : (value as { compilesPerSecond?: unknown } | null)?.compilesPerSecond;
+    if (typeof rate === 'number' && Number.isFinite(rate)) return { compilesPerSecond: rate };
+    return { compilesPerSecond: null, note: `not available (unexpected result ${JSON.stringify(value)?.slice(0, 80)})` };
+  } catch (error) {
+    return { compilesPerSecond: null, note: `failed: ${(error as Error).message.split('\n')[0]}` };
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Report.
+
+function verdict(ok: boolean, valid = true): Verdict {
+  return valid ? (ok ? 'pass' : 'fail') : 'invalid';
+}
+
+const fmt = {
+  int: (n: number | null) => (n === null || !Number.isFinite(n) ? '—' : Math.round(n).toLocaleString('en-US')),
+  ms: (n: number | null) => (n === null || !Number.isFinite(n) ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1)),
+  mark: (v: Verdict) => ({ pass: 'PASS', fail: 'FAIL', invalid: 'INVALID', 'n/a': '' })[v],
+};
+
+async function dirUsage(dir: string): Promise<{ files: number; bytes: number }> {
+  let files = 0;
+  let bytes = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return { files, bytes };
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const inner = await dirUsage(path);
+      files += inner.files;
+      bytes += inner.bytes;
+    } else {
+      files++;
+      bytes += (await stat(path)).size;
+    }
+  }
+  return { files, bytes };
+}
+
+function gitInfo(): { commit: string | null; dirty: boolean | null } {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim() !== '';
+    return { commit, dirty };
+  } catch {
+    return { commit: null, dirty: null };
+  }
+}
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const parsed = KnobsSchema.safeParse(
+    Object.fromEntries(Object.entries(process.env).filter(([key, value]) => key.startsWith('BENCH_') && value !== '')),
+  );
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
+    throw new Error(`invalid benchmark settings\n  ${lines.join('\n  ')}`);
+  }
+  const knobs = parsed.data;
+  keepTraces = knobs.BENCH_KEEP_TRACES === '1';
+  const runStarted = performance.now();
+  const startedAt = new Date();
+
+  const serverEntry = join(PROJECT_ROOT, 'dist/src/server.js');
+  const bareEntry = join(PROJECT_ROOT, 'dist/bench/bare-server.js');
+  for (const entry of [serverEntry, bareEntry]) {
+    await access(entry).catch(() => {
+      throw new Error(`${entry} is missing; run "npm run build" (npm run bench does it for you)`);
+    });
+  }
+
+  out(`context-compiler bench — ${cpus().length} CPUs, node ${process.version}, ${knobs.BENCH_CONNECTIONS} connections, ` +
+    `${knobs.BENCH_WARMUP} s warm-up + ${knobs.BENCH_DURATION} s measure per window`);
+  // First, while the machine is idle and this process is fresh.
+  process.stdout.write(`in-process compiler (${knobs.BENCH_COMPILE_DURATION} s) … `);
+  const compile = await measureCompiles(knobs.BENCH_COMPILE_DURATION * 1000);
+  out(compile.compilesPerSecond === null ? compile.note : `${fmt.int(compile.compilesPerSecond)} compiles/s`);
+
+  const brainStarted = performance.now();
+  const brain = await ensureBrain(resolve(knobs.BENCH_BRAIN), { seed: knobs.BENCH_SEED });
+  const brainMs = performance.now() - brainStarted;
+  out(`brain: ${brain.manifest.totalFiles.toLocaleString('en-US')} files, ${(brain.manifest.totalBytes / 1e6).toFixed(1)} MB at ${brain.dir} ` +
+    `(${brain.generated ? 'generated' : 'reused'} in ${Math.round(brainMs)} ms)`);
+
+  const bare = spawnNode(bareEntry, ['0'], {});
+  const barePort = Number((await waitForLine(bare, /listening (\d+)/, 10_000))[1]);
+  const bareTarget: Target = { key: 'bare', label: 'bare Fastify (constant JSON)', method: 'GET', url: `http://127.0.0.1:${barePort}/`, headers: {}, personaTargets: false };
+  // Warms undici in this process, so the cold measurement below times the server, not the client.
+  await send(bareTarget);
+
+  traceRoot = await mkdtemp(join(tmpdir(), 'cc-bench-traces-'));
+  const traceDir = join(traceRoot, 'traces');
+  const token = `bench-${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const serverEnv = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BRAIN_ROOT: brain.dir,
+    TRACE_DIR: traceDir,
+    RATE_LIMIT_MAX: '100000000',
+    LOG_LEVEL: 'warn',
+    CONTEXT_COMPILER_TOKENS: token,
+  };
+  const spawnedAt = performance.now();
+  const server = spawnNode(serverEntry, [], serverEnv);
+  const rss = createRssSampler(server.pid);
+  const listeningAt = await waitForPort(port, server, 20_000);
+  const targets = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, knobs.BENCH_ROUTES);
+  const coldTarget = targets.find((target) => target.key === 'mars') ?? buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, ['mars'])[0]!;
+  const cold = await measureCold(coldTarget, spawnedAt, listeningAt);
+  out(`cold: listening ${fmt.ms(cold.spawnToListeningMs)} ms after spawn; first /context/mars ${fmt.ms(cold.firstRequestMs)} ms ` +
+    `(status ${cold.firstStatus}); first 200 ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms after listening`}`);
+
+  const preflight: Record<string, { status: number; bytes: number; problem?: string }> = {};
+  for (const target of targets) {
+    const response = await send(target);
+    const problem = response.status >= 300 ? problemSummary(response.body) : undefined;
+    preflight[target.key] = { status: response.status, bytes: response.bytes, ...(problem ? { problem } : {}) };
+    out(`preflight ${target.label}: ${response.status}, ${response.bytes} bytes${problem ? ` — ${problem}` : ''}`);
+  }
+
+  const plan: Target[] = [bareTarget];
+  for (const target of targets) plan.push(target, bareTarget);
+  const windows: WindowResult[] = [];
+  for (const [index, target] of plan.entries()) {
+    process.stdout.write(`[${index + 1}/${plan.length}] ${target.label} … `);
+    const window = await measureWindow(index, target, knobs, target.key === 'bare' ? { pid: bare.pid } : { pid: server.pid, rss });
+    windows.push(window);
+    out(`${fmt.int(window.requestsPerSecond)} req/s, p99 ${fmt.ms(window.latencyMs.p99)} ms${window.non2xx ? `, ${window.non2xx} non-2xx` : ''}${window.errors ? `, ${window.errors} errors` : ''}`);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      throw new Error(`the server exited during ${target.label} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
+    }
+  }
+
+  const peakRssMB = await rss.finalPeakMB();
+  rss.stop();
+  const serverStop = await stopChild(server, 20_000);
+  await stopChild(bare, 5_000);
+  const traces = await dirUsage(traceDir);
+  if (!keepTraces) await rm(traceRoot, { recursive: true, force: true });
+
+
+  const routes = targets.map((target) => {
+    const at = windows.findIndex((window) => window.key === target.key);
+    const window = windows[at]!;
+    const neighbours = [windows[at - 1], windows[at + 1]].filter((w): w is WindowResult => w?.key === 'bare');
+    const bareRps = neighbours.reduce((sum, w) => sum + w.requestsPerSecond, 0) / neighbours.length;
+    const ratio = window.requestsPerSecond / bareRps;
+    const clean = window.non2xx === 0 && window.errors === 0 && window.requests > 0;
+    return {
+      key: target.key,
+      label: target.label,
+      method: target.method,
+      path: new URL(target.url).pathname + new URL(target.url).search,
+      requestsPerSecond: window.requestsPerSecond,
+      bareRequestsPerSecond: bareRps,
+      ratioToBare: ratio,
+      latencyMs: window.latencyMs,
+      status: window.status,
+      non2xx: window.non2xx,
+      errors: window.errors,
+      timeouts: window.timeouts,
+      serverCpuUsPerRequest: window.serverCpuUsPerRequest,
+      serverPeakRssMB: window.serverPeakRssMB,
+      preflight: preflight[target.key],
+      verdicts: target.personaTargets
+        ? { p99: verdict(window.latencyMs.p99 <= TARGETS.personaP99Ms, clean), ratio: verdict(ratio >= TARGETS.personaRatio, clean) }
+        : { p99: 'n/a' as Verdict, ratio: 'n/a' as Verdict },
+    };
+  });
+  const verdicts = {
+    cold: cold.listeningToFirst200Ms === null ? ('invalid' as Verdict) : verdict(cold.listeningToFirst200Ms <= TARGETS.coldMs),
+    rss: peakRssMB === null ? ('n/a' as Verdict) : verdict(peakRssMB <= TARGETS.rssMB),
+    compiles: compile.compilesPerSecond === null ? ('n/a' as Verdict) : verdict(compile.compilesPerSecond >= TARGETS.compilesPerSecond),
+  };
+
+  out();
+  const header = ['route', 'req/s', 'x bare', '', 'p50 ms', 'p97.5 ms', 'p99 ms', '', 'non-2xx', 'errors', 'CPU µs/req'];
+  const rows: string[][] = [header];
+  for (const window of windows) {
+    const route = routes.find((r) => r.key === window.key);
+    rows.push([
+      window.key === 'bare' ? `  ${window.label}` : window.label,
+      fmt.int(window.requestsPerSecond),
+      route ? route.ratioToBare.toFixed(2) : '',
+      route ? fmt.mark(route.verdicts.ratio) : '',
+      fmt.ms(window.latencyMs.p50),
+      fmt.ms(window.latencyMs.p97_5),
+      fmt.ms(window.latencyMs.p99),
+      route ? fmt.mark(route.verdicts.p99) : '',
+      String(window.non2xx),
+      String(window.errors),
+      window.serverCpuUsPerRequest === null ? '' : fmt.int(window.serverCpuUsPerRequest),
+    ]);
+  }
+  const widths = header.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) out(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+  out();
+  out(`targets: /context/mars and /context/venus p99 ≤ ${TARGETS.personaP99Ms} ms and ≥ ${TARGETS.personaRatio * 100} % of bare; INVALID = the route answered non-2xx or errors`);
+  out(`cold first request (listening → first 200): ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms`}  ${fmt.mark(verdicts.cold)} (≤ ${TARGETS.coldMs} ms; spawn → listening ${fmt.ms(cold.spawnToListeningMs)} ms, first request ${fmt.ms(cold.firstRequestMs)} ms)`);
+  out(`peak RSS (VmHWM): ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB)`);
+  out(`in-process compiles/s: ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
+  out(`traces written: ${traces.files} files, ${(traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${serverStop.ms} ms (exit ${serverStop.code ?? serverStop.signal}); ${server.logLines()} warn/error log lines`);
+
+  const elapsedSeconds = (performance.now() - runStarted) / 1000;
+  const report = {
+    schemaVersion: 1,
+    startedAt: startedAt.toISOString(),
+    elapsedSeconds,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, totalMemMB: Math.round(totalmem() / 2 ** 20), platform: platform(), release: release(), node: process.version },
+    git: gitInfo(),
+    settings: {
+      connections: knobs.BENCH_CONNECTIONS,
+      pipelining: 1,
+      warmupSeconds: knobs.BENCH_WARMUP,
+      measureSeconds: knobs.BENCH_DURATION,
+      compileSeconds: knobs.BENCH_COMPILE_DURATION,
+      routes: knobs.BENCH_ROUTES,
+      server: { ...serverEnv, CONTEXT_COMPILER_TOKENS: '[bench token]', TRACE_DIR: '[temp dir]' },
+    },
+    brain: { dir: brain.dir, generated: brain.generated, ms: brainMs, manifest: brain.manifest },
+    targets: TARGETS,
+    cold,
+    routes,
+    windows,
+    peakRssMB,
+    compile,
+    verdicts,
+    traces: { ...traces, kept: keepTraces ? traceDir : null },
+    serverStop: { ...serverStop, logLines: server.logLines() },
+  };
+  await mkdir(knobs.BENCH_OUT, { recursive: true });
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  await writeFile(join(knobs.BENCH_OUT, `bench-${stamp}.json`), json);
+  await writeFile(join(knobs.BENCH_OUT, 'latest.json'), json);
+  out(`wrote ${join(knobs.BENCH_OUT, `bench-${stamp}.json`)} and latest.json; whole run ${elapsedSeconds.toFixed(0)} s`);
+}
+
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+  for (const child of children) child.kill('SIGKILL');
+  if (traceRoot && !keepTraces) await rm(traceRoot, { recursive: true, force: true });
+  process.exitCode = 1;
+}
