@@ -78,6 +78,11 @@ interface WindowResult {
 
 type Verdict = 'pass' | 'fail' | 'invalid' | 'n/a';
 
+/** A failure the harness explains in one message (bad settings, a server that will not start). */
+class BenchError extends Error {
+  override readonly name = 'BenchError';
+}
+
 // ---------------------------------------------------------------------------------------
 // Child processes: every one is registered so an exit, a signal or a crash kills it.
 
@@ -171,7 +176,7 @@ async function waitForPort(port: number, spawned: Spawned, timeoutMs: number): P
     if (spawned.child.exitCode !== null) break;
     await sleep(2);
   }
-  throw new Error(`server did not listen on ${port} within ${timeoutMs} ms; output:\n${spawned.tail()}`);
+  throw new BenchError(`server did not listen on ${port} within ${timeoutMs} ms; output:\n${spawned.tail()}`);
 }
 
 async function waitForLine(spawned: Spawned, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
@@ -182,7 +187,7 @@ async function waitForLine(spawned: Spawned, pattern: RegExp, timeoutMs: number)
     if (spawned.child.exitCode !== null) break;
     await sleep(10);
   }
-  throw new Error(`no ${pattern} from child within ${timeoutMs} ms; output:\n${spawned.tail()}`);
+  throw new BenchError(`no ${pattern} from child within ${timeoutMs} ms; output:\n${spawned.tail()}`);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -491,7 +496,7 @@ async function main(): Promise<void> {
   );
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
-    throw new Error(`invalid benchmark settings\n  ${lines.join('\n  ')}`);
+    throw new BenchError(`invalid benchmark settings\n  ${lines.join('\n  ')}`);
   }
   const knobs = parsed.data;
   keepTraces = knobs.BENCH_KEEP_TRACES === '1';
@@ -502,7 +507,7 @@ async function main(): Promise<void> {
   const bareEntry = join(PROJECT_ROOT, 'dist/bench/bare-server.js');
   for (const entry of [serverEntry, bareEntry]) {
     await access(entry).catch(() => {
-      throw new Error(`${entry} is missing; run "npm run build" (npm run bench does it for you)`);
+      throw new BenchError(`${entry} is missing; run "npm run build" (npm run bench does it for you)`);
     });
   }
 
@@ -514,7 +519,9 @@ async function main(): Promise<void> {
   out(compile.compilesPerSecond === null ? compile.note : `${fmt.int(compile.compilesPerSecond)} compiles/s`);
 
   const brainStarted = performance.now();
-  const brain = await ensureBrain(resolve(knobs.BENCH_BRAIN), { seed: knobs.BENCH_SEED });
+  const brain = await ensureBrain(resolve(knobs.BENCH_BRAIN), { seed: knobs.BENCH_SEED }).catch((error: Error) => {
+    throw new BenchError(`brain: ${error.message}`, { cause: error });
+  });
   const brainMs = performance.now() - brainStarted;
   out(`brain: ${brain.manifest.totalFiles.toLocaleString('en-US')} files, ${(brain.manifest.totalBytes / 1e6).toFixed(1)} MB at ${brain.dir} ` +
     `(${brain.generated ? 'generated' : 'reused'} in ${Math.round(brainMs)} ms)`);
@@ -565,7 +572,7 @@ async function main(): Promise<void> {
     windows.push(window);
     out(`${fmt.int(window.requestsPerSecond)} req/s, p99 ${fmt.ms(window.latencyMs.p99)} ms${window.non2xx ? `, ${window.non2xx} non-2xx` : ''}${window.errors ? `, ${window.errors} errors` : ''}`);
     if (server.child.exitCode !== null || server.child.signalCode !== null) {
-      throw new Error(`the server exited during ${target.label} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
+      throw new BenchError(`the server exited during ${target.label} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
     }
   }
 
@@ -677,7 +684,7 @@ async function main(): Promise<void> {
 try {
   await main();
 } catch (error) {
-  process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`bench: ${error instanceof BenchError ? error.message : ((error as Error).stack ?? String(error))}\n`);
   for (const child of children) child.kill('SIGKILL');
   if (traceRoot && !keepTraces) await rm(traceRoot, { recursive: true, force: true });
   process.exitCode = 1;
