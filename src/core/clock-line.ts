@@ -1,0 +1,54 @@
+import { ProblemError } from '../errors.js';
+import { BoundedMemo } from './memo.js';
+
+const formatters = new BoundedMemo<string, Intl.DateTimeFormat>(256);
+const lines = new BoundedMemo<string, string>(4096);
+
+function formatterFor(timezone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timezone);
+  if (!formatter) {
+    try {
+      formatter = new Intl.DateTimeFormat('en-GB', {
+        timeZone: timezone,
+        weekday: 'long',
+        year: 'numeric',
+        month: 'long',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+        timeZoneName: 'shortOffset',
+      });
+    } catch {
+      throw new ProblemError('CC_VALIDATION_FAILED', `timezone must be an IANA time zone such as UTC or Europe/London.`, {
+        errors: [{ path: '/timezone', message: 'unknown time zone' }],
+      });
+    }
+    formatters.set(timezone, formatter);
+  }
+  return formatter;
+}
+
+/**
+ * The volatile date-and-time line, e.g. `Current date and time: Monday 30 November 2026,
+ * 17:20 (Europe/London, GMT)`. Pure: the instant and zone are arguments; minute precision,
+ * so every compile within one minute renders the same line.
+ */
+export function clockLine(now: string, timezone: string): string {
+  const epoch = Date.parse(now);
+  if (!Number.isFinite(epoch) || !/^\d{4}-\d{2}-\d{2}T/.test(now)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', 'now must be an ISO 8601 date and time such as 2026-11-30T17:20:00Z.', {
+      errors: [{ path: '/now', message: 'not an ISO 8601 date-time' }],
+    });
+  }
+  const minute = Math.floor(epoch / 60_000);
+  const key = `${timezone}\u0000${minute}`;
+  const known = lines.get(key);
+  if (known !== undefined) return known;
+  const parts: Partial<Record<Intl.DateTimeFormatPartTypes, string>> = {};
+  for (const part of formatterFor(timezone).formatToParts(minute * 60_000)) parts[part.type] = part.value;
+  const line =
+    `Current date and time: ${parts.weekday} ${parts.day} ${parts.month} ${parts.year}, ` +
+    `${parts.hour}:${parts.minute} (${timezone}, ${parts.timeZoneName})`;
+  return lines.set(key, line);
+}

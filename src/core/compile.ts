@@ -1,0 +1,361 @@
+import { ProblemError } from '../errors.js';
+import { planCache, type PlannedSegment } from './cache-plan.js';
+import { clockLine } from './clock-line.js';
+import { memoSha256Hex, PrefixHasher, sha256Hex } from './digest.js';
+import { BoundedMemo } from './memo.js';
+import { scrubPii } from './pii.js';
+import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
+import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
+import { approxTokens } from './tokens.js';
+import type {
+  Authority,
+  Block,
+  BlockKind,
+  BriefingItem,
+  CacheClass,
+  Capability,
+  CompiledContext,
+  CompileInput,
+  Policy,
+  SourceText,
+} from './types.js';
+
+interface Placement {
+  authority: Authority;
+  cacheClass: CacheClass;
+  inSystem: boolean;
+}
+
+const trusted = (cacheClass: CacheClass): Placement => ({ authority: 'trusted-directive', cacheClass, inSystem: true });
+const advisory: Placement = { authority: 'advisory', cacheClass: 'volatile', inSystem: false };
+const content: Placement = { authority: 'content', cacheClass: 'volatile', inSystem: false };
+
+/** Where each kind goes. System-prompt kinds appear in BLOCK_KINDS order, which is also cache-class order. */
+export const PLACEMENT: Readonly<Record<BlockKind, Placement>> = Object.freeze({
+  identity: trusted('worker-stable'),
+  'runtime-policy': trusted('worker-stable'),
+  persona: trusted('worker-stable'),
+  'hard-rules': trusted('worker-stable'),
+  tools: trusted('worker-stable'),
+  capabilities: trusted('worker-stable'),
+  purpose: trusted('channel-stable'),
+  'runtime-scope': trusted('surface-stable'),
+  clock: trusted('volatile'),
+  memory: advisory,
+  'live-context': advisory,
+  topic: advisory,
+  briefing: advisory,
+  evidence: content,
+  preferences: advisory,
+  task: content,
+  message: content,
+});
+
+/** A block with its rendered segment; immutable and shared between calls through the memo. */
+interface Prepared {
+  readonly kind: BlockKind;
+  readonly source: string;
+  readonly content: string;
+  readonly sha256: string;
+  readonly approxTokens: number;
+  readonly segment: string;
+  /** Set for memoised (recurring) blocks only. */
+  readonly segmentSha256: string | undefined;
+  readonly segmentTokens: number;
+  readonly email: number;
+  readonly phone: number;
+}
+
+const scrubMemo = new BoundedMemo<string, ReturnType<typeof scrubPii>>(4096, 16_000_000);
+// kind → source → text → prepared block, separately for brain-derived and other text.
+type TextMemo = BoundedMemo<string, Prepared | null>;
+const preparedMemo = [new Map<BlockKind, BoundedMemo<string, TextMemo>>(), new Map<BlockKind, BoundedMemo<string, TextMemo>>()];
+
+function scrub(text: string): ReturnType<typeof scrubPii> {
+  const known = scrubMemo.get(text);
+  if (known !== undefined) return known;
+  return scrubMemo.set(text, scrubPii(text), text.length + 64);
+}
+
+function render(kind: BlockKind, source: string, text: string, brainDerived: boolean, recurring: boolean): Prepared | null {
+  const placement = PLACEMENT[kind];
+  let body = placement.inSystem || placement.authority === 'advisory' || brainDerived ? normaliseText(text) : text;
+  let email = 0;
+  let phone = 0;
+  if (brainDerived) {
+    const scrubbed = scrub(body);
+    body = scrubbed.text;
+    email = scrubbed.counts.email;
+    phone = scrubbed.counts.phone;
+  }
+  if (placement.inSystem) body = escapeTrusted(body);
+  if (body.length === 0 || (!placement.inSystem && body.trim().length === 0)) return null;
+  let segment: string;
+  if (placement.inSystem) {
+    // Identity is always first; every later block carries the blank line that separates it.
+    const labelled = `${labelLine(kind, placement.authority, source)}\n${body}`;
+    segment = kind === 'identity' ? labelled : `\n\n${labelled}`;
+  } else {
+    segment = `${encodeInputLine(kind, placement.authority, source, body)}\n`;
+  }
+  return {
+    kind,
+    source,
+    content: body,
+    sha256: memoSha256Hex(body),
+    approxTokens: approxTokens(body),
+    segment,
+    segmentSha256: recurring ? sha256Hex(segment) : undefined,
+    segmentTokens: approxTokens(segment),
+    email,
+    phone,
+  };
+}
+
+/** `render`, memoised by kind, source and text: stable blocks cost one lookup per call. */
+function prepare(kind: BlockKind, source: SourceText | undefined, memoize = true): Prepared | null {
+  if (!source) return null;
+  const brainDerived = source.brainDerived === true;
+  if (!memoize) return render(kind, source.source, source.text, brainDerived, false);
+  const byKind = preparedMemo[brainDerived ? 1 : 0]!;
+  let bySource = byKind.get(kind);
+  if (!bySource) byKind.set(kind, (bySource = new BoundedMemo<string, TextMemo>(1024)));
+  let byText = bySource.get(source.source);
+  if (!byText) byText = bySource.set(source.source, new BoundedMemo<string, Prepared | null>(64, 4_000_000));
+  const known = byText.get(source.text);
+  if (known !== undefined) return known;
+  return byText.set(source.text, render(kind, source.source, source.text, brainDerived, true), source.text.length + 64);
+}
+
+function capabilitiesText(capabilities: readonly Capability[] | undefined): string {
+  if (!capabilities || capabilities.length === 0) return '';
+  const lines = capabilities
+    .map((capability) => ({ id: singleLine(capability.id, 128), description: singleLine(capability.description, 1000) }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.description < b.description ? -1 : a.description > b.description ? 1 : 0))
+    .map(({ id, description }) => (description ? `- ${id}: ${description}` : `- ${id}`));
+  return `Tools you may call in this turn:\n${lines.join('\n')}`;
+}
+
+function briefingText(item: BriefingItem): string {
+  return `${singleLine(item.kind, 64)} ${singleLine(item.id, 128)} [${singleLine(item.state, 64)}]: ${singleLine(item.intent, 2000)}`;
+}
+
+function budgetExceeded(kind: BlockKind | 'instructions', chars: number, limit: number, detail: string): ProblemError {
+  return new ProblemError('CC_BUDGET_EXCEEDED', detail, { extensions: { block: kind, chars, limit } });
+}
+
+function checkPhase(input: CompileInput): void {
+  const problem = (path: string, message: string) =>
+    new ProblemError('CC_VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
+  if (input.phase === 'start' && input.message) throw problem('/message', 'phase "start" may not carry a message');
+  if (input.phase === 'turn') {
+    if (!input.message) throw problem('/message', 'phase "turn" needs exactly one message');
+    if (input.task) throw problem('/task', 'phase "turn" may not carry a task; send it with phase "start"');
+  }
+}
+
+/**
+ * Compiles sources into the exact prompts a model is given. Pure and deterministic: equal
+ * inputs give byte-identical output. Identity is always the first block; system blocks
+ * follow in cache-class order; advisory and content text is encoded one JSON object per
+ * line so it can never forge a label. Mandatory content over its limit throws
+ * `CC_BUDGET_EXCEEDED` (never truncated); memory notes and briefing items are taken in
+ * rank order while they fit, so `budget.usedChars <= budget.limitChars` always holds.
+ */
+export function compile(input: CompileInput): CompiledContext {
+  checkPhase(input);
+  const policy: Policy = input.policy;
+  const limits = policy.blocks;
+  const warnings: string[] = [];
+
+  const identity = prepare('identity', input.identity);
+  if (!identity) {
+    throw new ProblemError('CC_UNPROCESSABLE', `The identity (${input.identity.source}) is empty; write who the ${input.subject.kind} is there.`, {
+      extensions: { block: 'identity' },
+    });
+  }
+  const runtimeScope = RUNTIME_SCOPES[input.surface];
+  if (runtimeScope === undefined) {
+    throw new ProblemError('CC_VALIDATION_FAILED', `surface must be one of ${Object.keys(RUNTIME_SCOPES).join(', ')}.`, {
+      errors: [{ path: '/surface', message: 'unknown surface' }],
+    });
+  }
+
+  // System blocks, in layout order (which is also cache-class order).
+  const system: Prepared[] = [identity];
+  const pushSystem = (prepared: Prepared | null) => {
+    if (prepared) system.push(prepared);
+  };
+  pushSystem(prepare('runtime-policy', input.runtimePolicy ?? BUILTIN_RUNTIME_POLICY));
+  pushSystem(prepare('persona', input.persona));
+  pushSystem(prepare('hard-rules', input.hardRules));
+  pushSystem(prepare('tools', input.tools));
+  const capabilities = capabilitiesText(input.capabilities);
+  if (capabilities) pushSystem(prepare('capabilities', { source: 'request:capabilities', text: capabilities }));
+  if (input.purpose) {
+    const purpose = prepare('purpose', input.purpose);
+    if (purpose) system.push(purpose);
+    else warnings.push(`${input.purpose.source} is empty; no purpose block`);
+  }
+  pushSystem(prepare('runtime-scope', { source: `builtin:surface/${input.surface}`, text: runtimeScope }));
+  if (input.clock) pushSystem(prepare('clock', { source: 'builtin:clock', text: clockLine(input.clock.now, input.clock.timezone) }));
+
+  const liveContext = prepare('live-context', input.liveContext);
+  const topic = prepare('topic', input.topic);
+  const evidence: Prepared[] = [];
+  for (const item of input.evidence ?? []) {
+    const prepared = prepare('evidence', { source: singleLine(item.sourceRef, 512) || 'request:evidence', text: item.content }, false);
+    if (prepared) evidence.push(prepared);
+  }
+  const preferences = input.preferences ? prepare('preferences', { source: 'request:preferences', text: preferencesText(input.preferences) }) : null;
+  const task = prepare('task', input.task, false);
+  const message = prepare('message', input.message, false);
+  if (input.phase === 'turn' && !message) {
+    throw new ProblemError('CC_VALIDATION_FAILED', '/message: the message is blank', { errors: [{ path: '/message', message: 'blank' }] });
+  }
+
+  // Mandatory content: each kind within its own limit, and all of it within the total.
+  const mandatoryInput: Prepared[] = [];
+  for (const prepared of [liveContext, topic]) if (prepared) mandatoryInput.push(prepared);
+  for (const prepared of evidence) mandatoryInput.push(prepared);
+  for (const prepared of [preferences, task, message]) if (prepared) mandatoryInput.push(prepared);
+  let systemChars = 0;
+  for (const prepared of system) {
+    checkLimit(prepared.kind, prepared.content.length, limits);
+    systemChars += prepared.segment.length;
+  }
+  let inputChars = 0;
+  let evidenceChars = 0;
+  for (const prepared of mandatoryInput) {
+    if (prepared.kind === 'evidence') evidenceChars += prepared.content.length;
+    else checkLimit(prepared.kind, prepared.content.length, limits);
+    inputChars += prepared.segment.length;
+  }
+  if (evidenceChars > 0) checkLimit('evidence', evidenceChars, limits);
+  const used = () => systemChars + (inputChars > 0 ? inputChars + 2 : 0);
+  if (used() > policy.limitChars) {
+    let largest = identity;
+    for (const prepared of [...system, ...mandatoryInput]) if (prepared.segment.length > largest.segment.length) largest = prepared;
+    throw budgetExceeded(
+      'instructions',
+      used(),
+      policy.limitChars,
+      `The mandatory blocks need ${used()} chars; the prompt limit is ${policy.limitChars} (the largest is ${largest.kind}, ${largest.segment.length} chars).`,
+    );
+  }
+
+  // Optional items, host state before recalled notes, each taken in rank order if it fits.
+  const omitted = { memory: 0, briefing: 0 };
+  const take = (kind: 'memory' | 'briefing', candidates: Array<Prepared | null>): Prepared[] => {
+    const chosen: Prepared[] = [];
+    let chars = 0;
+    for (const candidate of candidates) {
+      if (!candidate) continue;
+      const extra = candidate.segment.length + (inputChars === 0 ? 2 : 0);
+      if (chars + candidate.content.length <= limits[kind] && used() + extra <= policy.limitChars) {
+        chosen.push(candidate);
+        chars += candidate.content.length;
+        inputChars += candidate.segment.length;
+      } else {
+        omitted[kind]++;
+      }
+    }
+    if (omitted[kind] > 0) warnings.push(`${omitted[kind]} ${kind} item${omitted[kind] === 1 ? '' : 's'} left out to stay within the budget`);
+    return chosen;
+  };
+  const briefing = input.briefing?.length
+    ? take('briefing', input.briefing.map((item) => prepare('briefing', { source: 'request:briefing', text: briefingText(item) })))
+    : [];
+  const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare('memory', note))) : [];
+
+  // Input layout: recalled notes, live state, host state, material, then the turn itself.
+  const inputs: Prepared[] = memory;
+  if (liveContext) inputs.push(liveContext);
+  if (topic) inputs.push(topic);
+  for (const prepared of briefing) inputs.push(prepared);
+  for (const prepared of evidence) inputs.push(prepared);
+  if (preferences) inputs.push(preferences);
+  if (task) inputs.push(task);
+  if (message) inputs.push(message);
+
+  const blocks: Block[] = [];
+  const planned: PlannedSegment[] = [];
+  const systemSegments: string[] = [];
+  const inputSegments: string[] = [];
+  const byKind: Partial<Record<BlockKind, number>> = {};
+  const redactions = { email: 0, phone: 0 };
+  let totalTokens = 0;
+  const emit = (prepared: Prepared) => {
+    const placement = PLACEMENT[prepared.kind];
+    if (placement.inSystem) {
+      systemSegments.push(prepared.segment);
+      planned.push({
+        kind: prepared.kind,
+        cacheClass: placement.cacheClass,
+        blockIndex: blocks.length,
+        segment: prepared.segment,
+        segmentSha256: prepared.segmentSha256,
+        approxTokens: prepared.segmentTokens,
+      });
+    } else {
+      inputSegments.push(prepared.segment);
+    }
+    blocks.push({
+      kind: prepared.kind,
+      authority: placement.authority,
+      cacheClass: placement.cacheClass,
+      source: prepared.source,
+      content: prepared.content,
+      chars: prepared.content.length,
+      approxTokens: prepared.approxTokens,
+      sha256: prepared.sha256,
+    });
+    byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+    totalTokens += prepared.segmentTokens;
+    redactions.email += prepared.email;
+    redactions.phone += prepared.phone;
+  };
+  for (const prepared of system) emit(prepared);
+  for (const prepared of inputs) emit(prepared);
+
+  const systemPrompt = systemSegments.join('');
+  const inputPrompt = inputSegments.length > 0 ? inputSegments.join('') : null;
+  const { cache, promptSha256 } = planCache(planned);
+  let inputSha256: string | null = null;
+  if (inputPrompt !== null) {
+    const hasher = new PrefixHasher();
+    for (const prepared of inputs) hasher.push(prepared.segment, prepared.segmentSha256);
+    inputSha256 = hasher.digest();
+  }
+  const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
+
+  return {
+    blocks,
+    systemPrompt,
+    inputPrompt,
+    instructions,
+    segments: { system: systemSegments, input: inputSegments },
+    budget: {
+      limitChars: policy.limitChars,
+      usedChars: instructions.length,
+      remainingChars: policy.limitChars - instructions.length,
+      omitted,
+      blocks: limits,
+    },
+    cache,
+    promptSha256,
+    inputSha256,
+    tokens: { total: totalTokens + (inputPrompt === null ? 0 : 1), byKind },
+    redactions,
+    warnings,
+  };
+}
+
+const BUILTIN_RUNTIME_POLICY: SourceText = Object.freeze({ source: RUNTIME_POLICY_SOURCE, text: RUNTIME_POLICY });
+
+function checkLimit(kind: BlockKind, chars: number, limits: Record<BlockKind, number>): void {
+  const limit = limits[kind];
+  if (chars > limit) {
+    throw budgetExceeded(kind, chars, limit, `The ${kind} block is ${chars} chars; its limit is ${limit}. It is never truncated: shorten it or raise the limit in policy.json.`);
+  }
+}

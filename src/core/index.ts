@@ -1,0 +1,11 @@
+/** The pure compiler: no I/O, no clock, no randomness. */
+export { compile, PLACEMENT } from './compile.js';
+export { approxTokens } from './tokens.js';
+export { sha256Hex } from './digest.js';
+export { planCache, routeKeyFor, CACHE_SCHEMA_VERSION, PROVIDER_MINIMUM_TOKENS } from './cache-plan.js';
+export { DEFAULT_POLICY, DEFAULT_BLOCK_LIMITS, OPTIONAL_KINDS, mergePolicy, type PolicyOverride } from './policy.js';
+export { RUNTIME_SCOPES, RUNTIME_POLICY, preferencesText } from './surfaces.js';
+export { LABEL_MARKER, LABEL_LINE, labelLine, encodeInputLine, singleLine } from './render.js';
+export { clockLine } from './clock-line.js';
+export { parseMemoryNotes, rankMemoryNotes, type MemoryNote } from './memory-notes.js';
+export * from './types.js';

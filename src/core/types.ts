@@ -1,0 +1,194 @@
+/**
+ * The compiler's vocabulary (SPEC §3). Everything here is plain data: the IO layer fills a
+ * `CompileInput` from the brain and the request, `compile()` turns it into a
+ * `CompiledContext`, and routes deliver and trace that.
+ */
+
+/** What a block is; the order here is the order blocks are laid out in. */
+export const BLOCK_KINDS = [
+  'identity',
+  'runtime-policy',
+  'persona',
+  'hard-rules',
+  'tools',
+  'capabilities',
+  'purpose',
+  'runtime-scope',
+  'clock',
+  'memory',
+  'live-context',
+  'topic',
+  'briefing',
+  'evidence',
+  'preferences',
+  'task',
+  'message',
+] as const;
+export type BlockKind = (typeof BLOCK_KINDS)[number];
+
+/** Who wrote a block, and so how far the model may trust it. */
+export const AUTHORITIES = ['trusted-directive', 'advisory', 'content'] as const;
+export type Authority = (typeof AUTHORITIES)[number];
+
+/** How long a block stays byte-identical, most stable first. */
+export const CACHE_CLASSES = ['worker-stable', 'channel-stable', 'surface-stable', 'volatile'] as const;
+export type CacheClass = (typeof CACHE_CLASSES)[number];
+
+export const SURFACES = ['voice', 'direct', 'queued-task', 'chat'] as const;
+export type Surface = (typeof SURFACES)[number];
+
+export const PHASES = ['start', 'turn'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface Block {
+  kind: BlockKind;
+  authority: Authority;
+  cacheClass: CacheClass;
+  /** Where the text came from: a brain path (`workers/scribe/identity.md`), `builtin:*` or `request:*`. */
+  source: string;
+  /** The text as delivered (normalised, escaped where trusted, PII-scrubbed where brain-derived). */
+  content: string;
+  chars: number;
+  approxTokens: number;
+  /** sha256 hex of `content` (UTF-8). */
+  sha256: string;
+}
+
+/** One source text handed to the compiler. */
+export interface SourceText {
+  source: string;
+  text: string;
+  /** True when the text came from the brain: it is PII-scrubbed and counted in `redactions`. */
+  brainDerived?: boolean;
+  /** A short display title, carried beside advisory text in the input prompt (e.g. a note heading). */
+  title?: string;
+}
+
+/** A tool the host lets this turn call; trusted, rendered sorted by id. */
+export interface Capability {
+  id: string;
+  description: string;
+}
+
+/** Host state such as an open approval; advisory, optional under budget, in rank order. */
+export interface BriefingItem {
+  kind: string;
+  id: string;
+  intent: string;
+  state: string;
+}
+
+/** Recalled material the host vouches only for the origin of; untrusted content. */
+export interface EvidenceItem {
+  sourceRef: string;
+  content: string;
+}
+
+/** Presentation-only settings from a closed set; rendered as fixed text the compiler writes. */
+export interface Preferences {
+  length?: 'concise' | 'detailed';
+  format?: 'bullets' | 'paragraphs';
+  tone?: 'direct' | 'gentle';
+}
+
+export interface Policy {
+  /** Upper bound on `instructions.length` (system prompt, blank line, input prompt). */
+  limitChars: number;
+  /** Upper bound on the summed content chars of each kind. */
+  blocks: Record<BlockKind, number>;
+}
+
+export interface Subject {
+  kind: 'worker' | 'persona';
+  id: string;
+}
+
+export interface Clock {
+  /** ISO 8601 instant, with `Z` or an offset. */
+  now: string;
+  /** IANA time zone the date and time line is written in. */
+  timezone: string;
+}
+
+/**
+ * Everything `compile()` needs. Sources are named by role; the compiler decides their
+ * kind, authority, cache class and place. Absent or empty sources produce no block.
+ */
+export interface CompileInput {
+  subject: Subject;
+  surface: Surface;
+  phase: Phase;
+  policy: Policy;
+  clock?: Clock;
+  /** Always the first block of the system prompt. */
+  identity: SourceText;
+  /** Defaults to the built-in runtime policy that explains the authority model. */
+  runtimePolicy?: SourceText;
+  persona?: SourceText;
+  hardRules?: SourceText;
+  tools?: SourceText;
+  capabilities?: readonly Capability[];
+  purpose?: SourceText;
+  /** Recalled notes in rank order (best first); taken greedily while they fit. */
+  memory?: readonly SourceText[];
+  liveContext?: SourceText;
+  topic?: SourceText;
+  /** Host state in rank order; taken greedily while it fits. */
+  briefing?: readonly BriefingItem[];
+  evidence?: readonly EvidenceItem[];
+  preferences?: Preferences;
+  task?: SourceText;
+  message?: SourceText;
+}
+
+export interface CacheBoundary {
+  class: CacheClass;
+  /** Kind of the last block of this class. */
+  afterBlock: BlockKind;
+  /** Index of that block in `blocks`. */
+  blockIndex: number;
+  prefixChars: number;
+  /** sha256 hex of `systemPrompt.slice(0, prefixChars)`. */
+  prefixSha256: string;
+  approxTokens: number;
+  /** The prefix is under the providers' minimum cacheable size, so caching it does nothing. */
+  belowMinimum: boolean;
+}
+
+export interface CachePlan {
+  schemaVersion: number;
+  /** For OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version. */
+  routeKey: string;
+  minimumTokens: number;
+  boundaries: CacheBoundary[];
+}
+
+export interface Budget {
+  limitChars: number;
+  usedChars: number;
+  remainingChars: number;
+  /** Optional items left out because they did not fit. */
+  omitted: { memory: number; briefing: number };
+  /** Per-kind content limits from the policy. */
+  blocks: Record<BlockKind, number>;
+}
+
+export interface CompiledContext {
+  blocks: Block[];
+  systemPrompt: string;
+  inputPrompt: string | null;
+  instructions: string;
+  /**
+   * The prompts as rendered pieces, one per block: `system.join('') === systemPrompt` and
+   * `input.join('') === (inputPrompt ?? '')`. A block renders to the same segment wherever
+   * it appears, so a store can keep each distinct segment once.
+   */
+  segments: { system: string[]; input: string[] };
+  budget: Budget;
+  cache: CachePlan;
+  promptSha256: string;
+  inputSha256: string | null;
+  tokens: { total: number; byKind: Partial<Record<BlockKind, number>> };
+  redactions: { email: number; phone: number };
+  warnings: string[];
+}
