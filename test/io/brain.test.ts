@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createBrain, readHeartbeatTimezone, unsafePathReason, type ReadResult } from '../../src/io/brain.js';
+import { isValidTimeZone } from '../../src/config.js';
+import { tempDir } from '../helpers/app.js';
+
+interface Warned {
+  warnings: Array<{ obj: unknown; msg: string }>;
+  warn(obj: unknown, msg: string): void;
+}
+
+function logger(): Warned {
+  const warnings: Warned['warnings'] = [];
+  return { warnings, warn: (obj, msg) => warnings.push({ obj, msg }) };
+}
+
+async function brainDir(files: Record<string, string | Buffer> = {}): Promise<string> {
+  const root = await tempDir('cc-brain-');
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(root, path, '..'), { recursive: true });
+    await writeFile(join(root, path), content);
+  }
+  return root;
+}
+
+function ok(result: ReadResult) {
+  if (result.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(result)}`);
+  return result;
+}
+
+describe('brain: confinement', () => {
+  it('refuses unsafe relative paths before touching the file system', async () => {
+    const brain = createBrain(await brainDir({ 'a.md': 'x' }), logger());
+    for (const path of ['../etc/passwd', 'a/../../x', '/etc/passwd', 'a\\b', 'a\u0000b', '', 'a//b', './a.md']) {
+      const result = await brain.read(path);
+      expect(result.status, path).toBe('refused');
+      expect(unsafePathReason(path), path).toBeDefined();
+    }
+    expect(unsafePathReason('workers/scribe/identity.md')).toBeUndefined();
+  });
+
+  it('refuses a symlink inside the brain that points outside it', async () => {
+    const outside = await brainDir({ 'secret.txt': 'top secret' });
+    const root = await brainDir({ 'a.md': 'inside' });
+    await symlink(join(outside, 'secret.txt'), join(root, 'leak.md'));
+    await symlink(outside, join(root, 'elsewhere'));
+    const brain = createBrain(root, logger());
+    expect(await brain.read('leak.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect((await brain.read('elsewhere/secret.txt')).status).toBe('refused');
+    expect((await brain.list('elsewhere')).status).toBe('refused');
+  });
+
+  it('follows a symlink that stays inside the brain', async () => {
+    const root = await brainDir({ 'notes/real.md': 'real text' });
+    await symlink(join(root, 'notes/real.md'), join(root, 'alias.md'));
+    const brain = createBrain(root, logger());
+    expect(ok(await brain.read('alias.md')).text).toBe('real text');
+  });
+
+  it('refuses a link retargeted outside after it was cached', async () => {
+    const outside = await brainDir({ 'secret.txt': 'top secret' });
+    const root = await brainDir({ 'target.md': 'inside!!!!' });
+    await symlink(join(root, 'target.md'), join(root, 'link.md'));
+    const brain = createBrain(root, logger());
+    expect(ok(await brain.read('link.md')).text).toBe('inside!!!!');
+    await rm(join(root, 'link.md'));
+    await symlink(join(outside, 'secret.txt'), join(root, 'link.md'));
+    expect((await brain.read('link.md')).status).toBe('refused');
+  });
+
+  it('reports missing files and directories as missing, and a missing root as an error', async () => {
+    const brain = createBrain(await brainDir(), logger());
+    expect(await brain.read('nope.md')).toEqual({ status: 'missing', path: 'nope.md' });
+    expect((await brain.read('no/such/dir.md')).status).toBe('missing');
+    expect((await brain.list('nowhere')).status).toBe('missing');
+    const gone = createBrain(join(await tempDir(), 'not-there'), logger());
+    expect((await gone.read('a.md')).status).toBe('error');
+  });
+
+  it('refuses directories as files and reports binary files as errors', async () => {
+    const root = await brainDir({ 'dir/a.md': 'x', 'blob.bin': Buffer.from([0x89, 0x50, 0x00, 0x01, 0x02]) });
+    const brain = createBrain(root, logger());
+    expect((await brain.read('dir')).status).toBe('refused');
+    expect(await brain.read('blob.bin')).toMatchObject({ status: 'error', reason: 'binary file (NUL bytes)' });
+  });
+});
+
+describe('brain: decoding', () => {
+  it('normalises CRLF and lone CR to LF and drops a BOM', async () => {
+    const brain = createBrain(await brainDir({ 'a.md': '\ufeffone\r\ntwo\rthree\n' }), logger());
+    expect(ok(await brain.read('a.md')).text).toBe('one\ntwo\nthree\n');
+  });
+
+  it('tolerates invalid UTF-8 with replacement characters and a warning', async () => {
+    const log = logger();
+    const bytes = Buffer.concat([Buffer.from('good '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' text')]);
+    const brain = createBrain(await brainDir({ 'bad.md': bytes }), log);
+    const result = ok(await brain.read('bad.md'));
+    expect(result.text).toMatch(/^good \ufffd+ text$/);
+    expect(result.warnings).toEqual(['bad.md is not valid UTF-8; invalid bytes were replaced']);
+    expect(log.warnings).toEqual([{ obj: { path: 'bad.md' }, msg: 'brain file is not valid UTF-8' }]);
+    expect(result.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+  });
+});
+
+describe('brain: bounded reads', () => {
+  const lines = Array.from({ length: 100 }, (_, i) => `line ${String(i).padStart(3, '0')}`).join('\n') + '\n';
+
+  it('keeps the newest part of an over-size file on a tail read, from a line boundary', async () => {
+    const brain = createBrain(await brainDir({ 'topics/t.md': lines }), logger());
+    const result = ok(await brain.read('topics/t.md', { maxBytes: 50, keep: 'tail' }));
+    expect(result.truncated).toBe(true);
+    expect(result.text.endsWith('line 099\n')).toBe(true);
+    expect(result.text.startsWith('line ')).toBe(true);
+    expect(result.text.length).toBeLessThanOrEqual(50);
+    expect(result.size).toBe(Buffer.byteLength(lines));
+    expect(result.warnings[0]).toMatch(/kept the last/);
+  });
+
+  it('keeps the oldest part on a head read, ending at a line boundary', async () => {
+    const brain = createBrain(await brainDir({ 'a.md': lines }), logger());
+    const result = ok(await brain.read('a.md', { maxBytes: 50 }));
+    expect(result.text.startsWith('line 000\n')).toBe(true);
+    expect(result.text.endsWith('\n')).toBe(true);
+    expect(result.text.length).toBeLessThanOrEqual(50);
+  });
+
+  it('never splits a multi-byte character at the cut', async () => {
+    const brain = createBrain(await brainDir({ 'u.md': 'é'.repeat(40) }), logger());
+    const head = ok(await brain.read('u.md', { maxBytes: 9 }));
+    expect(head.text).toBe('éééé');
+    const tail = ok(await brain.read('u.md', { maxBytes: 9, keep: 'tail' }));
+    expect(tail.text).toBe('éééé');
+    expect(head.warnings.some((warning) => warning.includes('UTF-8'))).toBe(false);
+  });
+
+  it('reads a file under the cap whole', async () => {
+    const brain = createBrain(await brainDir({ 'a.md': lines }), logger());
+    const result = ok(await brain.read('a.md', { maxBytes: 100_000, keep: 'tail' }));
+    expect(result.truncated).toBe(false);
+    expect(result.text).toBe(lines);
+  });
+});
+
+describe('brain: caching', () => {
+  it('serves a cached read while the file is unchanged and revalidates after it changes', async () => {
+    const root = await brainDir({ 'a.md': 'first version' });
+    const brain = createBrain(root, logger());
+    const first = ok(await brain.read('a.md'));
+    expect(await brain.read('a.md')).toBe(first);
+    await writeFile(join(root, 'a.md'), 'second, longer version');
+    expect(ok(await brain.read('a.md')).text).toBe('second, longer version');
+  });
+
+  it('notices a same-size rewrite through its mtime', async () => {
+    const root = await brainDir({ 'a.md': 'AAAA' });
+    const brain = createBrain(root, logger());
+    expect(ok(await brain.read('a.md')).text).toBe('AAAA');
+    await writeFile(join(root, 'a.md'), 'BBBB');
+    const later = new Date(Date.now() + 5000);
+    await utimes(join(root, 'a.md'), later, later);
+    expect(ok(await brain.read('a.md')).text).toBe('BBBB');
+  });
+
+  it('answers concurrent cold reads of one file with one read', async () => {
+    const brain = createBrain(await brainDir({ 'a.md': 'shared' }), logger());
+    const results = await Promise.all(Array.from({ length: 8 }, () => brain.read('a.md')));
+    for (const result of results) expect(result).toBe(results[0]);
+  });
+
+  it('lists a directory sorted, and sees a new file after the directory changes', async () => {
+    const root = await brainDir({ 'memory/b.md': 'b', 'memory/a.md': 'a', 'memory/sub/c.md': 'c' });
+    const brain = createBrain(root, logger());
+    expect(await brain.list('memory')).toEqual({ status: 'ok', path: 'memory', files: ['a.md', 'b.md'], directories: ['sub'] });
+    await writeFile(join(root, 'memory/0.md'), 'new');
+    const later = new Date(Date.now() + 5000);
+    await utimes(join(root, 'memory'), later, later);
+    expect(await brain.list('memory')).toMatchObject({ files: ['0.md', 'a.md', 'b.md'] });
+  });
+});
+
+describe('brain: sessions and verification', () => {
+  it('records each file a session read once, with its digest, and nothing it could not read', async () => {
+    const root = await brainDir({ 'a.md': 'alpha', 'b.md': 'beta' });
+    const brain = createBrain(root, logger());
+    const session = brain.session();
+    await session.read('a.md');
+    await session.read('missing.md');
+    await session.read('a.md');
+    await session.read('b.md', { maxBytes: 3, keep: 'tail' });
+    expect(session.sources()).toEqual([
+      { path: 'a.md', size: 5, mtimeMs: expect.any(Number), sha256: createHash('sha256').update('alpha').digest('hex'), truncated: false, maxBytes: 262144, keep: 'head' },
+      { path: 'b.md', size: 4, mtimeMs: expect.any(Number), sha256: expect.any(String), truncated: true, maxBytes: 3, keep: 'tail' },
+    ]);
+    expect(brain.session().sources()).toEqual([]);
+  });
+
+  it('tells whether a recorded source changed since, or went missing', async () => {
+    const root = await brainDir({ 'a.md': 'alpha' });
+    const brain = createBrain(root, logger());
+    const session = brain.session();
+    await session.read('a.md');
+    const [recorded] = session.sources();
+    expect(await brain.verify(recorded!)).toMatchObject({ status: 'unchanged', sha256: recorded!.sha256 });
+    await writeFile(join(root, 'a.md'), 'alpha, edited');
+    expect(await brain.verify(recorded!)).toMatchObject({ status: 'changed' });
+    await rm(join(root, 'a.md'));
+    expect(await brain.verify(recorded!)).toEqual({ status: 'missing', path: 'a.md' });
+  });
+});
+
+describe('brain: heartbeat time zone', () => {
+  it('reads a valid zone, ignores an absent file, and warns about a broken one', async () => {
+    const good = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{"currentLocation":{"timezone":"Asia/Kolkata"}}' }), logger());
+    expect(await readHeartbeatTimezone(good, isValidTimeZone)).toEqual({ timezone: 'Asia/Kolkata' });
+    expect(await readHeartbeatTimezone(createBrain(await brainDir(), logger()), isValidTimeZone)).toEqual({ timezone: undefined });
+    const broken = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{not json' }), logger());
+    expect((await readHeartbeatTimezone(broken, isValidTimeZone)).warning).toMatch(/not valid JSON/);
+    const unknown = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{"currentLocation":{"timezone":"Mars/Base"}}' }), logger());
+    expect(await readHeartbeatTimezone(unknown, isValidTimeZone)).toMatchObject({ timezone: undefined, warning: expect.stringMatching(/unknown time zone/) });
+  });
+});
