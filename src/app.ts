@@ -10,6 +10,8 @@ import { problemPlugin } from './http/problem.js';
 import { zodValidatorCompiler } from './http/zod.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
+import { runsRoutes } from '../routes/runs.js';
+import { createTraceStore, type TraceStore } from './io/trace-store.js';
 import { isSafeId } from '../schemas/ids.js';
 
 declare module 'fastify' {
@@ -17,6 +19,8 @@ declare module 'fastify' {
     config: Config;
     metrics: Metrics;
     readinessChecks: ReadinessCheck[];
+    /** The durable trace store (TRACE_DIR); the deliver path appends to it before answering. */
+    traces: TraceStore;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -113,9 +117,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
   });
 
+  const traces = createTraceStore(config.traceDir, app.log.child({ component: 'traces' }), {
+    retentionMs: config.traceRetentionMs,
+    observeWrite: (seconds, ok) => app.metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
+  });
+  app.decorate('traces', traces);
+  app.addHook('onClose', () => traces.close());
+  // Registered before healthRoutes, which only adds its directory check when none is present.
+  app.readinessChecks.push({ name: 'traces', check: () => traces.health() });
+
   await app.register(problemPlugin);
   await app.register(healthRoutes);
   await app.register(metaRoutes);
+  await app.register(runsRoutes);
 
   return app;
 }

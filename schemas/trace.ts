@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
+
+/** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+/** Parts whose shape belongs to the compiler (budget, cache plan, tokens): passed through as recorded. */
+const Recorded = z.record(z.string(), z.unknown());
+
+export const TraceOutcomeSchema = z.enum(['delivered', 'not-modified', 'failed']);
+
+export const TraceSubjectSchema = z.object({
+  kind: z.enum(['persona', 'worker']),
+  id: z.string(),
+});
+
+export const TraceBlockSchema = z.object({
+  kind: z.string(),
+  authority: z.string(),
+  cacheClass: z.string(),
+  source: z.string(),
+  chars: z.number().int(),
+  approxTokens: z.number().int(),
+  sha256: z.string(),
+});
+
+export const TraceSourceSchema = z.object({
+  path: z.string(),
+  size: z.number(),
+  mtimeMs: z.number(),
+  sha256: z.string(),
+  truncated: z.boolean().optional(),
+  maxBytes: z.number().int().optional(),
+  keep: z.enum(['head', 'tail']).optional(),
+  /** With `?verify=sources`: whether the file differs now (missing counts as changed). */
+  changed: z.boolean().optional(),
+  /** With `?verify=sources`: the file's sha256 now, null when it is gone or unreadable. */
+  currentSha256: z.string().nullable().optional(),
+});
+
+export const TraceSegmentSchema = z.object({
+  sha256: Sha256,
+  /** Offset of the piece in the rebuilt prompt, in JavaScript string indices. */
+  offset: z.number().int(),
+  chars: z.number().int(),
+});
+
+export const TraceEventSchema = z.object({
+  runId: z.string(),
+  at: z.string(),
+  route: z.string(),
+  subject: TraceSubjectSchema,
+  surface: z.string().optional(),
+  status: z.number().int(),
+  outcome: TraceOutcomeSchema,
+  request: Recorded,
+  blocks: z.array(TraceBlockSchema).optional(),
+  promptSha256: z.string().optional(),
+  inputSha256: z.string().nullable().optional(),
+  budget: Recorded.optional(),
+  cache: Recorded.optional(),
+  tokens: Recorded.optional(),
+  redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
+  warnings: z.array(z.string()).optional(),
+  sources: z.array(TraceSourceSchema).optional(),
+  error: z.object({ code: z.string(), status: z.number().int(), detail: z.string() }).optional(),
+  timing: z.record(z.string(), z.number()).optional(),
+  chars: z.number().int(),
+  segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
+  systemPrompt: z.string().nullable(),
+  inputPrompt: z.string().nullable(),
+  verified: z.boolean().nullable(),
+});
+
+export const RunTraceSchema = z.object({
+  runId: z.string(),
+  events: z.array(TraceEventSchema),
+});
+
+export const RunTraceParamsSchema = z.object({ runId: RunIdSchema });
+
+export const RunTraceQuerySchema = z.object({
+  verify: z.enum(['sources']).optional(),
+});
+
+export const RunSummarySchema = z.object({
+  runId: z.string(),
+  at: z.string(),
+  route: z.string(),
+  subject: TraceSubjectSchema,
+  surface: z.string().optional(),
+  status: z.number().int(),
+  outcome: TraceOutcomeSchema,
+  chars: z.number().int(),
+  promptSha256: z.string().nullable(),
+  events: z.number().int(),
+});
+
+export const RunListSchema = z.object({
+  runs: z.array(RunSummarySchema),
+  /** Pass as `cursor` for the next (older) page; null on the last page. */
+  nextCursor: z.string().nullable(),
+});
+
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+export const RunListQuerySchema = z.object({
+  limit: wholeNumber(1, 100).default(20),
+  cursor: z
+    .string()
+    .max(256)
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor from a previous page')
+    .optional(),
+  persona: PersonaIdSchema.optional(),
+  worker: WorkerIdSchema.optional(),
+  /** The HTTP status delivered, e.g. 200, 304, 422, 503. */
+  status: wholeNumber(100, 599).optional(),
+  outcome: TraceOutcomeSchema.optional(),
+});
+
+export type TraceEvent = z.infer<typeof TraceEventSchema>;
+export type RunTrace = z.infer<typeof RunTraceSchema>;
+export type RunSummaryBody = z.infer<typeof RunSummarySchema>;
+export type RunList = z.infer<typeof RunListSchema>;
+export type RunListQuery = z.infer<typeof RunListQuerySchema>;

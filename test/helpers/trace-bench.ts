@@ -1,0 +1,60 @@
+/**
+ * Measures the trace store alone (a script, not a test): concurrent appenders, each
+ * appending a persona-sized event (≈8 KB of stable segments repeated by every call, ≈2.5 KB
+ * of volatile live context) for a fixed time. Prints appends/s and fsyncs per append.
+ *
+ *   node --import tsx test/helpers/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createTraceStore } from '../../src/io/trace-store.js';
+import { deliveredEvent } from './trace-events.js';
+
+const seconds = Number(process.argv[2] ?? 5);
+const clients = Number(process.argv[3] ?? 32);
+const dir = await mkdtemp(join(process.argv[4] ?? tmpdir(), 'cc-trace-bench-'));
+
+const stable = Array.from({ length: 8 }, (_, i) => `### block ${i}\n${'stable persona text. '.repeat(48)}\n`);
+const store = createTraceStore(join(dir, 'traces'), pino({ level: 'silent' }), { retentionMs: 86_400_000 });
+const latencies: number[] = [];
+let stop = false;
+let next = 0;
+
+async function client(): Promise<void> {
+  while (!stop) {
+    const runId = `bench-${next++}`;
+    const event = deliveredEvent(runId, { stable, volatile: `### live\n${`${runId} live context line. `.repeat(100)}\n` });
+    const started = performance.now();
+    await store.append(event);
+    latencies.push(performance.now() - started);
+  }
+}
+
+const startedAt = performance.now();
+setTimeout(() => (stop = true), seconds * 1000);
+await Promise.all(Array.from({ length: clients }, () => client()));
+const elapsed = (performance.now() - startedAt) / 1000;
+await store.close();
+const stats = store.stats();
+latencies.sort((a, b) => a - b);
+const percentile = (p: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2));
+process.stdout.write(
+  `${JSON.stringify(
+    {
+      clients,
+      seconds: Number(elapsed.toFixed(2)),
+      appendsPerSecond: Math.round(stats.appends / elapsed),
+      fsyncsPerAppend: Number((stats.fsyncs / stats.appends).toFixed(4)),
+      meanBatch: Number((stats.appends / stats.batches).toFixed(1)),
+      bytesPerAppend: Math.round(stats.bytes / stats.appends),
+      appendP50Ms: percentile(0.5),
+      appendP99Ms: percentile(0.99),
+      stats,
+    },
+    null,
+    2,
+  )}\n`,
+);
+await rm(dir, { recursive: true, force: true });

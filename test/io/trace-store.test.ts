@@ -1,0 +1,448 @@
+import * as fsp from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ProblemError } from '../../src/errors.js';
+import { createTraceStore, type TraceFs, type TraceStore, type TraceStoreOptions } from '../../src/io/trace-store.js';
+import { tempDir } from '../helpers/app.js';
+import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../helpers/trace-events.js';
+
+const DAY = 86_400_000;
+/** Tests that write fixed `at` times read them with a clock just after. */
+const MARCH = { now: () => Date.parse('2026-03-02T00:00:00.000Z') };
+const silent = pino({ level: 'silent' });
+const stores: TraceStore[] = [];
+
+afterEach(async () => {
+  while (stores.length > 0) await stores.pop()!.close();
+});
+
+function open(dir: string, options: Partial<TraceStoreOptions> = {}): TraceStore {
+  const store = createTraceStore(dir, silent, { retentionMs: 7 * DAY, ...options });
+  stores.push(store);
+  return store;
+}
+
+async function traceDir(): Promise<string> {
+  return join(await tempDir('cc-trace-store-'), 'traces');
+}
+
+async function traceFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((name) => name.endsWith('.jsonl')).sort();
+}
+
+async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const healthy = (store: TraceStore) => () =>
+  store.health().then(
+    () => true,
+    () => false,
+  );
+
+/** Real fs, except that writes fail with `code` while it is set. */
+function faultyFs() {
+  const state = { failWith: null as string | null, writes: 0 };
+  const fs: TraceFs = {
+    access: fsp.access,
+    chmod: fsp.chmod,
+    mkdir: fsp.mkdir,
+    readdir: fsp.readdir,
+    stat: fsp.stat,
+    unlink: fsp.unlink,
+    open: async (path, flags, mode) => {
+      const handle = await fsp.open(path, flags, mode);
+      return new Proxy(handle, {
+        get(target, property) {
+          if (property === 'write') {
+            return async (...args: Parameters<typeof handle.write>) => {
+              state.writes++;
+              if (state.failWith) throw Object.assign(new Error(`${state.failWith}: injected`), { code: state.failWith });
+              return target.write(...args);
+            };
+          }
+          const value = Reflect.get(target, property, target) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    },
+  };
+  return { fs, state };
+}
+
+describe('append and readRun', () => {
+  it('rebuilds the exact delivered prompts and checks them against the recorded digests', async () => {
+    const store = open(await traceDir());
+    const event = deliveredEvent('run-1');
+    await store.append(event);
+    const events = await store.readRun('run-1');
+    expect(events).toHaveLength(1);
+    const [read] = events!;
+    expect(read!.systemPrompt).toBe(event.segments!.system.join(''));
+    expect(read!.inputPrompt).toBe(event.segments!.input.join(''));
+    expect(read!.verified).toBe(true);
+    expect(read!.chars).toBe(read!.systemPrompt!.length + read!.inputPrompt!.length);
+    expect(read).toMatchObject({ runId: 'run-1', route: '/context/mars', status: 200, outcome: 'delivered', blocks: event.blocks, sources: event.sources });
+    const pieces = read!.segments!.system.map((segment) => read!.systemPrompt!.slice(segment.offset, segment.offset + segment.chars));
+    expect(pieces).toEqual(event.segments!.system);
+    expect(read!.segments!.system.map((segment) => segment.sha256)).toEqual(event.segments!.system.map(sha256));
+  });
+
+  it('keeps text exactly, whatever characters it holds', async () => {
+    const store = open(await traceDir());
+    const volatile = 'line\nwith "quotes", \\ backslashes, \u2028 separators, emoji 🪐, \u0000 and a lone \ud800 surrogate\n';
+    await store.append(deliveredEvent('run-odd', { volatile, input: [] }));
+    const [read] = (await store.readRun('run-odd'))!;
+    expect(read!.systemPrompt).toBe([...STABLE_SYSTEM, volatile].join(''));
+    expect(read!.inputPrompt).toBeNull();
+    expect(read!.verified).toBe(true);
+  });
+
+  it('returns a run’s events in order and null for an unknown run', async () => {
+    const store = open(await traceDir(), MARCH);
+    await store.append(deliveredEvent('run-2', { at: '2026-03-01T10:00:00.000Z', status: 200 }));
+    await store.append(deliveredEvent('other', { at: '2026-03-01T10:00:01.000Z' }));
+    await store.append(deliveredEvent('run-2', { at: '2026-03-01T10:00:02.000Z', status: 304, outcome: 'not-modified' }));
+    const events = await store.readRun('run-2');
+    expect(events!.map((event) => [event.at, event.status])).toEqual([
+      ['2026-03-01T10:00:00.000Z', 200],
+      ['2026-03-01T10:00:02.000Z', 304],
+    ]);
+    expect(await store.readRun('never-ran')).toBeNull();
+    expect(await store.readRun('../../etc/passwd')).toBeNull();
+  });
+
+  it('traces a failed compile with its error and no prompt', async () => {
+    const store = open(await traceDir());
+    await store.append(failedEvent('run-failed'));
+    const [read] = (await store.readRun('run-failed'))!;
+    expect(read).toMatchObject({ outcome: 'failed', status: 422, error: { code: 'CC_BUDGET_EXCEEDED' }, chars: 0 });
+    expect(read!.systemPrompt).toBeNull();
+    expect(read!.verified).toBeNull();
+  });
+
+  it('reports verified: false when the recorded digest does not match the delivered text', async () => {
+    const store = open(await traceDir());
+    await store.append(deliveredEvent('run-wrong', { promptSha256: sha256('something else') }));
+    const [read] = (await store.readRun('run-wrong'))!;
+    expect(read!.verified).toBe(false);
+    expect(read!.systemPrompt).toContain('You are mars');
+  });
+
+  it('reports verified: false when a stored segment was altered on disk', async () => {
+    const dir = await traceDir();
+    const store = open(dir);
+    await store.append(deliveredEvent('run-tampered'));
+    await store.close();
+    const [name] = await traceFiles(dir);
+    const path = join(dir, name!);
+    // Same length, different text: the blob no longer matches its sha256.
+    await writeFile(path, (await readFile(path, 'utf8')).replace('You are mars', 'You are MARS'));
+    const [read] = (await open(dir).readRun('run-tampered'))!;
+    expect(read!.verified).toBe(false);
+    expect(read!.systemPrompt).toBeNull();
+  });
+
+  it('rejects a malformed event instead of storing it', async () => {
+    const store = open(await traceDir());
+    await expect(store.append({ ...deliveredEvent('x'), runId: '../x' })).rejects.toMatchObject({ code: 'CC_INTERNAL' });
+    await expect(store.append({ ...deliveredEvent('x'), at: 'yesterday' })).rejects.toMatchObject({ code: 'CC_INTERNAL' });
+    expect(store.stats().appends).toBe(0);
+  });
+});
+
+describe('storage', () => {
+  it('stores each distinct segment text once, however many events repeat it', async () => {
+    const dir = await traceDir();
+    const store = open(dir);
+    for (let i = 0; i < 20; i++) await store.append(deliveredEvent(`run-${i}`));
+    const text = (await Promise.all((await traceFiles(dir)).map((name) => readFile(join(dir, name), 'utf8')))).join('');
+    const identity = JSON.stringify(STABLE_SYSTEM[1]);
+    expect(text.split(identity).length - 1).toBe(1);
+    // 4 stable pieces once, then one volatile line and one input block per event.
+    expect(store.stats().blobsWritten).toBe(4 + 20 * 2);
+    expect(store.stats().blobsReused).toBe(19 * 4);
+  });
+
+  it('shares fsyncs between concurrent appends (group commit)', async () => {
+    const store = open(await traceDir());
+    const clients = 32;
+    const rounds = 20;
+    await Promise.all(
+      Array.from({ length: clients }, async (_, client) => {
+        for (let round = 0; round < rounds; round++) await store.append(deliveredEvent(`run-${client}-${round}`));
+      }),
+    );
+    const stats = store.stats();
+    expect(stats.appends).toBe(clients * rounds);
+    expect(stats.fsyncs).toBeLessThan(stats.appends / 8);
+    expect(stats.largestBatch).toBeGreaterThan(1);
+    const page = await store.listRuns({ limit: 100 });
+    expect(page.runs).toHaveLength(100);
+  });
+
+  it('creates the directory 0700 and files 0600, whatever the umask', async () => {
+    const dir = await traceDir();
+    const previous = process.umask(0);
+    try {
+      const store = open(dir);
+      await store.append(deliveredEvent('run-mode'));
+    } finally {
+      process.umask(previous);
+    }
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    for (const name of await traceFiles(dir)) expect((await stat(join(dir, name))).mode & 0o777).toBe(0o600);
+  });
+
+  it('tightens an existing directory to 0700', async () => {
+    const dir = await traceDir();
+    await mkdir(dir, { mode: 0o755 });
+    await fsp.chmod(dir, 0o755);
+    await open(dir).append(deliveredEvent('run-mode'));
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+  });
+
+  it('rotates to a new file by size and still reads runs across files', async () => {
+    const dir = await traceDir();
+    const store = open(dir, { rotateBytes: 4096 });
+    for (let i = 0; i < 30; i++) await store.append(deliveredEvent(`run-${i}`, { volatile: `${'v'.repeat(300)}${i}\n` }));
+    expect((await traceFiles(dir)).length).toBeGreaterThan(3);
+    for (const runId of ['run-0', 'run-15', 'run-29']) expect((await store.readRun(runId))![0]!.verified).toBe(true);
+  });
+
+  it('flushes pending appends on close', async () => {
+    const dir = await traceDir();
+    const store = open(dir);
+    const pending = Array.from({ length: 50 }, (_, i) => store.append(deliveredEvent(`run-${i}`)));
+    await store.close();
+    await Promise.all(pending);
+    await expect(store.append(deliveredEvent('late'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    const reopened = open(dir);
+    expect((await reopened.readRun('run-49'))![0]!.verified).toBe(true);
+  });
+});
+
+describe('crash safety', () => {
+  it('skips a torn last line on read and writes later events to a new file', async () => {
+    const dir = await traceDir();
+    const first = open(dir);
+    await first.append(deliveredEvent('before-1'));
+    await first.append(deliveredEvent('before-2'));
+    await first.close();
+    const [crashed] = await traceFiles(dir);
+    // What a process killed in the middle of write(2) leaves behind.
+    await appendFile(join(dir, crashed!), '{"t":"event","event":{"runId":"torn","at":"2026-01-0');
+    const tornBytes = await readFile(join(dir, crashed!));
+
+    const second = open(dir);
+    expect((await second.readRun('before-2'))![0]!.verified).toBe(true);
+    expect(await second.readRun('torn')).toBeNull();
+    await second.append(deliveredEvent('after'));
+    expect((await second.readRun('after'))![0]!.verified).toBe(true);
+    expect(await traceFiles(dir)).toHaveLength(2);
+    expect(await readFile(join(dir, crashed!))).toEqual(tornBytes);
+    expect((await second.listRuns()).runs.map((run) => run.runId).sort()).toEqual(['after', 'before-1', 'before-2']);
+  });
+
+  it('skips an unreadable line anywhere in a file', async () => {
+    const dir = await traceDir();
+    const first = open(dir);
+    await first.append(deliveredEvent('one'));
+    await first.close();
+    const [name] = await traceFiles(dir);
+    await appendFile(join(dir, name!), 'garbage that is not json\n{"t":"event","event":{"nope":1}}\n');
+    const second = open(dir);
+    expect((await second.readRun('one'))![0]!.verified).toBe(true);
+    expect(second.stats().unreadableLines).toBe(2);
+  });
+});
+
+describe('failure and recovery', () => {
+  it('rejects with CC_TRACE_UNAVAILABLE when the disk is full, fails fast meanwhile, and recovers by itself', async () => {
+    const dir = await traceDir();
+    const { fs, state } = faultyFs();
+    const store = open(dir, { fs, retryIntervalMs: 50 });
+    await store.append(deliveredEvent('before'));
+
+    state.failWith = 'ENOSPC';
+    const error = await store.append(deliveredEvent('lost')).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProblemError);
+    expect(error).toMatchObject({ code: 'CC_TRACE_UNAVAILABLE', statusCode: 503 });
+    expect((error as ProblemError).detail).toContain('disk full');
+    await expect(store.health()).rejects.toThrow(/TRACE_DIR.*disk full/);
+    expect(store.stats().state).toBe('failed');
+
+    const writes = state.writes;
+    await expect(store.append(deliveredEvent('fast'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    expect(state.writes).toBe(writes);
+
+    state.failWith = null;
+    await waitFor(healthy(store), 'the store to recover');
+    await store.append(deliveredEvent('after'));
+    expect((await store.readRun('before'))![0]!.verified).toBe(true);
+    expect((await store.readRun('after'))![0]!.verified).toBe(true);
+    expect(await store.readRun('lost')).toBeNull();
+    // Retries while failing left no empty files behind.
+    for (const name of await traceFiles(dir)) expect((await stat(join(dir, name))).size).toBeGreaterThan(0);
+  });
+
+  it('fails when the directory is replaced by a file, and recovers once it is back', async () => {
+    const dir = await traceDir();
+    const store = open(dir, { retryIntervalMs: 50 });
+    await store.append(deliveredEvent('before'));
+
+    await rename(dir, `${dir}.moved`);
+    await writeFile(dir, 'not a directory');
+    // The open file still accepts writes, but they would be lost with the moved directory.
+    await expect(store.append(deliveredEvent('orphaned'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    await expect(store.health()).rejects.toThrow(/TRACE_DIR/);
+    await expect(store.append(deliveredEvent('meanwhile'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+
+    await rm(dir);
+    await rename(`${dir}.moved`, dir);
+    await waitFor(healthy(store), 'the store to recover');
+    await store.append(deliveredEvent('after'));
+    expect((await store.readRun('before'))![0]!.verified).toBe(true);
+    expect((await store.readRun('after'))![0]!.verified).toBe(true);
+  });
+
+  it('turns unhealthy without traffic when its file is deleted, then recovers on its own', async () => {
+    const dir = await traceDir();
+    const store = open(dir, { retryIntervalMs: 50 });
+    await store.append(deliveredEvent('before'));
+    await rm(dir, { recursive: true });
+    await expect(store.health()).rejects.toThrow(/TRACE_DIR/);
+    await waitFor(healthy(store), 'the store to recover');
+    await store.append(deliveredEvent('after'));
+    expect((await store.readRun('after'))![0]!.verified).toBe(true);
+  });
+
+  it('is unhealthy when the directory cannot be created at all', async () => {
+    const parent = await tempDir();
+    await writeFile(join(parent, 'blocker'), 'x');
+    const store = open(join(parent, 'blocker', 'traces'));
+    await expect(store.health()).rejects.toThrow(/TRACE_DIR/);
+    await expect(store.append(deliveredEvent('nope'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+  });
+});
+
+describe('listRuns', () => {
+  async function seeded(): Promise<TraceStore> {
+    const store = open(await traceDir(), MARCH);
+    const base = Date.parse('2026-03-01T12:00:00.000Z');
+    for (let i = 0; i < 25; i++) {
+      const at = new Date(base + i * 1000).toISOString();
+      if (i % 5 === 4) await store.append(failedEvent(`w-${i}`, { at }));
+      else await store.append(deliveredEvent(`p-${i}`, { at, subject: { kind: 'persona', id: i % 2 === 0 ? 'mars' : 'venus' } }));
+    }
+    return store;
+  }
+
+  it('lists runs newest first and pages through all of them exactly once', async () => {
+    const store = await seeded();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await store.listRuns({ limit: 7, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.runs.map((run) => run.runId));
+      cursor = page.nextCursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(4);
+    expect(seen).toHaveLength(25);
+    expect(new Set(seen).size).toBe(25);
+    expect(seen[0]).toBe('w-24');
+    expect(seen[24]).toBe('p-0');
+    const first = (await store.listRuns({ limit: 1 })).runs[0]!;
+    expect(first).toMatchObject({ runId: 'w-24', route: '/compile', subject: { kind: 'worker', id: 'scribe' }, status: 422, outcome: 'failed', chars: 0, promptSha256: null, events: 1 });
+  });
+
+  it('filters by persona, worker, status and outcome', async () => {
+    const store = await seeded();
+    const ids = async (query: Parameters<TraceStore['listRuns']>[0]) => (await store.listRuns({ limit: 100, ...query })).runs.map((run) => run.runId);
+    expect(await ids({ persona: 'mars' })).toEqual(['p-22', 'p-20', 'p-18', 'p-16', 'p-12', 'p-10', 'p-8', 'p-6', 'p-2', 'p-0']);
+    expect(await ids({ worker: 'scribe' })).toEqual(['w-24', 'w-19', 'w-14', 'w-9', 'w-4']);
+    expect(await ids({ status: 422 })).toEqual(await ids({ outcome: 'failed' }));
+    expect(await ids({ persona: 'venus', status: 200 })).toHaveLength(10);
+    expect(await ids({ worker: 'mars' })).toEqual([]);
+  });
+
+  it('describes a run by its latest event and counts its events', async () => {
+    const store = open(await traceDir(), MARCH);
+    await store.append(deliveredEvent('r', { at: '2026-03-01T12:00:00.000Z', status: 200 }));
+    await store.append(deliveredEvent('r', { at: '2026-03-01T12:00:05.000Z', status: 304, outcome: 'not-modified' }));
+    const [run] = (await store.listRuns()).runs;
+    expect(run).toMatchObject({ runId: 'r', at: '2026-03-01T12:00:05.000Z', status: 304, events: 2 });
+  });
+
+  it('rejects a cursor it did not issue', async () => {
+    const store = open(await traceDir());
+    await expect(store.listRuns({ cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
+  });
+});
+
+describe('retention', () => {
+  it('hides expired events and deletes their files, keeping newer ones', async () => {
+    const dir = await traceDir();
+    let clock = Date.parse('2026-01-01T00:00:00.000Z');
+    const store = open(dir, { now: () => clock });
+    await store.append(deliveredEvent('old', { at: new Date(clock).toISOString() }));
+    clock += 8 * DAY;
+    await store.append(deliveredEvent('new', { at: new Date(clock).toISOString() }));
+    expect(await traceFiles(dir)).toHaveLength(2);
+
+    expect(await store.readRun('old')).toBeNull();
+    expect((await store.listRuns()).runs.map((run) => run.runId)).toEqual(['new']);
+    expect(await store.sweep()).toEqual({ deletedFiles: 1 });
+    expect(await traceFiles(dir)).toHaveLength(1);
+    expect((await store.readRun('new'))![0]!.verified).toBe(true);
+
+    // An idle service deletes its own current file too, once it has expired.
+    clock += 8 * DAY;
+    expect(await store.sweep()).toEqual({ deletedFiles: 1 });
+    expect(await traceFiles(dir)).toHaveLength(0);
+    await store.append(deliveredEvent('later', { at: new Date(clock).toISOString() }));
+    expect((await store.readRun('later'))![0]!.verified).toBe(true);
+  });
+
+  it('leaves another writer’s file alone while that writer may still append to it', async () => {
+    const dir = await traceDir();
+    let clock = Date.parse('2026-01-01T00:00:00.000Z');
+    // A one-minute retention: shorter than rotation plus the clock-skew grace.
+    const other = open(dir, { now: () => clock, writerId: 'other-1-aaaa', retentionMs: 60_000 });
+    await other.append(deliveredEvent('theirs', { at: new Date(clock).toISOString() }));
+    const store = open(dir, { now: () => clock, writerId: 'mine-2-bbbb', retentionMs: 60_000 });
+    clock += 70_000;
+    expect(await store.readRun('theirs')).toBeNull();
+    expect(await store.sweep()).toEqual({ deletedFiles: 0 });
+    clock += 10_000;
+    expect(await store.sweep()).toEqual({ deletedFiles: 1 });
+  });
+});
+
+describe('several writers on one directory', () => {
+  it('writes separate files and reads each other’s runs, including events added later', async () => {
+    const dir = await traceDir();
+    const a = open(dir, { writerId: 'replica-a-1-aaaa' });
+    const b = open(dir, { writerId: 'replica-b-1-bbbb' });
+    await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => a.append(deliveredEvent(`a-${i}`))),
+      ...Array.from({ length: 20 }, (_, i) => b.append(deliveredEvent(`b-${i}`))),
+    ]);
+    const files = await traceFiles(dir);
+    expect(files).toHaveLength(2);
+    expect(files.some((name) => name.includes('replica-a'))).toBe(true);
+    expect((await a.readRun('b-7'))![0]!.verified).toBe(true);
+    expect((await b.readRun('a-7'))![0]!.verified).toBe(true);
+    await b.append(deliveredEvent('a-7', { status: 304, outcome: 'not-modified' }));
+    expect((await a.readRun('a-7'))!.map((event) => event.status)).toEqual([200, 304]);
+    expect((await a.listRuns({ limit: 100 })).runs).toHaveLength(40);
+  });
+});
