@@ -1,0 +1,43 @@
+# context-compiler — production image.
+#   DOCKER_BUILDKIT=0 docker build --network host -t context-compiler .   (see docs/operations.md)
+# Runs as `node`, works with a read-only root filesystem (the only writable path is the
+# trace volume), and refuses to start without a token because HOST is 0.0.0.0.
+
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY routes ./routes
+COPY schemas ./schemas
+RUN npm run build
+
+FROM node:20-slim AS runtime
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    TRACE_DIR=/var/lib/context-compiler/traces
+COPY package.json package-lock.json ./
+# --ignore-scripts: no install script runs as part of the runtime image; the cache goes so
+# the image holds nothing npm would want to write to later.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY openapi.yaml ./
+COPY examples/brain ./examples/brain
+COPY docker/healthcheck.mjs ./docker/healthcheck.mjs
+# The application files stay root-owned (read-only to the service); only the trace
+# directory belongs to `node`, and a fresh named volume inherits that ownership.
+RUN mkdir -p /var/lib/context-compiler/traces \
+    && chown -R node:node /var/lib/context-compiler \
+    && chmod 0700 /var/lib/context-compiler/traces
+USER node
+VOLUME ["/var/lib/context-compiler/traces"]
+EXPOSE 8080
+# The legacy builder (no BuildKit here) rejects --start-interval, so the first probe runs
+# one interval after start.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["node", "docker/healthcheck.mjs"]
+# node directly, not npm: npm does not forward SIGTERM, so graceful shutdown needs node as PID 1.
+CMD ["node", "dist/src/server.js"]

@@ -1,0 +1,407 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join, posix } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { ConfigError, loadConfig, parseDuration, PROJECT_ROOT } from '../../src/config.js';
+import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { runHealthcheck } from './run-healthcheck.js';
+
+// Static checks of the packaging (no Docker needed): the image, compose and Kubernetes
+// manifests must point at routes the app serves and keep the security settings we rely on.
+
+interface Instruction {
+  keyword: string;
+  flags: Record<string, string>;
+  args: string;
+}
+interface Stage {
+  image: string;
+  name: string | undefined;
+  instructions: Instruction[];
+}
+
+/** Enough of the Dockerfile grammar for our own file: comments, continuations, flags, stages. */
+function parseDockerfile(text: string): Stage[] {
+  const logical: string[] = [];
+  let pending = '';
+  for (const line of text.split('\n')) {
+    if (/^\s*#/.test(line)) continue;
+    const trimmed = line.trimEnd();
+    if (trimmed.endsWith('\\')) {
+      pending += `${trimmed.slice(0, -1)} `;
+      continue;
+    }
+    const full = (pending + trimmed).trim();
+    pending = '';
+    if (full) logical.push(full);
+  }
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [, keyword = '', rest = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const flags: Record<string, string> = {};
+    let args = rest;
+    for (let flag = /^--([\w-]+)=(\S+)\s*/.exec(args); flag; flag = /^--([\w-]+)=(\S+)\s*/.exec(args)) {
+      flags[flag[1]!] = flag[2]!;
+      args = args.slice(flag[0].length);
+    }
+    const instruction = { keyword: keyword.toUpperCase(), flags, args };
+    if (instruction.keyword === 'FROM') {
+      const [image = '', , name] = args.split(/\s+/);
+      stages.push({ image, name, instructions: [] });
+    } else {
+      stages.at(-1)!.instructions.push(instruction);
+    }
+  }
+  return stages;
+}
+
+function all(stage: Stage, keyword: string): Instruction[] {
+  return stage.instructions.filter((instruction) => instruction.keyword === keyword);
+}
+
+function env(stage: Stage): Record<string, string> {
+  return Object.fromEntries(
+    all(stage, 'ENV').flatMap(({ args }) => args.split(/\s+/).map((pair) => pair.split('=') as [string, string])),
+  );
+}
+
+/** Absolute destinations of the stage's COPY instructions, resolved against WORKDIR. */
+function copies(stage: Stage): Array<{ from: string | undefined; source: string; destination: string }> {
+  let workdir = '/';
+  const result = [];
+  for (const instruction of stage.instructions) {
+    if (instruction.keyword === 'WORKDIR') workdir = posix.resolve(workdir, instruction.args);
+    if (instruction.keyword !== 'COPY') continue;
+    const parts = instruction.args.split(/\s+/);
+    const raw = parts.at(-1)!;
+    const destination = posix.resolve(workdir, raw);
+    for (const source of parts.slice(0, -1)) {
+      const target = parts.length > 2 || raw.endsWith('/') ? posix.join(destination, posix.basename(source)) : destination;
+      result.push({ from: instruction.flags['from'], source, destination: target });
+    }
+  }
+  return result;
+}
+
+function workdirOf(stage: Stage): string {
+  return all(stage, 'WORKDIR').reduce((dir, { args }) => posix.resolve(dir, args), '/');
+}
+
+/** True when `path` lies at or under one of the copied destinations. */
+function isCopied(stage: Stage, path: string): boolean {
+  return copies(stage).some(({ destination }) => path === destination || path.startsWith(`${destination}/`));
+}
+
+const read = (path: string) => readFile(join(PROJECT_ROOT, path), 'utf8');
+const exists = (path: string) => stat(join(PROJECT_ROOT, path)).then(
+  () => true,
+  () => false,
+);
+
+async function dockerfile() {
+  const stages = parseDockerfile(await read('Dockerfile'));
+  const runtime = stages.at(-1)!;
+  return { stages, build: stages[0]!, runtime, env: env(runtime), workdir: workdirOf(runtime) };
+}
+
+function execForm(args: string): string[] {
+  return JSON.parse(args.replace(/^CMD\s+/, '')) as string[];
+}
+
+async function healthcheckCommand(runtime: Stage): Promise<string[]> {
+  const [healthcheck] = all(runtime, 'HEALTHCHECK');
+  expect(healthcheck, 'the runtime stage has a HEALTHCHECK').toBeDefined();
+  return execForm(healthcheck!.args);
+}
+
+type K8sObject = { kind: string; apiVersion: string; metadata: { name: string }; spec: any };
+
+async function k8sObjects(): Promise<{ files: string[]; objects: K8sObject[]; kustomization: any }> {
+  const dir = join(PROJECT_ROOT, 'docker/k8s');
+  const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml')).sort();
+  const objects: K8sObject[] = [];
+  let kustomization: any;
+  for (const file of files) {
+    const text = await readFile(join(dir, file), 'utf8');
+    if (file === 'kustomization.yaml') {
+      kustomization = parse(text);
+      continue;
+    }
+    for (const document of parseAllDocuments(text)) {
+      expect(document.errors, file).toEqual([]);
+      objects.push(document.toJS() as K8sObject);
+    }
+  }
+  return { files, objects, kustomization };
+}
+
+function one(objects: K8sObject[], kind: string): K8sObject {
+  const found = objects.filter((object) => object.kind === kind);
+  expect(found, kind).toHaveLength(1);
+  return found[0]!;
+}
+
+async function deployment() {
+  const { objects } = await k8sObjects();
+  const object = one(objects, 'Deployment');
+  const pod = object.spec.template.spec;
+  expect(pod.containers).toHaveLength(1);
+  const container = pod.containers[0];
+  const containerEnv: Record<string, string> = Object.fromEntries(container.env.map((entry: any) => [entry.name, entry.value]));
+  return { objects, object, pod, container, env: containerEnv };
+}
+
+async function composeService() {
+  const document = parse(await read('docker/compose.yaml'));
+  return { document, service: document.services['context-compiler'] };
+}
+
+describe('Dockerfile', () => {
+  it('builds on node:20-slim in one stage and runs production dependencies only in another', async () => {
+    const { stages, build, runtime } = await dockerfile();
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const stage of stages) expect(stage.image).toBe('node:20-slim');
+    const buildRuns = all(build, 'RUN').map(({ args }) => args);
+    expect(buildRuns.some((run) => /\bnpm ci\b/.test(run))).toBe(true);
+    expect(buildRuns.some((run) => /\bnpm run build\b/.test(run))).toBe(true);
+    const runtimeRuns = all(runtime, 'RUN').map(({ args }) => args);
+    expect(runtimeRuns.some((run) => /\bnpm ci\b[^&]*--omit=dev/.test(run))).toBe(true);
+    expect(runtimeRuns.join(' ')).not.toMatch(/npm (install|run build)/);
+    expect(copies(runtime).some(({ from, source }) => from === build.name && source === '/app/dist')).toBe(true);
+  });
+
+  it('copies everything the server reads at boot into the runtime stage', async () => {
+    const { runtime, workdir } = await dockerfile();
+    // routes/meta.ts reads openapi.yaml from the project root; examples/brain is the default brain.
+    for (const path of ['openapi.yaml', 'examples/brain', 'package.json', 'package-lock.json', 'dist/src/server.js']) {
+      expect(isCopied(runtime, posix.join(workdir, path)), path).toBe(true);
+    }
+    for (const { from, source } of copies(runtime)) {
+      if (from === undefined) expect(await exists(source), source).toBe(true);
+    }
+  });
+
+  it('runs node (not npm) as the non-root node user on the compiled server', async () => {
+    const { runtime } = await dockerfile();
+    const users = all(runtime, 'USER').map(({ args }) => args);
+    expect(users.at(-1)).toBe('node');
+    const keywords = runtime.instructions.map(({ keyword }) => keyword);
+    expect(keywords.lastIndexOf('USER')).toBeLessThan(keywords.lastIndexOf('CMD'));
+    const cmd = execForm(all(runtime, 'CMD').at(-1)!.args);
+    expect(cmd).toEqual(['node', 'dist/src/server.js']);
+    // tsc maps src/server.ts to dist/src/server.js only with rootDir "." and outDir "dist".
+    const tsconfig = JSON.parse(await read('tsconfig.json'));
+    expect([tsconfig.compilerOptions.rootDir, tsconfig.compilerOptions.outDir]).toEqual(['.', 'dist']);
+    expect(await exists('src/server.ts')).toBe(true);
+  });
+
+  it('listens on 0.0.0.0 at the exposed port, and only starts with a token', async () => {
+    const { runtime, env: imageEnv } = await dockerfile();
+    expect(imageEnv).toMatchObject({ HOST: '0.0.0.0', PORT: '8080', NODE_ENV: 'production' });
+    expect(all(runtime, 'EXPOSE').map(({ args }) => args)).toEqual([imageEnv['PORT']]);
+    expect(() => loadConfig(imageEnv)).toThrow(ConfigError);
+    expect(() => loadConfig(imageEnv)).toThrow(/CONTEXT_COMPILER_TOKENS/);
+    const config = loadConfig({ ...imageEnv, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    expect([config.host, config.port]).toEqual(['0.0.0.0', 8080]);
+  });
+
+  it('keeps traces on a volume owned by node, the only place the service writes', async () => {
+    const { runtime, env: imageEnv } = await dockerfile();
+    const traceDir = imageEnv['TRACE_DIR']!;
+    expect(traceDir).toMatch(/^\//);
+    expect(all(runtime, 'VOLUME').map(({ args }) => JSON.parse(args))).toEqual([[traceDir]]);
+    const runs = all(runtime, 'RUN').map(({ args }) => args).join('\n');
+    expect(runs).toContain(`mkdir -p ${traceDir}`);
+    expect(runs).toMatch(/chown -R node:node/);
+  });
+
+  it('health-checks with the node script it copies in, not curl', async () => {
+    const { runtime, workdir } = await dockerfile();
+    const command = await healthcheckCommand(runtime);
+    expect(command[0]).toBe('node');
+    expect(command.join(' ')).not.toMatch(/curl|wget/);
+    expect(isCopied(runtime, posix.resolve(workdir, command[1]!))).toBe(true);
+    expect(await exists(command[1]!)).toBe(true);
+    const [healthcheck] = all(runtime, 'HEALTHCHECK');
+    expect(parseDuration(healthcheck!.flags['timeout'] ?? '30s')).toBeLessThanOrEqual(10_000);
+  });
+
+  it("HEALTHCHECK's script, run with the image's environment, finds a public route the app serves", async () => {
+    const { runtime, env: imageEnv } = await dockerfile();
+    const command = await healthcheckCommand(runtime);
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const run = await runHealthcheck({ HOST: imageEnv['HOST']!, PORT: String(port) });
+    expect(command[1]).toBe('docker/healthcheck.mjs');
+    expect(run.code).toBe(0);
+    const path = new URL(/http:\S+/.exec(run.stdout)![0]).pathname;
+    expect(app.routeTable()).toContainEqual({ method: 'GET', url: path });
+  });
+
+  it('.dockerignore keeps secrets, build output and dependencies out of the build context', async () => {
+    const ignored = (await read('.dockerignore')).split('\n').map((line) => line.trim());
+    for (const entry of ['.git', 'node_modules', 'dist', 'var', '**/.env']) expect(ignored).toContain(entry);
+  });
+});
+
+describe('docker/compose.yaml', () => {
+  it('mounts the brain read-only and keeps traces on a named volume at the image TRACE_DIR', async () => {
+    const { document, service } = await composeService();
+    const { env: imageEnv } = await dockerfile();
+    const brain = service.volumes.find((volume: any) => volume.target === service.environment.BRAIN_ROOT);
+    expect(brain).toMatchObject({ type: 'bind', read_only: true, source: '${BRAIN_DIR:-../examples/brain}' });
+    expect(await exists('examples/brain/SOUL.md')).toBe(true);
+    const traces = service.volumes.find((volume: any) => volume.target === imageEnv['TRACE_DIR']);
+    expect(traces).toMatchObject({ type: 'volume' });
+    expect(Object.keys(document.volumes)).toContain(traces.source);
+    expect(service.environment.TRACE_DIR).toBe(imageEnv['TRACE_DIR']);
+  });
+
+  it('runs read-only, unprivileged, with /tmp on tmpfs', async () => {
+    const { service } = await composeService();
+    expect(service.read_only).toBe(true);
+    expect(service.tmpfs.some((entry: string) => entry.split(':')[0] === '/tmp')).toBe(true);
+    expect(service.cap_drop).toEqual(['ALL']);
+    expect(service.security_opt).toContain('no-new-privileges:true');
+    expect(service.user).toBeUndefined(); // the image's USER node
+    expect(service.privileged).toBeUndefined();
+  });
+
+  it('takes tokens from an ignored env file whose committed example refuses to start as is', async () => {
+    const { service } = await composeService();
+    const { env: imageEnv } = await dockerfile();
+    expect(service.env_file).toBe('.env');
+    expect((await read('docker/.gitignore')).split('\n')).toContain('.env');
+    const example = Object.fromEntries(
+      (await read('docker/.env.example'))
+        .split('\n')
+        .filter((line) => /^[A-Z_]+=/.test(line))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    expect(Object.keys(example)).toContain('CONTEXT_COMPILER_TOKENS');
+    const containerEnv = { ...imageEnv, ...example, ...service.environment };
+    expect(() => loadConfig(containerEnv)).toThrow(/CONTEXT_COMPILER_TOKENS/);
+    expect(loadConfig({ ...containerEnv, CONTEXT_COMPILER_TOKENS: TEST_TOKEN }).brainRoot).toBe('/brain');
+  });
+
+  it('publishes the port the server listens on and health-checks like the image', async () => {
+    const { service } = await composeService();
+    const { runtime, env: imageEnv } = await dockerfile();
+    expect(service.environment.PORT).toBe(imageEnv['PORT']);
+    expect(service.ports.map((port: string) => port.split(':').at(-1))).toEqual([imageEnv['PORT']]);
+    expect(service.healthcheck.test).toEqual(['CMD', ...(await healthcheckCommand(runtime))]);
+    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(loadConfig({}).shutdownGraceMs);
+  });
+});
+
+describe('docker/k8s', () => {
+  it('lists every manifest in kustomization.yaml, and nothing that does not exist', async () => {
+    const { files, kustomization } = await k8sObjects();
+    expect([...kustomization.resources].sort()).toEqual(files.filter((file) => file !== 'kustomization.yaml'));
+  });
+
+  it('probes liveness at /healthz and readiness at /readyz, public routes the app serves', async () => {
+    const { container } = await deployment();
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    const paths = [container.livenessProbe, container.readinessProbe, container.startupProbe]
+      .filter(Boolean)
+      .map((probe: any) => probe.httpGet.path as string);
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    for (const path of paths) {
+      expect(app.routeTable(), path).toContainEqual({ method: 'GET', url: path });
+      // Kubelet probes carry no token.
+      expect((await app.inject({ method: 'GET', url: path })).statusCode, path).toBe(200);
+    }
+  });
+
+  it('probes, the Service and the image agree on the port', async () => {
+    const { objects, container, env: podEnv } = await deployment();
+    const { env: imageEnv } = await dockerfile();
+    const [http] = container.ports;
+    expect(container.ports).toHaveLength(1);
+    expect(String(http.containerPort)).toBe(imageEnv['PORT']);
+    expect(podEnv['PORT']).toBe(imageEnv['PORT']);
+    for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
+      expect(probe.httpGet.port).toBe(http.name);
+    }
+    const service = one(objects, 'Service');
+    expect(service.spec.ports.map((port: any) => port.targetPort)).toEqual([http.name]);
+  });
+
+  it('selects the Deployment pods from the Service, HPA and PodDisruptionBudget', async () => {
+    const { objects, object, pod } = await deployment();
+    const podLabels = object.spec.template.metadata.labels;
+    expect(object.spec.selector.matchLabels).toEqual(podLabels);
+    expect(pod).toBeDefined();
+    expect(one(objects, 'Service').spec.selector).toEqual(podLabels);
+    expect(one(objects, 'PodDisruptionBudget').spec.selector.matchLabels).toEqual(podLabels);
+    const hpa = one(objects, 'HorizontalPodAutoscaler');
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: object.metadata.name });
+    expect(hpa.spec.metrics.map((metric: any) => metric.resource.name)).toContain('cpu');
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    // The HPA owns the replica count; a fixed one would be reset on every apply.
+    expect(object.spec.replicas).toBeUndefined();
+  });
+
+  it('runs non-root with a read-only root filesystem, no privilege escalation and no capabilities', async () => {
+    const { pod, container } = await deployment();
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container.securityContext.capabilities.add).toBeUndefined();
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  it('mounts the brain read-only at BRAIN_ROOT and a writable trace volume at TRACE_DIR', async () => {
+    const { objects, pod, container, env: podEnv } = await deployment();
+    const mountAt = (path: string) => container.volumeMounts.find((mount: any) => mount.mountPath === path);
+    const volume = (name: string) => pod.volumes.find((entry: any) => entry.name === name);
+    const brain = mountAt(podEnv['BRAIN_ROOT']!);
+    expect(brain.readOnly).toBe(true);
+    expect(volume(brain.name).persistentVolumeClaim.readOnly).toBe(true);
+    const traces = mountAt(podEnv['TRACE_DIR']!);
+    expect(traces.readOnly).not.toBe(true);
+    const claims = objects.filter((object) => object.kind === 'PersistentVolumeClaim').map((object) => object.metadata.name);
+    expect(claims).toContain(volume(brain.name).persistentVolumeClaim.claimName);
+    expect(claims).toContain(volume(traces.name).persistentVolumeClaim.claimName);
+  });
+
+  it('reads tokens from a Secret mounted as a file, never from an inline value', async () => {
+    const { pod, container, env: podEnv } = await deployment();
+    expect(podEnv['CONTEXT_COMPILER_TOKENS']).toBeUndefined();
+    const file = podEnv['CONTEXT_COMPILER_TOKENS_FILE']!;
+    const mount = container.volumeMounts.find((entry: any) => file.startsWith(`${entry.mountPath}/`));
+    expect(mount.readOnly).toBe(true);
+    const secret = pod.volumes.find((entry: any) => entry.name === mount.name).secret;
+    expect(secret.items.map((item: any) => posix.join(mount.mountPath, item.path))).toContain(file);
+  });
+
+  it("gives the container an environment the service accepts, and a grace period longer than the service's", async () => {
+    const { pod, container, env: podEnv } = await deployment();
+    const tokens = join(await tempDir(), 'tokens');
+    await writeFile(tokens, `${TEST_TOKEN}\n`);
+    const config = loadConfig({ ...podEnv, CONTEXT_COMPILER_TOKENS_FILE: tokens });
+    expect([config.host, config.port, config.traceDir, config.brainRoot]).toEqual(['0.0.0.0', 8080, podEnv['TRACE_DIR'], podEnv['BRAIN_ROOT']]);
+    const preStopSeconds = Number(container.lifecycle?.preStop?.exec?.command?.at(-1) ?? 0);
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownGraceMs + preStopSeconds * 1000);
+  });
+
+  it('sizes memory for the 200 MB RSS target, with the heap capped below the limit', async () => {
+    const { container, env: podEnv } = await deployment();
+    const mebibytes = (quantity: string) => Number(/^(\d+)Mi$/.exec(quantity)?.[1] ?? Number.NaN);
+    const limit = mebibytes(container.resources.limits.memory);
+    expect(limit).toBeGreaterThanOrEqual(200);
+    expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(limit);
+    expect(container.resources.requests.cpu).toBeDefined();
+    const heap = Number(/--max-old-space-size=(\d+)/.exec(podEnv['NODE_OPTIONS'] ?? '')?.[1]);
+    expect(heap).toBeLessThan(limit);
+  });
+});
