@@ -653,6 +653,13 @@ async function main(): Promise<void> {
   out(`peak RSS (VmHWM): ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB)`);
   out(`in-process compiles/s: ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
   out(`traces written: ${traces.files} files, ${(traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${serverStop.ms} ms (exit ${serverStop.code ?? serverStop.signal}); ${server.logLines()} warn/error log lines`);
+  const warnings: string[] = [];
+  const delivered = windows.filter((w) => w.key !== 'bare').reduce((sum, w) => sum + w.requests - w.non2xx, 0);
+  if (delivered > 0 && traces.files === 0) {
+    warnings.push(`${delivered.toLocaleString('en-US')} responses were 2xx but the trace store holds no files: durable tracing is not on in this build, so these figures leave out its cost`);
+  }
+  if (serverStop.code !== 0) warnings.push(`the server did not exit cleanly on SIGTERM (${serverStop.code ?? serverStop.signal})`);
+  for (const warning of warnings) out(`WARNING: ${warning}`);
 
   const elapsedSeconds = (performance.now() - runStarted) / 1000;
   const report = {
@@ -679,6 +686,7 @@ async function main(): Promise<void> {
     compile,
     verdicts,
     traces: { ...traces, kept: keepTraces ? traceDir : null },
+    warnings,
     serverStop: { ...serverStop, logLines: server.logLines() },
   };
   await mkdir(knobs.BENCH_OUT, { recursive: true });
