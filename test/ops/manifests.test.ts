@@ -360,14 +360,15 @@ describe('docker/k8s', () => {
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
-  it('mounts the brain read-only at BRAIN_ROOT and a writable trace volume at TRACE_DIR', async () => {
+  it('mounts the brain read-only at BRAIN_ROOT and TRACE_DIR on a writable trace volume', async () => {
     const { objects, pod, container, env: podEnv } = await deployment();
     const mountAt = (path: string) => container.volumeMounts.find((mount: any) => mount.mountPath === path);
     const volume = (name: string) => pod.volumes.find((entry: any) => entry.name === name);
     const brain = mountAt(podEnv['BRAIN_ROOT']!);
     expect(brain.readOnly).toBe(true);
     expect(volume(brain.name).persistentVolumeClaim.readOnly).toBe(true);
-    const traces = mountAt(podEnv['TRACE_DIR']!);
+    const traceDir = podEnv['TRACE_DIR']!;
+    const traces = container.volumeMounts.find((mount: any) => traceDir === mount.mountPath || traceDir.startsWith(`${mount.mountPath}/`));
     expect(traces.readOnly).not.toBe(true);
     const claims = objects.filter((object) => object.kind === 'PersistentVolumeClaim').map((object) => object.metadata.name);
     expect(claims).toContain(volume(brain.name).persistentVolumeClaim.claimName);
