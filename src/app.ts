@@ -10,6 +10,8 @@ import { problemPlugin } from './http/problem.js';
 import { zodValidatorCompiler } from './http/zod.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
+import { compileRoutes } from '../routes/compile.js';
+import { createBrain, type Brain } from './io/brain.js';
 import { runsRoutes } from '../routes/runs.js';
 import { createTraceStore, type TraceStore } from './io/trace-store.js';
 import { isSafeId } from '../schemas/ids.js';
@@ -19,6 +21,8 @@ declare module 'fastify' {
     config: Config;
     metrics: Metrics;
     readinessChecks: ReadinessCheck[];
+    /** The brain reader (BRAIN_ROOT): confined, bounded, stat-revalidated reads for every route. */
+    brain: Brain;
     /** The durable trace store (TRACE_DIR); the deliver path appends to it before answering. */
     traces: TraceStore;
   }
@@ -77,6 +81,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config);
   app.decorate('metrics', createMetrics());
   app.decorate('readinessChecks', []);
+  app.decorate('brain', createBrain(config.brainRoot, app.log.child({ component: 'brain' })));
   app.decorateRequest('principal', null);
 
   const matchToken = createTokenMatcher(config.tokens);
@@ -129,6 +134,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(problemPlugin);
   await app.register(healthRoutes);
   await app.register(metaRoutes);
+  await app.register(compileRoutes);
   await app.register(runsRoutes);
 
   return app;

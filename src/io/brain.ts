@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { Logger } from 'pino';
 
 export interface ReadOptions {
   /** Largest number of bytes read; a bigger file is cut at a line boundary. Default 256 KiB. */
@@ -80,6 +79,11 @@ export interface Brain extends BrainReader {
   verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep'>>): Promise<VerifyResult>;
 }
 
+/** The one log method the reader needs (a pino logger fits). */
+export interface BrainLog {
+  warn(obj: object, msg: string): void;
+}
+
 export interface BrainOptions {
   /** Default `maxBytes` for reads that do not pass one. */
   maxBytes?: number;
@@ -121,7 +125,7 @@ export function unsafePathReason(path: string): string | undefined {
 }
 
 /** Builds the brain reader for `root`. Nothing is read until the first call. */
-export function createBrain(root: string, log: Pick<Logger, 'warn'>, options: BrainOptions = {}): Brain {
+export function createBrain(root: string, log: BrainLog, options: BrainOptions = {}): Brain {
   const defaultMaxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const cacheLimit = options.cacheBytes ?? 64 * 1024 * 1024;
   const files = new Map<string, CachedFile>();

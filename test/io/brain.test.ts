@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/app.js';
 
 interface Warned {
   warnings: Array<{ obj: unknown; msg: string }>;
-  warn(obj: unknown, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
 function logger(): Warned {
