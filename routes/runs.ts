@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ProblemError } from '../src/errors.js';
 import { responseJsonSchema } from '../src/http/zod.js';
+import type { Brain } from '../src/io/brain.js';
 import type { TraceEventView, TraceSource } from '../src/io/trace-store.js';
-import { createBrainSourceVerifier, type VerifySource } from '../src/io/trace-sources.js';
 import {
   RunListQuerySchema,
   RunListSchema,
@@ -12,16 +12,30 @@ import {
   type RunListQuery,
 } from '../schemas/trace.js';
 
+/** The current sha256 of a recorded brain file, read the way it was read then; null when it is gone or refused. */
+export type VerifySource = (source: TraceSource) => Promise<{ sha256: string } | null>;
+
 export interface RunsRoutesOptions {
-  /** How `?verify=sources` learns a brain file's current sha256; defaults to hashing it under BRAIN_ROOT. */
+  /** How `?verify=sources` checks a recorded brain file; defaults to `app.brain.verify`. */
   verifySource?: VerifySource;
+}
+
+/** Checks a source through the brain reader, so bounds, confinement and truncation match the original read. */
+export function verifyWithBrain(brain: Pick<Brain, 'verify'>): VerifySource {
+  return async (source) => {
+    const options: Parameters<Brain['verify']>[0] = { path: source.path, sha256: source.sha256 };
+    if (source.maxBytes !== undefined) options.maxBytes = source.maxBytes;
+    if (source.keep !== undefined) options.keep = source.keep;
+    const result = await brain.verify(options);
+    return result.status === 'changed' || result.status === 'unchanged' ? { sha256: result.sha256 } : null;
+  };
 }
 
 const VERIFY_CONCURRENCY = 8;
 
 /** `GET /runs` (newest first, paginated, filtered) and `GET /runs/:runId/trace` from `app.traces`. */
 export async function runsRoutes(app: FastifyInstance, options: RunsRoutesOptions = {}): Promise<void> {
-  const verifySource = options.verifySource ?? createBrainSourceVerifier(app.config.brainRoot);
+  const verifySource = options.verifySource ?? verifyWithBrain(app.brain);
 
   app.get(
     '/runs',

@@ -787,7 +787,19 @@ function isStoredEvent(value: unknown): value is StoredEvent {
 }
 
 function toStored(event: TraceEventInput, ref: (text: string) => SegmentRef): StoredEvent {
-  const { segments, ...rest } = event;
+  const { segments, blocks, ...rest } = event;
+  // A compiled block passed whole would store its content a second time, outside the dedup.
+  if (blocks) {
+    (rest as StoredEvent).blocks = blocks.map(({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }) => ({
+      kind,
+      authority,
+      cacheClass,
+      source,
+      chars,
+      approxTokens,
+      sha256,
+    }));
+  }
   if (!segments) return { ...rest, chars: 0 };
   let chars = 0;
   const refs = (texts: string[]) =>

@@ -170,6 +170,17 @@ describe('storage', () => {
     expect(store.stats().blobsReused).toBe(19 * 4);
   });
 
+  it('never stores block content beside the segments', async () => {
+    const dir = await traceDir();
+    const store = open(dir);
+    const event = deliveredEvent('run-blocks');
+    const withContent = { ...event, blocks: event.blocks!.map((block) => ({ ...block, content: 'SECRET BLOCK TEXT' })) };
+    await store.append(withContent);
+    const [name] = await traceFiles(dir);
+    expect(await readFile(join(dir, name!), 'utf8')).not.toContain('SECRET BLOCK TEXT');
+    expect((await store.readRun('run-blocks'))![0]!.blocks).toEqual(event.blocks);
+  });
+
   it('shares fsyncs between concurrent appends (group commit)', async () => {
     const store = open(await traceDir());
     const clients = 32;
