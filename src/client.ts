@@ -152,7 +152,7 @@ export function createClient(options: ClientOptions) {
     const answer = await call(path, { ...callOptions, headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} });
     const etag = header(answer.headers, 'etag');
     if (answer.status === 304) return { notModified: true, etag, runId: header(answer.headers, 'x-run-id') };
-    return { ...parseJson<Omit<CompileResult, 'etag'>>(answer), etag };
+    return { ...parseJson<CompileResult>(answer), etag };
   }
 
   return {
