@@ -7,7 +7,8 @@
  * @see https://platform.openai.com/docs/guides/prompt-caching
  * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
  */
-import { memoSha256Hex, PrefixHasher } from './digest.js';
+import { PrefixHasher, sha256Hex } from './digest.js';
+import { BoundedMemo } from './memo.js';
 import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
 
 /** Bump when the layout or label syntax changes, so route keys rotate with it. */
@@ -21,8 +22,8 @@ export interface PlannedSegment {
   cacheClass: CacheClass;
   blockIndex: number;
   segment: string;
-  /** The segment's own sha256 when it is stable, so its prefix hash can be reused. */
-  segmentSha256?: string;
+  /** Set when the segment recurs: a key that stands for exactly its text, so its prefix hash is reused. */
+  key?: unknown;
   approxTokens: number;
 }
 
@@ -39,7 +40,7 @@ export function planCache(segments: readonly PlannedSegment[]): { cache: CachePl
   for (let i = 0; i < segments.length; i++) {
     const planned = segments[i]!;
     const next = segments[i + 1];
-    hasher.push(planned.segment, planned.segmentSha256);
+    hasher.push(planned.segment, planned.key);
     chars += planned.segment.length;
     tokens += planned.approxTokens;
     if (next && CACHE_CLASSES.indexOf(next.cacheClass) < CACHE_CLASSES.indexOf(planned.cacheClass)) {
@@ -71,5 +72,12 @@ export function planCache(segments: readonly PlannedSegment[]): { cache: CachePl
 
 /** `cc<version>-<32 hex>`: stable while the worker-stable prefix and schema version are. */
 export function routeKeyFor(workerStableSha256: string): string {
-  return `cc${CACHE_SCHEMA_VERSION}-${memoSha256Hex(`${CACHE_SCHEMA_VERSION}:${workerStableSha256}`).slice(0, 32)}`;
+  let key = routeKeys.get(workerStableSha256);
+  if (key === undefined) {
+    key = `cc${CACHE_SCHEMA_VERSION}-${sha256Hex(`${CACHE_SCHEMA_VERSION}:${workerStableSha256}`).slice(0, 32)}`;
+    routeKeys.set(workerStableSha256, key);
+  }
+  return key;
 }
+
+const routeKeys = new BoundedMemo<string, string>(4096);

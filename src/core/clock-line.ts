@@ -2,7 +2,7 @@ import { ProblemError } from '../errors.js';
 import { BoundedMemo } from './memo.js';
 
 const formatters = new BoundedMemo<string, Intl.DateTimeFormat>(256);
-const lines = new BoundedMemo<string, string>(4096);
+const lines = new BoundedMemo<string, Map<number, string>>(256);
 
 function formatterFor(timezone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(timezone);
@@ -42,13 +42,16 @@ export function clockLine(now: string, timezone: string): string {
     });
   }
   const minute = Math.floor(epoch / 60_000);
-  const key = `${timezone}\u0000${minute}`;
-  const known = lines.get(key);
+  let byMinute = lines.get(timezone);
+  if (!byMinute) byMinute = lines.set(timezone, new Map());
+  const known = byMinute.get(minute);
   if (known !== undefined) return known;
   const parts: Partial<Record<Intl.DateTimeFormatPartTypes, string>> = {};
   for (const part of formatterFor(timezone).formatToParts(minute * 60_000)) parts[part.type] = part.value;
   const line =
     `Current date and time: ${parts.weekday} ${parts.day} ${parts.month} ${parts.year}, ` +
     `${parts.hour}:${parts.minute} (${timezone}, ${parts.timeZoneName})`;
-  return lines.set(key, line);
+  if (byMinute.size >= 4096) byMinute.clear();
+  byMinute.set(minute, line);
+  return line;
 }

@@ -59,17 +59,17 @@ interface Prepared {
   readonly sha256: string;
   readonly approxTokens: number;
   readonly segment: string;
-  /** Set for memoised (recurring) blocks only. */
-  readonly segmentSha256: string | undefined;
+  /** True for memoised (recurring) blocks: the object itself then stands for its segment. */
+  readonly recurring: boolean;
   readonly segmentTokens: number;
   readonly email: number;
   readonly phone: number;
 }
 
 const scrubMemo = new BoundedMemo<string, ReturnType<typeof scrubPii>>(4096, 16_000_000);
-// kind → source → text → prepared block, separately for brain-derived and other text.
-type TextMemo = BoundedMemo<string, Prepared | null>;
-const preparedMemo = [new Map<BlockKind, BoundedMemo<string, TextMemo>>(), new Map<BlockKind, BoundedMemo<string, TextMemo>>()];
+// kind → text → prepared block, separately for brain-derived and other text. A hit for
+// another source of the same text is rendered afresh.
+const preparedMemo = [new Map<BlockKind, BoundedMemo<string, Prepared | null>>(), new Map<BlockKind, BoundedMemo<string, Prepared | null>>()];
 
 function scrub(text: string): ReturnType<typeof scrubPii> {
   const known = scrubMemo.get(text);
@@ -102,10 +102,10 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
     kind,
     source,
     content: body,
-    sha256: memoSha256Hex(body),
+    sha256: recurring ? memoSha256Hex(body) : sha256Hex(body),
     approxTokens: approxTokens(body),
     segment,
-    segmentSha256: recurring ? sha256Hex(segment) : undefined,
+    recurring,
     segmentTokens: approxTokens(segment),
     email,
     phone,
@@ -118,12 +118,10 @@ function prepare(kind: BlockKind, source: SourceText | undefined, memoize = true
   const brainDerived = source.brainDerived === true;
   if (!memoize) return render(kind, source.source, source.text, brainDerived, false);
   const byKind = preparedMemo[brainDerived ? 1 : 0]!;
-  let bySource = byKind.get(kind);
-  if (!bySource) byKind.set(kind, (bySource = new BoundedMemo<string, TextMemo>(1024)));
-  let byText = bySource.get(source.source);
-  if (!byText) byText = bySource.set(source.source, new BoundedMemo<string, Prepared | null>(64, 4_000_000));
+  let byText = byKind.get(kind);
+  if (!byText) byKind.set(kind, (byText = new BoundedMemo<string, Prepared | null>(1024, 16_000_000)));
   const known = byText.get(source.text);
-  if (known !== undefined) return known;
+  if (known === null || (known !== undefined && known.source === source.source)) return known;
   return byText.set(source.text, render(kind, source.source, source.text, brainDerived, true), source.text.length + 64);
 }
 
@@ -197,7 +195,7 @@ export function compile(input: CompileInput): CompiledContext {
     if (purpose) system.push(purpose);
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
-  pushSystem(prepare('runtime-scope', { source: `builtin:surface/${input.surface}`, text: runtimeScope }));
+  pushSystem(prepare('runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
   if (input.clock) pushSystem(prepare('clock', { source: 'builtin:clock', text: clockLine(input.clock.now, input.clock.timezone) }));
 
   const liveContext = prepare('live-context', input.liveContext);
@@ -294,7 +292,7 @@ export function compile(input: CompileInput): CompiledContext {
         cacheClass: placement.cacheClass,
         blockIndex: blocks.length,
         segment: prepared.segment,
-        segmentSha256: prepared.segmentSha256,
+        key: prepared.recurring ? prepared : undefined,
         approxTokens: prepared.segmentTokens,
       });
     } else {
@@ -324,7 +322,7 @@ export function compile(input: CompileInput): CompiledContext {
   let inputSha256: string | null = null;
   if (inputPrompt !== null) {
     const hasher = new PrefixHasher();
-    for (const prepared of inputs) hasher.push(prepared.segment, prepared.segmentSha256);
+    for (const prepared of inputs) hasher.push(prepared.segment, prepared.recurring ? prepared : undefined);
     inputSha256 = hasher.digest();
   }
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
@@ -350,6 +348,10 @@ export function compile(input: CompileInput): CompiledContext {
     warnings,
   };
 }
+
+const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
+  Object.entries(RUNTIME_SCOPES).map(([surface, text]) => [surface, Object.freeze({ source: `builtin:surface/${surface}`, text })]),
+) as Record<string, SourceText>;
 
 const BUILTIN_RUNTIME_POLICY: SourceText = Object.freeze({ source: RUNTIME_POLICY_SOURCE, text: RUNTIME_POLICY });
 

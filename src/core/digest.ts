@@ -19,34 +19,47 @@ export function memoSha256Hex(text: string): string {
 interface ChainLink {
   state: Hash;
   hex: string;
+  /** Links after this one, by the key of the segment that follows. */
+  next: Map<unknown, ChainLink>;
 }
 
-// Hash state after a known chain of segments, keyed by the digest of the prefix before the
-// segment and then by the segment's own digest: a stable prefix is hashed once per process.
-const chainMemo = new BoundedMemo<string, Map<string, ChainLink>>(4096);
+const MAX_FANOUT = 256;
+const MAX_LINKS = 20_000;
+// Keys may be the blocks themselves, so the tree also bounds the text it keeps alive.
+const MAX_LINKED_CHARS = 32_000_000;
+// The hash state after each known chain of stable segments, as a tree from the empty
+// prefix: a stable prefix is hashed once per process, then found by one lookup per segment.
+let root = new Map<unknown, ChainLink>();
+let links = 0;
+let linkedChars = 0;
 
 /**
  * Hashes a concatenation of segments incrementally and reports the sha256 of the prefix
- * after each one: equal to `sha256Hex(segments.slice(0, n).join(''))`. Segments pushed
- * with their own digest are memoised (stable blocks); a segment pushed without one, and
- * everything after it, is hashed afresh (per-turn text).
+ * after each one: equal to `sha256Hex(segments.slice(0, n).join(''))`. A segment pushed with
+ * a key (its own digest, or an immutable object that stands for exactly its text) is
+ * memoised; a segment pushed without one, and everything after it, is hashed afresh.
  */
 export class PrefixHasher {
   private link: ChainLink | undefined;
   private fresh: Hash | undefined;
   private hex: string | undefined = EMPTY_SHA256;
 
-  push(segment: string, segmentSha256?: string): void {
-    if (this.fresh === undefined && segmentSha256 !== undefined) {
-      const prefix = this.hex!;
-      let next = chainMemo.get(prefix);
-      if (!next) next = chainMemo.set(prefix, new Map());
-      let link = next.get(segmentSha256);
+  push(segment: string, key?: unknown): void {
+    if (this.fresh === undefined && key !== undefined) {
+      const siblings = this.link ? this.link.next : root;
+      let link = siblings.get(key);
       if (!link) {
         const state = this.link ? this.link.state.copy() : createHash('sha256');
         state.update(segment, 'utf8');
-        link = { state, hex: state.copy().digest('hex') };
-        if (next.size < 256) next.set(segmentSha256, link);
+        link = { state, hex: state.copy().digest('hex'), next: new Map() };
+        linkedChars += segment.length;
+        if (++links > MAX_LINKS || linkedChars > MAX_LINKED_CHARS) {
+          root = new Map();
+          links = 0;
+          linkedChars = 0;
+        } else if (siblings.size < MAX_FANOUT) {
+          siblings.set(key, link);
+        }
       }
       this.link = link;
       this.hex = link.hex;

@@ -46,13 +46,23 @@ const PREFERENCE_TEXT = {
  */
 export function preferencesText(preferences: Preferences | undefined): string {
   if (!preferences) return '';
-  const parts: string[] = [];
-  // Looked up, never interpolated: a value outside the closed set contributes nothing.
-  const texts = [
-    preferences.length && PREFERENCE_TEXT.length[preferences.length],
-    preferences.format && PREFERENCE_TEXT.format[preferences.format],
-    preferences.tone && PREFERENCE_TEXT.tone[preferences.tone],
-  ];
-  for (const text of texts) if (typeof text === 'string') parts.push(text);
-  return parts.length === 0 ? '' : `Presentation preferences: ${parts.join('; ')}.`;
+  const key = `${preferences.length ?? ''}|${preferences.format ?? ''}|${preferences.tone ?? ''}`;
+  let text = preferenceTexts.get(key);
+  if (text === undefined) {
+    const parts: string[] = [];
+    // Looked up, never interpolated: a value outside the closed set contributes nothing.
+    const texts = [
+      preferences.length && PREFERENCE_TEXT.length[preferences.length],
+      preferences.format && PREFERENCE_TEXT.format[preferences.format],
+      preferences.tone && PREFERENCE_TEXT.tone[preferences.tone],
+    ];
+    for (const entry of texts) if (typeof entry === 'string') parts.push(entry);
+    text = parts.length === 0 ? '' : `Presentation preferences: ${parts.join('; ')}.`;
+    // Only combinations of the closed set are remembered, so this stays tiny.
+    const given = [preferences.length, preferences.format, preferences.tone].filter((value) => value !== undefined).length;
+    if (parts.length === given) preferenceTexts.set(key, text);
+  }
+  return text;
 }
+
+const preferenceTexts = new Map<string, string>();
