@@ -36,8 +36,9 @@ function formatterFor(timezone: string): Intl.DateTimeFormat {
  */
 export function clockLine(now: string, timezone: string): string {
   const epoch = Date.parse(now);
-  if (!Number.isFinite(epoch) || !/^\d{4}-\d{2}-\d{2}T/.test(now)) {
-    throw new ProblemError('CC_VALIDATION_FAILED', 'now must be an ISO 8601 date and time such as 2026-11-30T17:20:00Z.', {
+  // An instant without Z or an offset would be read in the host's zone: not deterministic.
+  if (!Number.isFinite(epoch) || !/^\d{4}-\d{2}-\d{2}T[^]*(?:Z|[+-]\d{2}:?\d{2})$/i.test(now)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', 'now must be an ISO 8601 date and time with Z or an offset, such as 2026-11-30T17:20:00Z.', {
       errors: [{ path: '/now', message: 'not an ISO 8601 date-time' }],
     });
   }

@@ -144,6 +144,9 @@ describe('compile: layout', () => {
   it('rejects an unknown time zone or a malformed instant as a validation problem', () => {
     expect(thrown(() => compile(chatTurn({ clock: { now: NOW_OK, timezone: 'Mars/Olympus' } }))).code).toBe('CC_VALIDATION_FAILED');
     expect(thrown(() => compile(chatTurn({ clock: { now: 'yesterday', timezone: 'UTC' } }))).code).toBe('CC_VALIDATION_FAILED');
+    // Without Z or an offset the instant would depend on the host's zone.
+    expect(thrown(() => compile(chatTurn({ clock: { now: '2026-11-30T17:20:00', timezone: 'UTC' } }))).code).toBe('CC_VALIDATION_FAILED');
+    expect(compile(chatTurn({ clock: { now: '2026-11-30T18:20:00+01:00', timezone: 'UTC' } })).systemPrompt).toContain('17:20 (UTC');
   });
 });
 
