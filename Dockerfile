@@ -7,10 +7,9 @@ FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY src ./src
-COPY routes ./routes
-COPY schemas ./schemas
+# Everything `npm run build` may need (sources, build scripts, assets); .dockerignore keeps
+# out dependencies, output, tests and secrets. Only dist/ leaves this stage.
+COPY . .
 RUN npm run build
 
 FROM node:20-slim AS runtime
