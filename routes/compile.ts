@@ -150,6 +150,17 @@ export async function compileRoutes(app: FastifyInstance): Promise<void> {
         subject: { kind: 'worker' as const, id: body.worker },
         surface: body.surface,
         identifiers: { worker: body.worker, channelId: body.channelId ?? null, phase: body.phase, surface: body.surface },
+        // Counts, not the items: their text is in the delivered prompt, traced once.
+        options: {
+          now: body.now ?? null,
+          timezone: body.timezone ?? null,
+          preferences: body.preferences ?? null,
+          capabilities: body.capabilities?.length ?? 0,
+          briefing: body.briefing?.length ?? 0,
+          evidence: body.evidence?.length ?? 0,
+          task: body.task !== undefined,
+          message: body.message !== undefined,
+        },
         warnings,
         format: (request.query as { format?: 'json' | 'text' }).format ?? 'json',
       };

@@ -4,11 +4,14 @@
  * metrics, the run id header) happens in one place.
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
 import type { CompiledContext, Subject } from '../core/types.js';
+import { ProblemError } from '../errors.js';
 import type { SourceRecord } from '../io/brain.js';
-import { asProblemError } from './problem.js';
+import type { TraceEventInput } from '../io/trace-store.js';
+import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
 
@@ -20,6 +23,8 @@ interface DeliveryBase {
   surface: string;
   /** Identifiers of the request (worker, channelId, topicId, phase, ...): never text, prompts or tokens. */
   identifiers: Record<string, string | number | boolean | null>;
+  /** Options that shaped the prompt (timezone, now, sanitize, item counts), recorded in the trace: never text or tokens. */
+  options?: Record<string, unknown>;
   /** Brain files read for this compile, with their digests. */
   sources: SourceRecord[];
   /** Warnings from reading sources (the compile adds its own). */
@@ -70,21 +75,58 @@ export function ifNoneMatchHits(header: string | string[] | undefined, etag: str
 }
 
 /**
- * Delivers a compile outcome: on success the JSON body (or `text/plain` instructions),
- * `ETag`, `x-run-id`, and 304 when `If-None-Match` already holds these prompts; on
- * failure the problem, through the root error handler, with the run id still attached.
+ * Delivers a compile outcome, durably traced first (SPEC §6): the event is appended to
+ * `app.traces` and awaited before anything of the prompt leaves. On success the JSON body
+ * (or `text/plain` instructions), `ETag`, `Server-Timing`, and 304 when `If-None-Match`
+ * already holds these prompts; on failure the problem, through the root error handler.
+ * If the event cannot be made durable the caller gets a 503 `CC_TRACE_UNAVAILABLE` and no
+ * prompt, digest or ETag. `x-run-id` is on every answer.
  */
 export async function deliver(request: FastifyRequest, reply: FastifyReply, delivery: Delivery): Promise<FastifyReply> {
   reply.header('x-run-id', delivery.runId);
+  const { metrics, traces } = request.server;
   if (!('compiled' in delivery)) {
     const problem = asProblemError(delivery.error);
-    request.server.metrics.compileFailures.inc({ route: delivery.route, code: problem.code });
+    const { status, detail } = toProblem(problem, request);
+    try {
+      await traces.append({ ...eventBase(request, delivery, status), outcome: 'failed', error: { code: problem.code, status, detail } });
+    } catch (traceError) {
+      throw notTraced(request, delivery.route, traceError, `The compile failed (${problem.code}, ${status}) and was not traced.`);
+    }
+    metrics.compileFailures.inc({ route: delivery.route, code: problem.code });
     throw problem;
   }
+
   const { compiled } = delivery;
   const etag = etagFor(compiled, delivery.format);
-  reply.header('etag', etag).header('cache-control', 'private, no-cache');
-  if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
+  const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
+  const tracing = performance.now();
+  try {
+    await traces.append({
+      ...eventBase(request, delivery, notModified ? 304 : 200),
+      outcome: notModified ? 'not-modified' : 'delivered',
+      // The store keeps the summary fields and drops `content`: the text lives in the segments, stored once.
+      blocks: compiled.blocks,
+      segments: compiled.segments,
+      promptSha256: compiled.promptSha256,
+      inputSha256: compiled.inputSha256,
+      budget: compiled.budget,
+      cache: compiled.cache,
+      tokens: compiled.tokens,
+      redactions: compiled.redactions,
+      warnings,
+    });
+  } catch (traceError) {
+    throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
+  }
+  const traceMs = performance.now() - tracing;
+  const { readMs, compileMs } = delivery.timing;
+  reply
+    .header('etag', etag)
+    .header('cache-control', 'private, no-cache')
+    .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
+  if (notModified) return reply.code(304).send();
   if (delivery.format === 'text') return reply.type('text/plain; charset=utf-8').send(compiled.instructions);
   return reply.type('application/json; charset=utf-8').send({
     runId: delivery.runId,
@@ -103,6 +145,47 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     cache: compiled.cache,
     sources: delivery.sources,
     ...delivery.extra,
-    warnings: [...delivery.warnings, ...compiled.warnings],
+    warnings,
+  });
+}
+
+/** What every event of a delivery records, whatever its outcome. */
+function eventBase(request: FastifyRequest, delivery: Delivery, status: number): Omit<TraceEventInput, 'outcome'> {
+  const { startedAt, readMs, compileMs } = delivery.timing;
+  const at = Date.now();
+  return {
+    runId: delivery.runId,
+    at: new Date(at).toISOString(),
+    route: delivery.route,
+    subject: delivery.subject,
+    surface: delivery.surface,
+    status,
+    request: {
+      ...delivery.identifiers,
+      ...delivery.options,
+      format: delivery.format,
+      conditional: request.headers['if-none-match'] !== undefined,
+    },
+    sources: delivery.sources,
+    ...(delivery.warnings.length > 0 ? { warnings: delivery.warnings } : {}),
+    // The event cannot hold its own write time: that is `trace` in Server-Timing and cc_trace_write_duration_seconds.
+    timing: { readMs: round(readMs), compileMs: round(compileMs), untilTraceMs: Math.max(0, at - startedAt) },
+  };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+/** The 503 for a delivery whose trace event could not be made durable; nothing of the prompt goes with it. */
+function notTraced(request: FastifyRequest, route: string, traceError: unknown, what: string): ProblemError {
+  if (!(traceError instanceof ProblemError) || traceError.code !== 'CC_TRACE_UNAVAILABLE') {
+    request.server.metrics.compileFailures.inc({ route, code: asProblemError(traceError).code });
+    return asProblemError(traceError);
+  }
+  request.server.metrics.compileFailures.inc({ route, code: 'CC_TRACE_UNAVAILABLE' });
+  return new ProblemError('CC_TRACE_UNAVAILABLE', `${what} ${traceError.detail} Retry once /readyz answers 200.`, {
+    cause: traceError,
+    headers: { 'retry-after': '1' },
   });
 }
