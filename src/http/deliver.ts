@@ -180,8 +180,9 @@ function round(ms: number): number {
 /** The 503 for a delivery whose trace event could not be made durable; nothing of the prompt goes with it. */
 function notTraced(request: FastifyRequest, route: string, traceError: unknown, what: string): ProblemError {
   if (!(traceError instanceof ProblemError) || traceError.code !== 'CC_TRACE_UNAVAILABLE') {
-    request.server.metrics.compileFailures.inc({ route, code: asProblemError(traceError).code });
-    return asProblemError(traceError);
+    const problem = asProblemError(traceError);
+    request.server.metrics.compileFailures.inc({ route, code: problem.code });
+    return problem;
   }
   request.server.metrics.compileFailures.inc({ route, code: 'CC_TRACE_UNAVAILABLE' });
   return new ProblemError('CC_TRACE_UNAVAILABLE', `${what} ${traceError.detail} Retry once /readyz answers 200.`, {
