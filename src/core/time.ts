@@ -1,0 +1,215 @@
+import { ProblemError } from '../errors.js';
+
+/**
+ * Calendar dates and the clock line in the operator's time zone. Only `Intl.DateTimeFormat`
+ * does zone arithmetic; dates move by calendar days (never by 24 hours), so "yesterday" is
+ * right on DST change days and in half- and quarter-hour zones.
+ */
+
+export const MAX_TIMEZONE_LENGTH = 64;
+
+export type TimeZoneSource = 'request' | 'heartbeat' | 'default';
+
+export interface ResolvedTimeZone {
+  timeZone: string;
+  source: TimeZoneSource;
+  warnings: string[];
+}
+
+interface LocalParts {
+  year: number;
+  month: number;
+  day: number;
+  weekday: string;
+  monthName: string;
+  hour: number;
+  minute: number;
+  offset: string;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      weekday: 'long',
+      year: 'numeric',
+      month: 'long',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
+    });
+    // Bounded: only zones that passed validation get here, and there are a few hundred.
+    if (formatters.size < 1024) formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+function localParts(now: Date, timeZone: string): LocalParts {
+  const parts: Record<string, string> = {};
+  for (const part of formatterFor(timeZone).formatToParts(now)) parts[part.type] = part.value;
+  const monthName = parts['month'] ?? 'January';
+  return {
+    year: Number(parts['year']),
+    month: MONTHS.indexOf(monthName) + 1,
+    day: Number(parts['day']),
+    weekday: parts['weekday'] ?? '',
+    monthName,
+    hour: Number(parts['hour']),
+    minute: Number(parts['minute']),
+    offset: normaliseOffset(parts['timeZoneName'] ?? 'GMT'),
+  };
+}
+
+/** `GMT-08:00` → `UTC-08:00`; plain `GMT` → `UTC+00:00`. */
+function normaliseOffset(name: string): string {
+  const match = /^(?:GMT|UTC)([+-]\d{2}:\d{2})?$/.exec(name);
+  return `UTC${match?.[1] ?? '+00:00'}`;
+}
+
+const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
+
+/** True for an IANA zone name (or link) that `Intl` knows, such as `Asia/Kolkata` or `US/Pacific`. */
+export function isValidTimeZone(name: unknown): name is string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_TIMEZONE_LENGTH) return false;
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return false;
+  if (formatters.has(name)) return true;
+  try {
+    formatterFor(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Picks the operator's zone: the request's `timezone`, else heartbeat-state's
+ * `currentLocation.timezone`, else the configured default. An invalid request zone throws a
+ * `CC_VALIDATION_FAILED` problem (400, path `/query/timezone`); an unusable heartbeat file
+ * or zone only adds a warning. Warnings never quote the file's text.
+ */
+export function resolveTimeZone(options: {
+  requested?: string | undefined;
+  heartbeatText?: string | undefined;
+  defaultTimeZone: string;
+  /** Where the request zone came from, for the problem's field path. */
+  requestPath?: string;
+}): ResolvedTimeZone {
+  const { requested, heartbeatText, defaultTimeZone } = options;
+  if (requested !== undefined) {
+    if (!isValidTimeZone(requested)) {
+      const path = options.requestPath ?? '/query/timezone';
+      throw new ProblemError('CC_VALIDATION_FAILED', 'timezone must be an IANA time zone such as UTC or Europe/London', {
+        errors: [{ path, message: 'must be an IANA time zone such as UTC or Europe/London' }],
+      });
+    }
+    return { timeZone: requested, source: 'request', warnings: [] };
+  }
+  const warnings: string[] = [];
+  const fallback = isValidTimeZone(defaultTimeZone) ? defaultTimeZone : 'UTC';
+  if (heartbeatText !== undefined) {
+    const fromHeartbeat = heartbeatTimeZone(heartbeatText);
+    if (fromHeartbeat.ok) return { timeZone: fromHeartbeat.timeZone, source: 'heartbeat', warnings };
+    if (fromHeartbeat.reason !== undefined) {
+      warnings.push(`memory/heartbeat-state.json: ${fromHeartbeat.reason}; using ${fallback}`);
+    }
+  }
+  return { timeZone: fallback, source: 'default', warnings };
+}
+
+type HeartbeatZone = { ok: true; timeZone: string } | { ok: false; reason?: string };
+
+function heartbeatTimeZone(text: string): HeartbeatZone {
+  let state: unknown;
+  try {
+    state = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return { ok: false, reason: 'not valid JSON' };
+  }
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) return { ok: false, reason: 'not a JSON object' };
+  const location = (state as Record<string, unknown>)['currentLocation'];
+  if (location === undefined) return { ok: false };
+  if (typeof location !== 'object' || location === null) return { ok: false, reason: 'currentLocation is not an object' };
+  const zone = (location as Record<string, unknown>)['timezone'];
+  if (zone === undefined) return { ok: false };
+  if (!isValidTimeZone(zone)) return { ok: false, reason: 'currentLocation.timezone is not a valid IANA time zone' };
+  return { ok: true, timeZone: zone };
+}
+
+/** The calendar date (`YYYY-MM-DD`) at instant `now` in `timeZone`. */
+export function localDate(now: Date, timeZone: string): string {
+  const { year, month, day } = localParts(now, timeZone);
+  return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
+}
+
+/** The wall-clock time (`HH:MM`, 24-hour) at instant `now` in `timeZone`. */
+export function localTime(now: Date, timeZone: string): string {
+  const { hour, minute } = localParts(now, timeZone);
+  return `${pad(hour)}:${pad(minute)}`;
+}
+
+/** Moves a `YYYY-MM-DD` date by whole calendar days (proleptic Gregorian, no zone involved). */
+export function addDays(date: string, days: number): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!match) throw new RangeError(`not a YYYY-MM-DD date: ${date.slice(0, 32)}`);
+  const moved = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]) + days));
+  return `${pad(moved.getUTCFullYear(), 4)}-${pad(moved.getUTCMonth() + 1)}-${pad(moved.getUTCDate())}`;
+}
+
+/** The calendar date before "today" in `timeZone`: correct on 23- and 25-hour days. */
+export function previousLocalDate(now: Date, timeZone: string): string {
+  return addDays(localDate(now, timeZone), -1);
+}
+
+/** True when `text` is a real calendar date written `YYYY-MM-DD` (no 2026-02-30). */
+export function isCalendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * The human clock line for the volatile block, e.g.
+ * `Current date and time: Monday 30 November 2026, 09:05 (America/Los_Angeles, UTC-08:00)`.
+ * Deterministic for a given instant and zone.
+ */
+export function clockLine(now: Date, timeZone: string): string {
+  const parts = localParts(now, timeZone);
+  return (
+    `Current date and time: ${parts.weekday} ${parts.day} ${parts.monthName} ${pad(parts.year, 4)}, ` +
+    `${pad(parts.hour)}:${pad(parts.minute)} (${timeZone}, ${parts.offset})`
+  );
+}
+
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * Parses a caller's `now`: an ISO 8601 instant with seconds optional and an explicit offset
+ * (`2026-11-30T17:05:00Z`, `2026-11-30T09:05-08:00`). Returns undefined for anything else,
+ * including impossible dates, so the caller can answer 400.
+ */
+export function parseInstant(text: string): Date | undefined {
+  if (text.length > 40) return undefined;
+  const match = ISO_INSTANT.exec(text);
+  if (!match) return undefined;
+  if (!isCalendarDate(`${match[1]}-${match[2]}-${match[3]}`)) return undefined;
+  if (Number(match[4]) > 23 || Number(match[5]) > 59 || Number(match[6] ?? 0) > 59) return undefined;
+  const zone = match[8]!;
+  if (zone !== 'Z') {
+    const digits = zone.replace(':', '');
+    if (Number(digits.slice(1, 3)) > 23 || Number(digits.slice(3, 5)) > 59) return undefined;
+  }
+  const millis = (match[7] ?? '').padEnd(3, '0').slice(0, 3);
+  const normalised = `${match[1]}-${match[2]}-${match[3]}T${match[4]}:${match[5]}:${match[6] ?? '00'}.${millis}${zone === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.replace(':', '').slice(3)}`}`;
+  const date = new Date(normalised);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
