@@ -1,5 +1,6 @@
-// Runs `tsc` when any TypeScript source is newer than the compiled entry point, so
-// `npm start` on a fresh clone (or after a pull) always runs current code.
+// Runs `tsc` when any TypeScript source is newer than the compiled entry point, and the
+// viewer build when ui/ is newer than dist/ui, so `npm start` on a fresh clone (or after
+// a pull) always runs and serves current code.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { join } from 'node:path';
 const roots = ['src', 'routes', 'schemas', 'bench'];
 const entry = 'dist/src/server.js';
 
-function newestMtime(dir) {
+function newestMtime(dir, extensions = ['.ts']) {
   let newest = 0;
   let entries;
   try {
@@ -17,8 +18,8 @@ function newestMtime(dir) {
   }
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, extensions));
+    else if (extensions.some((extension) => entry.name.endsWith(extension))) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
@@ -32,5 +33,16 @@ try {
 const sources = Math.max(...roots.map(newestMtime), statSync('tsconfig.json').mtimeMs);
 if (sources > built) {
   const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+let viewerBuilt = 0;
+try {
+  viewerBuilt = statSync('dist/ui/index.html').mtimeMs;
+} catch {
+  viewerBuilt = 0;
+}
+if (newestMtime('ui', ['.ts', '.html', '.css', '.json']) > viewerBuilt) {
+  const result = spawnSync(process.execPath, ['scripts/build-ui.mjs'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }

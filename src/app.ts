@@ -13,6 +13,7 @@ import { metaRoutes } from '../routes/meta.js';
 import { compileRoutes } from '../routes/compile.js';
 import { createBrain, type Brain } from './io/brain.js';
 import { runsRoutes } from '../routes/runs.js';
+import { uiRoutes } from '../routes/ui.js';
 import { createTraceStore, type TraceStore } from './io/trace-store.js';
 import { isSafeId } from '../schemas/ids.js';
 
@@ -136,6 +137,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metaRoutes);
   await app.register(compileRoutes);
   await app.register(runsRoutes);
+  await app.register(uiRoutes);
 
   return app;
 }

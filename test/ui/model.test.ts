@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import type { RunList as ApiRunList, RunTrace as ApiRunTrace } from '../../schemas/trace.js';
+import {
+  decodeInputLine,
+  layoutEvent,
+  parseHash,
+  percentOf,
+  runHash,
+  runListPath,
+  runsHash,
+  runTracePath,
+  type RunList,
+  type RunTrace,
+  type TraceEvent,
+} from '../../ui/src/model.js';
+import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+import { deliveredEvent, failedEvent, sha256 } from '../helpers/trace-events.js';
+import { prepareBrain, traceCompile } from './fixtures.js';
+
+// The viewer's own types must accept whatever the API schemas allow (checked by `npm run typecheck`).
+const acceptsTrace = (trace: ApiRunTrace): RunTrace => trace;
+const acceptsList = (list: ApiRunList): RunList => list;
+
+async function tracedView(runId: string, append: (app: Awaited<ReturnType<typeof buildTestApp>>['app']) => Promise<unknown>): Promise<TraceEvent> {
+  const brainRoot = await copyExampleBrain();
+  await prepareBrain(brainRoot);
+  const { app } = await buildTestApp({ BRAIN_ROOT: brainRoot });
+  await append(app);
+  const response = await app.inject(`/runs/${runId}/trace`);
+  expect(response.statusCode).toBe(200);
+  return acceptsTrace(response.json()).events[0]!;
+}
+
+describe('layoutEvent', () => {
+  it('gives every block of a traced compile its delivered text, whose digest is the block sha256', async () => {
+    let recorded!: Awaited<ReturnType<typeof traceCompile>>;
+    const event = await tracedView('run-layout', async (app) => {
+      recorded = await traceCompile(app, 'run-layout');
+    });
+    const layout = layoutEvent(event);
+    expect(layout.blocks.map((view) => view.block.kind)).toEqual(recorded.blocks!.map((block) => block.kind));
+    const segments = [...recorded.segments!.system, ...recorded.segments!.input];
+    layout.blocks.forEach((view, i) => {
+      expect(view.delivered).toBe(segments[i]);
+      expect(view.chars).toBe(segments[i]!.length);
+      // The text under the label (system) or decoded from the JSON line (input) is exactly the block content.
+      expect(sha256(view.text!)).toBe(view.block.sha256);
+      expect(view.place).toBe(view.block.authority === 'trusted-directive' ? 'system' : 'input');
+    });
+    // Laid end to end with the blank line between the prompts, the blocks fill exactly the used budget.
+    const last = layout.blocks.at(-1)!;
+    expect(last.start + last.chars).toBe(layout.usedChars);
+    const firstInput = layout.blocks.find((view) => view.place === 'input')!;
+    expect(firstInput.start).toBe(event.systemPrompt!.length + 2);
+    expect(layout.limitChars).toBe(16_000);
+    expect(layout.scaleChars).toBe(16_000);
+    expect(layout.boundaries.map((boundary) => [boundary.class, boundary.blockIndex, boundary.belowMinimum])).toEqual([
+      ['worker-stable', 1, true],
+      ['channel-stable', 2, false],
+      ['surface-stable', 3, false],
+      ['volatile', 4, false],
+    ]);
+    expect(layout.minimumTokens).toBe(1024);
+    expect(layout.routeKey).toMatch(/^cc1-[0-9a-f]{32}$/);
+    expect(layout.omitted).toEqual({ memory: 0, briefing: 0 });
+  });
+
+  it('leaves texts out rather than guessing when blocks and segments disagree', async () => {
+    // Five trusted blocks for five system segments, but an input segment with no block.
+    const event = await tracedView('run-odd', (app) => app.traces.append(deliveredEvent('run-odd')));
+    const layout = layoutEvent(event);
+    expect(layout.blocks).toHaveLength(5);
+    expect(layout.blocks.every((view) => view.place === 'system' && view.delivered !== null)).toBe(true);
+
+    const topic = { ...event.blocks![0]!, authority: 'advisory', kind: 'topic' };
+    const matched = layoutEvent({ ...event, blocks: [...event.blocks!, topic] });
+    expect(matched.blocks[5]).toMatchObject({ place: 'input', text: 'about run-odd' });
+    const mismatched = layoutEvent({ ...event, blocks: [...event.blocks!, topic, { ...topic, kind: 'task', authority: 'content' }] });
+    expect(mismatched.blocks.slice(5).map((view) => [view.place, view.delivered, view.text])).toEqual([
+      [null, null, null],
+      [null, null, null],
+    ]);
+    const noSegments = layoutEvent({ ...event, segments: undefined, systemPrompt: null, inputPrompt: null });
+    expect(noSegments.blocks.every((view) => view.delivered === null)).toBe(true);
+    // Without segments, blocks are laid end to end by their content length.
+    const starts = event.blocks!.map((_, i) => event.blocks!.slice(0, i).reduce((sum, block) => sum + block.chars, 0));
+    expect(noSegments.blocks.map((view) => view.start)).toEqual(starts);
+  });
+
+  it('lays out a failed compile as nothing but its budget-less facts', async () => {
+    const event = await tracedView('run-failed', (app) => app.traces.append(failedEvent('run-failed')));
+    const layout = layoutEvent(event);
+    expect(layout).toMatchObject({ blocks: [], boundaries: [], limitChars: null, routeKey: null, minimumTokens: null });
+  });
+
+  it('tolerates recorded parts of another shape', () => {
+    const event = {
+      runId: 'r',
+      at: 'not a date',
+      route: '/x',
+      subject: { kind: 'worker', id: 'w' },
+      status: 200,
+      outcome: 'delivered',
+      request: {},
+      chars: 10,
+      systemPrompt: null,
+      inputPrompt: null,
+      verified: null,
+      budget: { limitChars: '10', omitted: 3 },
+      cache: { boundaries: [null, 'x', { class: 'worker-stable' }, { prefixChars: 4 }] },
+    } satisfies TraceEvent;
+    const layout = layoutEvent(event);
+    expect(layout.limitChars).toBeNull();
+    expect(layout.omitted).toEqual({ items: 3 });
+    expect(layout.boundaries).toEqual([
+      { class: '?', afterBlock: '?', blockIndex: null, prefixChars: 4, prefixSha256: '', approxTokens: null, belowMinimum: null },
+    ]);
+    expect(layout.scaleChars).toBe(10);
+  });
+});
+
+describe('decodeInputLine and percentOf', () => {
+  it('decodes an input line back to its text, markup included', () => {
+    const line = JSON.stringify({ block: 'topic', authority: 'advisory', source: 't', text: '<script>x</script>\nsecond line' });
+    expect(decodeInputLine(line)).toBe('<script>x</script>\nsecond line');
+    expect(decodeInputLine('<<cc identity | trusted-directive | x>>')).toBeNull();
+    expect(decodeInputLine('{"block":"topic"}')).toBeNull();
+  });
+
+  it('clamps shares to the bar', () => {
+    expect(percentOf(50, 200)).toBe(25);
+    expect(percentOf(500, 200)).toBe(100);
+    expect(percentOf(-1, 200)).toBe(0);
+    expect(percentOf(5, 0)).toBe(0);
+  });
+});
+
+describe('hash routes and API paths', () => {
+  it('reads the runs list with its filters, and a run by id', () => {
+    expect(parseHash('')).toEqual({ name: 'runs', filter: {} });
+    expect(parseHash('#/runs')).toEqual({ name: 'runs', filter: {} });
+    expect(parseHash('#/runs?persona=mars&status=200&cursor=abc_1&bogus=1&worker=')).toEqual({
+      name: 'runs',
+      filter: { persona: 'mars', status: '200', cursor: 'abc_1' },
+    });
+    expect(parseHash('#/runs/run-1%3Aa')).toEqual({ name: 'run', runId: 'run-1:a' });
+  });
+
+  it('refuses run ids the API would refuse, and unknown pages', () => {
+    for (const hash of ['#/runs/..%2Fetc', '#/runs/a%ZZ', `#/runs/${'a'.repeat(129)}`, '#/runs/a/b', '#/other', '#/runs/%3Cscript%3E']) {
+      expect(parseHash(hash).name, hash).toBe('not-found');
+    }
+  });
+
+  it('writes hashes that read back the same', () => {
+    const filter = { persona: 'mars', outcome: 'failed', cursor: 'c-1' };
+    expect(parseHash(runsHash(filter))).toEqual({ name: 'runs', filter });
+    expect(runsHash()).toBe('#/runs');
+    expect(parseHash(runHash('run:1'))).toEqual({ name: 'run', runId: 'run:1' });
+  });
+
+  it('builds API paths relative to /ui/, with the filters encoded', () => {
+    expect(runListPath({ worker: 'a&b', status: '200' }, 25)).toBe('../runs?limit=25&worker=a%26b&status=200');
+    expect(new URL(runListPath({}, 25), 'http://h/ui/#/runs').href).toBe('http://h/runs?limit=25');
+    expect(new URL(runTracePath('run:1'), 'http://h/prefix/ui/').href).toBe('http://h/prefix/runs/run%3A1/trace?verify=sources');
+  });
+
+  it('accepts the list the API returns', async () => {
+    const { app } = await buildTestApp();
+    await app.traces.append(deliveredEvent('run-listed'));
+    const list = acceptsList((await app.inject('/runs')).json());
+    expect(list.runs.map((run) => run.runId)).toEqual(['run-listed']);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * The trace viewer's entry point: hash routing (`#/runs`, `#/runs/<runId>`) over one
+ * static page, and the token form shown only when the service answers 401.
+ */
+import { createApi, sessionTokenStore, type AskToken } from './api.js';
+import { h, replace } from './dom.js';
+import { parseHash, runsHash } from './model.js';
+import { renderRun, renderRunList } from './views.js';
+
+const main = document.getElementById('main')!;
+const auth = document.getElementById('auth')!;
+const forget = document.getElementById('forget') as HTMLButtonElement;
+const tokens = sessionTokenStore(window.sessionStorage);
+
+const showForget = () => {
+  forget.hidden = tokens.get() === null;
+};
+
+const askToken: AskToken = (reason) =>
+  new Promise((resolve) => {
+    const input = h('input', {
+      type: 'password',
+      name: 'token',
+      autocomplete: 'off',
+      placeholder: 'bearer token',
+      ariaLabel: 'bearer token',
+    });
+    const form = h(
+      'form',
+      {
+        class: 'token-form',
+        onSubmit: (event) => {
+          event.preventDefault();
+          const token = input.value.trim();
+          if (!token) return;
+          replace(auth);
+          auth.hidden = true;
+          main.hidden = false;
+          resolve(token);
+        },
+      },
+      h('h1', {}, 'Token required'),
+      reason === 'rejected'
+        ? h('p', { class: 'problem', role: 'alert' }, 'That token was not accepted. Try another one.')
+        : h('p', {}, 'This service requires one of its configured bearer tokens (CONTEXT_COMPILER_TOKENS).'),
+      h(
+        'p',
+        { class: 'muted small' },
+        'It is kept in this tab’s sessionStorage only — never in a URL or a cookie — and sent as an Authorization header to the JSON API.',
+      ),
+      h('div', { class: 'token-row' }, input, h('button', { type: 'submit' }, 'Continue')),
+    );
+    // The page waiting for data stays in place, hidden, and fills in once the token works.
+    replace(auth, form);
+    main.hidden = true;
+    auth.hidden = false;
+    input.focus();
+  });
+
+const api = createApi(document.baseURI, tokens, askToken);
+let generation = 0;
+
+async function route(): Promise<void> {
+  const mine = ++generation;
+  const context = { api, main, current: () => mine === generation };
+  const view = parseHash(location.hash);
+  showForget();
+  if (view.name === 'runs') await renderRunList(context, view.filter);
+  else if (view.name === 'run') await renderRun(context, view.runId);
+  else replace(main, h('h1', {}, 'Not found'), h('p', {}, 'No such page in the viewer. ', h('a', { href: runsHash() }, 'See the runs.')));
+  if (context.current()) showForget();
+}
+
+forget.addEventListener('click', () => {
+  tokens.clear();
+  void route();
+});
+window.addEventListener('hashchange', () => void route());
+void route();

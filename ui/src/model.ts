@@ -1,0 +1,326 @@
+/**
+ * What the viewer reads from the JSON API (mirrors schemas/trace.ts; a test keeps the two
+ * assignable) and the pure layout it draws from it. No DOM here, so it is unit tested.
+ */
+
+export const AUTHORITIES = ['trusted-directive', 'advisory', 'content'] as const;
+
+export interface TraceBlock {
+  kind: string;
+  authority: string;
+  cacheClass: string;
+  source: string;
+  chars: number;
+  approxTokens: number;
+  sha256: string;
+}
+
+export interface TraceSegment {
+  sha256: string;
+  offset: number;
+  chars: number;
+}
+
+export interface TraceSource {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  sha256: string;
+  truncated?: boolean | undefined;
+  changed?: boolean | undefined;
+  currentSha256?: string | null | undefined;
+}
+
+export interface TraceEvent {
+  runId: string;
+  at: string;
+  route: string;
+  subject: { kind: 'persona' | 'worker'; id: string };
+  surface?: string | undefined;
+  status: number;
+  outcome: 'delivered' | 'not-modified' | 'failed';
+  request: Record<string, unknown>;
+  blocks?: TraceBlock[] | undefined;
+  promptSha256?: string | undefined;
+  inputSha256?: string | null | undefined;
+  budget?: Record<string, unknown> | undefined;
+  cache?: Record<string, unknown> | undefined;
+  tokens?: Record<string, unknown> | undefined;
+  redactions?: { email: number; phone: number } | undefined;
+  warnings?: string[] | undefined;
+  sources?: TraceSource[] | undefined;
+  error?: { code: string; status: number; detail: string } | undefined;
+  timing?: Record<string, number> | undefined;
+  chars: number;
+  segments?: { system: TraceSegment[]; input: TraceSegment[] } | undefined;
+  systemPrompt: string | null;
+  inputPrompt: string | null;
+  verified: boolean | null;
+}
+
+export interface RunTrace {
+  runId: string;
+  events: TraceEvent[];
+}
+
+export interface RunSummary {
+  runId: string;
+  at: string;
+  route: string;
+  subject: { kind: 'persona' | 'worker'; id: string };
+  surface?: string | undefined;
+  status: number;
+  outcome: 'delivered' | 'not-modified' | 'failed';
+  chars: number;
+  promptSha256: string | null;
+  events: number;
+}
+
+export interface RunList {
+  runs: RunSummary[];
+  nextCursor: string | null;
+}
+
+/** An RFC 9457 problem as the service writes it; every member may be missing from a proxy's error. */
+export interface Problem {
+  title?: string;
+  status?: number;
+  detail?: string;
+  code?: string;
+  errors?: Array<{ path: string; message: string }>;
+}
+
+export interface BlockView {
+  index: number;
+  block: TraceBlock;
+  /** The prompt the block was delivered in, when the event's segments say so. */
+  place: 'system' | 'input' | null;
+  /** The block exactly as delivered (label line and text, or its JSON input line); null when not recorded. */
+  delivered: string | null;
+  /** For an input line: its `text`, decoded; for a system block: the text under the label line. */
+  text: string | null;
+  /** Characters the block takes in the instructions: its delivered segment when known, else its content. */
+  chars: number;
+  /** Where it starts in the instructions (systemPrompt, blank line, inputPrompt). */
+  start: number;
+}
+
+export interface BoundaryView {
+  class: string;
+  afterBlock: string;
+  blockIndex: number | null;
+  prefixChars: number;
+  prefixSha256: string;
+  approxTokens: number | null;
+  belowMinimum: boolean | null;
+}
+
+export interface EventLayout {
+  blocks: BlockView[];
+  boundaries: BoundaryView[];
+  /** The budget's limit, when recorded. */
+  limitChars: number | null;
+  usedChars: number;
+  /** Characters the full width of the bar stands for: the limit, or what was used if more (or no limit). */
+  scaleChars: number;
+  minimumTokens: number | null;
+  routeKey: string | null;
+  omitted: Record<string, number>;
+}
+
+const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** The `text` of a JSON input line, or null when the line is not one. */
+export function decodeInputLine(line: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed && typeof parsed === 'object' && typeof (parsed as { text?: unknown }).text === 'string') return (parsed as { text: string }).text;
+  } catch {
+    // Not an input line: shown as delivered.
+  }
+  return null;
+}
+
+/** The text of a system segment below its label line. */
+function labelledText(segment: string): string {
+  // Every block after the first carries the blank line that separates it.
+  const labelled = segment.replace(/^\n+/, '');
+  if (!labelled.startsWith('<<cc ')) return segment;
+  const newline = labelled.indexOf('\n');
+  return newline >= 0 ? labelled.slice(newline + 1) : '';
+}
+
+/**
+ * Lays an event out for drawing: each block with its delivered text and place in the
+ * instructions, and the cache boundaries. Trusted blocks are the system segments in
+ * order and the others the input segments in order (docs/compiler.md); when the counts
+ * disagree the texts are left out rather than guessed.
+ */
+export function layoutEvent(event: TraceEvent): EventLayout {
+  const blocks = event.blocks ?? [];
+  const system = event.segments?.system ?? [];
+  const input = event.segments?.input ?? [];
+  const trusted = blocks.filter((block) => block.authority === 'trusted-directive').length;
+  const systemMapped = event.systemPrompt !== null && trusted === system.length;
+  const inputMapped = event.inputPrompt !== null && blocks.length - trusted === input.length;
+  const inputStart = (event.systemPrompt?.length ?? 0) + 2;
+
+  let systemNext = 0;
+  let inputNext = 0;
+  let cursor = 0;
+  const views: BlockView[] = blocks.map((block, index) => {
+    const isSystem = block.authority === 'trusted-directive';
+    const segment = isSystem ? (systemMapped ? system[systemNext++] : undefined) : inputMapped ? input[inputNext++] : undefined;
+    if (segment) {
+      const prompt = (isSystem ? event.systemPrompt : event.inputPrompt) ?? '';
+      const delivered = prompt.slice(segment.offset, segment.offset + segment.chars);
+      const start = isSystem ? segment.offset : inputStart + segment.offset;
+      cursor = start + segment.chars;
+      return {
+        index,
+        block,
+        place: isSystem ? 'system' : 'input',
+        delivered,
+        text: isSystem ? labelledText(delivered) : decodeInputLine(delivered.replace(/\n$/, '')),
+        chars: segment.chars,
+        start,
+      };
+    }
+    const start = cursor;
+    cursor += block.chars;
+    return { index, block, place: null, delivered: null, text: null, chars: block.chars, start };
+  });
+
+  const budget = event.budget ?? {};
+  const limitChars = num(budget['limitChars']);
+  const usedChars = num(budget['usedChars']) ?? event.chars;
+  const omittedValue = budget['omitted'];
+  const omitted: Record<string, number> = {};
+  if (typeof omittedValue === 'number') omitted['items'] = omittedValue;
+  else if (omittedValue && typeof omittedValue === 'object') {
+    for (const [kind, count] of Object.entries(omittedValue)) if (typeof count === 'number') omitted[kind] = count;
+  }
+
+  const cache = event.cache ?? {};
+  const boundaries: BoundaryView[] = [];
+  for (const raw of Array.isArray(cache['boundaries']) ? (cache['boundaries'] as unknown[]) : []) {
+    if (!raw || typeof raw !== 'object') continue;
+    const boundary = raw as Record<string, unknown>;
+    const prefixChars = num(boundary['prefixChars']);
+    if (prefixChars === null) continue;
+    boundaries.push({
+      class: str(boundary['class']) ?? '?',
+      afterBlock: str(boundary['afterBlock']) ?? '?',
+      blockIndex: num(boundary['blockIndex']),
+      prefixChars,
+      prefixSha256: str(boundary['prefixSha256']) ?? '',
+      approxTokens: num(boundary['approxTokens']),
+      belowMinimum: typeof boundary['belowMinimum'] === 'boolean' ? boundary['belowMinimum'] : null,
+    });
+  }
+
+  return {
+    blocks: views,
+    boundaries,
+    limitChars,
+    usedChars,
+    scaleChars: Math.max(limitChars ?? 0, usedChars, cursor, 1),
+    minimumTokens: num(cache['minimumTokens']),
+    routeKey: str(cache['routeKey']),
+    omitted,
+  };
+}
+
+/** The share of the bar a number of characters takes, in percent, clamped to [0, 100]. */
+export function percentOf(chars: number, scaleChars: number): number {
+  if (scaleChars <= 0) return 0;
+  return Math.min(100, Math.max(0, (chars / scaleChars) * 100));
+}
+
+export interface RunFilter {
+  persona?: string;
+  worker?: string;
+  status?: string;
+  outcome?: string;
+  cursor?: string;
+}
+
+export const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
+
+export type View = { name: 'runs'; filter: RunFilter } | { name: 'run'; runId: string } | { name: 'not-found'; hash: string };
+
+const RUN_ID = /^[A-Za-z0-9_:-]{1,128}$/;
+
+/** Reads the page's hash route: `#/runs?persona=mars`, `#/runs/<runId>`; anything else is not found. */
+export function parseHash(hash: string): View {
+  const path = hash.replace(/^#/, '') || '/runs';
+  const [pathname = '', search = ''] = path.split('?', 2);
+  if (pathname === '/runs' || pathname === '/runs/' || pathname === '/') {
+    const params = new URLSearchParams(search);
+    const filter: RunFilter = {};
+    for (const key of FILTER_KEYS) {
+      const value = params.get(key)?.trim();
+      if (value) filter[key] = value;
+    }
+    return { name: 'runs', filter };
+  }
+  const run = /^\/runs\/([^/]+)$/.exec(pathname);
+  if (run) {
+    let runId = '';
+    try {
+      runId = decodeURIComponent(run[1]!);
+    } catch {
+      return { name: 'not-found', hash };
+    }
+    if (RUN_ID.test(runId)) return { name: 'run', runId };
+  }
+  return { name: 'not-found', hash };
+}
+
+function filterQuery(filter: RunFilter): string {
+  const params = new URLSearchParams();
+  for (const key of FILTER_KEYS) {
+    const value = filter[key];
+    if (value) params.set(key, value);
+  }
+  return params.toString();
+}
+
+export function runsHash(filter: RunFilter = {}): string {
+  const query = filterQuery(filter);
+  return query ? `#/runs?${query}` : '#/runs';
+}
+
+export function runHash(runId: string): string {
+  return `#/runs/${encodeURIComponent(runId)}`;
+}
+
+/** API paths relative to the page (`/ui/`), so the viewer also works behind a path prefix. */
+export function runListPath(filter: RunFilter, limit: number): string {
+  const query = filterQuery(filter);
+  return `../runs?limit=${limit}${query ? `&${query}` : ''}`;
+}
+
+export function runTracePath(runId: string): string {
+  return `../runs/${encodeURIComponent(runId)}/trace?verify=sources`;
+}
+
+const numbers = new Intl.NumberFormat('en-US');
+
+export function formatNumber(value: number): string {
+  return numbers.format(value);
+}
+
+const pad = (value: number) => String(value).padStart(2, '0');
+
+/** `2026-01-05 10:11:12` in the viewer's local time; the ISO instant if it does not parse. */
+export function formatTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+export function shortSha(sha: string | null | undefined): string {
+  return sha ? sha.slice(0, 12) : '—';
+}

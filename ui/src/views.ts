@@ -1,0 +1,553 @@
+/**
+ * The two pages: the runs list and one run. Everything shown comes from the JSON API and
+ * goes through `h()`, so brain text, prompts and ids are only ever text nodes.
+ */
+import { ApiError, type Api } from './api.js';
+import { h, replace, type Child } from './dom.js';
+import {
+  AUTHORITIES,
+  formatNumber,
+  formatTime,
+  layoutEvent,
+  percentOf,
+  runHash,
+  runListPath,
+  runsHash,
+  runTracePath,
+  shortSha,
+  type BlockView,
+  type BoundaryView,
+  type EventLayout,
+  type RunFilter,
+  type RunList,
+  type RunTrace,
+  type TraceEvent,
+  type TraceSource,
+} from './model.js';
+
+export interface PageContext {
+  api: Api;
+  main: HTMLElement;
+  /** False once the person navigated elsewhere: a late answer must not overwrite the new page. */
+  current(): boolean;
+}
+
+const PAGE_SIZE = 25;
+const OUTCOMES = ['delivered', 'not-modified', 'failed'] as const;
+
+function authorityClass(authority: string): string {
+  return (AUTHORITIES as readonly string[]).includes(authority) ? `auth-${authority}` : 'auth-unknown';
+}
+
+function outcomeClass(outcome: string): string {
+  return (OUTCOMES as readonly string[]).includes(outcome) ? `outcome-${outcome}` : 'outcome-unknown';
+}
+
+export function problemBox(error: unknown): HTMLElement {
+  if (error instanceof ApiError) {
+    const { problem } = error;
+    return h(
+      'div',
+      { class: 'problem', role: 'alert' },
+      h('strong', {}, `${problem.status ?? error.status} ${problem.title ?? 'Error'}`),
+      problem.code ? h('code', { class: 'problem-code' }, problem.code) : null,
+      problem.detail ? h('p', {}, problem.detail) : null,
+      problem.errors?.length ? h('ul', {}, problem.errors.map((item) => h('li', {}, h('code', {}, item.path), ' ', item.message))) : null,
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return h('div', { class: 'problem', role: 'alert' }, h('strong', {}, 'Could not reach the service'), h('p', {}, message));
+}
+
+function definitions(entries: Array<[string, Child]>): HTMLElement {
+  return h(
+    'dl',
+    { class: 'facts' },
+    entries.filter(([, value]) => value !== null && value !== undefined && value !== '').map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
+}
+
+function sha(value: string | null | undefined, label = 'sha256'): HTMLElement {
+  return h('code', { class: 'sha', title: value ? `${label} ${value}` : `no ${label}` }, shortSha(value));
+}
+
+// ----- runs list -----
+
+export async function renderRunList(context: PageContext, filter: RunFilter): Promise<void> {
+  const { main } = context;
+  const field = (name: keyof RunFilter, label: string, placeholder: string) =>
+    h('label', {}, label, h('input', { name, value: filter[name] ?? '', placeholder, autocomplete: 'off' }));
+  const outcome = h(
+    'select',
+    { name: 'outcome' },
+    h('option', { value: '' }, 'any'),
+    OUTCOMES.map((value) => {
+      const option = h('option', { value }, value);
+      option.selected = filter.outcome === value;
+      return option;
+    }),
+  );
+  const form = h(
+    'form',
+    {
+      class: 'filters',
+      onSubmit: (event) => {
+        event.preventDefault();
+        const data = new FormData(form);
+        const next: RunFilter = {};
+        for (const key of ['persona', 'worker', 'status', 'outcome'] as const) {
+          const value = String(data.get(key) ?? '').trim();
+          if (value) next[key] = value;
+        }
+        location.hash = runsHash(next);
+      },
+    },
+    field('persona', 'persona', 'mars'),
+    field('worker', 'worker', 'scribe'),
+    field('status', 'status', '200'),
+    h('label', {}, 'outcome', outcome),
+    h('button', { type: 'submit' }, 'Filter'),
+    h('a', { class: 'button secondary', href: '#/runs' }, 'Clear'),
+  );
+  const results = h('div', { class: 'results' }, h('p', { class: 'muted' }, 'Loading runs…'));
+  replace(main, h('h1', {}, 'Runs'), form, results);
+
+  let list: RunList;
+  try {
+    list = await context.api.get<RunList>(runListPath(filter, PAGE_SIZE));
+  } catch (error) {
+    if (context.current()) replace(results, problemBox(error));
+    return;
+  }
+  if (!context.current()) return;
+
+  const filtered = Object.keys(filter).some((key) => key !== 'cursor');
+  if (list.runs.length === 0) {
+    replace(
+      results,
+      h(
+        'p',
+        { class: 'empty' },
+        filtered || filter.cursor
+          ? 'No runs match.'
+          : 'No runs yet. Every compile (GET /context/mars, POST /compile, …) is traced and shows up here.',
+      ),
+    );
+    return;
+  }
+  const table = h(
+    'table',
+    { class: 'runs' },
+    h('thead', {}, h('tr', {}, ['time', 'persona / worker', 'surface', 'status', 'size', 'events', 'run id'].map((label) => h('th', {}, label)))),
+    h(
+      'tbody',
+      {},
+      list.runs.map((run) =>
+        h(
+          'tr',
+          { data: { runId: run.runId } },
+          h('td', { title: run.at }, formatTime(run.at)),
+          h('td', {}, h('span', { class: 'subject-kind' }, run.subject.kind), ' ', run.subject.id),
+          h('td', {}, run.surface ?? '—'),
+          h('td', {}, h('span', { class: `status ${outcomeClass(run.outcome)}` }, String(run.status)), ' ', run.outcome),
+          h('td', { class: 'num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
+          h('td', { class: 'num' }, String(run.events)),
+          h('td', {}, h('a', { class: 'run-link', href: runHash(run.runId) }, run.runId)),
+        ),
+      ),
+    ),
+  );
+  const pager = h(
+    'nav',
+    { class: 'pager' },
+    filter.cursor ? h('a', { class: 'button secondary', href: runsHash({ ...filter, cursor: '' }) }, '← Newest') : null,
+    list.nextCursor ? h('a', { class: 'button', href: runsHash({ ...filter, cursor: list.nextCursor }), id: 'older' }, 'Older →') : null,
+  );
+  replace(results, table, pager);
+}
+
+// ----- one run -----
+
+export async function renderRun(context: PageContext, runId: string): Promise<void> {
+  const { main } = context;
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading the trace…'));
+  replace(main, h('p', {}, h('a', { href: '#/runs' }, '← Runs')), h('h1', {}, 'Run ', h('code', {}, runId)), body);
+
+  let trace: RunTrace;
+  try {
+    trace = await context.api.get<RunTrace>(runTracePath(runId));
+  } catch (error) {
+    if (context.current()) replace(body, problemBox(error));
+    return;
+  }
+  if (!context.current()) return;
+  const count = trace.events.length;
+  replace(
+    body,
+    count > 1 ? h('p', { class: 'muted' }, `${count} events, in order.`) : null,
+    trace.events.map((event, i) => renderEvent(event, count > 1 ? `Event ${i + 1} of ${count}` : null)),
+  );
+}
+
+function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
+  const layout = layoutEvent(event);
+  const subjectLabel = event.subject.kind === 'persona' ? 'persona' : 'worker';
+  return h(
+    'article',
+    { class: 'event', data: { outcome: event.outcome } },
+    heading ? h('h2', {}, heading) : null,
+    h(
+      'section',
+      { class: 'summary' },
+      definitions([
+        ['time', h('span', { title: event.at }, formatTime(event.at))],
+        ['route', h('code', {}, event.route)],
+        [subjectLabel, event.subject.id],
+        ['surface', event.surface ?? null],
+        ['status', h('span', {}, h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)), ' ', event.outcome)],
+        ['size', event.outcome === 'failed' ? 'nothing delivered' : `${formatNumber(event.chars)} chars (systemPrompt + inputPrompt)`],
+        ['request', requestFacts(event.request)],
+        ['timing', event.timing ? Object.entries(event.timing).map(([key, value]) => `${key} ${value} ms`).join(' · ') : null],
+      ]),
+    ),
+    event.error
+      ? h(
+          'div',
+          { class: 'problem failure', role: 'alert' },
+          h('strong', {}, `Failed: ${event.error.status}`),
+          h('code', { class: 'problem-code' }, event.error.code),
+          h('p', {}, event.error.detail),
+          h('p', { class: 'muted' }, 'Nothing was delivered for this compile.'),
+        )
+      : null,
+    verification(event),
+    event.blocks?.length ? budgetSection(layout) : null,
+    event.blocks?.length ? blocksSection(layout) : null,
+    event.blocks?.length || layout.boundaries.length ? cacheSection(layout) : null,
+    digestsSection(event),
+    redactionsAndWarnings(event, layout),
+    event.sources ? sourcesSection(event.sources) : null,
+    event.systemPrompt !== null ? promptSection(event) : null,
+  );
+}
+
+function requestFacts(request: Record<string, unknown>): Child {
+  const entries = Object.entries(request);
+  if (entries.length === 0) return null;
+  return h(
+    'span',
+    { class: 'request' },
+    entries.map(([key, value]) => h('span', { class: 'pair' }, h('span', { class: 'key' }, key), ' ', typeof value === 'string' ? value : JSON.stringify(value))),
+  );
+}
+
+function verification(event: TraceEvent): Child {
+  if (event.verified === true) return h('p', { class: 'verified ok' }, '✓ The rebuilt prompts match their recorded sha256 digests.');
+  if (event.verified === false) {
+    return h('p', { class: 'verified bad', role: 'alert' }, '✗ The stored prompt text does not match its recorded digests (a segment is missing or was altered).');
+  }
+  return null;
+}
+
+function budgetSection(layout: EventLayout): HTMLElement {
+  const { scaleChars } = layout;
+  const bar = h('div', { class: 'bar', role: 'img', ariaLabel: 'blocks as shares of the budget, with cache boundaries' });
+  for (const view of layout.blocks) {
+    const share = percentOf(view.chars, scaleChars);
+    const segment = h('div', {
+      class: `bar-block ${authorityClass(view.block.authority)}`,
+      title: `#${view.index} ${view.block.kind} · ${view.block.authority} · ${formatNumber(view.chars)} chars (${share.toFixed(1)}% of the budget)`,
+      data: { block: String(view.index) },
+    });
+    segment.style.left = `${percentOf(view.start, scaleChars)}%`;
+    segment.style.width = `${share}%`;
+    bar.append(segment);
+  }
+  const lane = h('div', { class: 'boundary-lane' });
+  layout.boundaries.forEach((boundary, row) => {
+    const left = percentOf(boundary.prefixChars, scaleChars);
+    const flag = boundary.belowMinimum === true;
+    const marker = h('div', { class: `bar-boundary${flag ? ' below-minimum' : ''}`, title: `cache boundary after ${boundary.afterBlock} (${boundary.class})` });
+    marker.style.left = `${left}%`;
+    bar.append(marker);
+    const label = h(
+      'div',
+      { class: `boundary-label${left > 55 ? ' flip' : ''}${flag ? ' below-minimum' : ''}`, data: { boundary: boundary.class } },
+      h('span', { class: 'boundary-class' }, boundary.class),
+      ` · ${boundaryTokens(boundary)}`,
+      flag ? h('span', { class: 'flag' }, `below ${layout.minimumTokens ? formatNumber(layout.minimumTokens) : 'the'}-token minimum`) : null,
+    );
+    label.style.left = `${left}%`;
+    label.style.top = `${row * 1.7}em`;
+    lane.append(label);
+  });
+  lane.style.height = `${Math.max(1, layout.boundaries.length) * 1.7 + 0.3}em`;
+
+  const limit = layout.limitChars;
+  const kinds = new Set(layout.blocks.map((view) => view.block.authority));
+  return h(
+    'section',
+    { class: 'budget' },
+    h('h3', {}, 'Budget'),
+    h(
+      'p',
+      { class: 'budget-figures' },
+      limit !== null
+        ? `${formatNumber(layout.usedChars)} of ${formatNumber(limit)} chars used (${percentOf(layout.usedChars, limit).toFixed(1)}%), ${formatNumber(limit - layout.usedChars)} left.`
+        : `${formatNumber(layout.usedChars)} chars used; no limit recorded.`,
+      Object.entries(layout.omitted).some(([, count]) => count > 0)
+        ? ` Left out to fit: ${Object.entries(layout.omitted)
+            .filter(([, count]) => count > 0)
+            .map(([kind, count]) => `${count} ${kind}`)
+            .join(', ')}.`
+        : null,
+    ),
+    h('div', { class: 'bar-wrap' }, bar, lane),
+    h(
+      'p',
+      { class: 'legend' },
+      [...AUTHORITIES, ...[...kinds].filter((kind) => !(AUTHORITIES as readonly string[]).includes(kind))].map((authority) =>
+        h('span', { class: 'legend-item' }, h('span', { class: `swatch ${authorityClass(authority)}` }), authority),
+      ),
+      h('span', { class: 'legend-item' }, h('span', { class: 'swatch boundary' }), 'cache boundary'),
+    ),
+  );
+}
+
+function boundaryTokens(boundary: BoundaryView): string {
+  const tokens = boundary.approxTokens === null ? '' : `≈${formatNumber(boundary.approxTokens)} tokens, `;
+  return `${tokens}${formatNumber(boundary.prefixChars)} chars`;
+}
+
+function blocksSection(layout: EventLayout): HTMLElement {
+  const byIndex = new Map<number, BoundaryView[]>();
+  for (const boundary of layout.boundaries) {
+    if (boundary.blockIndex === null) continue;
+    byIndex.set(boundary.blockIndex, [...(byIndex.get(boundary.blockIndex) ?? []), boundary]);
+  }
+  const list = h('ol', { class: 'blocks' });
+  for (const view of layout.blocks) {
+    list.append(blockItem(view, layout.scaleChars));
+    for (const boundary of byIndex.get(view.index) ?? []) {
+      list.append(
+        h(
+          'li',
+          { class: `boundary-row${boundary.belowMinimum ? ' below-minimum' : ''}` },
+          `cache boundary · ${boundary.class} · ${boundaryTokens(boundary)}`,
+          boundary.belowMinimum ? h('span', { class: 'flag' }, 'below minimum: not cached') : null,
+          ' ',
+          sha(boundary.prefixSha256, 'prefix sha256'),
+        ),
+      );
+    }
+  }
+  const expand = h('button', {
+    type: 'button',
+    class: 'secondary small',
+    onClick: () => {
+      const open = expand.textContent === 'Expand all';
+      for (const details of list.querySelectorAll('details')) details.open = open;
+      expand.textContent = open ? 'Collapse all' : 'Expand all';
+    },
+  }, 'Expand all');
+  return h('section', { class: 'blocks-section' }, h('h3', {}, `Blocks (${layout.blocks.length}) `, expand), list);
+}
+
+function blockItem(view: BlockView, scaleChars: number): HTMLElement {
+  const { block } = view;
+  return h(
+    'li',
+    { class: `block ${authorityClass(block.authority)}`, data: { block: String(view.index), kind: block.kind } },
+    h(
+      'div',
+      { class: 'block-head' },
+      h('span', { class: 'block-kind' }, block.kind),
+      h('span', { class: `chip ${authorityClass(block.authority)}` }, block.authority),
+      h('span', { class: 'cache-class' }, block.cacheClass),
+      h('code', { class: 'source', title: block.source }, block.source),
+      h('span', { class: 'num' }, `${formatNumber(block.chars)} chars`),
+      h('span', { class: 'num' }, `≈${formatNumber(block.approxTokens)} tokens`),
+      h('span', { class: 'num share' }, `${percentOf(view.chars, scaleChars).toFixed(1)}%`),
+      sha(block.sha256),
+    ),
+    view.text !== null || view.delivered !== null
+      ? h(
+          'details',
+          {},
+          h('summary', {}, view.place === 'input' ? 'text (decoded from its input line)' : 'text'),
+          h('pre', { class: 'block-text' }, view.text ?? view.delivered),
+        )
+      : h('p', { class: 'muted small' }, 'Text not recorded for this block.'),
+  );
+}
+
+function cacheSection(layout: EventLayout): HTMLElement {
+  return h(
+    'section',
+    { class: 'cache' },
+    h('h3', {}, 'Cache plan'),
+    definitions([
+      ['route key', layout.routeKey ? h('code', {}, layout.routeKey) : null],
+      ['provider minimum', layout.minimumTokens !== null ? `${formatNumber(layout.minimumTokens)} tokens` : null],
+    ]),
+    layout.boundaries.length
+      ? h(
+          'table',
+          { class: 'boundaries' },
+          h('thead', {}, h('tr', {}, ['class', 'after block', 'prefix', 'tokens', 'cacheable', 'prefix sha256'].map((label) => h('th', {}, label)))),
+          h(
+            'tbody',
+            {},
+            layout.boundaries.map((boundary) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, boundary.class),
+                h('td', {}, boundary.blockIndex !== null ? `#${boundary.blockIndex} ${boundary.afterBlock}` : boundary.afterBlock),
+                h('td', { class: 'num' }, `${formatNumber(boundary.prefixChars)} chars`),
+                h('td', { class: 'num' }, boundary.approxTokens !== null ? `≈${formatNumber(boundary.approxTokens)}` : '—'),
+                h(
+                  'td',
+                  {},
+                  boundary.belowMinimum === null ? '—' : boundary.belowMinimum ? h('span', { class: 'flag' }, 'below minimum') : h('span', { class: 'ok' }, 'yes'),
+                ),
+                h('td', {}, sha(boundary.prefixSha256, 'prefix sha256')),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'No cache boundaries recorded.'),
+  );
+}
+
+function digestsSection(event: TraceEvent): Child {
+  if (!event.promptSha256 && !event.inputSha256) return null;
+  return h(
+    'section',
+    { class: 'digests' },
+    h('h3', {}, 'Digests'),
+    definitions([
+      ['promptSha256', event.promptSha256 ? h('code', { class: 'sha full' }, event.promptSha256) : null],
+      ['inputSha256', event.inputSha256 ? h('code', { class: 'sha full' }, event.inputSha256) : 'none (no input prompt)'],
+    ]),
+  );
+}
+
+function redactionsAndWarnings(event: TraceEvent, layout: EventLayout): Child {
+  const warnings = event.warnings ?? [];
+  if (!event.redactions && warnings.length === 0) return null;
+  const omittedNote = Object.values(layout.omitted).some((count) => count > 0);
+  return h(
+    'section',
+    { class: 'notes' },
+    event.redactions
+      ? h(
+          'div',
+          { class: 'redactions' },
+          h('h3', {}, 'Redactions'),
+          h(
+            'p',
+            {},
+            h('span', { class: 'count', data: { kind: 'email' } }, `${event.redactions.email} email`),
+            ' · ',
+            h('span', { class: 'count', data: { kind: 'phone' } }, `${event.redactions.phone} phone`),
+            h('span', { class: 'muted' }, ' — counts only; the values never leave the service.'),
+          ),
+        )
+      : null,
+    h(
+      'div',
+      { class: 'warnings' },
+      h('h3', {}, `Warnings (${warnings.length})`),
+      warnings.length ? h('ul', {}, warnings.map((warning) => h('li', {}, warning))) : h('p', { class: 'muted' }, omittedNote ? 'None beyond the omissions above.' : 'None.'),
+    ),
+  );
+}
+
+function sourceState(source: TraceSource): HTMLElement {
+  if (source.changed === undefined) return h('span', { class: 'muted' }, 'not checked');
+  if (!source.changed) return h('span', { class: 'ok' }, 'unchanged');
+  if (source.currentSha256 === null) return h('span', { class: 'flag changed' }, 'gone or unreadable');
+  return h('span', { class: 'flag changed', title: `now ${source.currentSha256 ?? ''}` }, 'changed since');
+}
+
+function sourcesSection(sources: TraceSource[]): HTMLElement {
+  return h(
+    'section',
+    { class: 'sources' },
+    h('h3', {}, `Brain files read (${sources.length})`),
+    sources.length
+      ? h(
+          'table',
+          {},
+          h('thead', {}, h('tr', {}, ['path', 'size', 'sha256 then', 'now'].map((label) => h('th', {}, label)))),
+          h(
+            'tbody',
+            {},
+            sources.map((source) =>
+              h(
+                'tr',
+                { data: { path: source.path } },
+                h('td', {}, h('code', {}, source.path), source.truncated ? h('span', { class: 'muted' }, ' (read in part)') : null),
+                h('td', { class: 'num' }, `${formatNumber(source.size)} B`),
+                h('td', {}, sha(source.sha256)),
+                h('td', {}, sourceState(source)),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'No brain files were read.'),
+  );
+}
+
+async function copyText(text: string, button: HTMLButtonElement): Promise<void> {
+  const label = button.textContent;
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(text);
+    copied = true;
+  } catch {
+    // No async clipboard on an insecure origin: copy through a detached text area instead.
+    const area = h('textarea', { class: 'offscreen' });
+    area.value = text;
+    area.readOnly = true;
+    document.body.append(area);
+    area.select();
+    copied = document.execCommand('copy');
+    area.remove();
+  }
+  button.textContent = copied ? 'Copied' : 'Copy failed: select the text instead';
+  setTimeout(() => {
+    button.textContent = label;
+  }, 1500);
+}
+
+function promptSection(event: TraceEvent): HTMLElement {
+  const system = event.systemPrompt ?? '';
+  const input = event.inputPrompt;
+  const instructions = input === null ? system : `${system}\n\n${input}`;
+  const button = (label: string, text: string, name: string) => {
+    const element: HTMLButtonElement = h('button', { type: 'button', class: `secondary small ${name}`, onClick: () => void copyText(text, element) }, label);
+    return element;
+  };
+  return h(
+    'section',
+    { class: 'delivered' },
+    h(
+      'h3',
+      {},
+      'Delivered prompt ',
+      button('Copy instructions', instructions, 'copy-instructions'),
+      button('Copy system prompt', system, 'copy-system'),
+      input !== null ? button('Copy input prompt', input, 'copy-input') : null,
+    ),
+    h('p', { class: 'muted small' }, 'Exactly as delivered. systemPrompt:'),
+    h('pre', { class: 'prompt system-prompt' }, system),
+    input !== null
+      ? [
+          h('p', { class: 'muted small' }, 'inputPrompt (one JSON object per block, for the lowest-privilege channel):'),
+          h('pre', { class: 'prompt input-prompt' }, input),
+        ]
+      : h('p', { class: 'muted small' }, 'No input prompt.'),
+  );
+}
