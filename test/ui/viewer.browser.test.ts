@@ -250,4 +250,44 @@ describe('trace viewer in chromium', () => {
     expect(dialogs).toEqual([]);
     expect(problems.filter((problem) => !/status of 400/.test(problem))).toEqual([]);
   });
+
+  it('shows real POST /compile deliveries as delivered: 200 then 304 in one run, and a failure with its error', async () => {
+    const { base } = await listen({});
+    const compile = (body: object, headers: Record<string, string> = {}) =>
+      fetch(`${base}/compile`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const request = { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', task: 'Draft the launch post.', runId: 'run-real' };
+    const first = await compile(request);
+    expect(first.status).toBe(200);
+    const delivered = (await first.json()) as { runId: string; systemPrompt: string; inputPrompt: string; blocks: Array<{ kind: string }> };
+    const again = await compile(request, { 'if-none-match': first.headers.get('etag')! });
+    expect(again.status).toBe(304);
+    const failed = await compile({ ...request, worker: 'nobody', runId: 'run-real-failed' });
+    expect(failed.status).toBe(404);
+    await failed.arrayBuffer();
+
+    const { page, problems, dialogs } = await openBrowser();
+    await page.goto(`${base}/ui/#/runs/${delivered.runId}`);
+    const events = page.locator('article.event');
+    await events.nth(1).waitFor();
+    expect(await events.evaluateAll((items) => items.map((item) => item.getAttribute('data-outcome')))).toEqual(['delivered', 'not-modified']);
+    const firstEvent = events.nth(0);
+    expect(await firstEvent.locator('ol.blocks > li.block').evaluateAll((items) => items.map((item) => item.getAttribute('data-kind')))).toEqual(
+      delivered.blocks.map((block) => block.kind),
+    );
+    expect(await firstEvent.locator('pre.system-prompt').textContent()).toBe(delivered.systemPrompt);
+    expect(await firstEvent.locator('pre.input-prompt').textContent()).toBe(delivered.inputPrompt);
+    expect(await firstEvent.locator('li.block[data-kind="purpose"] pre.block-text').textContent()).toContain(SCRIPT_LINE);
+    expect(await firstEvent.locator('.verified').textContent()).toContain('match');
+    expect(await firstEvent.locator('.boundary-label').count()).toBeGreaterThan(0);
+    expect(await page.evaluate('typeof window.__ccPwned')).toBe('undefined');
+
+    await page.goto(`${base}/ui/#/runs/run-real-failed`);
+    const failure = page.locator('.failure');
+    await failure.waitFor();
+    expect(await failure.textContent()).toContain('CC_NOT_FOUND');
+    expect(await failure.textContent()).toContain('nobody');
+
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+  });
 });
