@@ -30,7 +30,7 @@ try {
 } catch {
   built = 0;
 }
-const sources = Math.max(...roots.map(newestMtime), statSync('tsconfig.json').mtimeMs);
+const sources = Math.max(...roots.map((root) => newestMtime(root)), statSync('tsconfig.json').mtimeMs);
 if (sources > built) {
   const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
