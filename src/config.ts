@@ -49,13 +49,22 @@ const duration = z.string().transform((value, ctx) => {
 
 const timezone = z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London');
 
+const knownZones = new Map<string, boolean>();
+
+/** Whether `name` is an IANA zone this runtime knows. Memoised: building a formatter costs ~20 µs. */
 export function isValidTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
+  let valid = knownZones.get(name);
+  if (valid === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: name });
+      valid = true;
+    } catch {
+      valid = false;
+    }
+    if (knownZones.size >= 1024) knownZones.clear();
+    knownZones.set(name, valid);
   }
+  return valid;
 }
 
 const EnvSchema = z.object({
