@@ -111,7 +111,8 @@ function contentLines(text: string): Array<{ line: number; text: string }> {
 /**
  * The most emotionally loaded lines of the given daily files: lines with at least one
  * emotion word, ranked by distinct emotion words (more is higher), then newer file, then
- * file order. `text` is the raw line (list marker removed): callers scrub, then clamp.
+ * file order; repeated lines count once. `text` is the raw line (list marker removed):
+ * callers scrub, then clamp.
  * Only the first `scoreChars` of a line are scored. Deterministic.
  */
 export function pickEmotionLines(files: readonly DailyMemory[], options: { max?: number; scoreChars?: number } = {}): EmotionLine[] {
@@ -127,8 +128,18 @@ export function pickEmotionLines(files: readonly DailyMemory[], options: { max?:
       candidates.push({ date: file.date, text, score: words.length, words, line });
     }
   }
-  // Stable sort: equal scores keep newest-file-first, then file order.
-  return candidates.sort((a, b) => b.score - a.score).slice(0, max);
+  // Stable sort: equal scores keep newest-file-first, then file order. A line repeated
+  // (the same note copied into several days) is shown once, at its best rank.
+  const seen = new Set<string>();
+  const picked: EmotionLine[] = [];
+  for (const candidate of candidates.sort((a, b) => b.score - a.score)) {
+    const key = candidate.text.slice(0, scoreChars).trim().replace(/\s+/g, ' ').toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    picked.push(candidate);
+    if (picked.length >= max) break;
+  }
+  return picked;
 }
 
 export interface SoulCore {

@@ -78,6 +78,14 @@ describe('pickEmotionLines', () => {
     ]);
   });
 
+  it('shows a line repeated across days once, at its newest place', () => {
+    const repeated = [
+      { date: '2026-11-29', text: '- Worried about the lease.' },
+      { date: '2026-11-30', text: '- worried about the  lease.\n- Worried about the lease.' },
+    ];
+    expect(pickEmotionLines(repeated).map((line) => [line.date, line.text])).toEqual([['2026-11-30', 'worried about the  lease.']]);
+  });
+
   it('is independent of the order files are given in and honours max', () => {
     expect(pickEmotionLines([...files].reverse())).toEqual(pickEmotionLines(files));
     expect(pickEmotionLines(files, { max: 1 })).toHaveLength(1);
