@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_BRAIN } from '../../../src/config.js';
+import { EXAMPLE_BRAIN, PROJECT_ROOT } from '../../../src/config.js';
 import {
   buildMarsLiveContext,
   buildVenusLiveContext,
@@ -212,5 +212,13 @@ describe('buildVenusLiveContext', () => {
 
   it('is deterministic', () => {
     expect(buildVenusLiveContext(exampleVenusSources(), clock)).toEqual(buildVenusLiveContext(exampleVenusSources(), clock));
+  });
+});
+
+describe('docs/brain-formats.md', () => {
+  it('shows exactly what the builders produce for the example brain', () => {
+    const docs = readFileSync(`${PROJECT_ROOT}/docs/brain-formats.md`, 'utf8');
+    const shown = [...docs.matchAll(/```text\n([^]*?)\n```/g)].map((match) => match[1]);
+    expect(shown).toEqual([buildVenusLiveContext(exampleVenusSources(), clock).text, buildMarsLiveContext(exampleMarsSources(), clock).text]);
   });
 });
