@@ -231,6 +231,9 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
     }
   } else taskLines.push(['Open tasks: unknown (no task list available).']);
 
+  // Checked here so warnings follow the order of the text; parsed below, once its room is known.
+  const calendarUsable = out.usable('calendar/today.md', sources.calendar);
+
   const inboxLines: Array<[string, ...Item[]]> = [];
   if (out.usable('messages/inbox.md', sources.inbox)) {
     const inbox = parseInbox(sources.inbox);
@@ -272,7 +275,7 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
 
   // Events take the room the other parts leave; past events go first when some must.
   const fixedLength = [...taskLines, ...inboxLines, ...meetingLines].reduce((sum, [line]) => sum + line.length + 1, LIVE_CONTEXT_HEADER.length + 1);
-  if (out.usable('calendar/today.md', sources.calendar)) {
+  if (calendarUsable && sources.calendar !== undefined) {
     const calendar = parseCalendar(sources.calendar);
     const stale = calendar.date !== undefined && calendar.date !== today;
     if (stale) out.warnings.push(`calendar/today.md: dated ${calendar.date}, not today (${today})`);

@@ -143,7 +143,7 @@ describe('buildVenusLiveContext', () => {
   it('degrades with a warning per missing or binary source and still answers', () => {
     const missing = buildVenusLiveContext({ tasks: undefined, calendar: undefined, inbox: undefined, meeting: undefined }, clock);
     expectWellFormed(missing);
-    expect(missing.warnings).toEqual(['tasks/open.md: missing', 'messages/inbox.md: missing', 'meetings/: no meeting notes', 'calendar/today.md: missing']);
+    expect(missing.warnings).toEqual(['tasks/open.md: missing', 'calendar/today.md: missing', 'messages/inbox.md: missing', 'meetings/: no meeting notes']);
     expect(missing.text).toContain('Open tasks: unknown (no task list available).');
     const junk = buildVenusLiveContext({ tasks: '\u0000junk', calendar: '\u0000', inbox: '\u0000', meeting: { fileName: '2026-11-27-x.md', text: '\u0000' } }, clock);
     expectWellFormed(junk);
