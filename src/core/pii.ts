@@ -50,7 +50,8 @@ const GROUP = '(?:\\(\\d{1,5}\\)|\\d{1,15})';
 const PHONE_CANDIDATE = new RegExp(
   // Not glued to a word, an id (#, /, @, -), a currency sign, a placeholder, or the end of
   // another number (3.1, 1,2, 14:00). A `+` may follow a number or placeholder directly.
-  `(?:(?<=[\\p{N}\\]])(?=\\+)|(?<![\\p{L}\\p{N}_+/#@$€£¥\\-\\u2010-\\u2015=&?%\\]]|[\\d\\]][.:,]))` +
+  // (The leading lookahead only lets the engine skip non-candidates fast.)
+  `(?=[+(\\d])(?:(?<=[\\p{N}\\]])(?=\\+)|(?<![\\p{L}\\p{N}_+/#@$€£¥\\-\\u2010-\\u2015=&?%\\]]|[\\d\\]][.:,]))` +
     `(?:\\+${SPACE}?)?${GROUP}(?:${SEP}${GROUP}|(?<=\\))\\d{1,15}|\\(\\d{1,5}\\)){0,63}` +
     // Not followed by more word, path or address characters, nor by the rest of a number.
     `(?![\\p{L}\\p{N}_/@%]|[.:,\\-\\u2010-\\u2015]\\d)`,
@@ -299,17 +300,18 @@ function replaceEmails(text: string, counts: RedactionCounts): string {
 }
 
 function replacePhones(text: string, counts: RedactionCounts): string {
-  const urls = urlSpans(text);
+  let urls: Array<[number, number]> | undefined;
   let scan: Scan | undefined;
   let out = '';
   let from = 0;
   let url = 0;
   for (const match of text.matchAll(PHONE_CANDIDATE)) {
+    if (digitCount(match[0]) < 7) continue;
     const start = match.index;
     const end = start + match[0].length;
+    urls ??= text.includes('://') || /www\./i.test(text) ? urlSpans(text) : [];
     while (url < urls.length && urls[url]![1] <= start) url++;
     if (url < urls.length && urls[url]![0] < end) continue;
-    if (match[0].replace(/\D/g, '').length < 7) continue;
     scan ??= scanText(text);
     for (const [spanStart, spanEnd] of phoneSpans(text, scan, start, end)) {
       out += text.slice(from, spanStart) + REDACTION_PLACEHOLDER.phone;
@@ -318,6 +320,15 @@ function replacePhones(text: string, counts: RedactionCounts): string {
     }
   }
   return from === 0 ? text : out + text.slice(from);
+}
+
+function digitCount(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 48 && code <= 57) count++;
+  }
+  return count;
 }
 
 /**
