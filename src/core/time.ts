@@ -51,7 +51,21 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
+// formatToParts is the costly step and every caller wants minute precision: memoise by (zone, minute).
+const partsByMinute = new Map<string, LocalParts>();
+
 function localParts(now: Date, timeZone: string): LocalParts {
+  const minute = Math.floor(now.getTime() / 60_000);
+  const key = `${timeZone}|${minute}`;
+  const known = partsByMinute.get(key);
+  if (known !== undefined) return known;
+  const parts = formatParts(new Date(minute * 60_000), timeZone);
+  if (partsByMinute.size >= 4096) partsByMinute.clear();
+  partsByMinute.set(key, parts);
+  return parts;
+}
+
+function formatParts(now: Date, timeZone: string): LocalParts {
   const parts: Record<string, string> = {};
   for (const part of formatterFor(timeZone).formatToParts(now)) parts[part.type] = part.value;
   const monthName = parts['month'] ?? 'January';
