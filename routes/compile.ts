@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import { isValidTimeZone } from '../src/config.js';
 import { compile } from '../src/core/compile.js';
 import { parseMemoryNotes, rankMemoryNotes } from '../src/core/memory-notes.js';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
@@ -113,14 +112,14 @@ async function readWorkerSources(
   warnings: string[],
 ): Promise<WorkerSources> {
   const identity = await readIdentity(brain, body.worker);
-  const [policy, purpose, memory, heartbeat] = await Promise.all([
+  const [policy, purpose, memory, zone] = await Promise.all([
     readPolicy(brain, body.worker, base, warnings),
     body.channelId === undefined ? undefined : readPurpose(brain, body.channelId, warnings),
     readMemory(brain, body.worker, body.message ?? body.task ?? '', warnings),
-    body.timezone === undefined ? readHeartbeatTimezone(brain, isValidTimeZone) : undefined,
+    readHeartbeatTimezone(brain, { requested: body.timezone, defaultTimeZone: defaultTimezone }),
   ]);
-  if (heartbeat?.warning) warnings.push(heartbeat.warning);
-  const sources: WorkerSources = { identity, policy, memory, timezone: body.timezone ?? heartbeat?.timezone ?? defaultTimezone };
+  warnings.push(...zone.warnings);
+  const sources: WorkerSources = { identity, policy, memory, timezone: zone.timeZone };
   if (purpose) sources.purpose = purpose;
   return sources;
 }

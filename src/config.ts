@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { isValidTimeZone } from './core/time.js';
 
 /** The repository root, whether running from `src/` (tsx, vitest) or `dist/src/`. */
 export const PROJECT_ROOT = resolveProjectRoot();
@@ -47,25 +48,10 @@ const duration = z.string().transform((value, ctx) => {
   return ms;
 });
 
-const timezone = z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London');
+// Re-exported so schemas and routes validate zones exactly as the compiler does.
+export { isValidTimeZone };
 
-const knownZones = new Map<string, boolean>();
-
-/** Whether `name` is an IANA zone this runtime knows. Memoised: building a formatter costs ~20 µs. */
-export function isValidTimeZone(name: string): boolean {
-  let valid = knownZones.get(name);
-  if (valid === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: name });
-      valid = true;
-    } catch {
-      valid = false;
-    }
-    if (knownZones.size >= 1024) knownZones.clear();
-    knownZones.set(name, valid);
-  }
-  return valid;
-}
+const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
 const EnvSchema = z.object({
   PORT: integer(0, 65535).default(8080),

@@ -1,11 +1,11 @@
 import { ProblemError } from '../errors.js';
 import { planCache, type PlannedSegment } from './cache-plan.js';
-import { clockLine } from './clock-line.js';
 import { memoSha256Hex, PrefixHasher, sha256Hex } from './digest.js';
 import { BoundedMemo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
+import { clockLine, isValidTimeZone, parseInstant } from './time.js';
 import { approxTokens } from './tokens.js';
 import type {
   Authority,
@@ -14,6 +14,7 @@ import type {
   BriefingItem,
   CacheClass,
   Capability,
+  Clock,
   CompiledContext,
   CompileInput,
   Policy,
@@ -125,6 +126,23 @@ function prepare(kind: BlockKind, source: SourceText | undefined, memoize = true
   return byText.set(source.text, render(kind, source.source, source.text, brainDerived, true), source.text.length + 64);
 }
 
+/** The volatile date-and-time line, or a 400 problem naming the field that cannot give one. */
+function clockText(clock: Clock): string {
+  // parseInstant refuses an instant without Z or an offset: it would be read in the host's zone.
+  const instant = parseInstant(clock.now);
+  if (instant === undefined) {
+    throw new ProblemError('CC_VALIDATION_FAILED', 'now must be an ISO 8601 date and time with Z or an offset, such as 2026-11-30T17:20:00Z.', {
+      errors: [{ path: '/now', message: 'not an ISO 8601 date-time' }],
+    });
+  }
+  if (!isValidTimeZone(clock.timezone)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', 'timezone must be an IANA time zone such as UTC or Europe/London.', {
+      errors: [{ path: '/timezone', message: 'unknown time zone' }],
+    });
+  }
+  return clockLine(instant, clock.timezone);
+}
+
 function capabilitiesText(capabilities: readonly Capability[] | undefined): string {
   if (!capabilities || capabilities.length === 0) return '';
   const lines = capabilities
@@ -196,7 +214,7 @@ export function compile(input: CompileInput): CompiledContext {
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
   pushSystem(prepare('runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
-  if (input.clock) pushSystem(prepare('clock', { source: 'builtin:clock', text: clockLine(input.clock.now, input.clock.timezone) }));
+  if (input.clock) pushSystem(prepare('clock', { source: 'builtin:clock', text: clockText(input.clock) }));
 
   const liveContext = prepare('live-context', input.liveContext);
   const topic = prepare('topic', input.topic);

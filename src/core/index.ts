@@ -6,6 +6,13 @@ export { planCache, routeKeyFor, CACHE_SCHEMA_VERSION, PROVIDER_MINIMUM_TOKENS }
 export { DEFAULT_POLICY, DEFAULT_BLOCK_LIMITS, OPTIONAL_KINDS, mergePolicy, type PolicyOverride } from './policy.js';
 export { RUNTIME_SCOPES, RUNTIME_POLICY, preferencesText } from './surfaces.js';
 export { LABEL_MARKER, LABEL_LINE, labelLine, encodeInputLine, singleLine } from './render.js';
-export { clockLine } from './clock-line.js';
 export { parseMemoryNotes, rankMemoryNotes, type MemoryNote } from './memory-notes.js';
 export * from './types.js';
+// The compiler's Clock ({now: ISO string, timezone}) keeps its name; live context takes a Date.
+export type { Clock } from './types.js';
+export type { Clock as LiveContextClock } from './persona/live-context.js';
+export * from './time.js';
+export * from './text.js';
+export * from './pii.js';
+export * from './signals/index.js';
+export * from './persona/index.js';

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
+import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
 
 export interface ReadOptions {
   /** Largest number of bytes read; a bigger file is cut at a line boundary. Default 256 KiB. */
@@ -362,24 +363,20 @@ function dropPartialLastLine(bytes: Buffer): Buffer {
 }
 
 /**
- * The operator's time zone from `memory/heartbeat-state.json` (`currentLocation.timezone`),
- * or undefined when the file is absent or names no valid zone (with a warning if broken).
+ * The operator's time zone (SPEC §4): the request's, else `memory/heartbeat-state.json`'s
+ * `currentLocation.timezone`, else the default. The file is read only when the request names
+ * no zone; parsing and validation are core's `resolveTimeZone`, so a broken file is a
+ * warning and never a failure (an invalid request zone is a 400 problem).
  */
 export async function readHeartbeatTimezone(
   reader: BrainReader,
-  isValidTimeZone: (name: string) => boolean,
-): Promise<{ timezone: string | undefined; warning?: string }> {
+  options: { requested?: string | undefined; defaultTimeZone: string },
+): Promise<ResolvedTimeZone> {
+  if (options.requested !== undefined) return resolveTimeZone(options);
   const path = 'memory/heartbeat-state.json';
   const result = await reader.read(path, { maxBytes: 64 * 1024 });
-  if (result.status === 'missing') return { timezone: undefined };
-  if (result.status !== 'ok') return { timezone: undefined, warning: `${path} could not be read (${result.reason})` };
-  try {
-    const state = JSON.parse(result.text) as { currentLocation?: { timezone?: unknown } } | null;
-    const timezone = state?.currentLocation?.timezone;
-    if (timezone === undefined) return { timezone: undefined };
-    if (typeof timezone === 'string' && isValidTimeZone(timezone)) return { timezone };
-    return { timezone: undefined, warning: `${path} names an unknown time zone; using the default` };
-  } catch {
-    return { timezone: undefined, warning: `${path} is not valid JSON; using the default time zone` };
-  }
+  if (result.status === 'ok') return resolveTimeZone({ defaultTimeZone: options.defaultTimeZone, heartbeatText: result.text });
+  const resolved = resolveTimeZone({ defaultTimeZone: options.defaultTimeZone });
+  if (result.status !== 'missing') resolved.warnings.push(`${path}: could not be read (${result.reason}); using ${resolved.timeZone}`);
+  return resolved;
 }

@@ -136,7 +136,7 @@ describe('compile: layout', () => {
     const compiled = compile(queuedTask());
     const clock = compiled.blocks.find((block) => block.kind === 'clock')!;
     // 00:30 UTC is 06:00 in Kolkata (UTC+5:30).
-    expect(clock.content).toBe('Current date and time: Sunday 29 March 2026, 06:00 (Asia/Kolkata, GMT+5:30)');
+    expect(clock.content).toBe('Current date and time: Sunday 29 March 2026, 06:00 (Asia/Kolkata, UTC+05:30)');
     expect(clock.cacheClass).toBe('volatile');
     expect(compiled.systemPrompt.endsWith(clock.content)).toBe(true);
   });

@@ -3,7 +3,6 @@ import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBrain, readHeartbeatTimezone, unsafePathReason, type ReadResult } from '../../src/io/brain.js';
-import { isValidTimeZone } from '../../src/config.js';
 import { tempDir } from '../helpers/app.js';
 
 interface Warned {
@@ -214,11 +213,13 @@ describe('brain: sessions and verification', () => {
 describe('brain: heartbeat time zone', () => {
   it('reads a valid zone, ignores an absent file, and warns about a broken one', async () => {
     const good = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{"currentLocation":{"timezone":"Asia/Kolkata"}}' }), logger());
-    expect(await readHeartbeatTimezone(good, isValidTimeZone)).toEqual({ timezone: 'Asia/Kolkata' });
-    expect(await readHeartbeatTimezone(createBrain(await brainDir(), logger()), isValidTimeZone)).toEqual({ timezone: undefined });
+    const fallback = { defaultTimeZone: 'Europe/London' };
+    expect(await readHeartbeatTimezone(good, fallback)).toEqual({ timeZone: 'Asia/Kolkata', source: 'heartbeat', warnings: [] });
+    expect(await readHeartbeatTimezone(good, { ...fallback, requested: 'UTC' })).toEqual({ timeZone: 'UTC', source: 'request', warnings: [] });
+    expect(await readHeartbeatTimezone(createBrain(await brainDir(), logger()), fallback)).toEqual({ timeZone: 'Europe/London', source: 'default', warnings: [] });
     const broken = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{not json' }), logger());
-    expect((await readHeartbeatTimezone(broken, isValidTimeZone)).warning).toMatch(/not valid JSON/);
+    expect((await readHeartbeatTimezone(broken, fallback)).warnings).toEqual([expect.stringMatching(/not valid JSON; using Europe\/London/)]);
     const unknown = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{"currentLocation":{"timezone":"Mars/Base"}}' }), logger());
-    expect(await readHeartbeatTimezone(unknown, isValidTimeZone)).toMatchObject({ timezone: undefined, warning: expect.stringMatching(/unknown time zone/) });
+    expect(await readHeartbeatTimezone(unknown, fallback)).toMatchObject({ timeZone: 'Europe/London', warnings: [expect.stringMatching(/not a valid IANA time zone/)] });
   });
 });

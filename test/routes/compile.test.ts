@@ -54,7 +54,7 @@ describe('POST /compile', () => {
     // The note that shares words with the message is recalled first.
     expect(body.blocks[5].source).toBe('workers/scribe/memory/style.md#sign-off');
     // The operator's zone from memory/heartbeat-state.json.
-    expect(body.systemPrompt).toContain('Monday 30 November 2026, 09:20 (America/Los_Angeles, GMT-8)');
+    expect(body.systemPrompt).toContain('Monday 30 November 2026, 09:20 (America/Los_Angeles, UTC-08:00)');
     // scribe's policy.json overrides the total and two kinds.
     expect(body.budget).toMatchObject({ limitChars: 24000, usedChars: body.instructions.length });
     expect(body.budget.blocks).toMatchObject({ memory: 2000, task: 8000 });
