@@ -30,10 +30,19 @@ const LOCAL = "[\\p{L}\\p{N}](?:[\\p{L}\\p{N}._%+'-]{0,62}[\\p{L}\\p{N}_%+-])?";
 const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,61}[\\p{L}\\p{N}])?';
 // Not followed by more address characters, nor by `:path` (an scp/git remote such as git@host:org/repo).
 const EMAIL_END = '(?![\\p{L}\\p{N}_-]|:[^\\s])';
+// `@` or the fullwidth `＠` of CJK text.
 const EMAIL_PATTERN = new RegExp(
-  `(?<![\\p{L}\\p{N}._%+-])${LOCAL}@(?:${LABEL}\\.){1,8}\\p{L}{2,24}${EMAIL_END}`,
+  `(?<![\\p{L}\\p{N}._%+-])${LOCAL}[@\\uff20](?:${LABEL}\\.){1,8}(\\p{L}{2,24})${EMAIL_END}`,
   'gu',
 );
+// RFC 5322 quoted local parts: `"john smith"@example.com`.
+const QUOTED_EMAIL_PATTERN = new RegExp(`"[^"\\\\\\n]{1,64}"[@\\uff20](?:${LABEL}\\.){1,8}(\\p{L}{2,24})${EMAIL_END}`, 'gu');
+// `icon@2x.png`, `hero@3x.webp`: file names, not addresses (none of these is a top-level domain).
+const FILE_EXTENSIONS = new Set([
+  'png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'avif', 'heic', 'bmp', 'tif', 'tiff', 'ico', 'psd', 'pdf', 'js', 'mjs',
+  'cjs', 'ts', 'tsx', 'jsx', 'json', 'yaml', 'yml', 'toml', 'lock', 'css', 'scss', 'html', 'htm', 'txt', 'log', 'csv',
+  'docx', 'xlsx', 'pptx', 'wav',
+]);
 // `jordan [at] example [dot] org`, `jordan(at)example.org`: the usual anti-scraper spellings.
 const AT = '[ ]?[\\[({][ ]?at[ ]?[\\])}][ ]?';
 const DOT = '(?:[ ]?[\\[({][ ]?dot[ ]?[\\])}][ ]?|\\.)';
@@ -45,7 +54,8 @@ const OBFUSCATED_EMAIL_PATTERN = new RegExp(
 // Digit groups joined by one separator (space, dot, hyphen, dash, optionally spaced), or
 // touching a parenthesised group: `(415)555-0100`, `+44 (0)20 7946 0958`.
 const SPACE = '[ \\t\\u00a0\\u202f]';
-const SEP = `(?:${SPACE}?[-.\\u2010-\\u2015]${SPACE}?|${SPACE})`;
+// A slash too (`030/901820`), which isPhone accepts only after an area code.
+const SEP = `(?:${SPACE}?[-.\\u2010-\\u2015]${SPACE}?|${SPACE}|/)`;
 const GROUP = '(?:\\(\\d{1,5}\\)|\\d{1,15})';
 const PHONE_CANDIDATE = new RegExp(
   // Not glued to a word, an id (#, /, @, -), a currency sign, a placeholder, or the end of
@@ -213,15 +223,24 @@ function isTrunkNational(groups: Group[], digitCount: number): boolean {
   return groups.every((group) => group.digits.length >= 2);
 }
 
+/** `(11) 98765-4321`, `(495) 123-45-67`: an area code in parentheses, then at least two groups. */
+function isParenAreaCode(groups: Group[], digitCount: number): boolean {
+  const first = groups[0]!;
+  if (!first.paren || !/^[1-9]\d{1,3}$/.test(first.digits) || isYear(first.digits)) return false;
+  return groups.length >= 3 && digitCount >= 9 && digitCount <= 12 && groups.every((group) => group.digits.length >= 2);
+}
+
 /** Decides whether a window of digit groups really is a phone number. */
 function isPhone(text: string, groups: Group[], context: Context): boolean {
+  // A slash only ever follows an area code (`030/901820`, `312/555-0142`); elsewhere it is a date, a fraction or a path.
+  for (let i = 0; i < groups.length; i++) if (groups[i]!.sepBefore.includes('/') && i !== 1) return false;
   const digits = groups.map((group) => group.digits).join('');
   const plus = text.charCodeAt(groups[0]!.start) === 43;
   if (digits.length < 7 || digits.length > 17 || holdsDate(groups)) return false;
   if (plus) return !digits.startsWith('0') && digits.length >= 8 && digits.length <= 15;
   if (digits.startsWith('00') && groups.length >= 2) return digits.length >= 10 && digits.length <= 17 && digits[2] !== '0';
   if (context.idWord) return false;
-  if (isNorthAmerican(groups) || isTrunkNational(groups, digits.length)) return true;
+  if (isNorthAmerican(groups) || isTrunkNational(groups, digits.length) || isParenAreaCode(groups, digits.length)) return true;
   return context.phoneWord && digits.length <= 15 && (groups.length >= 2 || digits.length >= 10);
 }
 
@@ -291,15 +310,25 @@ function urlSpans(text: string): Array<[number, number]> {
 }
 
 function replaceEmails(text: string, counts: RedactionCounts): string {
-  if (!text.includes('@') && !/[\[({][ ]?at[ ]?[\])}]/i.test(text)) return text;
-  const replace = () => {
+  if (!text.includes('@') && !text.includes('\uff20') && !/[\[({][ ]?at[ ]?[\])}]/i.test(text)) return text;
+  const replace = (match: string, tld?: string) => {
+    if (typeof tld === 'string' && FILE_EXTENSIONS.has(tld.toLowerCase())) return match;
     counts.email++;
     return REDACTION_PLACEHOLDER.email;
   };
-  return text.replace(EMAIL_PATTERN, replace).replace(OBFUSCATED_EMAIL_PATTERN, replace);
+  return text.replace(QUOTED_EMAIL_PATTERN, replace).replace(EMAIL_PATTERN, replace).replace(OBFUSCATED_EMAIL_PATTERN, replace);
 }
 
-function replacePhones(text: string, counts: RedactionCounts): string {
+// Fullwidth forms (`＋８１ ３-１２３４`) and the ideographic space, folded to ASCII one code unit for one,
+// so every offset found in the folded text holds in the original.
+const WIDE_FORMS = /[\uff01-\uff5e\u3000]/g;
+
+function foldWide(text: string): string {
+  return text.replace(WIDE_FORMS, (char) => (char === '\u3000' ? ' ' : String.fromCharCode(char.charCodeAt(0) - 0xfee0)));
+}
+
+function replacePhones(original: string, counts: RedactionCounts): string {
+  const text = /[\uff01-\uff5e\u3000]/.test(original) ? foldWide(original) : original;
   let urls: Array<[number, number]> | undefined;
   let scan: Scan | undefined;
   let out = '';
@@ -314,12 +343,12 @@ function replacePhones(text: string, counts: RedactionCounts): string {
     if (url < urls.length && urls[url]![0] < end) continue;
     scan ??= scanText(text);
     for (const [spanStart, spanEnd] of phoneSpans(text, scan, start, end)) {
-      out += text.slice(from, spanStart) + REDACTION_PLACEHOLDER.phone;
+      out += original.slice(from, spanStart) + REDACTION_PLACEHOLDER.phone;
       from = spanEnd;
       counts.phone++;
     }
   }
-  return from === 0 ? text : out + text.slice(from);
+  return from === 0 ? original : out + original.slice(from);
 }
 
 function digitCount(text: string): number {
