@@ -49,7 +49,13 @@ export const ToolSchema = z.object({
   parameters: z.record(z.string(), z.unknown()),
 });
 
-export const TopicSummarySchema = z.object({ topicId: z.string(), found: z.boolean(), chars: z.number().int() });
+export const TopicSummarySchema = z.object({
+  topicId: z.string(),
+  found: z.boolean(),
+  chars: z.number().int(),
+  /** The topic file was over its cap and only its newest part was kept. */
+  truncated: z.boolean().optional(),
+});
 
 /**
  * A compile response (SPEC §9), shared by `POST /compile` (`worker`) and the persona routes

@@ -11,6 +11,8 @@ import { zodValidatorCompiler } from './http/zod.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
 import { compileRoutes } from '../routes/compile.js';
+import { contextRoutes } from '../routes/context.js';
+import { personasRoutes } from '../routes/personas.js';
 import { createBrain, type Brain } from './io/brain.js';
 import { runsRoutes } from '../routes/runs.js';
 import { uiRoutes } from '../routes/ui.js';
@@ -136,6 +138,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes);
   await app.register(metaRoutes);
   await app.register(compileRoutes);
+  await app.register(contextRoutes);
+  await app.register(personasRoutes);
   await app.register(runsRoutes);
   await app.register(uiRoutes);
 

@@ -1,0 +1,138 @@
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
+import { deliver, runIdFor, type CompiledDelivery, type FailedDelivery } from '../src/http/deliver.js';
+import { responseJsonSchema } from '../src/http/zod.js';
+import type { BrainSession } from '../src/io/brain.js';
+import {
+  compilePersona,
+  compileTopic,
+  personaOrNotFound,
+  readPersonaSources,
+  readTopicSources,
+  TOPIC_SUBJECT_ID,
+  type PersonaCompiled,
+} from '../src/sources/persona.js';
+import {
+  PersonaContextQuerySchema,
+  PersonaContextResponseSchema,
+  PersonaParamsSchema,
+  TopicContextQuerySchema,
+  TopicContextResponseSchema,
+  TopicParamsSchema,
+  type PersonaContextQuery,
+  type TopicContextQuery,
+} from '../schemas/context.js';
+
+type DeliveryBase = Omit<CompiledDelivery, 'compiled' | 'extra' | 'sources' | 'timing'>;
+
+/** Reads, compiles and delivers (traced first, SPEC §6): one path for every context route. */
+async function compileAndDeliver(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  base: DeliveryBase,
+  build: (brain: BrainSession) => Promise<{ warnings: string[]; compile(): PersonaCompiled }>,
+): Promise<FastifyReply> {
+  const startedAt = Date.now();
+  const began = performance.now();
+  const brain = request.server.brain.session();
+  let readMs = 0;
+  let compileMs = 0;
+  let outcome: Pick<CompiledDelivery, 'compiled' | 'extra'> | Pick<FailedDelivery, 'error'>;
+  try {
+    const built = await build(brain);
+    base.warnings.push(...built.warnings);
+    readMs = performance.now() - began;
+    outcome = built.compile();
+    compileMs = performance.now() - began - readMs;
+  } catch (error) {
+    outcome = { error };
+  }
+  return deliver(request, reply, { ...base, ...outcome, sources: brain.sources(), timing: { startedAt, readMs, compileMs } });
+}
+
+/**
+ * `GET /context/:persona` (mars, venus) and `GET /context/topic/:topicId`: a voice persona's
+ * compiled prompt, or a topic block alone, delivered like `POST /compile` (ETag/304,
+ * `format=text`, `x-run-id`, traced before it is sent).
+ */
+export async function contextRoutes(app: FastifyInstance): Promise<void> {
+  const options = {
+    defaultTimeZone: app.config.defaultTimezone,
+    policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
+  };
+
+  // Registered before /context/:persona; the router prefers the static segment anyway.
+  app.get(
+    '/context/topic/:topicId',
+    {
+      schema: {
+        params: TopicParamsSchema,
+        querystring: TopicContextQuerySchema,
+        response: { 200: responseJsonSchema(TopicContextResponseSchema) },
+      },
+    },
+    async (request, reply) => {
+      const { topicId } = request.params as { topicId: string };
+      const query = request.query as TopicContextQuery;
+      const base: DeliveryBase = {
+        route: 'GET /context/topic/:topicId',
+        runId: runIdFor(query.runId),
+        subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
+        surface: 'voice',
+        identifiers: { topicId },
+        options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined },
+        warnings: [],
+        format: query.format ?? 'json',
+      };
+      return compileAndDeliver(request, reply, base, async (brain) => {
+        const sources = await readTopicSources(brain, { topicId, topicName: query.topicName, sanitize: query.sanitize }, options);
+        return { warnings: sources.warnings, compile: () => compileTopic(sources) };
+      });
+    },
+  );
+
+  app.get(
+    '/context/:persona',
+    {
+      schema: {
+        params: PersonaParamsSchema,
+        querystring: PersonaContextQuerySchema,
+        response: { 200: responseJsonSchema(PersonaContextResponseSchema) },
+      },
+    },
+    async (request, reply) => {
+      // An unknown persona is a 404 listing the personas, before anything is read or traced.
+      const persona = personaOrNotFound((request.params as { persona: string }).persona).key;
+      const query = request.query as PersonaContextQuery;
+      const traceOptions: Record<string, unknown> = {
+        now: query.now ?? null,
+        timezone: query.timezone ?? null,
+        sanitize: query.sanitize ?? null,
+        topicName: query.topicName !== undefined,
+      };
+      const base: DeliveryBase = {
+        route: `GET /context/${persona}`,
+        runId: runIdFor(query.runId),
+        subject: { kind: 'persona', id: persona },
+        surface: 'voice',
+        identifiers: { persona, topicId: query.topicId ?? null },
+        options: traceOptions,
+        warnings: [],
+        format: query.format ?? 'json',
+      };
+      const now = query.now ?? new Date().toISOString();
+      return compileAndDeliver(request, reply, base, async (brain) => {
+        const sources = await readPersonaSources(
+          brain,
+          { persona, now, timezone: query.timezone, topicId: query.topicId, topicName: query.topicName, sanitize: query.sanitize },
+          options,
+        );
+        // The zone actually used, and where it came from, for whoever reads the trace.
+        traceOptions['operatorTimezone'] = sources.timeZone.timeZone;
+        traceOptions['timezoneSource'] = sources.timeZone.source;
+        return { warnings: sources.warnings, compile: () => compilePersona(sources) };
+      });
+    },
+  );
+}

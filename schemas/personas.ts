@@ -1,0 +1,12 @@
+import { z } from 'zod';
+
+export const PersonaSummarySchema = z.object({
+  key: z.string(),
+  name: z.string(),
+  /** Realtime voice name. */
+  voice: z.string(),
+  description: z.string(),
+});
+
+/** `GET /personas`: the built-in personas, without their prompts. */
+export const PersonasResponseSchema = z.object({ personas: z.array(PersonaSummarySchema) });
