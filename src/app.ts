@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { ProblemError } from './errors.js';
 import { createTokenMatcher, isPublicRoute, type Principal } from './http/auth.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
-import { problemPlugin } from './http/problem.js';
+import { frameworkErrorProblem, problemPlugin, writeClientErrorProblem } from './http/problem.js';
 import { zodValidatorCompiler } from './http/zod.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
@@ -37,7 +37,20 @@ declare module 'fastify' {
 export interface BuildOptions {
   /** A pino logger to use instead of one built from `config.logLevel` (tests capture logs this way). */
   logger?: Logger;
+  /** Socket and request timeouts; tests shorten them to watch a slow client being dropped. */
+  timeouts?: Partial<ServerTimeouts>;
 }
+
+export interface ServerTimeouts {
+  /** A socket with no traffic for this long is closed. */
+  connectionMs: number;
+  /** A request (headers and body) not fully received this long after it began is answered 408 and closed. */
+  requestMs: number;
+  /** How often Node checks requests against `requestMs`, so a slow drip is cut within `requestMs + checkIntervalMs`. */
+  checkIntervalMs: number;
+}
+
+export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = Object.freeze({ connectionMs: 30_000, requestMs: 30_000, checkIntervalMs: 5_000 });
 
 /** Paths pino must never print, whatever object a log line is given. */
 export const LOG_REDACT_PATHS = [
@@ -61,14 +74,18 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
  * explicitly. Tests call this with a temp brain and trace dir and use `app.inject()`.
  */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const timeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     loggerInstance: (options.logger ?? createLogger(config)) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
     return503OnClosing: true,
     // A slow-drip client cannot hold a connection or a socket forever.
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
+    connectionTimeout: timeouts.connectionMs,
+    requestTimeout: timeouts.requestMs,
+    http: { connectionsCheckingInterval: timeouts.checkIntervalMs, headersTimeout: timeouts.requestMs, requestTimeout: timeouts.requestMs },
+    clientErrorHandler: writeClientErrorProblem,
+    frameworkErrors: frameworkErrorProblem,
     keepAliveTimeout: 72_000,
     maxRequestsPerSocket: 0,
     routerOptions: { maxParamLength: 512, ignoreTrailingSlash: false },
@@ -81,6 +98,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   app.setValidatorCompiler(zodValidatorCompiler);
+  // Every body this service accepts is JSON: text/plain is a 415 like any other type.
+  app.removeContentTypeParser('text/plain');
   app.decorate('config', config);
   app.decorate('metrics', createMetrics());
   app.decorate('readinessChecks', []);

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { CATALOG, codeForStatus, ProblemError, type ErrorCode, type FieldError } from '../errors.js';
@@ -50,6 +51,11 @@ export function asProblemError(error: unknown): ProblemError {
       return new ProblemError('CC_BODY_TOO_LARGE', 'The request body is larger than BODY_LIMIT allows.', { cause: error });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ProblemError('CC_UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.', { cause: error });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ProblemError('CC_INVALID_JSON', 'The request body is not valid JSON (a "__proto__" or "constructor.prototype" key counts as invalid).', {
+        cause: error,
+        errors: [{ path: '/body', message: 'not valid JSON' }],
+      });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ProblemError('CC_INVALID_JSON', 'The body is empty but Content-Type is application/json.', { cause: error });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -69,6 +75,48 @@ export function asProblemError(error: unknown): ProblemError {
   }
   if (status === 503) return new ProblemError('CC_NOT_READY', 'The service is not ready.', { cause: error });
   return new ProblemError('CC_INTERNAL', 'internal error', { cause: error });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL that cannot be decoded, or a path parameter longer than
+ * the router accepts, is answered like every other bad request instead of Fastify's own JSON.
+ */
+export function frameworkErrorProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  let problem: ProblemError;
+  if (error.code === 'FST_ERR_BAD_URL') problem = new ProblemError('CC_BAD_REQUEST', 'The URL holds an invalid percent-encoding.', { cause: error });
+  else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') problem = new ProblemError('CC_UNSAFE_ID', 'A path parameter is far longer than any identifier may be.', { cause: error });
+  else problem = asProblemError(error);
+  request.log.debug({ code: problem.code }, 'request rejected');
+  return sendProblem(reply, toProblem(problem, request));
+}
+
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'CC_REQUEST_TIMEOUT',
+  HPE_HEADER_OVERFLOW: 'CC_HEADERS_TOO_LARGE',
+};
+
+/**
+ * Fastify's `clientErrorHandler`: errors Node's HTTP parser raises before there is a request
+ * (a request not received within `requestTimeout`, headers over the limit, bytes that are not
+ * HTTP) get a problem body too, then the socket is closed.
+ */
+export function writeClientErrorProblem(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const code = CLIENT_ERRORS[error.code ?? ''] ?? 'CC_BAD_REQUEST';
+  const { status, title } = CATALOG[code];
+  const detail =
+    code === 'CC_REQUEST_TIMEOUT'
+      ? 'The request was not received in time; the connection is closed.'
+      : code === 'CC_HEADERS_TOO_LARGE'
+        ? 'The request headers are larger than the server accepts.'
+        : 'The request is not valid HTTP.';
+  const body = JSON.stringify({ type: problemType(code), title, status, detail, code });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 export function sendProblem(reply: FastifyReply, problem: Problem, headers?: Record<string, string>): FastifyReply {

@@ -1,0 +1,129 @@
+/**
+ * Real listening servers for the adversarial suite: an in-process app on port 0 with chosen
+ * timeouts, raw sockets that misbehave (slow drip, huge headers, garbage), and the real
+ * server process started under a file-size limit so trace writes fail as on a full disk.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { onTestFinished } from 'vitest';
+import { buildApp, createLogger, type ServerTimeouts } from '../../src/app.js';
+import { loadConfig, PROJECT_ROOT } from '../../src/config.js';
+import { tempDir } from './app.js';
+
+export interface ListeningApp {
+  app: FastifyInstance;
+  port: number;
+  origin: string;
+  rawLogs(): string;
+}
+
+/** `buildApp` listening on 127.0.0.1:0 with the given timeouts, closed after the test. */
+export async function listenWith(env: Record<string, string>, timeouts: Partial<ServerTimeouts>): Promise<ListeningApp> {
+  const config = loadConfig({ LOG_LEVEL: 'info', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces'), ...env });
+  let logs = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      logs += String(chunk);
+      done();
+    },
+  });
+  const app = await buildApp(config, { logger: createLogger(config, stream), timeouts });
+  onTestFinished(() => app.close());
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, port: Number(new URL(origin).port), origin, rawLogs: () => logs };
+}
+
+export interface RawConnection {
+  socket: Socket;
+  /** Everything the server sent so far. */
+  received(): string;
+  /** Resolves when the server (or an error) closed the socket. */
+  closed: Promise<void>;
+  isClosed(): boolean;
+}
+
+export async function rawConnection(port: number): Promise<RawConnection> {
+  const socket = connect(port, '127.0.0.1');
+  onTestFinished(() => {
+    socket.destroy();
+  });
+  let received = '';
+  let closed = false;
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (received += chunk));
+  socket.on('error', () => undefined);
+  const done = once(socket, 'close').then(() => {
+    closed = true;
+  });
+  await once(socket, 'connect');
+  return { socket, received: () => received, closed: done, isClosed: () => closed };
+}
+
+/**
+ * Writes `unit` every `everyMs` until the server closes the socket or `deadlineMs` passes;
+ * resolves with how many units were written and whether the server closed it first.
+ */
+export async function drip(connection: RawConnection, unit: string, everyMs: number, deadlineMs: number): Promise<{ writes: number; closedByServer: boolean }> {
+  const deadline = Date.now() + deadlineMs;
+  let writes = 0;
+  while (!connection.isClosed() && Date.now() < deadline) {
+    if (connection.socket.writable) connection.socket.write(unit);
+    writes++;
+    await Promise.race([connection.closed, new Promise((resolve) => setTimeout(resolve, everyMs))]);
+  }
+  return { writes, closedByServer: connection.isClosed() };
+}
+
+/** The status and JSON body of the first raw HTTP response in `text`. */
+export function parseRawResponse(text: string): { status: number; headers: string; body: unknown } {
+  const [head = '', ...rest] = text.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+  const body = rest.join('\r\n\r\n');
+  let json: unknown = undefined;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = body;
+  }
+  return { status, headers: head.toLowerCase(), body: json };
+}
+
+export interface LimitedServer {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  port: number;
+  output(): string;
+}
+
+/**
+ * Starts `src/server.ts` in a child process under `ulimit -f` (in 512-byte blocks; 0 = no
+ * limit). Node ignores SIGXFSZ, so a write past the limit fails with EFBIG, as a write to a
+ * full disk fails with ENOSPC. Killed after the test.
+ */
+export async function startLimitedServer(env: Record<string, string>, fileSizeBlocks: number): Promise<LimitedServer> {
+  const limit = fileSizeBlocks > 0 ? `ulimit -f ${fileSizeBlocks} && ` : '';
+  const child = spawn('sh', ['-c', `${limit}exec "$0" --import tsx "$1"`, process.execPath, join(PROJECT_ROOT, 'src/server.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+    if (match) return { child, port: Number(match[1]), output: () => output };
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not start: ${output}`);
+}
