@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
+import { request as httpRequestRaw } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -126,4 +127,37 @@ export async function startLimitedServer(env: Record<string, string>, fileSizeBl
   }
   child.kill('SIGKILL');
   throw new Error(`server did not start: ${output}`);
+}
+
+export interface PlainResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request with node:http, the path sent byte for byte as given (no URL normalisation). */
+export function httpRequest(port: number, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<PlainResponse> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const request = httpRequestRaw(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        timeout: 10_000,
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error(`${method} ${path} timed out`)));
+    request.on('error', reject);
+    request.end(payload);
+  });
 }
