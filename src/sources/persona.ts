@@ -156,7 +156,7 @@ class Warnings {
       this.rootReported = true;
       return;
     }
-    this.add(status === 'refused' ? `${path}: unsafe (${reason}); skipped` : `${path}: could not be read (${reason}); skipped`);
+    this.add(status === 'refused' ? `${path}: refused (${reason}); skipped` : `${path}: could not be read (${reason}); skipped`);
   }
 }
 
@@ -391,7 +391,10 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
         }
       : undefined;
   const [zone, override] = await Promise.all([zoneRead, overrideRead]);
-  for (const warning of zone.warnings) warnings.add(warning);
+  for (const warning of zone.warnings) {
+    if (warning.includes(ROOT_UNREADABLE)) warnings.unreadable('memory/heartbeat-state.json', 'error', ROOT_UNREADABLE);
+    else warnings.add(warning);
+  }
 
   const prepared = preparePersona(persona, override, ascii, options);
   if (override.status !== 'ok' && override.status !== 'missing') warnings.unreadable(override.path, override.status, override.reason);

@@ -1,0 +1,134 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_POLICY } from '../../src/core/policy.js';
+import { buildMarsLiveContext, buildVenusLiveContext } from '../../src/core/persona/live-context.js';
+import { createBrain, type BrainReader, type ListResult, type ReadOptions, type ReadResult } from '../../src/io/brain.js';
+import { compilePersona, personaOrNotFound, readPersonaSources, readTopicSources } from '../../src/sources/persona.js';
+import { ProblemError } from '../../src/errors.js';
+import { copyExampleBrain } from '../helpers/app.js';
+
+// Wrapped so a test can tell a rebuilt live context from a memoised one.
+vi.mock('../../src/core/persona/live-context.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/core/persona/live-context.js')>();
+  return { ...original, buildMarsLiveContext: vi.fn(original.buildMarsLiveContext), buildVenusLiveContext: vi.fn(original.buildVenusLiveContext) };
+});
+
+const OPTIONS = { defaultTimeZone: 'UTC', policy: DEFAULT_POLICY };
+const silent = { warn: () => undefined };
+
+/** A brain reader that records every call made through it. */
+function recording(reader: BrainReader) {
+  const reads: string[] = [];
+  const lists: string[] = [];
+  return {
+    reads,
+    lists,
+    reader: {
+      read: (path: string, options?: ReadOptions): Promise<ReadResult> => {
+        reads.push(path);
+        return reader.read(path, options);
+      },
+      list: (path: string): Promise<ListResult> => {
+        lists.push(path);
+        return reader.list(path);
+      },
+    },
+  };
+}
+
+beforeEach(() => {
+  vi.mocked(buildMarsLiveContext).mockClear();
+  vi.mocked(buildVenusLiveContext).mockClear();
+});
+
+describe('readPersonaSources', () => {
+  it('reads each file at most once, lists only memory/ or meetings/, and never touches people/ or companies/', async () => {
+    const brain = createBrain(await copyExampleBrain(), silent);
+    const mars = recording(brain.session());
+    await readPersonaSources(mars.reader, { persona: 'mars', now: '2026-11-30T17:05:00Z', topicId: 'garden' }, OPTIONS);
+    expect([...mars.reads].sort()).toEqual(
+      ['memory/heartbeat-state.json', 'personas/mars.md', 'topics/garden.md', 'SOUL.md', 'memory/2026-11-30.md', 'memory/2026-11-29.md', 'memory/2026-11-28.md'].sort(),
+    );
+    expect(mars.lists).toEqual(['memory']);
+
+    const venus = recording(brain.session());
+    await readPersonaSources(venus.reader, { persona: 'venus', now: '2026-11-30T17:05:00Z', timezone: 'Europe/London' }, OPTIONS);
+    // With the zone given, heartbeat-state is not read at all.
+    expect([...venus.reads].sort()).toEqual(
+      ['personas/venus.md', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
+    );
+    expect(venus.lists).toEqual(['meetings']);
+    for (const path of [...mars.reads, ...mars.lists, ...venus.reads, ...venus.lists]) expect(path).not.toMatch(/^(people|companies)(\/|$)/);
+  });
+
+  it('re-stats on a repeat call but does not rebuild the live context until a file or the date changes', async () => {
+    const root = await copyExampleBrain();
+    const brain = createBrain(root, silent);
+    const mars = (now: string) => readPersonaSources(brain.session(), { persona: 'mars', now }, OPTIONS);
+    const venus = (now: string) => readPersonaSources(brain.session(), { persona: 'venus', now }, OPTIONS);
+
+    const first = await mars('2027-03-15T17:05:00Z');
+    expect(buildMarsLiveContext).toHaveBeenCalledTimes(1);
+    const again = await mars('2027-03-15T17:06:00Z');
+    expect(buildMarsLiveContext).toHaveBeenCalledTimes(1);
+    expect(again.input.liveContext).toEqual(first.input.liveContext);
+    // The rendered persona sections are shared objects, not rebuilt.
+    expect(again.input.persona).toBe(first.input.persona);
+
+    await writeFile(join(root, 'SOUL.md'), '# Soul\n\nI like quiet mornings.\n');
+    const edited = await mars('2027-03-15T17:07:00Z');
+    expect(buildMarsLiveContext).toHaveBeenCalledTimes(2);
+    expect(edited.input.liveContext!.text).toContain('I like quiet mornings.');
+    await mars('2027-03-16T17:07:00Z');
+    expect(buildMarsLiveContext).toHaveBeenCalledTimes(3);
+
+    // Venus shows which events are over, so a new minute rebuilds it; the same minute does not.
+    await venus('2027-03-15T17:05:00Z');
+    await venus('2027-03-15T17:05:30Z');
+    expect(buildVenusLiveContext).toHaveBeenCalledTimes(1);
+    await venus('2027-03-15T17:06:00Z');
+    expect(buildVenusLiveContext).toHaveBeenCalledTimes(2);
+  });
+
+  it('applies sanitize=ascii to every block text before the compile, so the digests describe ASCII', async () => {
+    const root = await copyExampleBrain();
+    await writeFile(join(root, 'personas/venus.md'), 'Brisk — “always”.');
+    const brain = createBrain(root, silent);
+    const sources = await readPersonaSources(brain.session(), { persona: 'venus', now: '2026-11-30T17:05:00Z', sanitize: 'ascii' }, OPTIONS);
+    for (const source of [sources.input.identity, sources.input.persona, sources.input.tools, sources.input.hardRules, sources.input.liveContext]) {
+      expect(source!.text).not.toMatch(/[^\x00-\x7f]/);
+    }
+    expect(sources.input.persona!.text).toBe('Brisk -- "always".');
+    const { compiled, extra } = compilePersona(sources);
+    expect(compiled.instructions).not.toMatch(/[^\x00-\x7f]/);
+    expect(extra['liveContext']).toContain('1:1 with Jordan -- call [phone]');
+    expect(compiled.redactions.phone).toBe(1);
+  });
+
+  it('throws a 404 problem listing the personas for an unknown one, and a 400 for a bad instant or zone', async () => {
+    const brain = createBrain(await copyExampleBrain(), silent);
+    expect(() => personaOrNotFound('jupiter')).toThrow(ProblemError);
+    await expect(readPersonaSources(brain.session(), { persona: 'jupiter', now: '2026-11-30T17:05:00Z' }, OPTIONS)).rejects.toMatchObject({
+      code: 'CC_NOT_FOUND',
+      extensions: { personas: ['mars', 'venus'] },
+    });
+    await expect(readPersonaSources(brain.session(), { persona: 'mars', now: '30/11/2026' }, OPTIONS)).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED' });
+    await expect(readPersonaSources(brain.session(), { persona: 'mars', now: '2026-11-30T17:05:00Z', timezone: 'Nowhere/City' }, OPTIONS)).rejects.toMatchObject({
+      code: 'CC_VALIDATION_FAILED',
+      errors: [{ path: '/query/timezone', message: expect.any(String) }],
+    });
+  });
+});
+
+describe('readTopicSources', () => {
+  it('reads only the topic file and is a 404 problem when it is missing', async () => {
+    const brain = createBrain(await copyExampleBrain(), silent);
+    const found = recording(brain.session());
+    const sources = await readTopicSources(found.reader, { topicId: 'garden' }, OPTIONS);
+    expect(found.reads).toEqual(['topics/garden.md']);
+    expect(found.lists).toEqual([]);
+    expect(sources.topic).toMatchObject({ topicId: 'garden', found: true });
+    await expect(readTopicSources(brain.session(), { topicId: 'nope' }, OPTIONS)).rejects.toMatchObject({ code: 'CC_NOT_FOUND', statusCode: 404 });
+  });
+});
