@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * `context-compiler` — the command line for people: serve the API, compile a persona's
+ * prompt in process (no server needed), and read a run's trace.
+ */
+import { resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { pino } from 'pino';
+import { ContextCompilerError, createClient } from './client.js';
+import { formatTrace } from './cli/format-trace.js';
+import { ConfigError, loadConfig } from './config.js';
+import { isSafeId } from '../schemas/ids.js';
+import type { RunTrace } from '../schemas/trace.js';
+
+const HELP = `Usage: context-compiler <command> [options]
+
+Commands:
+  serve                          Start the HTTP service (configured by environment variables; see README).
+  compile --persona <mars|venus> Compile a persona's prompt in process and print it.
+      --topic <topicId>          Add a topic from topics/<topicId>.md.
+      --brain <dir>              The brain to read (default: BRAIN_ROOT, else the bundled example brain).
+      --now <iso>                The instant to compile for, e.g. 2026-11-30T17:30:00Z (reproducible output).
+      --timezone <zone>          The operator's IANA time zone (default: heartbeat-state, else DEFAULT_TIMEZONE).
+      --ascii                    Replace typographic Unicode with ASCII.
+      --json                     Print the whole compile result as JSON instead of the prompt.
+  trace <runId>                  Print every traced event of a run.
+      --dir <dir>                Read the trace store in this directory (default: TRACE_DIR or ./var/traces).
+      --url <url>                Ask a running service instead (token from CONTEXT_COMPILER_TOKEN).
+      --verify-sources           With --url: mark brain files that changed since the run.
+      --prompts                  Also print the exact delivered prompts.
+      --json                     Print the trace as JSON.
+  help                           Show this help.
+
+Exit status: 0 on success, 1 on a failed command, 2 on a usage error.`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  persona: { type: 'string' },
+  topic: { type: 'string' },
+  brain: { type: 'string' },
+  now: { type: 'string' },
+  timezone: { type: 'string' },
+  ascii: { type: 'boolean' },
+  json: { type: 'boolean' },
+  dir: { type: 'string' },
+  url: { type: 'string' },
+  'verify-sources': { type: 'boolean' },
+  prompts: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies ParseArgsConfig['options'];
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
+
+function write(text: string): Promise<void> {
+  return new Promise((done) => {
+    if (process.stdout.write(text)) done();
+    else process.stdout.once('drain', done);
+  });
+}
+
+async function trace(runId: string | undefined, values: Values, env: NodeJS.ProcessEnv): Promise<void> {
+  if (!runId) throw new UsageError('trace needs a run id: context-compiler trace <runId>');
+  if (!isSafeId(runId)) throw new UsageError(`"${runId}" is not a run id ([A-Za-z0-9_:-], at most 128 characters)`);
+  let run: RunTrace | null;
+  const url = values.url ?? env['CONTEXT_COMPILER_URL'];
+  if (url) {
+    const client = createClient({ baseUrl: url, ...(env['CONTEXT_COMPILER_TOKEN'] ? { token: env['CONTEXT_COMPILER_TOKEN'] } : {}) });
+    try {
+      run = await client.trace(runId, { verifySources: values['verify-sources'] === true });
+    } finally {
+      await client.close();
+    }
+  } else {
+    const { createTraceStore } = await import('./io/trace-store.js');
+    const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir } : {}) });
+    const store = createTraceStore(config.traceDir, pino({ level: 'silent' }), { retentionMs: config.traceRetentionMs });
+    try {
+      const events = await store.readRun(runId);
+      run = events ? { runId, events: events as RunTrace['events'] } : null;
+    } finally {
+      await store.close();
+    }
+  }
+  if (!run) throw new Error(`no run ${runId} in the trace store`);
+  await write(values.json ? `${JSON.stringify(run, null, 2)}\n` : formatTrace(run, { prompts: values.prompts === true }));
+}
+
+async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
+  if (!values.persona) throw new UsageError('compile needs --persona (mars or venus)');
+  const { compilePersonaInProcess } = await import('./cli/compile-persona.js');
+  const config = loadConfig({ ...env, ...(values.brain ? { BRAIN_ROOT: resolve(values.brain) } : {}) });
+  const result = await compilePersonaInProcess(config, {
+    persona: values.persona,
+    ...(values.topic ? { topicId: values.topic } : {}),
+    ...(values.now ? { now: values.now } : {}),
+    ...(values.timezone ? { timezone: values.timezone } : {}),
+    ...(values.ascii ? { sanitize: 'ascii' as const } : {}),
+  });
+  await write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.instructions}\n`);
+  for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+}
+
+export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`context-compiler: ${(error as Error).message}\n\n${HELP}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    await write(`${HELP}\n`);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  try {
+    switch (command) {
+      case 'serve':
+        await import('./server.js');
+        return 0;
+      case 'compile':
+        await compile(values, env);
+        return 0;
+      case 'trace':
+        await trace(rest[0], values, env);
+        return 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`context-compiler: ${error.message}\n\n${HELP}\n`);
+      return 2;
+    }
+    const message =
+      error instanceof ConfigError || error instanceof ContextCompilerError || error instanceof Error ? error.message : String(error);
+    process.stderr.write(`context-compiler: ${message}\n`);
+    return 1;
+  }
+}
+
+const exitCode = await run(process.argv.slice(2));
+if (process.argv[2] !== 'serve') process.exitCode = exitCode;

@@ -1,0 +1,102 @@
+/**
+ * Renders a run's trace for people at a terminal: what was delivered, block by block,
+ * where the cache boundaries fell, and what was redacted, degraded or failed. Pure.
+ */
+
+interface EventLike {
+  at: string;
+  route: string;
+  subject: { kind: string; id: string };
+  surface?: string | undefined;
+  status: number;
+  outcome: string;
+  blocks?: Array<{ kind: string; authority: string; cacheClass: string; source: string; chars: number; approxTokens: number; sha256: string }> | undefined;
+  cache?: Record<string, unknown> | undefined;
+  budget?: Record<string, unknown> | undefined;
+  redactions?: { email: number; phone: number } | undefined;
+  warnings?: string[] | undefined;
+  sources?: Array<{ path: string; size: number; sha256: string; changed?: boolean | undefined; currentSha256?: string | null | undefined }> | undefined;
+  error?: { code: string; status: number; detail: string } | undefined;
+  promptSha256?: string | undefined;
+  inputSha256?: string | null | undefined;
+  systemPrompt: string | null;
+  inputPrompt: string | null;
+  verified: boolean | null;
+}
+
+export interface FormatOptions {
+  /** Print the exact delivered prompts after each event. */
+  prompts?: boolean;
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => `  ${row.map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!))).join('  ')}`.trimEnd());
+}
+
+interface BoundaryLike {
+  class?: unknown;
+  afterBlock?: unknown;
+  prefixChars?: unknown;
+  approxTokens?: unknown;
+  belowMinimum?: unknown;
+  prefixSha256?: unknown;
+}
+
+/** One run as plain text, events in order. */
+export function formatTrace(trace: { runId: string; events: EventLike[] }, options: FormatOptions = {}): string {
+  const lines = [`run ${trace.runId} — ${trace.events.length} event${trace.events.length === 1 ? '' : 's'}`];
+  trace.events.forEach((event, index) => {
+    lines.push('');
+    const verified = event.verified === null ? 'no prompt' : event.verified ? 'prompts verified' : 'PROMPTS DO NOT MATCH THEIR DIGESTS';
+    lines.push(
+      `#${index + 1} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
+        `${event.status} ${event.outcome}  ${verified}`,
+    );
+    if (event.error) lines.push(`  error ${event.error.code} (${event.error.status}): ${event.error.detail}`);
+    if (event.blocks && event.blocks.length > 0) {
+      lines.push('  blocks:');
+      lines.push(
+        ...table([
+          ['kind', 'authority', 'cache class', 'chars', '~tokens', 'source'],
+          ...event.blocks.map((block) => [block.kind, block.authority, block.cacheClass, String(block.chars), String(block.approxTokens), block.source]),
+        ]).map((line) => `  ${line}`),
+      );
+    }
+    const boundaries = (event.cache?.['boundaries'] as BoundaryLike[] | undefined) ?? [];
+    if (boundaries.length > 0) {
+      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}`);
+      for (const boundary of boundaries) {
+        const flag = boundary.belowMinimum ? '  below the 1,024-token cache minimum' : '';
+        lines.push(
+          `    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ~${String(boundary.approxTokens)} tokens${flag}`,
+        );
+      }
+    }
+    if (event.budget) {
+      const { limitChars, usedChars, remainingChars } = event.budget as Record<string, unknown>;
+      lines.push(`  budget: ${String(usedChars)} of ${String(limitChars)} chars used, ${String(remainingChars)} left`);
+      const omitted = (event.budget as Record<string, unknown>)['omitted'];
+      if (omitted && typeof omitted === 'object' && Object.values(omitted).some((count) => Number(count) > 0)) {
+        lines.push(`  omitted: ${Object.entries(omitted).map(([kind, count]) => `${kind} ${String(count)}`).join(', ')}`);
+      }
+    }
+    if (event.redactions) lines.push(`  redacted: ${event.redactions.email} email, ${event.redactions.phone} phone`);
+    for (const warning of event.warnings ?? []) lines.push(`  warning: ${warning}`);
+    for (const source of event.sources ?? []) {
+      const changed = source.changed ? (source.currentSha256 === null ? '  GONE since' : '  CHANGED since') : source.changed === false ? '  unchanged' : '';
+      lines.push(`  source ${source.path} (${source.size} bytes, sha256 ${source.sha256.slice(0, 12)})${changed}`);
+    }
+    if (event.promptSha256) lines.push(`  promptSha256 ${event.promptSha256}${event.inputSha256 ? `  inputSha256 ${event.inputSha256}` : ''}`);
+    if (options.prompts && event.systemPrompt !== null) {
+      lines.push('', '----- systemPrompt -----', event.systemPrompt);
+      if (event.inputPrompt) lines.push('----- inputPrompt -----', event.inputPrompt.replace(/\n$/, ''));
+      lines.push('----- end -----');
+    }
+  });
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
+import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+
+const CLI = join(PROJECT_ROOT, 'src/cli.ts');
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+const NOW = '2026-11-30T17:30:00Z';
+
+describe('context-compiler CLI', () => {
+  it('prints help with --help and exits 0', async () => {
+    const result = await cli(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: context-compiler');
+    expect(result.stdout).toContain('compile --persona');
+  });
+
+  it('exits 2 with a clear message on an unknown command or option', async () => {
+    const unknown = await cli(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const badOption = await cli(['trace', 'x', '--nope']);
+    expect(badOption.code).toBe(2);
+    expect(badOption.stderr).toContain('--nope');
+  });
+
+  it('refuses an unsafe run id before touching the store', async () => {
+    const result = await cli(['trace', '../etc/passwd']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('not a run id');
+  });
+
+  it('prints a traced run from a trace directory, and says when a run is unknown', async () => {
+    const traceDir = join(await tempDir(), 'traces');
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir });
+    const compiled = await app.inject({
+      method: 'POST',
+      url: '/compile',
+      payload: { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', runId: 'cli-run-1', now: NOW },
+    });
+    expect(compiled.statusCode).toBe(200);
+    await app.close();
+
+    const text = await cli(['trace', 'cli-run-1', '--dir', traceDir, '--prompts']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('run cli-run-1 — 1 event');
+    expect(text.stdout).toContain('prompts verified');
+    expect(text.stdout).toContain('identity');
+    expect(text.stdout).toContain(compiled.json().systemPrompt.split('\n')[0]);
+
+    const json = await cli(['trace', 'cli-run-1', '--dir', traceDir, '--json']);
+    expect(JSON.parse(json.stdout).events[0].promptSha256).toBe(compiled.json().promptSha256);
+
+    const missing = await cli(['trace', 'no-such-run', '--dir', traceDir]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no run no-such-run');
+  });
+
+  it('compiles the mars persona in process, reproducibly, with identity first', async () => {
+    const first = await cli(['compile', '--persona', 'mars', '--now', NOW, '--json']);
+    expect(first.code).toBe(0);
+    const result = JSON.parse(first.stdout);
+    expect(result.persona).toBe('mars');
+    expect(result.blocks[0].kind).toBe('identity');
+    expect(result.systemPrompt.startsWith(result.instructions.slice(0, 40))).toBe(true);
+    const second = await cli(['compile', '--persona', 'mars', '--now', NOW, '--json']);
+    expect(JSON.parse(second.stdout).promptSha256).toBe(result.promptSha256);
+    const text = await cli(['compile', '--persona', 'mars', '--now', NOW]);
+    expect(text.stdout).toBe(`${result.instructions}\n`);
+  });
+
+  it('adds a topic and reads another brain with --brain', async () => {
+    const brain = await copyExampleBrain();
+    await writeFile(join(brain, 'topics', 'cli-topic.md'), '# CLI topic\n\nSummary: a topic only this test wrote.\n');
+    const result = await cli(['compile', '--persona', 'venus', '--brain', brain, '--topic', 'cli-topic', '--now', NOW, '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).inputPrompt).toContain('a topic only this test wrote');
+  });
+
+  it('fails clearly on an unknown persona, an unsafe topic or a bad --now', async () => {
+    const unknown = await cli(['compile', '--persona', 'jupiter', '--now', NOW]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('mars');
+    const unsafe = await cli(['compile', '--persona', 'mars', '--topic', '../secrets']);
+    expect(unsafe.code).toBe(1);
+    expect(unsafe.stderr).toContain('--topic must be a slug');
+    const badNow = await cli(['compile', '--persona', 'mars', '--now', 'yesterday']);
+    expect(badNow.code).toBe(1);
+    expect(badNow.stderr).toContain('--now');
+    const missing = await cli(['compile']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--persona');
+  });
+});
