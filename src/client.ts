@@ -1,4 +1,9 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import type { CompiledResponse } from '../schemas/compiled.js';
+import type { PersonaContextResponseSchema, TopicContextResponseSchema } from '../schemas/context.js';
+import type { PersonasResponseSchema } from '../schemas/personas.js';
+import type { RunList, RunTrace } from '../schemas/trace.js';
 
 /**
  * A typed client for context-compiler, for the voice server and other hosts. It owns a
@@ -71,16 +76,12 @@ export interface RunsQuery {
 
 export type NotModified = { notModified: true; etag: string | null; runId: string | null };
 
-/** A compile response; see openapi.yaml (`CompileResponse`) for every field. */
-export type CompileResult = Record<string, unknown> & {
-  runId: string;
-  systemPrompt: string;
-  inputPrompt: string | null;
-  instructions: string;
-  promptSha256: string;
-  inputSha256: string | null;
-  etag: string | null;
-};
+/** A delivered compile, with the response's ETag for a later `ifNoneMatch`. */
+export type WithEtag<T> = T & { etag: string | null };
+export type CompileResult = WithEtag<CompiledResponse>;
+export type PersonaContext = WithEtag<z.infer<typeof PersonaContextResponseSchema>>;
+export type TopicContext = WithEtag<z.infer<typeof TopicContextResponseSchema>>;
+export type Personas = z.infer<typeof PersonasResponseSchema>;
 
 interface CallOptions {
   method?: 'GET' | 'POST';
@@ -148,11 +149,11 @@ export function createClient(options: ClientOptions) {
     return parseJson<T>(answer);
   }
 
-  async function compiled(path: string, callOptions: CallOptions, ifNoneMatch?: string): Promise<CompileResult | NotModified> {
+  async function compiled<T>(path: string, callOptions: CallOptions, ifNoneMatch?: string): Promise<WithEtag<T> | NotModified> {
     const answer = await call(path, { ...callOptions, headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} });
     const etag = header(answer.headers, 'etag');
     if (answer.status === 304) return { notModified: true, etag, runId: header(answer.headers, 'x-run-id') };
-    return { ...parseJson<CompileResult>(answer), etag };
+    return { ...parseJson<T>(answer), etag };
   }
 
   return {
@@ -160,23 +161,27 @@ export function createClient(options: ClientOptions) {
     ready: () => json<{ status: 'ready'; checks: Array<{ name: string; ok: boolean; reason?: string }> }>('/readyz'),
     metrics: async () => (await call('/metrics')).text,
     openapi: () => json<Record<string, unknown>>('/openapi.json'),
-    personas: () => json<{ personas: Array<{ key: string; name: string; voice: string; description: string }> }>('/personas'),
+    personas: () => json<Personas>('/personas'),
     /** `GET /context/:persona` — the compiled voice persona prompt. */
     context: (persona: 'mars' | 'venus' | (string & {}), query: ContextQuery = {}) => {
       const { ifNoneMatch, ...rest } = query;
-      return compiled(`/context/${encodeURIComponent(persona)}`, { query: { ...rest } }, ifNoneMatch);
+      return compiled<z.infer<typeof PersonaContextResponseSchema>>(`/context/${encodeURIComponent(persona)}`, { query: { ...rest } }, ifNoneMatch);
     },
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: string, query: Omit<ContextQuery, 'ifNoneMatch'> = {}) =>
       (await call(`/context/${encodeURIComponent(persona)}`, { query: { ...query, format: 'text' } })).text,
-    topic: (topicId: string) => json<Record<string, unknown>>(`/context/topic/${encodeURIComponent(topicId)}`),
+    /** `GET /context/topic/:topicId` — the topic block alone, compiled and traced. */
+    topic: (topicId: string, query: Pick<ContextQuery, 'topicName' | 'runId' | 'sanitize' | 'ifNoneMatch'> = {}) => {
+      const { ifNoneMatch, ...rest } = query;
+      return compiled<z.infer<typeof TopicContextResponseSchema>>(`/context/topic/${encodeURIComponent(topicId)}`, { query: { ...rest } }, ifNoneMatch);
+    },
     /** `POST /compile` — a worker's prompt for a start or a turn. */
-    compile: (body: Record<string, unknown>, ifNoneMatch?: string) => compiled('/compile', { method: 'POST', body }, ifNoneMatch),
+    compile: (body: Record<string, unknown>, ifNoneMatch?: string) => compiled<CompiledResponse>('/compile', { method: 'POST', body }, ifNoneMatch),
     trace: (runId: string, options: { verifySources?: boolean } = {}) =>
-      json<{ runId: string; events: Array<Record<string, unknown>> }>(`/runs/${encodeURIComponent(runId)}/trace`, {
+      json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, {
         query: options.verifySources ? { verify: 'sources' } : {},
       }),
-    runs: (query: RunsQuery = {}) => json<{ runs: Array<Record<string, unknown>>; nextCursor: string | null }>('/runs', { query: { ...query } }),
+    runs: (query: RunsQuery = {}) => json<RunList>('/runs', { query: { ...query } }),
     /** Closes the pool; in-flight calls finish first. */
     close: () => pool.close(),
   };

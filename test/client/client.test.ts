@@ -61,6 +61,47 @@ describe('client against a real server', () => {
   });
 });
 
+describe('client route methods', () => {
+  const now = '2026-11-30T17:30:00Z';
+
+  it('covers every route: personas, context with ETag, topic, compile, trace and runs', async () => {
+    const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const api = client({ baseUrl, token: TEST_TOKEN });
+
+    expect((await api.personas()).personas.map((persona) => persona.key)).toEqual(['mars', 'venus']);
+
+    const mars = await api.context('mars', { now, topicId: 'real-estate', runId: 'client-run' });
+    if ('notModified' in mars) throw new Error('expected a fresh compile');
+    expect(mars.persona).toBe('mars');
+    expect(mars.etag).toMatch(/^"/);
+    const again = await api.context('mars', { now, topicId: 'real-estate', runId: 'client-run', ifNoneMatch: mars.etag! });
+    expect(again).toMatchObject({ notModified: true, runId: 'client-run' });
+
+    expect(await api.contextText('venus', { now })).toContain('<<cc identity');
+    const topic = await api.topic('real-estate');
+    if ('notModified' in topic) throw new Error('expected a fresh compile');
+    expect(topic.topic).toMatchObject({ topicId: 'real-estate', found: true });
+
+    const compiled = await api.compile({ phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now });
+    if ('notModified' in compiled) throw new Error('expected a fresh compile');
+    expect(compiled.worker).toBe('scribe');
+
+    const trace = await api.trace('client-run', { verifySources: true });
+    expect(trace.events.map((event) => event.outcome)).toEqual(['delivered', 'not-modified']);
+    expect(trace.events[0]!.systemPrompt).toBe(mars.systemPrompt);
+    const runs = await api.runs({ limit: 10 });
+    expect(runs.runs.map((run) => run.runId)).toContain(compiled.runId);
+  });
+
+  it('turns an unknown persona and a bad topic id into typed errors', async () => {
+    const { baseUrl } = await listen();
+    const api = client({ baseUrl });
+    expect((await rejection(api.context('jupiter'))).status).toBe(404);
+    const unsafe = await rejection(api.topic('../x'));
+    expect(unsafe.status).toBe(400);
+  });
+});
+
 describe('client failures without an answer', () => {
   it('times out against a server that never answers', async () => {
     const sockets = new Set<import('node:net').Socket>();
