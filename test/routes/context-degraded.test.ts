@@ -1,4 +1,4 @@
-import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
@@ -145,6 +145,14 @@ describe('every brain problem degrades one source, and the persona still gets it
     expect(venus.warnings).toEqual(['calendar/today.md: dated 2026-11-29, not today (2026-11-30)']);
     expect(venus.liveContext).toContain('Calendar (file dated 2026-11-29; today is 2026-11-30, so it may be out of date):');
     expect(venus.liveContext).toContain('Latest meeting notes (2026-11-29, Budget check).');
+  });
+
+  it('the example brain\'s meeting without a summary gives its date and title alone (docs/brain-formats.md)', async () => {
+    const brain = await copyExampleBrain();
+    for (const name of ['2026-11-24-platform-sync.md', '2026-11-27-roadmap-review.md']) await rm(join(brain, 'meetings', name));
+    const { get } = await appOn(brain);
+    const venus = (await get(`/context/venus?now=${NOW}`)).json();
+    expect(venus.liveContext.split('\n').at(-1)).toBe('Latest meeting notes (2026-11-20, Design critique).');
   });
 });
 
