@@ -31,9 +31,15 @@ export function labelLine(kind: BlockKind, authority: Authority, source: string)
   return `${LABEL_MARKER} ${kind} | ${authority} | ${labelSource(source)}>>`;
 }
 
-/** Newlines normalised to `\n`, invisible and control characters removed, outer blank space trimmed. */
+// Half a surrogate pair has no UTF-8 form: encoders write U+FFFD, so the prompt says so too.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * Newlines normalised to `\n`, invisible and control characters removed, lone surrogates
+ * replaced by U+FFFD (so the JSON and text answers carry the same UTF-8), outer blank space trimmed.
+ */
 export function normaliseText(text: string): string {
-  return text.replace(LINE_BREAKS, '\n').replace(INVISIBLE, '').trim();
+  return text.replace(LINE_BREAKS, '\n').replace(INVISIBLE, '').replace(LONE_SURROGATE, '\ufffd').trim();
 }
 
 /** Trusted text that cannot contain a label marker. */
