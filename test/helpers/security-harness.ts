@@ -6,12 +6,32 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { copyExampleBrain, tempDir } from './app.js';
 
 export const PROBLEM_TYPE = /^application\/problem\+json/;
 export const NOW = '2026-11-30T17:20:00Z';
+
+const HANG_MS = 5000;
+
+/** One request that must be answered (a hang fails), with a 2xx/304 or a 4xx problem. */
+export async function answered(app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const response = await Promise.race([
+    app.inject(options),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${HANG_MS} ms: ${JSON.stringify(options).slice(0, 300)}`)), HANG_MS))),
+  ]).finally(() => clearTimeout(timer));
+  const label = `${JSON.stringify(options).slice(0, 300)} -> ${response.statusCode} ${response.body.slice(0, 300)}`;
+  expect(response.statusCode, label).toBeLessThan(500);
+  if (response.statusCode >= 400) {
+    expect(response.headers['content-type'], label).toMatch(PROBLEM_TYPE);
+    expect(response.json().status, label).toBe(response.statusCode);
+  } else {
+    expect([200, 304], label).toContain(response.statusCode);
+  }
+  return response;
+}
 
 /** A valid `POST /compile` turn for the example brain's scribe worker. */
 export function turn(overrides: Record<string, unknown> = {}): Record<string, unknown> {

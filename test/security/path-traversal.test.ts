@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../helpers/app.js';
 import { hostileBrain, NOW, readAllTraces, readTree, turn } from '../helpers/security-harness.js';
@@ -49,7 +50,7 @@ describe('path traversal matrix: every id-taking parameter against a hostile bra
     const hostile = await hostileBrain();
     const { app, config, rawLogs } = await buildTestApp({ BRAIN_ROOT: hostile.root, LOG_LEVEL: 'trace' });
     const seen: string[] = [];
-    const send = async (options: Parameters<typeof app.inject>[0]) => {
+    const send = async (options: InjectOptions) => {
       const response = await app.inject(options);
       seen.push(JSON.stringify(response.headers), response.body);
       expect(response.statusCode, `${JSON.stringify(options)}: ${response.body.slice(0, 200)}`).toBeLessThan(500);
