@@ -307,6 +307,7 @@ async function venusLiveContext(
 interface PreparedTopic {
   text: string;
   truncated: boolean;
+  binary?: boolean;
 }
 
 const topicMemo = new BoundedMemo<string, PreparedTopic>(1024, 16_000_000);
@@ -332,13 +333,14 @@ async function readTopic(
     else warnings.unreadable(path, result.status, result.reason);
     return missing;
   }
-  if (looksBinary(result.text)) {
-    warnings.add(`${path}: not text (binary or invalid UTF-8); no topic block`);
-    return missing;
-  }
   const name = sanitizeTopicName(rawName);
   const key = `${result.sha256}|${maxChars}|${ascii ? 1 : 0}|${name ?? ''}`;
   let prepared = topicMemo.get(key);
+  if (!prepared && looksBinary(result.text)) prepared = topicMemo.set(key, { text: '', truncated: false, binary: true });
+  if (prepared?.binary) {
+    warnings.add(`${path}: not text (binary or invalid UTF-8); no topic block`);
+    return missing;
+  }
   if (!prepared) {
     const excerpt = topicExcerpt(result.text, maxChars);
     const truncated = excerpt.truncated || result.truncated;

@@ -77,11 +77,14 @@ describe('every brain problem degrades one source, and the persona still gets it
       'tasks/open.md': Buffer.concat([Buffer.from('- [ ] Pay the rent P0\n- [ ] Caf'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from(' order\n')]),
       'SOUL.md': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x00, 0x01, 0x02]),
       'memory/2026-11-30.md': Buffer.from(Array.from({ length: 2000 }, (_, i) => (i % 3 === 0 ? 0xff : 0x80 + (i % 50)))),
+      'topics/junk.md': Buffer.from(Array.from({ length: 500 }, (_, i) => 0x80 + (i % 60))),
     });
     const { get } = await appOn(brain, { DEFAULT_TIMEZONE: 'Asia/Kolkata' });
-    const mars = (await get(`/context/mars?now=${NOW}`)).json();
+    const mars = (await get(`/context/mars?now=${NOW}&topicId=junk`)).json();
     expectPrompt(mars, 'mars');
     expect(mars.systemPrompt).toContain('(Asia/Kolkata, UTC+05:30)');
+    expect(mars.topic).toEqual({ topicId: 'junk', found: false, chars: 0, truncated: false });
+    expect(mars.warnings).toContain('topics/junk.md: not text (binary or invalid UTF-8); no topic block');
     expect(mars.warnings).toEqual(
       expect.arrayContaining([
         'memory/heartbeat-state.json: not valid JSON; using Asia/Kolkata',
