@@ -105,8 +105,11 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
       // An unknown persona is a 404 listing the personas, before anything is read or traced.
       const persona = personaOrNotFound((request.params as { persona: string }).persona).key;
       const query = request.query as PersonaContextQuery;
+      const now = query.now ?? new Date().toISOString();
       const traceOptions: Record<string, unknown> = {
         now: query.now ?? null,
+        // The instant the clock line and "today" were computed for: `?now=` with it reproduces the prompt.
+        nowUsed: now,
         timezone: query.timezone ?? null,
         sanitize: query.sanitize ?? null,
         topicName: query.topicName !== undefined,
@@ -121,7 +124,6 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
         warnings: [],
         format: query.format ?? 'json',
       };
-      const now = query.now ?? new Date().toISOString();
       return compileAndDeliver(request, reply, base, async (brain) => {
         const sources = await readPersonaSources(
           brain,

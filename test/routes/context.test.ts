@@ -87,6 +87,14 @@ describe('GET /context/mars', () => {
 
   it('is reproducible: the same now gives the same bytes and digests, and the digests describe them', async () => {
     const { get } = await harness();
+    // A call without now records the instant it used; passing it back gives the same prompt.
+    const unpinned = (await get('/context/venus?runId=unpinned')).json();
+    const [event] = (await get('/runs/unpinned/trace')).json().events;
+    expect(event.request.now).toBeNull();
+    const replayed = (await get(`/context/venus?now=${event.request.nowUsed}`)).json();
+    expect(replayed.promptSha256).toBe(unpinned.promptSha256);
+    expect(replayed.inputSha256).toBe(unpinned.inputSha256);
+
     const a = (await get(`/context/mars?now=${NOW}&topicId=garden`)).json();
     const b = (await get(`/context/mars?now=${NOW}&topicId=garden`)).json();
     expect(b.instructions).toBe(a.instructions);
@@ -294,7 +302,14 @@ describe('delivery options', () => {
       redactions: body.redactions,
       verified: true,
     });
-    expect(event.request).toMatchObject({ persona: 'venus', topicId: 'garden', now: NOW, operatorTimezone: 'America/Los_Angeles', timezoneSource: 'heartbeat' });
+    expect(event.request).toMatchObject({
+      persona: 'venus',
+      topicId: 'garden',
+      now: NOW,
+      nowUsed: NOW,
+      operatorTimezone: 'America/Los_Angeles',
+      timezoneSource: 'heartbeat',
+    });
     expect(event.sources.map((source: { path: string }) => source.path)).toEqual(paths);
   });
 });
