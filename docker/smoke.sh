@@ -75,7 +75,7 @@ if [ "${SMOKE_BUILD:-1}" = 0 ] && docker image inspect "$image" >/dev/null 2>&1;
   echo "== using the existing $image (SMOKE_BUILD=0)"
 else
   echo "== building $image from $context"
-  DOCKER_BUILDKIT=0 docker build --network host -t "$image" "$context" >"$work/build.log" 2>&1 \
+  DOCKER_BUILDKIT=0 docker build --force-rm --network host -t "$image" "$context" >"$work/build.log" 2>&1 \
     || { tail -n 25 "$work/build.log"; fail "image builds"; summary; }
   pass "image builds ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1 / 1e6}'))"
 fi
