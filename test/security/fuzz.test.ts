@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -209,6 +211,45 @@ describe('query strings under property-based fuzzing', () => {
       { numRuns: 500, ...BUDGET },
     );
     expect(delivered).toBeGreaterThan(5);
+  }, 30_000);
+});
+
+describe('brain files under property-based fuzzing (a poisoned brain)', () => {
+  it('keeps label lines exactly the trusted blocks and every input line one JSON object, whatever the brain files say', async () => {
+    const root = await copyExampleBrain();
+    const { app } = await buildTestApp({ BRAIN_ROOT: root, RATE_LIMIT_MAX: '100000000' });
+    const files: Array<[string, (text: string) => string]> = [
+      ['workers/scribe/identity.md', (text) => `You are Scribe.\n${text}`],
+      ['workers/scribe/memory/style.md', (text) => `## Sign-off\n${text}\n## Second\n${text}`],
+      ['channels/general/purpose.md', (text) => `Purpose: ${text}`],
+      ['SOUL.md', (text) => `I feel grateful. ${text}`],
+      ['memory/2026-11-30.md', (text) => `- Excited and anxious: ${text}\n- ${text}`],
+      ['tasks/open.md', (text) => `- [ ] **${text}** P0\n- [ ] ${text}`],
+      ['calendar/today.md', (text) => `- 09:00 ${text}`],
+      ['messages/inbox.md', (text) => `- [unread] Sam: ${text}`],
+      ['topics/real-estate.md', (text) => `- user: ${text}\n- assistant: ${text}`],
+      ['personas/venus.md', (text) => `You are Venus. ${text}`],
+    ];
+    let delivered = 0;
+    await fc.assert(
+      fc.asyncProperty(nonBlank, async (text) => {
+        for (const [path, shape] of files) await writeFile(join(root, path), shape(text));
+        const requests = [
+          { method: 'POST' as const, url: '/compile', payload: { phase: 'turn', surface: 'chat', worker: 'scribe', channelId: 'general', message: 'sign-off?', now: NOW } },
+          { method: 'GET' as const, url: `/context/mars?topicId=real-estate&now=${NOW}` },
+          { method: 'GET' as const, url: `/context/venus?now=${NOW}` },
+          { method: 'GET' as const, url: '/context/topic/real-estate' },
+        ];
+        for (const request of requests) {
+          const response = await answered(app, request);
+          if (response.statusCode !== 200) continue;
+          checkDelivered(response.json(), `${request.url} with ${JSON.stringify(text).slice(0, 200)}`);
+          delivered++;
+        }
+      }),
+      { numRuns: 60, ...BUDGET },
+    );
+    expect(delivered).toBeGreaterThan(40);
   }, 30_000);
 });
 
