@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { compile } from '../src/core/compile.js';
-import { parseMemoryNotes, rankMemoryNotes } from '../src/core/memory-notes.js';
+import { indexMemoryNotes, rankMemoryNotes, type IndexedMemoryNote } from '../src/core/memory-notes.js';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import type { CompiledContext, Policy, SourceText } from '../src/core/types.js';
 import { ProblemError } from '../src/errors.js';
 import { deliver, runIdFor } from '../src/http/deliver.js';
 import { responseJsonSchema } from '../src/http/zod.js';
-import { readHeartbeatTimezone, type BrainFile, type BrainSession } from '../src/io/brain.js';
+import { memoizePerFile, readHeartbeatTimezone, type BrainFile, type BrainSession } from '../src/io/brain.js';
 import { CompileQuerySchema, CompileRequestSchema, type CompileRequest } from '../schemas/compile.js';
 import { CompiledResponseSchema } from '../schemas/compiled.js';
 import { PolicyFileSchema } from '../schemas/policy.js';
@@ -16,6 +16,32 @@ import { PolicyFileSchema } from '../schemas/policy.js';
 const MANDATORY_READ_BYTES = 1024 * 1024;
 const MEMORY_FILE_BYTES = 64 * 1024;
 const MAX_MEMORY_FILES = 64;
+
+/** What a route makes of a worker's brain files, computed once per version of each file. */
+interface WorkerParsers {
+  policy(file: BrainFile): { policy: Policy } | { warning: string };
+  memoryNotes(file: BrainFile): IndexedMemoryNote[];
+}
+
+function createWorkerParsers(base: Policy): WorkerParsers {
+  return {
+    policy: memoizePerFile((file) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(file.text);
+      } catch {
+        return { warning: `${file.path} is not valid JSON; the default policy applies` };
+      }
+      const parsed = PolicyFileSchema.safeParse(json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; the default policy applies` };
+      }
+      return { policy: mergePolicy(base, parsed.data) };
+    }),
+    memoryNotes: memoizePerFile((file) => indexMemoryNotes(file.path, file.text)),
+  };
+}
 
 interface WorkerSources {
   identity: SourceText;
@@ -47,7 +73,7 @@ async function readIdentity(brain: BrainSession, worker: string): Promise<Source
   throw new ProblemError('CC_NOT_FOUND', `No worker "${worker}": ${hint}.`, { extensions: { hint } });
 }
 
-async function readPolicy(brain: BrainSession, worker: string, base: Policy, warnings: string[]): Promise<Policy> {
+async function readPolicy(brain: BrainSession, worker: string, base: Policy, parsers: WorkerParsers, warnings: string[]): Promise<Policy> {
   const path = `workers/${worker}/policy.json`;
   const result = await brain.read(path, { maxBytes: 64 * 1024 });
   if (result.status === 'missing') return base;
@@ -55,20 +81,12 @@ async function readPolicy(brain: BrainSession, worker: string, base: Policy, war
     warnings.push(`${path} could not be read (${result.reason}); the default policy applies`);
     return base;
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(result.text);
-  } catch {
-    warnings.push(`${path} is not valid JSON; the default policy applies`);
+  const parsed = parsers.policy(result);
+  if ('warning' in parsed) {
+    warnings.push(parsed.warning);
     return base;
   }
-  const parsed = PolicyFileSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    warnings.push(`${path} is invalid at /${issue.path.join('/')}: ${issue.message}; the default policy applies`);
-    return base;
-  }
-  return mergePolicy(base, parsed.data);
+  return parsed.policy;
 }
 
 async function readPurpose(brain: BrainSession, channelId: string, warnings: string[]): Promise<SourceText | undefined> {
@@ -82,7 +100,7 @@ async function readPurpose(brain: BrainSession, channelId: string, warnings: str
   return undefined;
 }
 
-async function readMemory(brain: BrainSession, worker: string, query: string, warnings: string[]): Promise<SourceText[]> {
+async function readMemory(brain: BrainSession, worker: string, query: string, parsers: WorkerParsers, warnings: string[]): Promise<SourceText[]> {
   const dir = `workers/${worker}/memory`;
   const listing = await brain.list(dir);
   if (listing.status !== 'ok') {
@@ -92,14 +110,14 @@ async function readMemory(brain: BrainSession, worker: string, query: string, wa
   const names = listing.files.filter((name) => name.endsWith('.md'));
   if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the first ${MAX_MEMORY_FILES} by name are recalled`);
   const results = await Promise.all(names.slice(0, MAX_MEMORY_FILES).map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES })));
-  const notes = [];
+  const notes: IndexedMemoryNote[] = [];
   for (const result of results) {
     if (result.status !== 'ok') {
       if (result.status !== 'missing') warnings.push(`${result.path} could not be read (${result.reason})`);
       continue;
     }
     warnings.push(...result.warnings);
-    notes.push(...parseMemoryNotes(result.path, result.text));
+    for (const note of parsers.memoryNotes(result)) notes.push(note);
   }
   return rankMemoryNotes(notes, query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
 }
@@ -108,14 +126,15 @@ async function readWorkerSources(
   brain: BrainSession,
   body: CompileRequest,
   base: Policy,
+  parsers: WorkerParsers,
   defaultTimezone: string,
   warnings: string[],
 ): Promise<WorkerSources> {
   const identity = await readIdentity(brain, body.worker);
   const [policy, purpose, memory, zone] = await Promise.all([
-    readPolicy(brain, body.worker, base, warnings),
+    readPolicy(brain, body.worker, base, parsers, warnings),
     body.channelId === undefined ? undefined : readPurpose(brain, body.channelId, warnings),
-    readMemory(brain, body.worker, body.message ?? body.task ?? '', warnings),
+    readMemory(brain, body.worker, body.message ?? body.task ?? '', parsers, warnings),
     readHeartbeatTimezone(brain, { requested: body.timezone, defaultTimeZone: defaultTimezone }),
   ]);
   warnings.push(...zone.warnings);
@@ -127,6 +146,7 @@ async function readWorkerSources(
 /** `POST /compile`: a worker's prompt for one phase of a conversation or task. */
 export async function compileRoutes(app: FastifyInstance): Promise<void> {
   const basePolicy = mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars });
+  const parsers = createWorkerParsers(basePolicy);
 
   app.post(
     '/compile',
@@ -166,7 +186,7 @@ export async function compileRoutes(app: FastifyInstance): Promise<void> {
       let readMs = 0;
       let outcome: { compiled: CompiledContext } | { error: unknown };
       try {
-        const sources = await readWorkerSources(brain, body, basePolicy, app.config.defaultTimezone, warnings);
+        const sources = await readWorkerSources(brain, body, basePolicy, parsers, app.config.defaultTimezone, warnings);
         readMs = performance.now() - began;
         outcome = {
           compiled: compile({

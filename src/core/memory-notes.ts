@@ -3,6 +3,8 @@
  * Text before a file's first `## ` heading is not a note. Ranking is deterministic:
  * notes that share more words with the turn's task or message come first, heading matches
  * counting double, and ties keep file order (files by name, entries top to bottom).
+ * A file's notes and their words can be indexed once (`indexMemoryNotes`) and ranked
+ * against many queries; the order is the same as ranking the plain notes.
  */
 
 export interface MemoryNote {
@@ -54,19 +56,38 @@ export function parseMemoryNotes(path: string, text: string): MemoryNote[] {
   return notes;
 }
 
+/** A note with the words ranking compares it by, computed once. */
+export interface IndexedMemoryNote extends MemoryNote {
+  readonly headingTerms: ReadonlySet<string>;
+  /** Words of the whole entry, heading line included. */
+  readonly bodyTerms: ReadonlySet<string>;
+}
+
 function terms(text: string): Set<string> {
   const found = new Set<string>();
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []) if (!STOPWORDS.has(word)) found.add(word);
   return found;
 }
 
-/** Notes ordered best first for `query`; stable, so equal scores keep their given order. */
-export function rankMemoryNotes(notes: readonly MemoryNote[], query: string): MemoryNote[] {
+/** `parseMemoryNotes` with each note's words precomputed: same notes, same order. */
+export function indexMemoryNotes(path: string, text: string): IndexedMemoryNote[] {
+  return parseMemoryNotes(path, text).map((note) => ({ ...note, headingTerms: terms(note.heading), bodyTerms: terms(note.text) }));
+}
+
+function isIndexed(note: MemoryNote): note is IndexedMemoryNote {
+  return (note as Partial<IndexedMemoryNote>).headingTerms !== undefined && (note as Partial<IndexedMemoryNote>).bodyTerms !== undefined;
+}
+
+/**
+ * Notes ordered best first for `query`; stable, so equal scores keep their given order.
+ * Indexed notes are ranked by their precomputed words, plain ones by words found now.
+ */
+export function rankMemoryNotes<T extends MemoryNote>(notes: readonly T[], query: string): T[] {
   const wanted = terms(query);
   if (wanted.size === 0) return [...notes];
   const scored = notes.map((note, index) => {
-    const heading = terms(note.heading);
-    const body = terms(note.text);
+    const heading = isIndexed(note) ? note.headingTerms : terms(note.heading);
+    const body = isIndexed(note) ? note.bodyTerms : terms(note.text);
     let score = 0;
     for (const term of wanted) score += heading.has(term) ? 2 : body.has(term) ? 1 : 0;
     return { note, index, score };

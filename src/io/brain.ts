@@ -1,12 +1,14 @@
 /**
  * The brain reader: the only code that reads the mounted brain. Every path is confined
  * under the root after symlinks are resolved; reads are bounded and asynchronous; results
- * are cached by (path, inode, size, mtime) and revalidated with one `stat` per read.
+ * are cached by (path, inode, size, mtime) and revalidated with a `stat` that began after
+ * the read was asked for (reads of one path in the same event-loop turn share it).
  * A file problem is a result (`missing`, `refused`, `error`), never a thrown error, so one
  * bad file degrades one source and never the request.
  */
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
+import { stat as statCallback, type Stats } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
@@ -85,14 +87,25 @@ export interface BrainLog {
   warn(obj: object, msg: string): void;
 }
 
+/** The file system call revalidation uses (callback style: cheaper per call than the promise API); tests count calls through it. */
+export interface BrainFs {
+  stat(path: string, callback: (error: NodeJS.ErrnoException | null, stats: Stats) => void): void;
+}
+
 export interface BrainOptions {
   /** Default `maxBytes` for reads that do not pass one. */
   maxBytes?: number;
   /** Upper bound on the bytes of text kept in the read cache. */
   cacheBytes?: number;
+  fs?: BrainFs;
 }
 
 export const DEFAULT_MAX_BYTES = 256 * 1024;
+
+interface Pending<T> {
+  promise: Promise<T>;
+  settle(value: T): void;
+}
 
 interface CachedFile {
   ino: number;
@@ -129,19 +142,87 @@ export function unsafePathReason(path: string): string | undefined {
 export function createBrain(root: string, log: BrainLog, options: BrainOptions = {}): Brain {
   const defaultMaxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const cacheLimit = options.cacheBytes ?? 64 * 1024 * 1024;
+  const fs: BrainFs = options.fs ?? { stat: statCallback };
   const files = new Map<string, CachedFile>();
   const listings = new Map<string, CachedListing>();
-  const inflight = new Map<string, Promise<ReadResult>>();
+  // Paths last found missing: a missing file is normal, and one stat (ENOENT) confirms it again.
+  const missing = new Set<string>();
   let cachedBytes = 0;
   let realRoot: Promise<string> | undefined;
+  /** The resolved root once known; every cached entry was read under it. */
+  let resolvedRoot: string | undefined;
 
   function rootPath(): Promise<string> {
     // Resolved once; a failure is not remembered, so a root mounted later is picked up.
-    realRoot ??= realpath(root).catch((error: unknown) => {
-      realRoot = undefined;
-      throw error;
-    });
+    realRoot ??= realpath(root).then(
+      (resolved) => (resolvedRoot = resolved),
+      (error: unknown) => {
+        realRoot = undefined;
+        throw error;
+      },
+    );
     return realRoot;
+  }
+
+  // Freshness: file system calls are not issued when a read asks for them but at the end of
+  // the current event-loop turn (setImmediate), and every read of the same path (stat) or
+  // key (fresh read) asked for in that turn shares the one call. A read never joins a call
+  // issued before it was asked for, so it sees every change completed before then, exactly
+  // as if it had made its own; concurrent requests cost one stat per file per turn.
+  let pendingStats = new Map<string, Pending<Stats | string>>();
+  let pendingReads = new Map<string, Pending<ReadResult> & { path: string; maxBytes: number; keep: 'head' | 'tail' }>();
+  let batchScheduled = false;
+
+  function issueBatch(): void {
+    batchScheduled = false;
+    const stats = pendingStats;
+    const reads = pendingReads;
+    pendingStats = new Map();
+    pendingReads = new Map();
+    for (const [path, pending] of stats) {
+      fs.stat(`${resolvedRoot}${sep}${path}`, (error, info) => pending.settle(error ? (error.code ?? 'EUNKNOWN') : info));
+    }
+    for (const [key, read] of reads) {
+      readFresh(read.path, read.maxBytes, read.keep, key).then(
+        (result) => {
+          if (result.status !== 'ok') forget(key);
+          if (result.status !== 'missing') missing.delete(read.path);
+          else if (resolvedRoot !== undefined) {
+            if (missing.size >= 4096) missing.clear();
+            missing.add(read.path);
+          }
+          read.settle(result);
+        },
+        (error: unknown) => read.settle({ status: 'error', path: read.path, reason: (error as NodeJS.ErrnoException).code ?? 'unreadable' }),
+      );
+    }
+  }
+
+  function pending<T>(): Pending<T> {
+    let settle!: (value: T) => void;
+    const promise = new Promise<T>((resolve) => (settle = resolve));
+    if (!batchScheduled) {
+      batchScheduled = true;
+      setImmediate(issueBatch);
+    }
+    return { promise, settle };
+  }
+
+  /**
+   * A stat of a path read before (following links, so a retargeted link changes the
+   * inode), or the error code it failed with.
+   */
+  function revalidationStat(path: string): Promise<Stats | string> {
+    let stat = pendingStats.get(path);
+    if (!stat) pendingStats.set(path, (stat = pending()));
+    return stat.promise;
+  }
+
+  /** A read of the file itself (not from the cache). */
+  function freshRead(path: string, maxBytes: number, keep: 'head' | 'tail', key: string): Promise<ReadResult> {
+    let read = pendingReads.get(key);
+    if (!read) pendingReads.set(key, (read = { ...pending<ReadResult>(), path, maxBytes, keep }));
+    return read.promise;
   }
 
   /** The real path of `path` if it lies inside the root, else a refusal or a miss. */
@@ -166,12 +247,16 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     }
   }
 
-  function remember(key: string, entry: CachedFile): void {
+  function forget(key: string): void {
     const previous = files.get(key);
     if (previous) {
       files.delete(key);
       cachedBytes -= previous.result.text.length;
     }
+  }
+
+  function remember(key: string, entry: CachedFile): void {
+    forget(key);
     const bytes = entry.result.text.length;
     if (bytes > cacheLimit) return;
     while (cachedBytes + bytes > cacheLimit && files.size > 0) {
@@ -247,34 +332,23 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     const key = `${keep}:${maxBytes}:${path}`;
     const cached = files.get(key);
     if (cached) {
-      // One stat (following links, so a retargeted link changes the inode) revalidates.
-      try {
-        const base = await rootPath();
-        const info = await stat(`${base}${sep}${path}`);
-        if (info.ino === cached.ino && info.dev === cached.dev && info.size === cached.size && info.mtimeMs === cached.mtimeMs) {
-          return cached.result;
-        }
-      } catch {
-        // Fall through: a fresh read reports what is wrong now.
+      const info = await revalidationStat(path);
+      if (typeof info !== 'string' && info.ino === cached.ino && info.dev === cached.dev && info.size === cached.size && info.mtimeMs === cached.mtimeMs) {
+        return cached.result;
       }
+      // Otherwise a fresh read reports what is there (or wrong) now.
+    } else if (missing.has(path)) {
+      const info = await revalidationStat(path);
+      if (info === 'ENOENT' || info === 'ENOTDIR') return { status: 'missing', path };
     }
-    const pending = inflight.get(key);
-    if (pending) return pending;
-    const reading = readFresh(path, maxBytes, keep, key).finally(() => inflight.delete(key));
-    inflight.set(key, reading);
-    return reading;
+    return freshRead(path, maxBytes, keep, key);
   }
 
   async function list(path: string): Promise<ListResult> {
     const cached = listings.get(path);
     if (cached) {
-      try {
-        const base = await rootPath();
-        const info = await stat(`${base}${sep}${path}`);
-        if (info.ino === cached.ino && info.mtimeMs === cached.mtimeMs) return cached.result;
-      } catch {
-        // Fall through.
-      }
+      const info = await revalidationStat(path);
+      if (typeof info !== 'string' && info.ino === cached.ino && info.mtimeMs === cached.mtimeMs) return cached.result;
     }
     const confined = await confine(path);
     if (!('real' in confined)) return { path, ...confined } as ListResult;
@@ -332,6 +406,21 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   }
 
   return { root, read, list, verify, session };
+}
+
+/**
+ * Memoises `derive` per brain file: the brain hands out the same `BrainFile` object for as
+ * long as the file's identity (inode, size, mtime) is unchanged, so a value derived from a
+ * file (parsed notes, a checked policy) is computed once per version of its bytes. The
+ * file and the derived value are shared between requests and must not be mutated.
+ */
+export function memoizePerFile<T>(derive: (file: BrainFile) => T): (file: BrainFile) => T {
+  const derived = new WeakMap<BrainFile, { value: T }>();
+  return (file) => {
+    let entry = derived.get(file);
+    if (!entry) derived.set(file, (entry = { value: derive(file) }));
+    return entry.value;
+  };
 }
 
 /** The bytes after the first newline (a tail read starts mid-line, maybe mid-character). */

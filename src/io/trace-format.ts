@@ -2,22 +2,27 @@ import { createHash } from 'node:crypto';
 
 /**
  * The on-disk format of the trace store (docs/traces.md): append-only JSONL files, one
- * writer per file, each file self-contained. Three record kinds, always with `t` first so
- * a scanner can skip blob lines without parsing them:
+ * writer per file, each file self-contained. Four record kinds, always with `t` first so
+ * a scanner can skip blob and data lines without parsing them:
  *
- *   {"t":"file","v":1,"writer":"<writerId>","created":"<ISO>"}   first line of every file
+ *   {"t":"file","v":2,"writer":"<writerId>","created":"<ISO>"}   first line of every file
  *   {"t":"blob","sha":"<sha256>","text":"..."}                    a segment's text, once per file
+ *   {"t":"data","sha":"<sha256>","data":{...}}                    a repeated structure (block summary,
+ *                                                                  source record, cache plan), once per file;
+ *                                                                  sha256 of the exact JSON text after "data":
  *   {"t":"event","event":{...}}                                   one trace event
  */
-export const TRACE_FORMAT_VERSION = 1;
+export const TRACE_FORMAT_VERSION = 2;
 
 const FILE_NAME = /^trace-(\d{8}T\d{9}Z)-([A-Za-z0-9-]+)-(\d{6})\.jsonl$/;
 
 export const BLOB_PREFIX = Buffer.from('{"t":"blob"');
+export const DATA_PREFIX = Buffer.from('{"t":"data"');
 export const EVENT_PREFIX = Buffer.from('{"t":"event"');
 
-/** A reference from an event to a blob record in the same file: sha256, byte offset, byte length (with newline). */
-export type SegmentRef = [sha256: string, offset: number, length: number];
+/** A reference from an event to a blob or data record in the same file: sha256, byte offset, byte length (with newline). */
+export type RecordRef = [sha256: string, offset: number, length: number];
+export type SegmentRef = RecordRef;
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -62,8 +67,15 @@ export function blobLine(sha: string, text: string): string {
   return `{"t":"blob","sha":"${sha}","text":${JSON.stringify(text)}}\n`;
 }
 
-export function eventLine(stored: object): string {
-  return `{"t":"event","event":${JSON.stringify(stored)}}\n`;
+/** `json` is stored verbatim, so its sha256 can be checked against the bytes on disk. */
+export function dataLine(sha: string, json: string): string {
+  return `{"t":"data","sha":"${sha}","data":${json}}\n`;
+}
+
+/** `references` is ready JSON (`,"name":value` members) appended to the event object's own fields. */
+export function eventLine(stored: object, references = ''): string {
+  const own = JSON.stringify(stored);
+  return `{"t":"event","event":${own.slice(0, -1)}${references}}}\n`;
 }
 
 export function startsWith(line: Buffer, prefix: Buffer): boolean {
@@ -78,5 +90,55 @@ export function parseBlobLine(line: string, expectedSha: string): string | null 
     return sha256Hex(record.text) === expectedSha ? record.text : null;
   } catch {
     return null;
+  }
+}
+
+/** Parses a data line whose JSON text hashes to the sha expected; undefined otherwise. */
+export function parseDataLine(line: string, expectedSha: string): unknown {
+  const head = `{"t":"data","sha":"${expectedSha}","data":`;
+  const end = line.endsWith('\n') ? line.length - 2 : line.length - 1;
+  if (!line.startsWith(head) || line[end] !== '}') return undefined;
+  const json = line.slice(head.length, end);
+  if (sha256Hex(json) !== expectedSha) return undefined;
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The JSON text and sha256 of small records that repeat from event to event (block
+ * summaries, source records) as new objects with the same values, found without
+ * serialising them again: looked up by `id`, then compared with `same`. The JSON is that
+ * of `pick(record)`. Bounded: it starts over when full.
+ */
+export class RecordMemo<R> {
+  private readonly entries = new Map<unknown, Array<{ record: R; json: string; sha: string }>>();
+  private count = 0;
+
+  constructor(
+    private readonly id: (record: R) => unknown,
+    private readonly same: (known: R, record: R) => boolean,
+    private readonly pick: (record: R) => R,
+    private readonly maxEntries = 4096,
+  ) {}
+
+  get(record: R): { json: string; sha: string } {
+    const key = this.id(record);
+    const candidates = this.entries.get(key);
+    if (candidates) for (const entry of candidates) if (this.same(entry.record, record)) return entry;
+    const picked = this.pick(record);
+    const json = JSON.stringify(picked);
+    const entry = { record: picked, json, sha: sha256Hex(json) };
+    if (this.count >= this.maxEntries) {
+      this.entries.clear();
+      this.count = 0;
+    }
+    const list = this.entries.get(key);
+    if (list) list.push(entry);
+    else this.entries.set(key, [entry]);
+    this.count++;
+    return entry;
   }
 }

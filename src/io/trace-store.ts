@@ -11,16 +11,20 @@ import { isSafeId } from '../../schemas/ids.js';
 import {
   BLOB_PREFIX,
   blobLine,
+  DATA_PREFIX,
+  dataLine,
   EVENT_PREFIX,
   eventLine,
   fileHeaderLine,
   makeWriterId,
   parseBlobLine,
+  parseDataLine,
   parseTraceFileName,
+  RecordMemo,
   sha256Hex,
   startsWith,
   traceFileName,
-  type SegmentRef,
+  type RecordRef,
 } from './trace-format.js';
 import {
   decodeCursor,
@@ -112,9 +116,13 @@ export interface TraceEventView extends Omit<TraceEventInput, 'segments'> {
   verified: boolean | null;
 }
 
-interface StoredEvent extends Omit<TraceEventInput, 'segments'> {
+/** An event as written: segments, block summaries, sources and the cache plan by reference to records of the same file. */
+interface StoredEvent extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'> {
   chars: number;
-  segments?: { system: SegmentRef[]; input: SegmentRef[] };
+  segments?: { system: RecordRef[]; input: RecordRef[] };
+  blocks?: RecordRef[];
+  sources?: RecordRef[];
+  cache?: RecordRef;
 }
 
 export interface ListRunsQuery extends RunFilter {
@@ -142,6 +150,9 @@ export interface TraceStoreStats {
   blobsWritten: number;
   /** Segments that cost nothing because their text was already in the file. */
   blobsReused: number;
+  /** Data records (block summaries, sources, cache plans) written, and references to ones already in the file. */
+  dataWritten: number;
+  dataReused: number;
   filesCreated: number;
   filesDeleted: number;
   /** Lines skipped on read because they could not be parsed (a torn tail after a crash). */
@@ -201,8 +212,10 @@ interface WriterFile {
   createdMs: number;
   ino: number;
   dev: number;
-  /** Blobs already in this file: sha256 → [offset, length]. */
-  blobs: Map<string, [number, number]>;
+  /** Blobs already in this file: sha256 → the JSON of a reference to it. */
+  blobs: Map<string, string>;
+  /** Data records already in this file: sha256 → the JSON of a reference to it. */
+  data: Map<string, string>;
   entry: IndexedFile;
 }
 
@@ -219,6 +232,15 @@ const SEAL_GRACE_MS = 60_000;
 const SCAN_CHUNK = 1 << 20;
 const MAX_PAGE = 100;
 const DIGEST_MEMO_SIZE = 512;
+
+/** How an event's repeated parts become references, each given as its JSON text; see `eventRecord`. */
+interface Refs {
+  blob(text: string): string;
+  data(entry: { json: string; sha: string }): string;
+  block(block: TraceBlock): string;
+  source(source: TraceSource): string;
+  json(value: object): string;
+}
 
 const noop = () => {};
 
@@ -251,6 +273,25 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     }
     return sha;
   };
+  // Block summaries and source records repeat on every call with new objects; these find their
+  // JSON and sha256 by comparing fields, without serialising them again.
+  const blockMemo = new RecordMemo<TraceBlock>(
+    (block) => block.sha256,
+    (a, b) =>
+      a.kind === b.kind && a.authority === b.authority && a.cacheClass === b.cacheClass && a.source === b.source && a.chars === b.chars && a.approxTokens === b.approxTokens,
+    ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }) => ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }),
+  );
+  const sourceMemo = new RecordMemo<TraceSource>(
+    (source) => source.sha256,
+    (a, b) => a.path === b.path && a.size === b.size && a.mtimeMs === b.mtimeMs && a.truncated === b.truncated && a.maxBytes === b.maxBytes && a.keep === b.keep,
+    ({ path, size, mtimeMs, sha256, truncated, maxBytes, keep }) => {
+      const picked: TraceSource = { path, size, mtimeMs, sha256 };
+      if (truncated !== undefined) picked.truncated = truncated;
+      if (maxBytes !== undefined) picked.maxBytes = maxBytes;
+      if (keep !== undefined) picked.keep = keep;
+      return picked;
+    },
+  );
   const counters: Omit<TraceStoreStats, 'state'> = {
     appends: 0,
     rejected: 0,
@@ -260,6 +301,8 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     largestBatch: 0,
     blobsWritten: 0,
     blobsReused: 0,
+    dataWritten: 0,
+    dataReused: 0,
     filesCreated: 0,
     filesDeleted: 0,
     unreadableLines: 0,
@@ -353,7 +396,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       entry.scannedBytes = header.length;
       counters.filesCreated++;
       counters.bytes += header.length;
-      file = { name, path, handle, size: header.length, createdMs, ino: info.ino, dev: info.dev, blobs: new Map(), entry };
+      file = { name, path, handle, size: header.length, createdMs, ino: info.ino, dev: info.dev, blobs: new Map(), data: new Map(), entry };
       return file;
     } catch (error) {
       index.dropFile(name);
@@ -372,41 +415,60 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     let target = file;
     if (!target || target.size >= rotateBytes || now() - target.createdMs >= rotateMs) target = await rotate();
     const parts: Buffer[] = [];
-    const fresh = new Map<string, [number, number]>();
+    const freshBlobs = new Map<string, string>();
+    const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent }> = [];
     let position = target.size;
-    const blobs = target.blobs;
-    const ref = (text: string): SegmentRef => {
-      const sha = digest(text);
-      let at = blobs.get(sha) ?? fresh.get(sha);
-      if (at) counters.blobsReused++;
-      else {
-        const line = Buffer.from(blobLine(sha, text));
-        at = [position, line.length];
-        position += line.length;
-        parts.push(line);
-        fresh.set(sha, at);
-        counters.blobsWritten++;
-      }
-      return [sha, at[0], at[1]];
+    const append = (line: string): [number, number] => {
+      const bytes = Buffer.from(line);
+      const at: [number, number] = [position, bytes.length];
+      position += bytes.length;
+      parts.push(bytes);
+      return at;
+    };
+    const refs: Refs = {
+      blob(text) {
+        const sha = digest(text);
+        let ref = target.blobs.get(sha) ?? freshBlobs.get(sha);
+        if (ref) counters.blobsReused++;
+        else {
+          freshBlobs.set(sha, (ref = refJson(sha, append(blobLine(sha, text)))));
+          counters.blobsWritten++;
+        }
+        return ref;
+      },
+      data({ json, sha }) {
+        let ref = target.data.get(sha) ?? freshData.get(sha);
+        if (ref) counters.dataReused++;
+        else {
+          freshData.set(sha, (ref = refJson(sha, append(dataLine(sha, json)))));
+          counters.dataWritten++;
+        }
+        return ref;
+      },
+      block: (block) => refs.data(blockMemo.get(block)),
+      source: (source) => refs.data(sourceMemo.get(source)),
+      json(value) {
+        const json = JSON.stringify(value);
+        return refs.data({ json, sha: digest(json) });
+      },
     };
     for (const { event } of batch) {
-      const stored = toStored(event, ref);
-      const line = Buffer.from(eventLine(stored));
-      written.push({ offset: position, length: line.length, stored });
-      position += line.length;
-      parts.push(line);
+      const { stored, line } = eventRecord(event, refs);
+      const at = append(line);
+      written.push({ offset: at[0], length: at[1], stored });
     }
-    const data = Buffer.concat(parts);
-    await writeAll(target.handle, data, target.size);
+    const bytes = Buffer.concat(parts);
+    await writeAll(target.handle, bytes, target.size);
     await target.handle.datasync();
     counters.fsyncs++;
     await assertInPlace(target);
     target.size = position;
-    for (const [sha, at] of fresh) blobs.set(sha, at);
+    for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
+    for (const [sha, ref] of freshData) target.data.set(sha, ref);
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
     counters.batches++;
-    counters.bytes += data.length;
+    counters.bytes += bytes.length;
     counters.largestBatch = Math.max(counters.largestBatch, batch.length);
   }
 
@@ -524,7 +586,9 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
 
   function indexLine(entry: IndexedFile, line: Buffer, offset: number, length: number): void {
     if (!startsWith(line, EVENT_PREFIX)) {
-      if (!startsWith(line, BLOB_PREFIX) && !line.toString('utf8', 0, 16).startsWith('{"t":"file"')) counters.unreadableLines++;
+      if (!startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !line.toString('utf8', 0, 16).startsWith('{"t":"file"')) {
+        counters.unreadableLines++;
+      }
       return;
     }
     try {
@@ -626,11 +690,23 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     };
     try {
       const events: TraceEventView[] = [];
+      // Records repeat from event to event of a run; each is read and checked once.
+      const known = new Map<string, unknown>();
       for (const location of locations) {
         const handle = await open(location.file);
         if (!handle) continue;
         const stored = (JSON.parse((await readRange(handle, location.offset, location.length)).toString('utf8')) as { event: StoredEvent }).event;
-        events.push(await rebuild(stored, async ([sha, offset, length]) => parseBlobLine((await readRange(handle, offset, length)).toString('utf8'), sha)));
+        const record = async ([sha, offset, length]: RecordRef, parse: (line: string, sha: string) => unknown) => {
+          const key = `${location.file}:${offset}`;
+          if (!known.has(key)) known.set(key, parse((await readRange(handle, offset, length)).toString('utf8'), sha));
+          return known.get(key);
+        };
+        const view = await rebuild(stored, {
+          blob: async (ref) => (await record(ref, parseBlobLine)) as string | null,
+          data: (ref) => record(ref, parseDataLine),
+        });
+        counters.unreadableLines += view.unreadable;
+        events.push(view.event);
       }
       return events.length > 0 ? events : null;
     } catch (error) {
@@ -786,30 +862,58 @@ function isStoredEvent(value: unknown): value is StoredEvent {
   );
 }
 
-function toStored(event: TraceEventInput, ref: (text: string) => SegmentRef): StoredEvent {
-  const { segments, blocks, ...rest } = event;
-  // A compiled block passed whole would store its content a second time, outside the dedup.
-  if (blocks) {
-    (rest as StoredEvent).blocks = blocks.map(({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }) => ({
-      kind,
-      authority,
-      cacheClass,
-      source,
-      chars,
-      approxTokens,
-      sha256,
-    }));
-  }
-  if (!segments) return { ...rest, chars: 0 };
+/** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */
+function refJson(sha: string, [offset, length]: [number, number]): string {
+  return `["${sha}",${offset},${length}]`;
+}
+
+/**
+ * The event as written. Segment texts, block summaries (only their summary fields: a
+ * compiled block passed whole would store its content a second time), source records and
+ * the cache plan become references to records stored once per file; the references are
+ * spliced in as ready JSON, so only the event's own small fields are serialised per call.
+ * `stored` holds those own fields, for the index.
+ */
+function eventRecord(event: TraceEventInput, refs: Refs): { stored: StoredEvent; line: string } {
+  const { segments, blocks, sources, cache } = event;
+  // Field by field rather than a rest spread, which costs more on this per-event path; the
+  // type lists every other field of TraceEventInput, so a new one cannot be left out.
+  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'>>]: TraceEventInput[K] } = {
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    request: event.request,
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+    warnings: event.warnings,
+    error: event.error,
+    timing: event.timing,
+  };
   let chars = 0;
-  const refs = (texts: string[]) =>
-    texts.map((text) => {
-      chars += text.length;
-      return ref(text);
-    });
-  const system = refs(segments.system);
-  const input = refs(segments.input);
-  return { ...rest, chars, segments: { system, input } };
+  let references = '';
+  if (blocks) references += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
+  if (sources) references += `,"sources":[${sources.map(refs.source).join(',')}]`;
+  if (cache) references += `,"cache":${refs.json(cache)}`;
+  if (segments) {
+    const texts = (list: string[]) =>
+      list
+        .map((text) => {
+          chars += text.length;
+          return refs.blob(text);
+        })
+        .join(',');
+    references += `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
+  }
+  const stored = plain as StoredEvent;
+  stored.chars = chars;
+  return { stored, line: eventLine(stored, references) };
 }
 
 function summarize(event: StoredEvent): EventSummary {
@@ -838,17 +942,55 @@ async function readRange(handle: FileHandle, offset: number, length: number): Pr
   return buffer.subarray(0, done);
 }
 
-async function rebuild(stored: StoredEvent, blob: (ref: SegmentRef) => Promise<string | null>): Promise<TraceEventView> {
-  const { segments, ...rest } = stored;
-  if (!segments) return { ...rest, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: null };
+interface RecordReader {
+  /** A blob's text, or null when it is missing or altered. */
+  blob(ref: RecordRef): Promise<string | null>;
+  /** A data record's value, or undefined when it is missing or altered. */
+  data(ref: RecordRef): Promise<unknown>;
+}
+
+/**
+ * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
+ * block, source or cache record that cannot be read back leaves that field out of the
+ * view and counts as unreadable; the prompts stand on their own digests.
+ */
+async function rebuild(stored: StoredEvent, read: RecordReader): Promise<{ event: TraceEventView; unreadable: number }> {
+  const { segments, blocks, sources, cache, ...rest } = stored;
+  let unreadable = 0;
+  const all = async <T>(refs: RecordRef[]): Promise<T[] | undefined> => {
+    const values: T[] = [];
+    for (const ref of refs) {
+      const value = await read.data(ref);
+      if (value === undefined) {
+        unreadable++;
+        return undefined;
+      }
+      values.push(value as T);
+    }
+    return values;
+  };
+  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache'>> = {};
+  if (blocks) {
+    const values = await all<TraceBlock>(blocks);
+    if (values) parts.blocks = values;
+  }
+  if (sources) {
+    const values = await all<TraceSource>(sources);
+    if (values) parts.sources = values;
+  }
+  if (cache) {
+    const values = await all<object>([cache]);
+    if (values) parts.cache = values[0]!;
+  }
+  if (!segments) return { event: { ...rest, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: null }, unreadable };
   const texts = new Map<string, string | null>();
   let complete = true;
-  const assemble = async (refs: SegmentRef[]) => {
+  const assemble = async (refs: RecordRef[]) => {
     const views: TraceSegmentView[] = [];
     let text = '';
     for (const segmentRef of refs) {
       const sha = segmentRef[0];
-      if (!texts.has(sha)) texts.set(sha, await blob(segmentRef));
+      if (!texts.has(sha)) texts.set(sha, await read.blob(segmentRef));
       const piece = texts.get(sha);
       if (piece === null || piece === undefined) {
         complete = false;
@@ -869,11 +1011,15 @@ async function rebuild(stored: StoredEvent, blob: (ref: SegmentRef) => Promise<s
     sha256Hex(system.text) === stored.promptSha256 &&
     (stored.inputSha256 === null ? inputPrompt === null : stored.inputSha256 === undefined || (inputPrompt !== null && sha256Hex(inputPrompt) === stored.inputSha256));
   return {
-    ...rest,
-    chars: stored.chars,
-    segments: { system: system.views, input: input.views },
-    systemPrompt: complete ? system.text : null,
-    inputPrompt: complete ? inputPrompt : null,
-    verified,
+    event: {
+      ...rest,
+      ...parts,
+      chars: stored.chars,
+      segments: { system: system.views, input: input.views },
+      systemPrompt: complete ? system.text : null,
+      inputPrompt: complete ? inputPrompt : null,
+      verified,
+    },
+    unreadable,
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseMemoryNotes, rankMemoryNotes } from '../../src/core/index.js';
+import { indexMemoryNotes } from '../../src/core/memory-notes.js';
 
 const FILE = `# Style notes (preamble, not a note)
 
@@ -44,5 +45,15 @@ describe('memory notes', () => {
     const copy = [...notes];
     expect(rankMemoryNotes(notes, 'sign-off spelling')).toEqual(rankMemoryNotes(copy, 'sign-off spelling'));
     expect(notes).toEqual(copy);
+  });
+
+  it('ranks notes indexed once exactly as it ranks the plain notes, for any query', () => {
+    const indexed = indexMemoryNotes('m.md', FILE);
+    const plain = parseMemoryNotes('m.md', FILE);
+    expect(indexed.map(({ source, heading, text }) => ({ source, heading, text }))).toEqual(plain);
+    expect([...indexed[1]!.headingTerms]).toEqual(['sign']);
+    for (const query of ['', 'How should the email sign-off look?', 'Check the spelling for our US clients', 'colour thanks exceptions', 'nothing shared']) {
+      expect(rankMemoryNotes(indexed, query).map((note) => note.source)).toEqual(rankMemoryNotes(plain, query).map((note) => note.source));
+    }
   });
 });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { stat, writeFileSync } from 'node:fs';
+import { mkdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createBrain, readHeartbeatTimezone, unsafePathReason, type ReadResult } from '../../src/io/brain.js';
+import { createBrain, memoizePerFile, readHeartbeatTimezone, unsafePathReason, type BrainFs, type BrainFile, type ReadResult } from '../../src/io/brain.js';
 import { tempDir } from '../helpers/app.js';
 
 interface Warned {
@@ -177,6 +178,92 @@ describe('brain: caching', () => {
     const later = new Date(Date.now() + 5000);
     await utimes(join(root, 'memory'), later, later);
     expect(await brain.list('memory')).toMatchObject({ files: ['0.md', 'a.md', 'b.md'] });
+  });
+});
+
+/** The real stat, counting the paths it was asked for. */
+function countingFs(): { fs: BrainFs; stats: string[] } {
+  const stats: string[] = [];
+  return { stats, fs: { stat: (path, callback) => (stats.push(path), stat(path, callback)) } };
+}
+
+describe('brain: revalidation', () => {
+  it('revalidates concurrent reads of a cached file with one stat', async () => {
+    const root = await brainDir({ 'a.md': 'alpha', 'memory/b.md': 'beta' });
+    const counting = countingFs();
+    const brain = createBrain(root, logger(), { fs: counting.fs });
+    const first = ok(await brain.read('a.md'));
+    ok(await brain.read('memory/b.md'));
+    await brain.list('memory');
+    expect(counting.stats).toEqual([]);
+    const results = await Promise.all([
+      ...Array.from({ length: 32 }, () => brain.read('a.md')),
+      ...Array.from({ length: 8 }, () => brain.list('memory')),
+      brain.read('memory/b.md'),
+    ]);
+    for (const result of results.slice(0, 32)) expect(result).toBe(first);
+    const real = await realpath(root);
+    expect(counting.stats.map((path) => relative(real, path)).sort()).toEqual(['a.md', 'memory', 'memory/b.md']);
+  });
+
+  it('gives a read asked for after a change the new text, even while an earlier read of the file waits', async () => {
+    const root = await brainDir({ 'a.md': 'first version' });
+    const brain = createBrain(root, logger());
+    ok(await brain.read('a.md'));
+    const earlier = brain.read('a.md');
+    writeFileSync(join(root, 'a.md'), 'second, longer version');
+    const later = brain.read('a.md');
+    expect(ok(await later).text).toBe('second, longer version');
+    expect((await earlier).status).toBe('ok');
+    expect(ok(await brain.read('a.md')).text).toBe('second, longer version');
+  });
+
+  it('confirms a missing file with one stat, and reads it once it exists', async () => {
+    const root = await brainDir();
+    const counting = countingFs();
+    const brain = createBrain(root, logger(), { fs: counting.fs });
+    expect(await brain.read('later.md')).toEqual({ status: 'missing', path: 'later.md' });
+    expect(await brain.read('later.md')).toEqual({ status: 'missing', path: 'later.md' });
+    expect(counting.stats).toHaveLength(1);
+    await writeFile(join(root, 'later.md'), 'here now');
+    expect(ok(await brain.read('later.md')).text).toBe('here now');
+  });
+
+  it('reports a cached file that was deleted as missing, and sees it again when it is back', async () => {
+    const root = await brainDir({ 'a.md': 'alpha' });
+    const brain = createBrain(root, logger());
+    ok(await brain.read('a.md'));
+    await rename(join(root, 'a.md'), join(root, 'gone.txt'));
+    expect(await brain.read('a.md')).toEqual({ status: 'missing', path: 'a.md' });
+    expect(await brain.read('a.md')).toEqual({ status: 'missing', path: 'a.md' });
+    await rename(join(root, 'gone.txt'), join(root, 'a.md'));
+    expect(ok(await brain.read('a.md')).text).toBe('alpha');
+  });
+
+  it('refuses a link created outside the root where a file was missing', async () => {
+    const outside = await brainDir({ 'secret.txt': 'top secret' });
+    const root = await brainDir();
+    const brain = createBrain(root, logger());
+    expect((await brain.read('link.md')).status).toBe('missing');
+    await symlink(join(outside, 'secret.txt'), join(root, 'link.md'));
+    expect(await brain.read('link.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+  });
+});
+
+describe('brain: values derived per file', () => {
+  it('derives once per version of a file, and again after it changes', async () => {
+    const root = await brainDir({ 'a.md': 'one two' });
+    const brain = createBrain(root, logger());
+    const seen: string[] = [];
+    const words = memoizePerFile((file: BrainFile) => {
+      seen.push(file.text);
+      return file.text.split(' ');
+    });
+    const first = words(ok(await brain.read('a.md')));
+    expect(words(ok(await brain.read('a.md')))).toBe(first);
+    await writeFile(join(root, 'a.md'), 'three four five');
+    expect(words(ok(await brain.read('a.md')))).toEqual(['three', 'four', 'five']);
+    expect(seen).toEqual(['one two', 'three four five']);
   });
 });
 

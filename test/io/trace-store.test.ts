@@ -181,6 +181,59 @@ describe('storage', () => {
     expect((await store.readRun('run-blocks'))![0]!.blocks).toEqual(event.blocks);
   });
 
+  it('stores each distinct block summary, source record and cache plan once per file, and reads them back', async () => {
+    const dir = await traceDir();
+    const store = open(dir);
+    // New objects with equal values each time, as a compiler hands them over.
+    const events = Array.from({ length: 20 }, (_, i) => deliveredEvent(`run-${i}`));
+    for (const event of events) await store.append(structuredClone(event));
+    const text = (await Promise.all((await traceFiles(dir)).map((name) => readFile(join(dir, name), 'utf8')))).join('');
+    const identity = events[0]!.blocks![0]!;
+    expect(text.split(`"sha256":"${identity.sha256}"`).length - 1).toBe(1);
+    expect(text.split('"routeKey":"rk-1"').length - 1).toBe(1);
+    expect(text.split('"path":"SOUL.md"').length - 1).toBe(1);
+    // 4 stable blocks, the source and the cache plan once; one volatile block per event.
+    expect(store.stats().dataWritten).toBe(4 + 1 + 1 + 20);
+    for (const event of [events[0]!, events[19]!]) {
+      const [read] = (await store.readRun(event.runId))!;
+      expect(read).toMatchObject({ blocks: event.blocks, sources: event.sources, cache: event.cache, budget: event.budget });
+    }
+  });
+
+  it('keeps records apart that differ in one field only', async () => {
+    const store = open(await traceDir());
+    const event = deliveredEvent('run-a');
+    const [first] = event.blocks!;
+    const twin = { ...first!, source: 'personas/mars.md' };
+    const sources = [event.sources![0]!, { ...event.sources![0]!, mtimeMs: 2 }, { ...event.sources![0]!, truncated: true, maxBytes: 5, keep: 'tail' as const }];
+    await store.append({ ...event, blocks: [first!, twin, { ...first! }], sources });
+    await store.append({ ...deliveredEvent('run-b'), blocks: [twin, first!], sources: [...sources].reverse() });
+    const [a] = (await store.readRun('run-a'))!;
+    const [b] = (await store.readRun('run-b'))!;
+    expect(a!.blocks).toEqual([first, twin, first]);
+    expect(a!.sources).toEqual(sources);
+    expect(b!.blocks).toEqual([twin, first]);
+    expect(b!.sources).toEqual([...sources].reverse());
+  });
+
+  it('leaves out block summaries whose record was altered on disk, and still verifies the prompts', async () => {
+    const dir = await traceDir();
+    const store = open(dir);
+    const event = deliveredEvent('run-altered');
+    await store.append(event);
+    await store.close();
+    const [name] = await traceFiles(dir);
+    const path = join(dir, name!);
+    // Same length, different value: the record no longer matches its sha256.
+    await writeFile(path, (await readFile(path, 'utf8')).replace('"source":"builtin:mars"', '"source":"builtin:MARS"'));
+    const reopened = open(dir);
+    const [read] = (await reopened.readRun('run-altered'))!;
+    expect(read!.blocks).toBeUndefined();
+    expect(read!.sources).toEqual(event.sources);
+    expect(read!.verified).toBe(true);
+    expect(reopened.stats().unreadableLines).toBe(1);
+  });
+
   it('shares fsyncs between concurrent appends (group commit)', async () => {
     const store = open(await traceDir());
     const clients = 32;

@@ -1,4 +1,4 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LABEL_LINE } from '../../src/core/index.js';
@@ -296,5 +296,67 @@ describe('POST /compile: degraded brains', () => {
     expect(alerts.cache.routeKey).toBe(general.cache.routeKey);
     expect(alerts.cache.boundaries[0]).toEqual(general.cache.boundaries[0]);
     expect(alerts.cache.boundaries[1].prefixSha256).not.toBe(general.cache.boundaries[1].prefixSha256);
+  });
+});
+
+describe('POST /compile: brain edits between requests', () => {
+  const memorySources = (body: { blocks: Array<{ kind: string; source: string }> }) =>
+    body.blocks.filter((block) => block.kind === 'memory').map((block) => block.source);
+
+  it('recalls memory notes as they are now: an edited note, a new file, a removed file', async () => {
+    const brainRoot = await copyExampleBrain();
+    const { compile } = await appOn(brainRoot);
+    const dir = join(brainRoot, 'workers/scribe/memory');
+    expect(memorySources((await compile(turn())).json())[0]).toBe('workers/scribe/memory/style.md#sign-off');
+
+    await writeFile(join(dir, 'style.md'), '## Closing line\nWork emails end with "Cheers, Alex".\n');
+    const edited = (await compile(turn())).json();
+    expect(memorySources(edited)).toEqual(['workers/scribe/memory/style.md#closing-line']);
+    expect(edited.inputPrompt).toContain('Cheers, Alex');
+
+    await writeFile(join(dir, 'email.md'), '## Email sign-off\nSign-off of every email: "Best, Alex".\n');
+    // A coarse directory mtime must not hide the new file.
+    const later = new Date(Date.now() + 5000);
+    await utimes(dir, later, later);
+    expect(memorySources((await compile(turn())).json())).toEqual(['workers/scribe/memory/email.md#email-sign-off', 'workers/scribe/memory/style.md#closing-line']);
+
+    await rm(join(dir, 'style.md'));
+    const evenLater = new Date(Date.now() + 10_000);
+    await utimes(dir, evenLater, evenLater);
+    expect(memorySources((await compile(turn())).json())).toEqual(['workers/scribe/memory/email.md#email-sign-off']);
+  });
+
+  it('applies policy.json as it is now: edited, then broken, then fixed', async () => {
+    const brainRoot = await copyExampleBrain();
+    const { app, compile } = await appOn(brainRoot);
+    const path = join(brainRoot, 'workers/scribe/policy.json');
+    expect((await compile(turn())).json().budget.limitChars).toBe(24000);
+    await writeFile(path, '{"limitChars": 20000}');
+    expect((await compile(turn())).json().budget.limitChars).toBe(20000);
+    await writeFile(path, '{"limitChars": "lots"}');
+    const broken = (await compile(turn())).json();
+    expect(broken.budget.limitChars).toBe(app.config.promptLimitChars);
+    expect(broken.warnings).toEqual([expect.stringMatching(/^workers\/scribe\/policy\.json is invalid at \/limitChars/)]);
+    await writeFile(path, '{"limitChars": 21000}');
+    const fixed = (await compile(turn())).json();
+    expect(fixed.budget.limitChars).toBe(21000);
+    expect(fixed.warnings).toEqual([]);
+  });
+
+  it('finds a worker and a purpose created after they were missing', async () => {
+    const brainRoot = await copyExampleBrain();
+    const { compile } = await appOn(brainRoot);
+    expect((await compile(turn({ worker: 'newcomer' }))).statusCode).toBe(404);
+    expect((await compile(turn({ worker: 'newcomer' }))).statusCode).toBe(404);
+    await mkdir(join(brainRoot, 'workers/newcomer'));
+    await writeFile(join(brainRoot, 'workers/newcomer/identity.md'), 'You are Newcomer.\n');
+    const found = await compile(turn({ worker: 'newcomer', channelId: 'later' }));
+    expect(found.statusCode).toBe(200);
+    expect(found.json().warnings).toContain('channel "later" has no purpose (channels/later/purpose.md); compiled without one');
+    await mkdir(join(brainRoot, 'channels/later'));
+    await writeFile(join(brainRoot, 'channels/later/purpose.md'), 'Plans for later.\n');
+    const withPurpose = (await compile(turn({ worker: 'newcomer', channelId: 'later' }))).json();
+    expect(withPurpose.blocks.map((block: { kind: string }) => block.kind)).toContain('purpose');
+    expect(withPurpose.systemPrompt).toContain('Plans for later.');
   });
 });
