@@ -31,6 +31,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** The matched route's pattern (`unmatched` for a 404), read once by the onRequest hook; null before it ran. */
+    routeUrl: string | null;
   }
 }
 
@@ -105,11 +107,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('readinessChecks', []);
   app.decorate('brain', createBrain(config.brainRoot, app.log.child({ component: 'brain' })));
   app.decorateRequest('principal', null);
+  app.decorateRequest('publicRoute', null);
+  app.decorateRequest('routeUrl', null);
 
   const matchToken = createTokenMatcher(config.tokens);
   const authRequired = config.tokens.length > 0;
-  app.addHook('onRequest', async (request) => {
+  // Callback-style hooks (no promise per request); route facts read once for every later hook.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const { url, config: routeConfig } = request.routeOptions;
+    request.routeUrl = url ?? 'unmatched';
+    request.publicRoute = routeConfig?.public === true;
     request.principal = matchToken(request.headers.authorization);
+    done();
   });
 
   await app.register(rateLimit, {
@@ -131,17 +140,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const seconds = reply.elapsedTime / 1000;
+  const { requests, requestDuration } = app.metrics;
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeUrl ?? request.routeOptions.url ?? 'unmatched';
+    const ms = reply.elapsedTime;
     const labels = { route, method: request.method, status: String(reply.statusCode) };
-    app.metrics.requests.inc(labels);
-    app.metrics.requestDuration.observe(labels, seconds);
-    const runId = reply.getHeader('x-run-id');
-    request.log.info(
-      { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, ...(runId ? { runId } : {}) },
-      'request',
-    );
+    requests.inc(labels);
+    requestDuration.observe(labels, ms / 1000);
+    // The object is only built when the line is written (at LOG_LEVEL=warn it is not); the logger is always pino's.
+    if ((request.log as Logger).isLevelEnabled('info')) {
+      const runId = reply.getHeader('x-run-id');
+      request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, ...(runId ? { runId } : {}) }, 'request');
+    }
+    done();
   });
 
   const traces = createTraceStore(config.traceDir, app.log.child({ component: 'traces' }), {

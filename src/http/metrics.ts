@@ -1,45 +1,82 @@
 /**
  * A small Prometheus registry: counters and histograms with labels, rendered in the text
  * exposition format. Kept in-house because the service needs four series and no default
- * process collectors; every observation is a Map lookup and a few additions.
+ * process collectors. Label names are declared once per metric, so an observation is a
+ * few Map lookups by label value; a series' label text is built once, when it first appears.
  *
  * @see https://prometheus.io/docs/instrumenting/exposition_formats/
  */
 
-type Labels = Record<string, string>;
-
 const DEFAULT_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-function labelKey(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((name) => `${name}="${escapeLabel(labels[name]!)}"`)
-    .join(',');
-}
 
 function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
-export class Counter {
-  private readonly values = new Map<string, number>();
+/** The series of one metric, found by label values in declaration order. */
+class SeriesIndex<L extends string, S> {
+  private readonly root = new Map<string, unknown>();
+  /** Every series with its label text (`a="1",b="2"`, names sorted), in order of first appearance. */
+  readonly all: Array<{ key: string; series: S }> = [];
+  private readonly sortedNames: readonly L[];
+
+  constructor(
+    private readonly names: readonly L[],
+    private readonly create: () => S,
+  ) {
+    this.sortedNames = [...names].sort();
+  }
+
+  find(labels: Readonly<Record<L, string>>): S | undefined {
+    let node: unknown = this.root;
+    for (const name of this.names) {
+      node = (node as Map<string, unknown>).get(labels[name]);
+      if (node === undefined) return undefined;
+    }
+    return this.names.length === 0 ? (this.root.get('') as S | undefined) : (node as S);
+  }
+
+  get(labels: Readonly<Record<L, string>>): S {
+    const known = this.find(labels);
+    if (known !== undefined) return known;
+    const series = this.create();
+    const last = this.names.length - 1;
+    let node = this.root;
+    for (let i = 0; i < last; i++) {
+      const value = labels[this.names[i]!];
+      let next = node.get(value) as Map<string, unknown> | undefined;
+      if (!next) node.set(value, (next = new Map()));
+      node = next;
+    }
+    node.set(last < 0 ? '' : labels[this.names[last]!], series);
+    const key = this.sortedNames.map((name) => `${name}="${escapeLabel(String(labels[name]))}"`).join(',');
+    this.all.push({ key, series });
+    return series;
+  }
+}
+
+export class Counter<L extends string = never> {
+  private readonly index: SeriesIndex<L, { value: number }>;
+
   constructor(
     readonly name: string,
     readonly help: string,
-  ) {}
-
-  inc(labels: Labels = {}, by = 1): void {
-    const key = labelKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    readonly labelNames: readonly L[] = [],
+  ) {
+    this.index = new SeriesIndex(labelNames, () => ({ value: 0 }));
   }
 
-  get(labels: Labels = {}): number {
-    return this.values.get(labelKey(labels)) ?? 0;
+  inc(labels: Readonly<Record<L, string>> = {} as Record<L, string>, by = 1): void {
+    this.index.get(labels).value += by;
+  }
+
+  get(labels: Readonly<Record<L, string>> = {} as Record<L, string>): number {
+    return this.index.find(labels)?.value ?? 0;
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of this.values) lines.push(`${this.name}${key ? `{${key}}` : ''} ${value}`);
+    for (const { key, series } of this.index.all) lines.push(`${this.name}${key ? `{${key}}` : ''} ${series.value}`);
     return lines.join('\n');
   }
 }
@@ -50,33 +87,33 @@ interface HistogramSeries {
   count: number;
 }
 
-export class Histogram {
-  private readonly series = new Map<string, HistogramSeries>();
+export class Histogram<L extends string = never> {
+  private readonly index: SeriesIndex<L, HistogramSeries>;
+
   constructor(
     readonly name: string,
     readonly help: string,
+    readonly labelNames: readonly L[] = [],
     readonly bounds: readonly number[] = DEFAULT_BUCKETS_SECONDS,
-  ) {}
+  ) {
+    this.index = new SeriesIndex(labelNames, () => ({ buckets: new Array<number>(bounds.length).fill(0), sum: 0, count: 0 }));
+  }
 
-  observe(labels: Labels, value: number): void {
-    const key = labelKey(labels);
-    let series = this.series.get(key);
-    if (!series) {
-      series = { buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 };
-      this.series.set(key, series);
-    }
-    for (let i = 0; i < this.bounds.length; i++) if (value <= this.bounds[i]!) series.buckets[i]!++;
+  observe(labels: Readonly<Record<L, string>>, value: number): void {
+    const series = this.index.get(labels);
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) if (value <= bounds[i]!) series.buckets[i]!++;
     series.sum += value;
     series.count++;
   }
 
-  count(labels: Labels = {}): number {
-    return this.series.get(labelKey(labels))?.count ?? 0;
+  count(labels: Readonly<Record<L, string>> = {} as Record<L, string>): number {
+    return this.index.find(labels)?.count ?? 0;
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const [key, series] of this.series) {
+    for (const { key, series } of this.index.all) {
       const prefix = key ? `${key},` : '';
       this.bounds.forEach((bound, i) => lines.push(`${this.name}_bucket{${prefix}le="${bound}"} ${series.buckets[i]}`));
       lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${series.count}`);
@@ -88,18 +125,18 @@ export class Histogram {
 }
 
 export interface Metrics {
-  readonly requests: Counter;
-  readonly requestDuration: Histogram;
-  readonly compileFailures: Counter;
-  readonly traceWriteDuration: Histogram;
+  readonly requests: Counter<'route' | 'method' | 'status'>;
+  readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
+  readonly compileFailures: Counter<'route' | 'code'>;
+  readonly traceWriteDuration: Histogram<'result'>;
   render(): string;
 }
 
 export function createMetrics(): Metrics {
-  const requests = new Counter('cc_http_requests_total', 'HTTP requests by route, method and status.');
-  const requestDuration = new Histogram('cc_http_request_duration_seconds', 'HTTP request latency by route, method and status.');
-  const compileFailures = new Counter('cc_compile_failures_total', 'Compiles that delivered no prompt, by route and error code.');
-  const traceWriteDuration = new Histogram('cc_trace_write_duration_seconds', 'Time for a trace event to become durable.');
+  const requests = new Counter('cc_http_requests_total', 'HTTP requests by route, method and status.', ['route', 'method', 'status']);
+  const requestDuration = new Histogram('cc_http_request_duration_seconds', 'HTTP request latency by route, method and status.', ['route', 'method', 'status']);
+  const compileFailures = new Counter('cc_compile_failures_total', 'Compiles that delivered no prompt, by route and error code.', ['route', 'code']);
+  const traceWriteDuration = new Histogram('cc_trace_write_duration_seconds', 'Time for a trace event to become durable.', ['result']);
   const all = [requests, requestDuration, compileFailures, traceWriteDuration];
   return {
     requests,
