@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
-import { stat as statCallback, type Stats } from 'node:fs';
+import { constants as fsConstants, stat as statCallback, type Stats } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
@@ -273,7 +273,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     if (!('real' in confined)) return { path, ...confined } as ReadResult;
     let handle;
     try {
-      handle = await open(confined.real, 'r');
+      // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever,
+      // holding one of libuv's four file threads; regular files ignore the flag.
+      handle = await open(confined.real, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return { status: 'missing', path };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -176,6 +177,24 @@ describe('brain faults: one bad file degrades one source, never the request', ()
     expect((await answered(app, { method: 'POST', url: '/compile', payload: turn() })).statusCode).toBe(422);
     await replace('workers/scribe/identity.md', (full) => symlink(join(root, 'missing.md'), full));
     expect((await answered(app, { method: 'POST', url: '/compile', payload: turn() })).statusCode).toBe(404);
+  });
+
+  it('refuses a named pipe where a file should be instead of waiting for a writer forever', async () => {
+    const root = await copyExampleBrain();
+    for (const path of ['SOUL.md', 'memory/heartbeat-state.json', 'channels/general/purpose.md']) {
+      await rm(join(root, path), { force: true });
+      execFileSync('mkfifo', [join(root, path)]);
+    }
+    const { app } = await buildTestApp({ BRAIN_ROOT: root });
+    // Five rounds: more stuck opens than libuv's four file threads would stall all file I/O.
+    for (let round = 0; round < 5; round++) {
+      const mars = await answered(app, { url: `/context/mars?now=${NOW}` });
+      expect(mars.statusCode).toBe(200);
+      expect(warningsOf(mars.json())).toContain('SOUL.md');
+    }
+    const compile = await answered(app, { method: 'POST', url: '/compile', payload: turn({ channelId: 'general' }) });
+    expect(compile.statusCode).toBe(200);
+    expect(warningsOf(compile.json())).toContain('channels/general/purpose.md');
   });
 
   it('answers an empty brain with generic persona context and a 404 for any worker', async () => {
