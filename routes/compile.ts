@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { compile } from '../src/core/compile.js';
-import { indexMemoryNotes, rankMemoryNotes, type IndexedMemoryNote } from '../src/core/memory-notes.js';
+import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../src/core/memory-notes.js';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import type { CompiledContext, Policy, SourceText } from '../src/core/types.js';
 import { ProblemError } from '../src/errors.js';
@@ -20,7 +20,7 @@ const MAX_MEMORY_FILES = 64;
 /** What a route makes of a worker's brain files, computed once per version of each file. */
 interface WorkerParsers {
   policy(file: BrainFile): { policy: Policy } | { warning: string };
-  memoryNotes(file: BrainFile): IndexedMemoryNote[];
+  memoryNotes(file: BrainFile): MemoryNoteIndex;
 }
 
 function createWorkerParsers(base: Policy): WorkerParsers {
@@ -110,16 +110,16 @@ async function readMemory(brain: BrainSession, worker: string, query: string, pa
   const names = listing.files.filter((name) => name.endsWith('.md'));
   if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the first ${MAX_MEMORY_FILES} by name are recalled`);
   const results = await Promise.all(names.slice(0, MAX_MEMORY_FILES).map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES })));
-  const notes: IndexedMemoryNote[] = [];
+  const indexes: MemoryNoteIndex[] = [];
   for (const result of results) {
     if (result.status !== 'ok') {
       if (result.status !== 'missing') warnings.push(`${result.path} could not be read (${result.reason})`);
       continue;
     }
     warnings.push(...result.warnings);
-    for (const note of parsers.memoryNotes(result)) notes.push(note);
+    indexes.push(parsers.memoryNotes(result));
   }
-  return rankMemoryNotes(notes, query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
+  return rankIndexedMemoryNotes(indexes, query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
 }
 
 async function readWorkerSources(

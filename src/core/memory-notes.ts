@@ -4,7 +4,7 @@
  * notes that share more words with the turn's task or message come first, heading matches
  * counting double, and ties keep file order (files by name, entries top to bottom).
  * A file's notes and their words can be indexed once (`indexMemoryNotes`) and ranked
- * against many queries; the order is the same as ranking the plain notes.
+ * against many queries (`rankIndexedMemoryNotes`), in the same order as the plain notes.
  */
 
 export interface MemoryNote {
@@ -56,42 +56,67 @@ export function parseMemoryNotes(path: string, text: string): MemoryNote[] {
   return notes;
 }
 
-/** A note with the words ranking compares it by, computed once. */
-export interface IndexedMemoryNote extends MemoryNote {
-  readonly headingTerms: ReadonlySet<string>;
-  /** Words of the whole entry, heading line included. */
-  readonly bodyTerms: ReadonlySet<string>;
-}
-
 function terms(text: string): Set<string> {
   const found = new Set<string>();
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []) if (!STOPWORDS.has(word)) found.add(word);
   return found;
 }
 
-/** `parseMemoryNotes` with each note's words precomputed: same notes, same order. */
-export function indexMemoryNotes(path: string, text: string): IndexedMemoryNote[] {
-  return parseMemoryNotes(path, text).map((note) => ({ ...note, headingTerms: terms(note.heading), bodyTerms: terms(note.text) }));
-}
-
-function isIndexed(note: MemoryNote): note is IndexedMemoryNote {
-  return (note as Partial<IndexedMemoryNote>).headingTerms !== undefined && (note as Partial<IndexedMemoryNote>).bodyTerms !== undefined;
-}
-
-/**
- * Notes ordered best first for `query`; stable, so equal scores keep their given order.
- * Indexed notes are ranked by their precomputed words, plain ones by words found now.
- */
-export function rankMemoryNotes<T extends MemoryNote>(notes: readonly T[], query: string): T[] {
+/** Notes ordered best first for `query`; stable, so equal scores keep their given order. */
+export function rankMemoryNotes(notes: readonly MemoryNote[], query: string): MemoryNote[] {
   const wanted = terms(query);
   if (wanted.size === 0) return [...notes];
   const scored = notes.map((note, index) => {
-    const heading = isIndexed(note) ? note.headingTerms : terms(note.heading);
-    const body = isIndexed(note) ? note.bodyTerms : terms(note.text);
+    const heading = terms(note.heading);
+    const body = terms(note.text);
     let score = 0;
     for (const term of wanted) score += heading.has(term) ? 2 : body.has(term) ? 1 : 0;
     return { note, index, score };
   });
   scored.sort((a, b) => b.score - a.score || a.index - b.index);
   return scored.map((entry) => entry.note);
+}
+
+/** One memory file's notes, and for each word the notes it scores in: 2 where it is in the heading, else 1. */
+export interface MemoryNoteIndex {
+  readonly notes: readonly MemoryNote[];
+  readonly words: ReadonlyMap<string, ReadonlyArray<readonly [note: number, weight: number]>>;
+}
+
+/** `parseMemoryNotes` plus the words ranking compares, worked out once per file. */
+export function indexMemoryNotes(path: string, text: string): MemoryNoteIndex {
+  const notes = parseMemoryNotes(path, text);
+  const words = new Map<string, Array<readonly [number, number]>>();
+  notes.forEach((note, index) => {
+    const heading = terms(note.heading);
+    for (const word of new Set([...heading, ...terms(note.text)])) {
+      const postings = words.get(word);
+      const posting = [index, heading.has(word) ? 2 : 1] as const;
+      if (postings) postings.push(posting);
+      else words.set(word, [posting]);
+    }
+  });
+  return { notes, words };
+}
+
+/**
+ * The notes of several indexed files (in file order) ranked for `query`: the same order
+ * as `rankMemoryNotes` over all their notes, at the cost of one lookup per query word and file.
+ */
+export function rankIndexedMemoryNotes(files: readonly MemoryNoteIndex[], query: string): MemoryNote[] {
+  const all = files.flatMap((file) => file.notes);
+  const wanted = terms(query);
+  if (wanted.size === 0) return all;
+  const scores = new Array<number>(all.length).fill(0);
+  let offset = 0;
+  for (const file of files) {
+    for (const word of wanted) {
+      const postings = file.words.get(word);
+      if (postings) for (const [note, weight] of postings) scores[offset + note]! += weight;
+    }
+    offset += file.notes.length;
+  }
+  const order = all.map((_, index) => index);
+  order.sort((a, b) => scores[b]! - scores[a]! || a - b);
+  return order.map((index) => all[index]!);
 }

@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseMemoryNotes, rankMemoryNotes } from '../../src/core/index.js';
-import { indexMemoryNotes } from '../../src/core/memory-notes.js';
+import { indexMemoryNotes, rankIndexedMemoryNotes } from '../../src/core/memory-notes.js';
 
 const FILE = `# Style notes (preamble, not a note)
 
@@ -47,13 +48,29 @@ describe('memory notes', () => {
     expect(notes).toEqual(copy);
   });
 
-  it('ranks notes indexed once exactly as it ranks the plain notes, for any query', () => {
-    const indexed = indexMemoryNotes('m.md', FILE);
-    const plain = parseMemoryNotes('m.md', FILE);
-    expect(indexed.map(({ source, heading, text }) => ({ source, heading, text }))).toEqual(plain);
-    expect([...indexed[1]!.headingTerms]).toEqual(['sign']);
-    for (const query of ['', 'How should the email sign-off look?', 'Check the spelling for our US clients', 'colour thanks exceptions', 'nothing shared']) {
-      expect(rankMemoryNotes(indexed, query).map((note) => note.source)).toEqual(rankMemoryNotes(plain, query).map((note) => note.source));
+  it('ranks indexed files exactly as it ranks their plain notes, for any query', () => {
+    const other = '## Spelling of client names\nCheck every US client name twice.\n\n## Thanks\nSay thanks once.\n';
+    const files = [indexMemoryNotes('m.md', FILE), indexMemoryNotes('n.md', other)];
+    const plain = [...parseMemoryNotes('m.md', FILE), ...parseMemoryNotes('n.md', other)];
+    expect(files.flatMap((file) => file.notes)).toEqual(plain);
+    expect(files[0]!.words.get('sign')).toEqual([[1, 2], [2, 2]]);
+    expect(files[0]!.words.get('colour')).toEqual([[0, 1]]);
+    for (const query of ['', 'How should the email sign-off look?', 'Check the spelling for our US clients', 'client thanks spelling', 'colour thanks exceptions', 'nothing shared']) {
+      expect(rankIndexedMemoryNotes(files, query), query).toEqual(rankMemoryNotes(plain, query));
     }
+  });
+
+  it('ranks indexed files as the plain notes for random files and queries (property)', () => {
+    const word = fc.constantFrom('sign', 'off', 'email', 'client', 'Spelling', 'thanks', 'notes', 'the', 'über', 'x1', 'review');
+    const line = fc.array(word, { minLength: 1, maxLength: 6 }).map((words) => words.join(' '));
+    const entry = fc.tuple(line, fc.array(line, { maxLength: 3 })).map(([heading, body]) => [`## ${heading}`, ...body].join('\n'));
+    const file = fc.array(entry, { maxLength: 5 }).map((entries) => entries.join('\n\n'));
+    fc.assert(
+      fc.property(fc.array(file, { minLength: 1, maxLength: 3 }), line, (texts, query) => {
+        const files = texts.map((text, i) => indexMemoryNotes(`f${i}.md`, text));
+        const plain = texts.flatMap((text, i) => parseMemoryNotes(`f${i}.md`, text));
+        expect(rankIndexedMemoryNotes(files, query)).toEqual(rankMemoryNotes(plain, query));
+      }),
+    );
   });
 });
