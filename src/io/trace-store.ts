@@ -459,9 +459,14 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       written.push({ offset: at[0], length: at[1], stored });
     }
     const bytes = Buffer.concat(parts);
-    await writeAll(target.handle, bytes, target.size);
-    await target.handle.datasync();
-    counters.fsyncs++;
+    try {
+      await writeAll(target.handle, bytes, target.size);
+      await target.handle.datasync();
+      counters.fsyncs++;
+    } catch (error) {
+      await discardTail(target);
+      throw error;
+    }
     await assertInPlace(target);
     target.size = position;
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
@@ -470,6 +475,22 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     counters.batches++;
     counters.bytes += bytes.length;
     counters.largestBatch = Math.max(counters.largestBatch, batch.length);
+  }
+
+  /**
+   * A batch whose write or fsync failed was answered with 503s, so none of its lines may
+   * be read back as delivered later: cut the file back to its last durable size. Best
+   * effort (truncating frees space, so it works on a full disk); if it fails too, the file
+   * is retired anyway and the residue is documented in docs/traces.md.
+   */
+  async function discardTail(target: WriterFile): Promise<void> {
+    try {
+      await target.handle.truncate(target.size);
+      await target.handle.datasync();
+      counters.fsyncs++;
+    } catch (error) {
+      log.error({ err: error, file: target.name }, 'could not cut a failed batch from a trace file');
+    }
   }
 
   function settle(batch: Pending[], error: unknown): void {

@@ -48,7 +48,7 @@ const healthy = (store: TraceStore) => () =>
 
 /** Real fs, except that writes fail with `code` while it is set. */
 function faultyFs() {
-  const state = { failWith: null as string | null, writes: 0 };
+  const state = { failWith: null as string | null, failSyncWith: null as string | null, writes: 0 };
   const fs: TraceFs = {
     access: fsp.access,
     chmod: fsp.chmod,
@@ -65,6 +65,12 @@ function faultyFs() {
               state.writes++;
               if (state.failWith) throw Object.assign(new Error(`${state.failWith}: injected`), { code: state.failWith });
               return target.write(...args);
+            };
+          }
+          if (property === 'datasync' && state.failSyncWith) {
+            const code = state.failSyncWith;
+            return async () => {
+              throw Object.assign(new Error(`${code}: injected`), { code });
             };
           }
           const value = Reflect.get(target, property, target) as unknown;
@@ -354,6 +360,27 @@ describe('failure and recovery', () => {
     expect(await store.readRun('lost')).toBeNull();
     // Retries while failing left no empty files behind.
     for (const name of await traceFiles(dir)) expect((await stat(join(dir, name))).size).toBeGreaterThan(0);
+  });
+
+  it('never reads back a batch whose fsync failed as delivered (its callers got a 503)', async () => {
+    const dir = await traceDir();
+    const { fs, state } = faultyFs();
+    const store = open(dir, { fs, retryIntervalMs: 50 });
+    await store.append(deliveredEvent('kept'));
+
+    state.failSyncWith = 'EIO';
+    await expect(store.append(deliveredEvent('answered-503'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    state.failSyncWith = null;
+    await waitFor(healthy(store), 'the store to recover');
+    await store.append(deliveredEvent('after'));
+    await store.close();
+
+    // What a restart sees: the written-but-unsynced lines were cut from the file.
+    const reopened = open(dir);
+    expect(await reopened.readRun('answered-503')).toBeNull();
+    expect((await reopened.readRun('kept'))![0]!.verified).toBe(true);
+    expect((await reopened.readRun('after'))![0]!.verified).toBe(true);
+    expect(reopened.stats().unreadableLines).toBe(0);
   });
 
   it('fails when the directory is replaced by a file, and recovers once it is back', async () => {
