@@ -51,20 +51,21 @@ interface WorkerSources {
   timezone: string;
 }
 
-/** A mandatory brain file read whole, or the reason it cannot be used. */
-function mandatoryText(result: BrainFile): SourceText {
+/** A mandatory brain file read whole, or the reason it cannot be used; its read warnings (invalid UTF-8) are kept. */
+function mandatoryText(result: BrainFile, warnings: string[]): SourceText {
   if (result.truncated) {
     throw new ProblemError('CC_BUDGET_EXCEEDED', `${result.path} is ${result.size} bytes, more than can be read whole; it is never truncated.`, {
       extensions: { block: 'source', path: result.path, chars: result.size, limit: MANDATORY_READ_BYTES },
     });
   }
+  warnings.push(...result.warnings);
   return { source: result.path, text: result.text, brainDerived: true };
 }
 
-async function readIdentity(brain: BrainSession, worker: string): Promise<SourceText> {
+async function readIdentity(brain: BrainSession, worker: string, warnings: string[]): Promise<SourceText> {
   for (const name of ['identity.md', 'charter.md']) {
     const result = await brain.read(`workers/${worker}/${name}`, { maxBytes: MANDATORY_READ_BYTES });
-    if (result.status === 'ok') return mandatoryText(result);
+    if (result.status === 'ok') return mandatoryText(result, warnings);
     if (result.status !== 'missing') {
       throw new ProblemError('CC_UNPROCESSABLE', `${result.path} cannot be used: ${result.reason}.`, { extensions: { path: result.path } });
     }
@@ -91,7 +92,7 @@ async function readPolicy(brain: BrainSession, worker: string, base: Policy, par
 
 async function readPurpose(brain: BrainSession, channelId: string, warnings: string[]): Promise<SourceText | undefined> {
   const result = await brain.read(`channels/${channelId}/purpose.md`, { maxBytes: MANDATORY_READ_BYTES });
-  if (result.status === 'ok') return mandatoryText(result);
+  if (result.status === 'ok') return mandatoryText(result, warnings);
   warnings.push(
     result.status === 'missing'
       ? `channel "${channelId}" has no purpose (channels/${channelId}/purpose.md); compiled without one`
@@ -130,7 +131,7 @@ async function readWorkerSources(
   defaultTimezone: string,
   warnings: string[],
 ): Promise<WorkerSources> {
-  const identity = await readIdentity(brain, body.worker);
+  const identity = await readIdentity(brain, body.worker, warnings);
   const [policy, purpose, memory, zone] = await Promise.all([
     readPolicy(brain, body.worker, base, parsers, warnings),
     body.channelId === undefined ? undefined : readPurpose(brain, body.channelId, warnings),

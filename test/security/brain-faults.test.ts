@@ -32,7 +32,7 @@ async function everyRoute(app: FastifyInstance, payload: Record<string, unknown>
 const warningsOf = (body: Record<string, unknown> | undefined) => ((body?.['warnings'] as string[] | undefined) ?? []).join('\n');
 
 describe('brain faults: one bad file degrades one source, never the request', () => {
-  it('tolerates invalid UTF-8 in every source (U+FFFD, and a warning from the persona routes)', async () => {
+  it('tolerates invalid UTF-8 in every source (U+FFFD and a warning, on every route)', async () => {
     const root = await copyExampleBrain();
     const broken = Buffer.concat([Buffer.from('- [ ] **Fix the boiler** P0 caf'), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80]), Buffer.from(' ok\n')]);
     for (const path of ['SOUL.md', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'memory/2026-11-30.md', 'topics/real-estate.md', 'workers/scribe/identity.md', 'channels/general/purpose.md']) {
@@ -47,8 +47,20 @@ describe('brain faults: one bad file degrades one source, never the request', ()
         continue;
       }
       expect(status, url).toBe(200);
-      if (url !== '/compile') expect(warningsOf(body), url).toMatch(/(not valid|invalid) UTF-8/);
+      expect(warningsOf(body), url).toMatch(/(not valid|invalid) UTF-8/);
     }
+  });
+
+  it('warns about invalid UTF-8 in a worker identity and channel purpose (it was silently replaced)', async () => {
+    const root = await copyExampleBrain();
+    const broken = Buffer.concat([Buffer.from('You are Scribe, caf'), Buffer.from([0xc3, 0x28]), Buffer.from('.\n')]);
+    await write(root, 'workers/scribe/identity.md', broken);
+    await write(root, 'channels/general/purpose.md', broken);
+    const { app } = await buildTestApp({ BRAIN_ROOT: root });
+    const response = await answered(app, { method: 'POST', url: '/compile', payload: turn() });
+    expect(response.statusCode).toBe(200);
+    expect(warningsOf(response.json())).toContain('workers/scribe/identity.md is not valid UTF-8');
+    expect(warningsOf(response.json())).toContain('channels/general/purpose.md is not valid UTF-8');
   });
 
   it('reads 5 MB files boundedly: persona sources are cut, a mandatory identity is a 422 naming the file', async () => {
