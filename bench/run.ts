@@ -36,6 +36,7 @@ const KnobsSchema = z.object({
   BENCH_BRAIN: z.string().min(1).default(join(PROJECT_ROOT, 'bench/brain')),
   BENCH_OUT: z.string().min(1).default(join(PROJECT_ROOT, 'bench/out')),
   BENCH_KEEP_TRACES: z.enum(['0', '1']).default('0'),
+  BENCH_CPU_PROF: z.enum(['0', '1']).default('0'),
 });
 type Knobs = z.infer<typeof KnobsSchema>;
 type RouteKey = Knobs['BENCH_ROUTES'][number];
@@ -113,8 +114,8 @@ interface Spawned {
   logLines(): number;
 }
 
-function spawnNode(script: string, args: string[], env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, [script, ...args], {
+function spawnNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Spawned {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -451,6 +452,51 @@ async function measureCompiles(durationMs: number): Promise<{ compilesPerSecond:
 }
 
 // ---------------------------------------------------------------------------------------
+// CPU profile of the server (BENCH_CPU_PROF=1): node writes it when the server exits.
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface ProfileSummary {
+  path: string;
+  /** Sampled time on the main thread, and how much of it was busy (not idle). */
+  totalMs: number;
+  busyMs: number;
+  /** Functions by self time, the largest first; `percent` is of the busy time. */
+  self: Array<{ fn: string; ms: number; percent: number }>;
+}
+
+/** The functions with the most self time in the newest `.cpuprofile` under `dir`, idle time left out. */
+async function summarizeProfile(dir: string, top: number): Promise<ProfileSummary | null> {
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.cpuprofile')).sort();
+  const name = names[names.length - 1];
+  if (!name) return null;
+  const path = join(dir, name);
+  const profile = JSON.parse(await readFile(path, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const selfUs = new Map<string, number>();
+  let totalUs = 0;
+  profile.samples.forEach((id, i) => {
+    const frame = byId.get(id)!.callFrame;
+    const where = frame.url ? ` ${frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^file:\/\//, '')}:${frame.lineNumber + 1}` : '';
+    const fn = `${frame.functionName || '(anonymous)'}${where}`;
+    const delta = Math.max(0, profile.timeDeltas[i] ?? 0);
+    selfUs.set(fn, (selfUs.get(fn) ?? 0) + delta);
+    totalUs += delta;
+  });
+  const busyUs = totalUs - (selfUs.get('(idle)') ?? 0);
+  selfUs.delete('(idle)');
+  const self = [...selfUs]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([fn, us]) => ({ fn, ms: us / 1000, percent: busyUs > 0 ? (100 * us) / busyUs : 0 }));
+  return { path, totalMs: totalUs / 1000, busyMs: busyUs / 1000, self };
+}
+
+// ---------------------------------------------------------------------------------------
 // Report.
 
 function verdict(ok: boolean, valid = true): Verdict {
@@ -553,8 +599,11 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     CONTEXT_COMPILER_TOKENS: token,
   };
+  // One profile over the whole run (cold start, every window); read it with BENCH_ROUTES set to one route.
+  const profileDir = knobs.BENCH_CPU_PROF === '1' ? join(knobs.BENCH_OUT, 'cpu-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : null;
+  if (profileDir) await mkdir(profileDir, { recursive: true });
   const spawnedAt = performance.now();
-  const server = spawnNode(serverEntry, [], serverEnv);
+  const server = spawnNode(serverEntry, [], serverEnv, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const rss = createRssSampler(server.pid);
   const listeningAt = await waitForPort(port, server, 20_000);
   const targets = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, knobs.BENCH_ROUTES);
@@ -590,6 +639,7 @@ async function main(): Promise<void> {
   await stopChild(bare, 5_000);
   const traces = await dirUsage(traceDir);
   if (!keepTraces) await rm(traceRoot, { recursive: true, force: true });
+  const cpuProfile = profileDir ? await summarizeProfile(profileDir, 20) : null;
 
 
   const routes = targets.map((target) => {
@@ -660,6 +710,13 @@ async function main(): Promise<void> {
   }
   if (serverStop.code !== 0) warnings.push(`the server did not exit cleanly on SIGTERM (${serverStop.code ?? serverStop.signal})`);
   for (const warning of warnings) out(`WARNING: ${warning}`);
+  if (profileDir) {
+    if (!cpuProfile) out(`cpu profile: none written under ${profileDir}`);
+    else {
+      out(`cpu profile of the server, whole run: ${fmt.int(cpuProfile.busyMs)} ms busy of ${fmt.int(cpuProfile.totalMs)} ms; self time, % of busy: ${cpuProfile.path}`);
+      for (const entry of cpuProfile.self) out(`  ${entry.percent.toFixed(1).padStart(5)} %  ${entry.fn}`);
+    }
+  }
 
   const elapsedSeconds = (performance.now() - runStarted) / 1000;
   const report = {
@@ -688,6 +745,7 @@ async function main(): Promise<void> {
     traces: { ...traces, kept: keepTraces ? traceDir : null },
     warnings,
     serverStop: { ...serverStop, logLines: server.logLines() },
+    cpuProfile,
   };
   await mkdir(knobs.BENCH_OUT, { recursive: true });
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
