@@ -213,9 +213,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
    * inode), or the error code it failed with.
    */
   function revalidationStat(path: string): Promise<Stats | string> {
-    let stat = pendingStats.get(path);
-    if (!stat) pendingStats.set(path, (stat = pending()));
-    return stat.promise;
+    let check = pendingStats.get(path);
+    if (!check) pendingStats.set(path, (check = pending()));
+    return check.promise;
   }
 
   /** A read of the file itself (not from the cache). */
