@@ -1,26 +1,13 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { runNode } from '../helpers/server-process.js';
 
 const CLI = join(PROJECT_ROOT, 'src/cli.ts');
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-    cwd: PROJECT_ROOT,
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runNode(['--import', 'tsx', CLI, ...args], env);
 
 const NOW = '2026-11-30T17:30:00Z';
 

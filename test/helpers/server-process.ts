@@ -14,9 +14,15 @@ export interface ServerProcess {
   listening(timeoutMs?: number): Promise<number>;
 }
 
-/** Starts `src/server.ts` in a child process with exactly the given environment (plus PATH). */
-export function startServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+export interface NodeProcess {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  exited: Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+}
+
+/** Runs `node <args>` from the project root with exactly the given environment (plus PATH), capturing its output. */
+export function spawnNode(args: string[], env: Record<string, string>): NodeProcess {
+  const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -26,11 +32,23 @@ export function startServer(env: Record<string, string>): ServerProcess {
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
-  const output = () => ({ stdout, stderr });
+  return { child, exited, output: () => ({ stdout, stderr }) };
+}
+
+/** Runs `node <args>` to completion: its exit code and output. */
+export async function runNode(args: string[], env: Record<string, string> = {}) {
+  const run = spawnNode(args, env);
+  const code = await run.exited;
+  return { code, ...run.output() };
+}
+
+/** Starts `src/server.ts` in a child process with exactly the given environment (plus PATH). */
+export function startServer(env: Record<string, string>): ServerProcess {
+  const { child, exited, output } = spawnNode(['--import', 'tsx', SERVER_ENTRY], env);
   async function listening(timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const match = /Server listening at http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost):(\d+)/.exec(stdout);
+      const match = /Server listening at http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost):(\d+)/.exec(output().stdout);
       if (match) return Number(match[1]);
       if (child.exitCode !== null) break;
       await new Promise((resolve) => setTimeout(resolve, 25));
