@@ -33,13 +33,35 @@ export interface IndexedFile {
   createdMs: number;
   /** Written by this process: indexed as it is written, never scanned. */
   own: boolean;
-  /** Bytes up to the end of the last complete line read. */
+  /** Bytes up to the end of the last complete line read (or, for the file being written, written). */
   scannedBytes: number;
   /** Scanned to the end and no longer written by anyone. */
   complete: boolean;
   /** The newest event's time, or the file's creation time while it holds none. */
   newestAtMs: number;
   runIds: Set<string>;
+  /** Events of this file held in memory (0 once evicted). */
+  events: number;
+  /** Its events were dropped from memory to keep the index within its budget; reads scan the file instead. */
+  evicted: boolean;
+}
+
+/** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
+export interface RunTally {
+  latest: EventLocation;
+  events: number;
+}
+
+/** Folds one event of an evicted file into the tallies (events before `minAtMs` are ignored). */
+export function tally(tallies: Map<string, RunTally>, location: EventLocation, minAtMs: number): void {
+  if (location.atMs < minAtMs) return;
+  const runId = location.summary.runId;
+  const known = tallies.get(runId);
+  if (!known) tallies.set(runId, { latest: location, events: 1 });
+  else {
+    known.events++;
+    if (eventOrder(location, known.latest) > 0) known.latest = location;
+  }
 }
 
 export interface RunFilter {
@@ -74,40 +96,86 @@ function matches(summary: EventSummary, filter: RunFilter): boolean {
 }
 
 /**
- * The in-memory index of every trace file in the directory: run id → event locations.
- * Own files are indexed as they are written; other writers' files by incremental scans.
+ * The index of every trace file in the directory: run id → event locations for the newest
+ * files, within a budget of `maxEvents` events; older complete files are only listed
+ * (name, times, size) and read from disk when asked for. Own files are indexed as they
+ * are written; other writers' files by incremental scans.
  */
 export class TraceIndex {
   readonly files = new Map<string, IndexedFile>();
   private readonly runs = new Map<string, EventLocation[]>();
+  private events = 0;
+
+  constructor(readonly maxEvents: number = Number.POSITIVE_INFINITY) {}
 
   file(name: string, createdMs: number, own: boolean): IndexedFile {
     let entry = this.files.get(name);
     if (!entry) {
-      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set() };
+      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, evicted: false };
       this.files.set(name, entry);
     }
     return entry;
   }
 
+  /** Events held in memory. */
+  get size(): number {
+    return this.events;
+  }
+
   add(file: IndexedFile, location: EventLocation): void {
+    if (location.atMs > file.newestAtMs) file.newestAtMs = location.atMs;
+    if (file.evicted) return;
     const runId = location.summary.runId;
     const locations = this.runs.get(runId);
     if (locations) locations.push(location);
     else this.runs.set(runId, [location]);
     file.runIds.add(runId);
-    if (location.atMs > file.newestAtMs) file.newestAtMs = location.atMs;
+    file.events++;
+    this.events++;
+  }
+
+  private forget(entry: IndexedFile): void {
+    for (const runId of entry.runIds) {
+      const remaining = (this.runs.get(runId) ?? []).filter((location) => location.file !== entry.name);
+      if (remaining.length > 0) this.runs.set(runId, remaining);
+      else this.runs.delete(runId);
+    }
+    this.events -= entry.events;
+    entry.events = 0;
+    entry.runIds = new Set();
   }
 
   dropFile(name: string): void {
     const entry = this.files.get(name);
     if (!entry) return;
     this.files.delete(name);
-    for (const runId of entry.runIds) {
-      const remaining = (this.runs.get(runId) ?? []).filter((location) => location.file !== name);
-      if (remaining.length > 0) this.runs.set(runId, remaining);
-      else this.runs.delete(runId);
+    this.forget(entry);
+  }
+
+  /**
+   * While more than `maxEvents` events are held, drops the events of the complete file
+   * with the oldest newest event (never one still being written), so memory stays bounded
+   * however long the retention.
+   */
+  evictOverBudget(): number {
+    let evicted = 0;
+    while (this.events > this.maxEvents) {
+      let oldest: IndexedFile | null = null;
+      for (const entry of this.files.values()) {
+        if (entry.evicted || !entry.complete || entry.events === 0) continue;
+        if (!oldest || entry.newestAtMs < oldest.newestAtMs) oldest = entry;
+      }
+      if (!oldest) break;
+      this.forget(oldest);
+      oldest.evicted = true;
+      evicted++;
     }
+    return evicted;
+  }
+
+  /** Evicted files that may hold events at or after `minAtMs`. */
+  evictedFiles(minAtMs: number): IndexedFile[] {
+    return [...this.files.values()].filter((entry) => entry.evicted && entry.newestAtMs >= minAtMs);
   }
 
   /** The run's events at or after `minAtMs`, in event order. */
@@ -115,21 +183,31 @@ export class TraceIndex {
     return (this.runs.get(runId) ?? []).filter((location) => location.atMs >= minAtMs).sort(eventOrder);
   }
 
-  /** Up to `limit` runs strictly older than `after`, newest first, and whether more exist. */
-  list(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): { runs: RunSummary[]; more: boolean } {
+  /**
+   * Up to `limit` runs strictly older than `after`, newest first, and whether more exist.
+   * `older` adds what scans of evicted files found: per run, its latest event there and
+   * how many events it has there (at or after `minAtMs`).
+   */
+  list(
+    limit: number,
+    filter: RunFilter,
+    minAtMs: number,
+    after: RunPosition | null,
+    older: ReadonlyMap<string, RunTally> = new Map(),
+  ): { runs: RunSummary[]; more: boolean } {
     const page: Array<RunPosition & { summary: RunSummary }> = [];
-    for (const [runId, locations] of this.runs) {
-      let latest: EventLocation | null = null;
-      let events = 0;
+    const consider = (runId: string, locations: EventLocation[], extra: RunTally | undefined) => {
+      let latest: EventLocation | null = extra?.latest ?? null;
+      let events = extra?.events ?? 0;
       for (const location of locations) {
         if (location.atMs < minAtMs) continue;
         events++;
         if (!latest || eventOrder(location, latest) > 0) latest = location;
       }
-      if (!latest || !matches(latest.summary, filter)) continue;
+      if (!latest || !matches(latest.summary, filter)) return;
       const position = { atMs: latest.atMs, runId };
-      if (after && newerFirst(position, after) <= 0) continue;
-      if (page.length > limit && newerFirst(position, page[page.length - 1]!) >= 0) continue;
+      if (after && newerFirst(position, after) <= 0) return;
+      if (page.length > limit && newerFirst(position, page[page.length - 1]!) >= 0) return;
       let low = 0;
       let high = page.length;
       while (low < high) {
@@ -139,7 +217,9 @@ export class TraceIndex {
       }
       page.splice(low, 0, { ...position, summary: { ...latest.summary, events } });
       if (page.length > limit + 1) page.pop();
-    }
+    };
+    for (const [runId, locations] of this.runs) consider(runId, locations, older.get(runId));
+    for (const [runId, tally] of older) if (!this.runs.has(runId)) consider(runId, [], tally);
     return { runs: page.slice(0, limit).map((entry) => entry.summary), more: page.length > limit };
   }
 }

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { BaseLogger } from 'pino';
+import { BoundedMemo } from '../core/memo.js';
 import { ProblemError } from '../errors.js';
 import { isSafeId } from '../../schemas/ids.js';
 import {
@@ -29,8 +30,11 @@ import {
 import {
   decodeCursor,
   encodeCursor,
+  eventOrder,
+  tally,
   TraceIndex,
   type EventLocation,
+  type RunTally,
   type EventSummary,
   type IndexedFile,
   type RunFilter,
@@ -158,6 +162,8 @@ export interface TraceStoreStats {
   /** Lines skipped on read because they could not be parsed (a torn tail after a crash). */
   unreadableLines: number;
   failures: number;
+  /** Events held in the in-memory index (at most `maxIndexedEvents`, plus the file being written). */
+  indexedEvents: number;
   state: 'ok' | 'failed' | 'closed';
 }
 
@@ -178,6 +184,11 @@ export interface TraceStoreOptions {
   /** While failing, how often to try again (on an append, a health check or a timer). */
   retryIntervalMs?: number;
   writerId?: string;
+  /**
+   * At most this many events are indexed in memory (≈ 600 bytes each); older complete
+   * files are read from disk when a run or a listing needs them. See docs/traces.md.
+   */
+  maxIndexedEvents?: number;
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
   /** Called once per append with the time it took to become durable (or to fail). */
@@ -232,6 +243,9 @@ const SEAL_GRACE_MS = 60_000;
 const SCAN_CHUNK = 1 << 20;
 const MAX_PAGE = 100;
 const DIGEST_MEMO_SIZE = 512;
+/** Characters of segment text the digest memo may hold (its keys are the texts themselves). */
+const DIGEST_MEMO_CHARS = 4_000_000;
+export const DEFAULT_MAX_INDEXED_EVENTS = 25_000;
 
 /** How an event's repeated parts become references, each given as its JSON text; see `eventRecord`. */
 interface Refs {
@@ -261,18 +275,11 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
   const writerId = options.writerId ?? makeWriterId(hostname(), process.pid, randomBytes(4).toString('hex'));
   const observeWrite = options.observeWrite ?? noop;
 
-  const index = new TraceIndex();
+  const index = new TraceIndex(options.maxIndexedEvents ?? DEFAULT_MAX_INDEXED_EVENTS);
   // Stable segments arrive as the same strings on every call; hashing them once saves most of the CPU an append costs.
-  const digests = new Map<string, string>();
-  const digest = (text: string): string => {
-    let sha = digests.get(text);
-    if (sha === undefined) {
-      sha = sha256Hex(text);
-      if (digests.size >= DIGEST_MEMO_SIZE) digests.clear();
-      digests.set(text, sha);
-    }
-    return sha;
-  };
+  // Bounded by characters too: the keys are the texts, and a topic block alone can be 100 KB.
+  const digests = new BoundedMemo<string, string>(DIGEST_MEMO_SIZE, DIGEST_MEMO_CHARS);
+  const digest = (text: string): string => digests.get(text) ?? digests.set(text, sha256Hex(text), text.length);
   // Block summaries and source records repeat on every call with new objects; these find their
   // JSON and sha256 by comparing fields, without serialising them again.
   const blockMemo = new RecordMemo<TraceBlock>(
@@ -292,7 +299,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       return picked;
     },
   );
-  const counters: Omit<TraceStoreStats, 'state'> = {
+  const counters: Omit<TraceStoreStats, 'state' | 'indexedEvents'> = {
     appends: 0,
     rejected: 0,
     batches: 0,
@@ -469,9 +476,11 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     }
     await assertInPlace(target);
     target.size = position;
+    target.entry.scannedBytes = position;
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
+    index.evictOverBudget();
     counters.batches++;
     counters.bytes += bytes.length;
     counters.largestBatch = Math.max(counters.largestBatch, batch.length);
@@ -605,28 +614,34 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     return { file: entry.name, fileCreatedMs: entry.createdMs, offset, length, atMs: Date.parse(stored.at), summary: summarize(stored) };
   }
 
-  function indexLine(entry: IndexedFile, line: Buffer, offset: number, length: number): void {
+  /**
+   * The event a line holds, or null (counted as unreadable unless it is a blob, data or
+   * header line). With `needle`, an event line without those bytes is skipped unparsed.
+   */
+  function lineEvent(entry: IndexedFile, line: Buffer, offset: number, length: number, count: boolean, needle?: Buffer): EventLocation | null {
     if (!startsWith(line, EVENT_PREFIX)) {
-      if (!startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !line.toString('utf8', 0, 16).startsWith('{"t":"file"')) {
+      if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !line.toString('utf8', 0, 16).startsWith('{"t":"file"')) {
         counters.unreadableLines++;
       }
-      return;
+      return null;
     }
+    if (needle && line.indexOf(needle) === -1) return null;
     try {
       const stored = (JSON.parse(line.toString('utf8')) as { event?: unknown }).event;
-      if (isStoredEvent(stored)) index.add(entry, locate(entry, offset, length, stored));
-      else counters.unreadableLines++;
+      if (isStoredEvent(stored)) return locate(entry, offset, length, stored);
     } catch {
-      counters.unreadableLines++;
+      // counted below
     }
+    if (count) counters.unreadableLines++;
+    return null;
   }
 
-  /** Reads another writer's file from where the last scan stopped; an incomplete last line waits for next time. */
-  async function scanFile(entry: IndexedFile, size: number): Promise<void> {
-    const handle = await fs.open(join(dir, entry.name), 'r');
+  /** Calls `visit` for each complete line from `from` up to `size`; returns where the last complete line ends. */
+  async function scanLines(name: string, from: number, size: number, visit: (line: Buffer, offset: number, length: number) => void): Promise<number> {
+    const handle = await fs.open(join(dir, name), 'r');
     try {
       const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
-      let position = entry.scannedBytes;
+      let position = from;
       let carry = Buffer.alloc(0);
       while (position + carry.length < size) {
         const want = Math.min(chunk.length, size - position - carry.length);
@@ -635,15 +650,40 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
         const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
         let start = 0;
         for (let newline = data.indexOf(0x0a, start); newline !== -1; newline = data.indexOf(0x0a, start)) {
-          indexLine(entry, data.subarray(start, newline), position + start, newline - start + 1);
+          visit(data.subarray(start, newline), position + start, newline - start + 1);
           start = newline + 1;
         }
         position += start;
         carry = Buffer.from(data.subarray(start));
       }
-      entry.scannedBytes = position;
+      return position;
     } finally {
       await handle.close();
+    }
+  }
+
+  /** Reads another writer's file from where the last scan stopped; an incomplete last line waits for next time. */
+  async function scanFile(entry: IndexedFile, size: number): Promise<void> {
+    entry.scannedBytes = await scanLines(entry.name, entry.scannedBytes, size, (line, offset, length) => {
+      const location = lineEvent(entry, line, offset, length, true);
+      if (location) index.add(entry, location);
+    });
+  }
+
+  /**
+   * The events of evicted files (those no longer held in memory), read from disk: a read
+   * of every such file within retention. A vanished file holds nothing.
+   */
+  async function scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, needle?: Buffer): Promise<void> {
+    for (const entry of index.evictedFiles(minAtMs)) {
+      try {
+        await scanLines(entry.name, 0, entry.scannedBytes, (line, offset, length) => {
+          const location = lineEvent(entry, line, offset, length, false, needle);
+          if (location) visit(location);
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
     }
   }
 
@@ -671,6 +711,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       // Writers rotate before a file is rotateMs old, so an older file never grows again.
       if (entry.createdMs < sealedBefore) entry.complete = true;
     }
+    index.evictOverBudget();
     for (const name of [...index.files.keys()]) {
       if (!present.has(name) && name !== file?.name && name !== openingName) index.dropFile(name);
     }
@@ -694,7 +735,20 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     } catch (error) {
       throw readFailure(error);
     }
-    const locations = index.locations(runId, now() - retentionMs);
+    const minAtMs = now() - retentionMs;
+    const locations = index.locations(runId, minAtMs);
+    try {
+      const found: EventLocation[] = [];
+      await scanEvicted(minAtMs, (location) => {
+        if (location.summary.runId === runId && location.atMs >= minAtMs) found.push(location);
+      }, Buffer.from(`"runId":${JSON.stringify(runId)}`));
+      if (found.length > 0) {
+        locations.push(...found);
+        locations.sort(eventOrder);
+      }
+    } catch (error) {
+      throw readFailure(error);
+    }
     if (locations.length === 0) return null;
     const handles = new Map<string, FileHandle | null>();
     const open = async (name: string): Promise<FileHandle | null> => {
@@ -758,7 +812,14 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     if (query.worker !== undefined) filter.worker = query.worker;
     if (query.status !== undefined) filter.status = query.status;
     if (query.outcome !== undefined) filter.outcome = query.outcome;
-    const { runs, more } = index.list(limit, filter, now() - retentionMs, after);
+    const minAtMs = now() - retentionMs;
+    const older = new Map<string, RunTally>();
+    try {
+      await scanEvicted(minAtMs, (location) => tally(older, location, minAtMs));
+    } catch (error) {
+      throw readFailure(error);
+    }
+    const { runs, more } = index.list(limit, filter, minAtMs, after, older);
     const last = runs[runs.length - 1];
     return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null };
   }
@@ -814,7 +875,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     listRuns,
     health,
     sweep,
-    stats: () => ({ ...counters, state: closed ? 'closed' : failure ? 'failed' : 'ok' }),
+    stats: () => ({ ...counters, indexedEvents: index.size, state: closed ? 'closed' : failure ? 'failed' : 'ok' }),
     close,
   };
 }

@@ -479,6 +479,71 @@ describe('listRuns', () => {
   });
 });
 
+describe('bounded index', () => {
+  /** 12 runs over 30 events, some runs spread over many files; one event per file (rotateBytes: 1). */
+  async function written(options: Partial<TraceStoreOptions>): Promise<TraceStore> {
+    const store = open(await traceDir(), { ...MARCH, rotateBytes: 1, ...options });
+    const base = Date.parse('2026-03-01T12:00:00.000Z');
+    for (let i = 0; i < 30; i++) {
+      const at = new Date(base + i * 1000).toISOString();
+      const runId = `run-${(i * 7) % 12}`;
+      if (i % 6 === 5) await store.append(failedEvent(runId, { at }));
+      else await store.append(deliveredEvent(runId, { at, status: i % 4 === 0 ? 304 : 200, subject: { kind: 'persona', id: i % 2 === 0 ? 'mars' : 'venus' } }));
+    }
+    return store;
+  }
+
+  async function allPages(store: TraceStore, query: Parameters<TraceStore['listRuns']>[0] = {}) {
+    const runs = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listRuns({ ...query, limit: 5, ...(cursor ? { cursor } : {}) });
+      runs.push(...page.runs);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return runs;
+  }
+
+  it('holds at most its budget of events (plus the file being written) and answers exactly as an unbounded index', async () => {
+    const bounded = await written({ maxIndexedEvents: 4 });
+    const unbounded = await written({});
+    expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(5);
+    expect(unbounded.stats().indexedEvents).toBe(30);
+
+    const listed = await allPages(bounded);
+    expect(listed).toEqual(await allPages(unbounded));
+    expect(listed.map((run) => run.runId).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `run-${i}`).sort());
+    expect(listed.reduce((sum, run) => sum + run.events, 0)).toBe(30);
+    for (const query of [{ persona: 'mars' }, { persona: 'venus' }, { worker: 'scribe' }, { status: 304 }, { outcome: 'failed' as const }]) {
+      expect(await allPages(bounded, query), JSON.stringify(query)).toEqual(await allPages(unbounded, query));
+    }
+    for (let i = 0; i < 12; i++) {
+      const events = await bounded.readRun(`run-${i}`);
+      expect(events, `run-${i}`).toEqual(await unbounded.readRun(`run-${i}`));
+      expect(events!.every((event) => event.verified !== false)).toBe(true);
+    }
+    expect(await bounded.readRun('run-12')).toBeNull();
+    expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(5);
+  });
+
+  it('still hides expired events of files it no longer holds in memory, and sweeps them', async () => {
+    let clock = Date.parse('2026-03-01T12:00:00.000Z');
+    const dir = await traceDir();
+    const store = open(dir, { now: () => clock, rotateBytes: 1, maxIndexedEvents: 1, retentionMs: DAY });
+    await store.append(deliveredEvent('old', { at: new Date(clock).toISOString() }));
+    clock += DAY / 2;
+    await store.append(deliveredEvent('new', { at: new Date(clock).toISOString() }));
+    await store.append(deliveredEvent('newer', { at: new Date(clock + 1).toISOString() }));
+    expect((await store.listRuns()).runs.map((run) => run.runId)).toEqual(['newer', 'new', 'old']);
+    expect(await store.readRun('old')).toHaveLength(1);
+    clock += DAY / 2 + 1000;
+    expect((await store.listRuns()).runs.map((run) => run.runId)).toEqual(['newer', 'new']);
+    expect(await store.readRun('old')).toBeNull();
+    expect((await store.sweep()).deletedFiles).toBe(1);
+    expect(await store.readRun('new')).toHaveLength(1);
+  });
+});
+
 describe('retention', () => {
   it('hides expired events and deletes their files, keeping newer ones', async () => {
     const dir = await traceDir();
