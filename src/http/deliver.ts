@@ -11,6 +11,7 @@ import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { SourceRecord } from '../io/brain.js';
 import type { TraceEventInput } from '../io/trace-store.js';
+import { BlockSummarySchema, CacheBoundarySchema, CachePlanSchema, SourceSummarySchema, TopicSummarySchema } from '../../schemas/compiled.js';
 import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
@@ -128,25 +129,79 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
   if (notModified) return reply.code(304).send();
   if (delivery.format === 'text') return reply.type('text/plain; charset=utf-8').send(compiled.instructions);
-  return reply.type('application/json; charset=utf-8').send({
-    runId: delivery.runId,
-    [delivery.subject.kind]: delivery.subject.id,
-    surface: delivery.surface,
-    ...(typeof delivery.identifiers['phase'] === 'string' ? { phase: delivery.identifiers['phase'] } : {}),
-    systemPrompt: compiled.systemPrompt,
-    inputPrompt: compiled.inputPrompt,
-    instructions: compiled.instructions,
-    tokens: compiled.tokens,
-    redactions: compiled.redactions,
-    promptSha256: compiled.promptSha256,
-    inputSha256: compiled.inputSha256,
-    blocks: compiled.blocks.map(({ content: _content, ...summary }) => summary),
-    budget: compiled.budget,
-    cache: compiled.cache,
-    sources: delivery.sources,
-    ...delivery.extra,
-    warnings,
-  });
+  // A string body is sent as it is: the route's response schema describes it, this writes it.
+  return reply.type('application/json; charset=utf-8').send(responseJson(delivery, warnings));
+}
+
+// The JSON body, byte for byte what the route's schema serializer (fast-json-stringify over
+// schemas/compiled.ts and schemas/context.ts) writes: only the schemas' members, required
+// members first in schema order, then the optional ones (`worker`, `surface`, `phase`). The
+// prompts, block summaries and cache plan of a compiled result are escaped once per result
+// (a persona route hands back the same result for a minute), not once per response.
+const BLOCK_KEYS = Object.keys(BlockSummarySchema.shape);
+const CACHE_KEYS = [...Object.keys(CachePlanSchema.shape), ...Object.keys(CacheBoundarySchema.shape)];
+const SOURCE_KEYS = Object.keys(SourceSummarySchema.shape);
+const TOPIC_KEYS = Object.keys(TopicSummarySchema.shape);
+const compiledJson = new WeakMap<CompiledContext, string>();
+const extraJson = new WeakMap<Record<string, unknown>, string>();
+
+function responseJson(delivery: CompiledDelivery, warnings: readonly string[]): string {
+  const { subject } = delivery;
+  const phase = delivery.identifiers['phase'];
+  // `persona` is required by the persona routes' schemas, `worker` optional in POST /compile's.
+  const persona = subject.kind === 'persona' ? `"persona":${JSON.stringify(subject.id)},` : '';
+  const worker = subject.kind === 'worker' ? `,"worker":${JSON.stringify(subject.id)}` : '';
+  return (
+    `{"runId":${JSON.stringify(delivery.runId)},${persona}${compiledPart(delivery.compiled)},` +
+    `"sources":${JSON.stringify(delivery.sources, SOURCE_KEYS)},${delivery.extra === undefined ? '' : extraPart(delivery.extra)}` +
+    `"warnings":${JSON.stringify(warnings)}${worker},"surface":${JSON.stringify(delivery.surface)}` +
+    `${typeof phase === 'string' ? `,"phase":${JSON.stringify(phase)}` : ''}}`
+  );
+}
+
+/** `"systemPrompt":…` through `"cache":…`: what depends on the compiled result alone. */
+function compiledPart(compiled: CompiledContext): string {
+  let json = compiledJson.get(compiled);
+  if (json !== undefined) return json;
+  const { tokens, redactions, budget } = compiled;
+  json =
+    `"systemPrompt":${JSON.stringify(compiled.systemPrompt)},"inputPrompt":${JSON.stringify(compiled.inputPrompt)},` +
+    `"instructions":${JSON.stringify(compiled.instructions)},` +
+    `"tokens":{"total":${JSON.stringify(tokens.total)},"byKind":${JSON.stringify(tokens.byKind)}},` +
+    `"redactions":{"email":${JSON.stringify(redactions.email)},"phone":${JSON.stringify(redactions.phone)}},` +
+    `"promptSha256":${JSON.stringify(compiled.promptSha256)},"inputSha256":${JSON.stringify(compiled.inputSha256)},` +
+    `"blocks":${JSON.stringify(compiled.blocks, BLOCK_KEYS)},` +
+    `"budget":{"limitChars":${JSON.stringify(budget.limitChars)},"usedChars":${JSON.stringify(budget.usedChars)},` +
+    `"remainingChars":${JSON.stringify(budget.remainingChars)},` +
+    `"omitted":{"memory":${JSON.stringify(budget.omitted.memory)},"briefing":${JSON.stringify(budget.omitted.briefing)}},` +
+    `"blocks":${JSON.stringify(budget.blocks)}},` +
+    `"cache":${JSON.stringify(compiled.cache, CACHE_KEYS)}`;
+  compiledJson.set(compiled, json);
+  return json;
+}
+
+/** The persona-only members (`liveContext`, `topic`, `voice`, `tools`) that are present, each followed by a comma. */
+function extraPart(extra: Record<string, unknown>): string {
+  let json = extraJson.get(extra);
+  if (json !== undefined) return json;
+  json = '';
+  const { liveContext, topic, voice, tools } = extra as {
+    liveContext?: string;
+    topic?: Record<string, unknown> | null;
+    voice?: string;
+    tools?: Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+  };
+  if (liveContext !== undefined) json += `"liveContext":${JSON.stringify(liveContext)},`;
+  if (topic !== undefined) json += `"topic":${JSON.stringify(topic, TOPIC_KEYS)},`;
+  if (voice !== undefined) json += `"voice":${JSON.stringify(voice)},`;
+  if (tools !== undefined) {
+    const items = tools.map(
+      (tool) => `{"name":${JSON.stringify(tool.name)},"description":${JSON.stringify(tool.description)},"parameters":${JSON.stringify(tool.parameters)}}`,
+    );
+    json += `"tools":[${items.join(',')}],`;
+  }
+  extraJson.set(extra, json);
+  return json;
 }
 
 /** What every event of a delivery records, whatever its outcome. */

@@ -453,6 +453,16 @@ function dropPartialLastLine(bytes: Buffer): Buffer {
   return bytes;
 }
 
+// Parsed once per version of heartbeat-state.json (and default zone); the result is shared and never mutated.
+const heartbeatZone = memoizePerFile((file: BrainFile) => {
+  const byDefault = new Map<string, ResolvedTimeZone>();
+  return (defaultTimeZone: string): ResolvedTimeZone => {
+    let resolved = byDefault.get(defaultTimeZone);
+    if (!resolved) byDefault.set(defaultTimeZone, (resolved = resolveTimeZone({ defaultTimeZone, heartbeatText: file.text })));
+    return resolved;
+  };
+});
+
 /**
  * The operator's time zone (SPEC §4): the request's, else `memory/heartbeat-state.json`'s
  * `currentLocation.timezone`, else the default. The file is read only when the request names
@@ -466,7 +476,7 @@ export async function readHeartbeatTimezone(
   if (options.requested !== undefined) return resolveTimeZone(options);
   const path = 'memory/heartbeat-state.json';
   const result = await reader.read(path, { maxBytes: 64 * 1024 });
-  if (result.status === 'ok') return resolveTimeZone({ defaultTimeZone: options.defaultTimeZone, heartbeatText: result.text });
+  if (result.status === 'ok') return heartbeatZone(result)(options.defaultTimeZone);
   const resolved = resolveTimeZone({ defaultTimeZone: options.defaultTimeZone });
   if (result.status !== 'missing') resolved.warnings.push(`${path}: could not be read (${result.reason}); using ${resolved.timeZone}`);
   return resolved;

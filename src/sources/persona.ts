@@ -26,7 +26,7 @@ import { newestMeetingFile } from '../core/signals/meetings.js';
 import { planDailyMemory, type DailyMemory, type DailyMemoryPlan } from '../core/signals/memory.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../core/signals/topic.js';
 import { toAscii } from '../core/text.js';
-import { localDate, localTime, parseInstant, type ResolvedTimeZone } from '../core/time.js';
+import { clockLine, localDate, localTime, parseInstant, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { readHeartbeatTimezone, type BrainReader, type ListResult, type ReadResult } from '../io/brain.js';
@@ -89,6 +89,8 @@ export interface PersonaSources {
   topic: TopicSummary | null;
   /** One per degraded source or ignored option, in a fixed order; never quotes brain text. */
   warnings: string[];
+  /** Names everything the compile (and `extra`) depends on, so equal keys compile to the same result. */
+  compileKey?: string;
 }
 
 export interface TopicSources {
@@ -158,6 +160,16 @@ class Warnings {
     }
     this.add(status === 'refused' ? `${path}: refused (${reason}); skipped` : `${path}: could not be read (${reason}); skipped`);
   }
+}
+
+// Memoised values are shared and never mutated, so the same object stands for the same content in a key.
+const objectIds = new WeakMap<object, number>();
+let lastObjectId = 0;
+
+function idOf(value: object): number {
+  let id = objectIds.get(value);
+  if (id === undefined) objectIds.set(value, (id = ++lastObjectId));
+  return id;
 }
 
 /** A read's identity for cache keys: its sha256 when read, else its status. */
@@ -315,6 +327,8 @@ const topicMemo = new BoundedMemo<string, PreparedTopic>(1024, 16_000_000);
 interface ReadTopic {
   source: SourceText | undefined;
   summary: TopicSummary;
+  /** The memoised excerpt the source was built from (absent when there is no topic block). */
+  prepared?: PreparedTopic;
 }
 
 async function readTopic(
@@ -360,6 +374,7 @@ async function readTopic(
   return {
     source: { source: path, text: prepared.text, brainDerived: true },
     summary: { topicId, found: true, chars: prepared.text.length, truncated: prepared.truncated },
+    prepared,
   };
 }
 
@@ -426,6 +441,9 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
     ...(topic?.source ? { topic: topic.source } : {}),
   };
   const { key, name, voice, description } = prepared.rendered;
+  // The clock block only shows the minute, so calls within a minute share one compile.
+  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : idOf(topic.prepared)}`;
+  const compileKey = `${idOf(options.policy)}|${idOf(prepared)}|${idOf(live)}|${topicKey}|${zone.timeZone}|${clockLine(now, zone.timeZone)}`;
   return {
     input,
     persona: { key, name, voice, description },
@@ -435,11 +453,25 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
     liveContextRedactions: live.redactions,
     topic: topic?.summary ?? null,
     warnings: warnings.list,
+    compileKey,
   };
 }
 
-/** Compiles persona sources; the redactions count the live context's, the extras describe the delivered blocks. */
+const compiledMemo = new BoundedMemo<string, PersonaCompiled>(64, 8_000_000);
+
+/**
+ * Compiles persona sources; the redactions count the live context's, the extras describe the
+ * delivered blocks. Sources with the same `compileKey` get the same (shared, immutable) result.
+ */
 export function compilePersona(sources: PersonaSources): PersonaCompiled {
+  const known = sources.compileKey === undefined ? undefined : compiledMemo.get(sources.compileKey);
+  if (known) return known;
+  const result = compilePersonaAfresh(sources);
+  if (sources.compileKey !== undefined) compiledMemo.set(sources.compileKey, result, result.compiled.instructions.length * 2 + 1024);
+  return result;
+}
+
+function compilePersonaAfresh(sources: PersonaSources): PersonaCompiled {
   const compiled = compile(sources.input);
   const redactions = addCounts({ ...compiled.redactions }, sources.liveContextRedactions);
   const liveContext = compiled.blocks.find((block) => block.kind === 'live-context')?.content ?? '';
