@@ -99,7 +99,8 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   }
 
   const { compiled } = delivery;
-  const etag = etagFor(compiled, delivery.format);
+  const parts = partsOf(compiled);
+  const etag = (parts.etags[delivery.format] ??= etagFor(compiled, delivery.format));
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
   const tracing = performance.now();
@@ -130,7 +131,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   if (notModified) return reply.code(304).send();
   if (delivery.format === 'text') return reply.type('text/plain; charset=utf-8').send(compiled.instructions);
   // A string body is sent as it is: the route's response schema describes it, this writes it.
-  return reply.type('application/json; charset=utf-8').send(responseJson(delivery, warnings));
+  return reply.type('application/json; charset=utf-8').send(responseJson(delivery, parts, warnings));
 }
 
 // The JSON body, byte for byte what the route's schema serializer (fast-json-stringify over
@@ -142,29 +143,43 @@ const BLOCK_KEYS = Object.keys(BlockSummarySchema.shape);
 const CACHE_KEYS = [...Object.keys(CachePlanSchema.shape), ...Object.keys(CacheBoundarySchema.shape)];
 const SOURCE_KEYS = Object.keys(SourceSummarySchema.shape);
 const TOPIC_KEYS = Object.keys(TopicSummarySchema.shape);
-const compiledJson = new WeakMap<CompiledContext, string>();
 const extraJson = new WeakMap<Record<string, unknown>, string>();
 
-function responseJson(delivery: CompiledDelivery, warnings: readonly string[]): string {
+/** What is derived from a compiled result alone, kept while the result is (persona routes share one per minute). */
+interface CompiledParts {
+  etags: Partial<Record<DeliveryFormat, string>>;
+  /** `"systemPrompt":…` through `"cache":…`, UTF-8 encoded. */
+  json?: Buffer;
+}
+
+const compiledParts = new WeakMap<CompiledContext, CompiledParts>();
+
+function partsOf(compiled: CompiledContext): CompiledParts {
+  let parts = compiledParts.get(compiled);
+  if (!parts) compiledParts.set(compiled, (parts = { etags: {} }));
+  return parts;
+}
+
+function responseJson(delivery: CompiledDelivery, parts: CompiledParts, warnings: readonly string[]): Buffer {
   const { subject } = delivery;
   const phase = delivery.identifiers['phase'];
   // `persona` is required by the persona routes' schemas, `worker` optional in POST /compile's.
   const persona = subject.kind === 'persona' ? `"persona":${JSON.stringify(subject.id)},` : '';
   const worker = subject.kind === 'worker' ? `,"worker":${JSON.stringify(subject.id)}` : '';
-  return (
-    `{"runId":${JSON.stringify(delivery.runId)},${persona}${compiledPart(delivery.compiled)},` +
-    `"sources":${JSON.stringify(delivery.sources, SOURCE_KEYS)},${delivery.extra === undefined ? '' : extraPart(delivery.extra)}` +
+  const head = `{"runId":${JSON.stringify(delivery.runId)},${persona}`;
+  const tail =
+    `,"sources":${JSON.stringify(delivery.sources, SOURCE_KEYS)},${delivery.extra === undefined ? '' : extraPart(delivery.extra)}` +
     `"warnings":${JSON.stringify(warnings)}${worker},"surface":${JSON.stringify(delivery.surface)}` +
-    `${typeof phase === 'string' ? `,"phase":${JSON.stringify(phase)}` : ''}}`
-  );
+    `${typeof phase === 'string' ? `,"phase":${JSON.stringify(phase)}` : ''}}`;
+  // Bytes, so the body is encoded once per compiled result rather than on every socket write.
+  parts.json ??= Buffer.from(compiledPart(delivery.compiled));
+  return Buffer.concat([Buffer.from(head), parts.json, Buffer.from(tail)]);
 }
 
 /** `"systemPrompt":…` through `"cache":…`: what depends on the compiled result alone. */
 function compiledPart(compiled: CompiledContext): string {
-  let json = compiledJson.get(compiled);
-  if (json !== undefined) return json;
   const { tokens, redactions, budget } = compiled;
-  json =
+  return (
     `"systemPrompt":${JSON.stringify(compiled.systemPrompt)},"inputPrompt":${JSON.stringify(compiled.inputPrompt)},` +
     `"instructions":${JSON.stringify(compiled.instructions)},` +
     `"tokens":{"total":${JSON.stringify(tokens.total)},"byKind":${JSON.stringify(tokens.byKind)}},` +
@@ -175,9 +190,8 @@ function compiledPart(compiled: CompiledContext): string {
     `"remainingChars":${JSON.stringify(budget.remainingChars)},` +
     `"omitted":{"memory":${JSON.stringify(budget.omitted.memory)},"briefing":${JSON.stringify(budget.omitted.briefing)}},` +
     `"blocks":${JSON.stringify(budget.blocks)}},` +
-    `"cache":${JSON.stringify(compiled.cache, CACHE_KEYS)}`;
-  compiledJson.set(compiled, json);
-  return json;
+    `"cache":${JSON.stringify(compiled.cache, CACHE_KEYS)}`
+  );
 }
 
 /** The persona-only members (`liveContext`, `topic`, `voice`, `tools`) that are present, each followed by a comma. */
