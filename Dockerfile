@@ -14,7 +14,9 @@ RUN npm run build
 
 FROM node:20-slim AS runtime
 WORKDIR /app
+# The V8 heap cap keeps peak RSS near the 200 MB target (docs/operations.md, "Memory").
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-old-space-size=160 \
     HOST=0.0.0.0 \
     PORT=8080 \
     TRACE_DIR=/var/lib/context-compiler/traces

@@ -141,7 +141,8 @@ export function unsafePathReason(path: string): string | undefined {
 /** Builds the brain reader for `root`. Nothing is read until the first call. */
 export function createBrain(root: string, log: BrainLog, options: BrainOptions = {}): Brain {
   const defaultMaxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const cacheLimit = options.cacheBytes ?? 64 * 1024 * 1024;
+  // All the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text.
+  const cacheLimit = options.cacheBytes ?? 16 * 1024 * 1024;
   const fs: BrainFs = options.fs ?? { stat: statCallback };
   const files = new Map<string, CachedFile>();
   const listings = new Map<string, CachedListing>();

@@ -245,7 +245,7 @@ const MAX_PAGE = 100;
 const DIGEST_MEMO_SIZE = 512;
 /** Characters of segment text the digest memo may hold (its keys are the texts themselves). */
 const DIGEST_MEMO_CHARS = 4_000_000;
-export const DEFAULT_MAX_INDEXED_EVENTS = 25_000;
+export const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
 
 /** How an event's repeated parts become references, each given as its JSON text; see `eventRecord`. */
 interface Refs {
