@@ -44,6 +44,40 @@ export interface IndexedFile {
   events: number;
   /** Its events were dropped from memory to keep the index within its budget; reads scan the file instead. */
   evicted: boolean;
+  /** Once evicted: which run ids the file may hold (no false negatives), so a run lookup skips most files. */
+  runFilter: RunIdFilter | null;
+}
+
+/** A Bloom filter of run ids: ≈ 10 bits per run, about 1 % false positives. */
+export class RunIdFilter {
+  private readonly bits: Uint8Array;
+  private readonly size: number;
+
+  constructor(runIds: Iterable<string>, count: number) {
+    this.size = Math.max(64, count * 10);
+    this.bits = new Uint8Array(Math.ceil(this.size / 8));
+    for (const runId of runIds) for (const bit of this.positions(runId)) this.bits[bit >> 3]! |= 1 << (bit & 7);
+  }
+
+  mayContain(runId: string): boolean {
+    for (const bit of this.positions(runId)) if ((this.bits[bit >> 3]! & (1 << (bit & 7))) === 0) return false;
+    return true;
+  }
+
+  private positions(runId: string): number[] {
+    // Two FNV-1a hashes (different offsets), combined as h1 + i·h2 for 7 probes.
+    let h1 = 0x811c9dc5;
+    let h2 = 0x01000193;
+    for (let i = 0; i < runId.length; i++) {
+      const code = runId.charCodeAt(i);
+      h1 = Math.imul(h1 ^ code, 0x01000193);
+      h2 = Math.imul(h2 ^ code, 0x5bd1e995);
+    }
+    h2 |= 1;
+    const out: number[] = [];
+    for (let i = 0; i < 7; i++) out.push(((h1 + Math.imul(i, h2)) >>> 0) % this.size);
+    return out;
+  }
 }
 
 /** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
@@ -111,7 +145,7 @@ export class TraceIndex {
   file(name: string, createdMs: number, own: boolean): IndexedFile {
     let entry = this.files.get(name);
     if (!entry) {
-      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, evicted: false };
+      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, evicted: false, runFilter: null };
       this.files.set(name, entry);
     }
     return entry;
@@ -166,6 +200,7 @@ export class TraceIndex {
         if (!oldest || entry.newestAtMs < oldest.newestAtMs) oldest = entry;
       }
       if (!oldest) break;
+      oldest.runFilter = new RunIdFilter(oldest.runIds, oldest.runIds.size);
       this.forget(oldest);
       oldest.evicted = true;
       evicted++;
@@ -173,9 +208,11 @@ export class TraceIndex {
     return evicted;
   }
 
-  /** Evicted files that may hold events at or after `minAtMs`. */
-  evictedFiles(minAtMs: number): IndexedFile[] {
-    return [...this.files.values()].filter((entry) => entry.evicted && entry.newestAtMs >= minAtMs);
+  /** Evicted files that may hold events at or after `minAtMs` (of run `runId`, when given). */
+  evictedFiles(minAtMs: number, runId?: string): IndexedFile[] {
+    return [...this.files.values()].filter(
+      (entry) => entry.evicted && entry.newestAtMs >= minAtMs && (runId === undefined || !entry.runFilter || entry.runFilter.mayContain(runId)),
+    );
   }
 
   /** The run's events at or after `minAtMs`, in event order. */

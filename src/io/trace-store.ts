@@ -672,10 +672,13 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
 
   /**
    * The events of evicted files (those no longer held in memory), read from disk: a read
-   * of every such file within retention. A vanished file holds nothing.
+   * of every such file within retention or, for one run, of those whose run filter may
+   * hold it. A vanished file holds nothing.
    */
-  async function scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, needle?: Buffer): Promise<void> {
-    for (const entry of index.evictedFiles(minAtMs)) {
+  async function scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId?: string): Promise<void> {
+    // Event lines without the run id are skipped unparsed.
+    const needle = runId === undefined ? undefined : Buffer.from(`"runId":${JSON.stringify(runId)}`);
+    for (const entry of index.evictedFiles(minAtMs, runId)) {
       try {
         await scanLines(entry.name, 0, entry.scannedBytes, (line, offset, length) => {
           const location = lineEvent(entry, line, offset, length, false, needle);
@@ -741,7 +744,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       const found: EventLocation[] = [];
       await scanEvicted(minAtMs, (location) => {
         if (location.summary.runId === runId && location.atMs >= minAtMs) found.push(location);
-      }, Buffer.from(`"runId":${JSON.stringify(runId)}`));
+      }, runId);
       if (found.length > 0) {
         locations.push(...found);
         locations.sort(eventOrder);

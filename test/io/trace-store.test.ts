@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProblemError } from '../../src/errors.js';
+import { RunIdFilter } from '../../src/io/trace-index.js';
 import { createTraceStore, type TraceFs, type TraceStore, type TraceStoreOptions } from '../../src/io/trace-store.js';
 import { tempDir } from '../helpers/app.js';
 import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../helpers/trace-events.js';
@@ -524,6 +525,28 @@ describe('bounded index', () => {
     }
     expect(await bounded.readRun('run-12')).toBeNull();
     expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(5);
+  });
+
+  it('looks a run up only in the evicted files that may hold it', async () => {
+    const opened: string[] = [];
+    const fs: TraceFs = { ...fsp, open: (async (path: string, ...rest: unknown[]) => { opened.push(path); return (fsp.open as (...args: unknown[]) => unknown)(path, ...rest); }) as TraceFs['open'] };
+    const store = await written({ maxIndexedEvents: 2, fs });
+    opened.length = 0;
+    // run-0 has 3 of the 30 events (30 files), at most 2 of them held in memory.
+    expect(await store.readRun('run-0')).toHaveLength(3);
+    expect(opened.length).toBeGreaterThanOrEqual(1);
+    expect(opened.length).toBeLessThan(10);
+    opened.length = 0;
+    expect(await store.readRun('no-such-run')).toBeNull();
+    expect(opened.length).toBeLessThan(3);
+  });
+
+  it('run filters never miss a run id and rarely match another', () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => `run-${i}-${(i * 2654435761) % 1000003}`);
+    const filter = new RunIdFilter(ids, ids.length);
+    expect(ids.every((id) => filter.mayContain(id))).toBe(true);
+    const strangers = Array.from({ length: 5000 }, (_, i) => `other-${i}`).filter((id) => filter.mayContain(id));
+    expect(strangers.length).toBeLessThan(150);
   });
 
   it('still hides expired events of files it no longer holds in memory, and sweeps them', async () => {
