@@ -38,7 +38,7 @@ async function compileAndDeliver(
   const brain = request.server.brain.session();
   let readMs = 0;
   let compileMs = 0;
-  let outcome: Pick<CompiledDelivery, 'compiled' | 'extra'> | Pick<FailedDelivery, 'error'>;
+  let outcome: Pick<CompiledDelivery, 'compiled' | 'extra' | 'shared'> | Pick<FailedDelivery, 'error'>;
   try {
     const built = await build(brain);
     base.warnings.push(...built.warnings);

@@ -45,6 +45,8 @@ export interface CompiledDelivery extends DeliveryBase {
   compiled: CompiledContext;
   /** Extra response members for this route (persona routes: liveContext, topic, voice, tools). */
   extra?: Record<string, unknown>;
+  /** The compiled result is memoised and delivered again: what is derived from it (ETag, JSON) is kept with it. */
+  shared?: boolean;
 }
 
 export interface FailedDelivery extends DeliveryBase {
@@ -99,7 +101,8 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   }
 
   const { compiled } = delivery;
-  const parts = partsOf(compiled);
+  // Only a shared result is worth remembering; a one-off one would only load the weak map.
+  const parts: CompiledParts = delivery.shared === true ? partsOf(compiled) : { etags: {} };
   const etag = (parts.etags[delivery.format] ??= etagFor(compiled, delivery.format));
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
@@ -148,8 +151,8 @@ const extraJson = new WeakMap<Record<string, unknown>, string>();
 /** What is derived from a compiled result alone, kept while the result is (persona routes share one per minute). */
 interface CompiledParts {
   etags: Partial<Record<DeliveryFormat, string>>;
-  /** `"systemPrompt":…` through `"cache":…`, UTF-8 encoded. */
-  json?: Buffer;
+  /** `"systemPrompt":…` through `"cache":…`: text on first delivery, UTF-8 bytes once delivered again. */
+  json?: string | Buffer;
 }
 
 const compiledParts = new WeakMap<CompiledContext, CompiledParts>();
@@ -160,7 +163,7 @@ function partsOf(compiled: CompiledContext): CompiledParts {
   return parts;
 }
 
-function responseJson(delivery: CompiledDelivery, parts: CompiledParts, warnings: readonly string[]): Buffer {
+function responseJson(delivery: CompiledDelivery, parts: CompiledParts, warnings: readonly string[]): string | Buffer {
   const { subject } = delivery;
   const phase = delivery.identifiers['phase'];
   // `persona` is required by the persona routes' schemas, `worker` optional in POST /compile's.
@@ -171,8 +174,10 @@ function responseJson(delivery: CompiledDelivery, parts: CompiledParts, warnings
     `,"sources":${JSON.stringify(delivery.sources, SOURCE_KEYS)},${delivery.extra === undefined ? '' : extraPart(delivery.extra)}` +
     `"warnings":${JSON.stringify(warnings)}${worker},"surface":${JSON.stringify(delivery.surface)}` +
     `${typeof phase === 'string' ? `,"phase":${JSON.stringify(phase)}` : ''}}`;
-  // Bytes, so the body is encoded once per compiled result rather than on every socket write.
-  parts.json ??= Buffer.from(compiledPart(delivery.compiled));
+  // A result delivered once (POST /compile) goes out as text; one delivered again is kept as
+  // bytes, so it is not encoded again on every socket write.
+  if (parts.json === undefined) return head + (parts.json = compiledPart(delivery.compiled)) + tail;
+  if (typeof parts.json === 'string') parts.json = Buffer.from(parts.json);
   return Buffer.concat([Buffer.from(head), parts.json, Buffer.from(tail)]);
 }
 

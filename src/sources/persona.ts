@@ -104,6 +104,8 @@ export interface PersonaCompiled {
   compiled: CompiledContext;
   /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools` (persona routes) or `topic` alone. */
   extra: Record<string, unknown>;
+  /** True when the result is memoised and handed out again (shared, never to be mutated). */
+  shared?: boolean;
 }
 
 /** The built-in persona for `key`, or a 404 problem that lists the personas. */
@@ -467,8 +469,8 @@ export function compilePersona(sources: PersonaSources): PersonaCompiled {
   const known = sources.compileKey === undefined ? undefined : compiledMemo.get(sources.compileKey);
   if (known) return known;
   const result = compilePersonaAfresh(sources);
-  if (sources.compileKey !== undefined) compiledMemo.set(sources.compileKey, result, result.compiled.instructions.length * 2 + 1024);
-  return result;
+  if (sources.compileKey === undefined) return result;
+  return compiledMemo.set(sources.compileKey, { ...result, shared: true }, result.compiled.instructions.length * 2 + 1024);
 }
 
 function compilePersonaAfresh(sources: PersonaSources): PersonaCompiled {
