@@ -37,6 +37,8 @@ const KnobsSchema = z.object({
   BENCH_OUT: z.string().min(1).default(join(PROJECT_ROOT, 'bench/out')),
   BENCH_KEEP_TRACES: z.enum(['0', '1']).default('0'),
   BENCH_CPU_PROF: z.enum(['0', '1']).default('0'),
+  /** Node flags for the measured server; the default is the image's (Dockerfile `NODE_OPTIONS`). */
+  BENCH_NODE_OPTIONS: z.string().default('--max-old-space-size=160'),
 });
 type Knobs = z.infer<typeof KnobsSchema>;
 type RouteKey = Knobs['BENCH_ROUTES'][number];
@@ -598,6 +600,8 @@ async function main(): Promise<void> {
     RATE_LIMIT_MAX: '100000000',
     LOG_LEVEL: 'warn',
     CONTEXT_COMPILER_TOKENS: token,
+    // The shipped process settings (Dockerfile, docker/k8s): measure what runs in production.
+    NODE_OPTIONS: knobs.BENCH_NODE_OPTIONS,
   };
   // One profile over the whole run (cold start, every window); read it with BENCH_ROUTES set to one route.
   const profileDir = knobs.BENCH_CPU_PROF === '1' ? join(knobs.BENCH_OUT, 'cpu-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : null;
