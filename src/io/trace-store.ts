@@ -38,6 +38,7 @@ import {
   type EventSummary,
   type IndexedFile,
   type RunFilter,
+  type RunPosition,
   type RunSummary,
 } from './trace-index.js';
 
@@ -794,6 +795,34 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     }
   }
 
+  /**
+   * The page when memory decides it: every evicted event is at or before the newest
+   * evicted file's newest event, so runs listed from memory after that instant (one more
+   * than the page, to know there are more) are exactly the newest; only their event
+   * counts may miss events in evicted files, found through the run filters. Null otherwise.
+   */
+  async function pageFromMemory(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean } | null> {
+    const evicted = index.evictedFiles(minAtMs);
+    const candidates = index.list(limit + 1, filter, minAtMs, after).runs;
+    if (evicted.length === 0) return { runs: candidates.slice(0, limit), more: candidates.length > limit };
+    const newestEvicted = Math.max(...evicted.map((entry) => entry.newestAtMs));
+    if (candidates.length <= limit || Date.parse(candidates[limit]!.at) <= newestEvicted) return null;
+    const runs = candidates.slice(0, limit);
+    for (const run of runs) {
+      await scanEvicted(minAtMs, (location) => {
+        if (location.summary.runId === run.runId && location.atMs >= minAtMs) run.events++;
+      }, run.runId);
+    }
+    return { runs, more: true };
+  }
+
+  /** The page from memory and a scan of every evicted file within retention. */
+  async function pageFromAll(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean }> {
+    const older = new Map<string, RunTally>();
+    await scanEvicted(minAtMs, (location) => tally(older, location, minAtMs));
+    return index.list(limit, filter, minAtMs, after, older);
+  }
+
   async function listRuns(query: ListRunsQuery = {}): Promise<RunPage> {
     const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(query.limit ?? 20)));
     let after = null;
@@ -816,13 +845,13 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     if (query.status !== undefined) filter.status = query.status;
     if (query.outcome !== undefined) filter.outcome = query.outcome;
     const minAtMs = now() - retentionMs;
-    const older = new Map<string, RunTally>();
+    let page: { runs: RunSummary[]; more: boolean };
     try {
-      await scanEvicted(minAtMs, (location) => tally(older, location, minAtMs));
+      page = (await pageFromMemory(limit, filter, minAtMs, after)) ?? (await pageFromAll(limit, filter, minAtMs, after));
     } catch (error) {
       throw readFailure(error);
     }
-    const { runs, more } = index.list(limit, filter, minAtMs, after, older);
+    const { runs, more } = page;
     const last = runs[runs.length - 1];
     return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null };
   }
