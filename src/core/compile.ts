@@ -67,7 +67,9 @@ interface Prepared {
   readonly phone: number;
 }
 
-const scrubMemo = new BoundedMemo<string, ReturnType<typeof scrubPii>>(4096, 16_000_000);
+// Memo weights are characters held (key and result copies); the totals stay far inside the
+// 160 MB heap the image allows, whatever distinct texts authenticated callers send.
+const scrubMemo = new BoundedMemo<string, ReturnType<typeof scrubPii>>(4096, 8_000_000);
 // kind → text → prepared block, separately for brain-derived and other text. A hit for
 // another source of the same text is rendered afresh.
 const preparedMemo = [new Map<BlockKind, BoundedMemo<string, Prepared | null>>(), new Map<BlockKind, BoundedMemo<string, Prepared | null>>()];
@@ -75,7 +77,7 @@ const preparedMemo = [new Map<BlockKind, BoundedMemo<string, Prepared | null>>()
 function scrub(text: string): ReturnType<typeof scrubPii> {
   const known = scrubMemo.get(text);
   if (known !== undefined) return known;
-  return scrubMemo.set(text, scrubPii(text), text.length + 64);
+  return scrubMemo.set(text, scrubPii(text), 2 * text.length + 64);
 }
 
 function render(kind: BlockKind, source: string, text: string, brainDerived: boolean, recurring: boolean): Prepared | null {
@@ -120,10 +122,11 @@ function prepare(kind: BlockKind, source: SourceText | undefined, memoize = true
   if (!memoize) return render(kind, source.source, source.text, brainDerived, false);
   const byKind = preparedMemo[brainDerived ? 1 : 0]!;
   let byText = byKind.get(kind);
-  if (!byText) byKind.set(kind, (byText = new BoundedMemo<string, Prepared | null>(1024, 16_000_000)));
+  if (!byText) byKind.set(kind, (byText = new BoundedMemo<string, Prepared | null>(1024, 6_000_000)));
   const known = byText.get(source.text);
   if (known === null || (known !== undefined && known.source === source.source)) return known;
-  return byText.set(source.text, render(kind, source.source, source.text, brainDerived, true), source.text.length + 64);
+  // The key, the normalised content and the rendered segment: three copies of the text.
+  return byText.set(source.text, render(kind, source.source, source.text, brainDerived, true), 3 * source.text.length + 64);
 }
 
 /** The volatile date-and-time line, or a 400 problem naming the field that cannot give one. */
