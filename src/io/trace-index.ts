@@ -1,14 +1,7 @@
-import type { TraceOutcome, TraceSubject } from './trace-store.js';
+import type { TraceEventInput, TraceOutcome } from './trace-store.js';
 
 /** One line of `GET /runs`: a run, described by its most recent event. */
-export interface RunSummary {
-  runId: string;
-  at: string;
-  route: string;
-  subject: TraceSubject;
-  surface?: string;
-  status: number;
-  outcome: TraceOutcome;
+export interface RunSummary extends Pick<TraceEventInput, 'runId' | 'at' | 'route' | 'subject' | 'surface' | 'status' | 'outcome'> {
   /** Characters delivered (system + input prompt); 0 when nothing was delivered. */
   chars: number;
   promptSha256: string | null;
