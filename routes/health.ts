@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { responseJsonSchema } from '../src/http/zod.js';
 import { sendProblem, toProblem } from '../src/http/problem.js';
@@ -22,21 +22,10 @@ export async function brainReadable(root: string): Promise<void> {
   });
 }
 
-export async function traceDirWritable(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await access(dir, constants.W_OK | constants.X_OK);
-  } catch {
-    throw new Error('trace directory is not writable (TRACE_DIR)');
-  }
-}
-
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
   const checks = app.readinessChecks;
+  // The trace store registers its own check (`traces`: appends can be made durable).
   checks.push({ name: 'brain', check: () => brainReadable(app.config.brainRoot) });
-  if (!checks.some((entry) => entry.name === 'traces')) {
-    checks.push({ name: 'traces', check: () => traceDirWritable(app.config.traceDir) });
-  }
 
   app.get(
     '/healthz',

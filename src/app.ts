@@ -161,7 +161,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   app.decorate('traces', traces);
   app.addHook('onClose', () => traces.close());
-  // Registered before healthRoutes, which only adds its directory check when none is present.
   app.readinessChecks.push({ name: 'traces', check: () => traces.health() });
 
   await app.register(problemPlugin);
