@@ -83,15 +83,17 @@ export const RunTraceQuerySchema = z.object({
   verify: z.enum(['sources']).optional(),
 });
 
-export const RunSummarySchema = z.object({
-  runId: z.string(),
-  at: z.string(),
-  route: z.string(),
-  subject: TraceSubjectSchema,
-  surface: z.string().optional(),
-  status: z.number().int(),
-  outcome: TraceOutcomeSchema,
-  chars: z.number().int(),
+/** A run described by its most recent event: that event's identifying fields, plus totals. */
+export const RunSummarySchema = TraceEventSchema.pick({
+  runId: true,
+  at: true,
+  route: true,
+  subject: true,
+  surface: true,
+  status: true,
+  outcome: true,
+  chars: true,
+}).extend({
   promptSha256: z.string().nullable(),
   events: z.number().int(),
 });
