@@ -1,28 +1,9 @@
+import type { RunTrace } from '../../schemas/trace.js';
+
 /**
  * Renders a run's trace for people at a terminal: what was delivered, block by block,
  * where the cache boundaries fell, and what was redacted, degraded or failed. Pure.
  */
-
-interface EventLike {
-  at: string;
-  route: string;
-  subject: { kind: string; id: string };
-  surface?: string | undefined;
-  status: number;
-  outcome: string;
-  blocks?: Array<{ kind: string; authority: string; cacheClass: string; source: string; chars: number; approxTokens: number; sha256: string }> | undefined;
-  cache?: Record<string, unknown> | undefined;
-  budget?: Record<string, unknown> | undefined;
-  redactions?: { email: number; phone: number } | undefined;
-  warnings?: string[] | undefined;
-  sources?: Array<{ path: string; size: number; sha256: string; changed?: boolean | undefined; currentSha256?: string | null | undefined }> | undefined;
-  error?: { code: string; status: number; detail: string } | undefined;
-  promptSha256?: string | undefined;
-  inputSha256?: string | null | undefined;
-  systemPrompt: string | null;
-  inputPrompt: string | null;
-  verified: boolean | null;
-}
 
 export interface FormatOptions {
   /** Print the exact delivered prompts after each event. */
@@ -48,7 +29,7 @@ interface BoundaryLike {
 }
 
 /** One run as plain text, events in order. */
-export function formatTrace(trace: { runId: string; events: EventLike[] }, options: FormatOptions = {}): string {
+export function formatTrace(trace: RunTrace, options: FormatOptions = {}): string {
   const lines = [`run ${trace.runId} — ${trace.events.length} event${trace.events.length === 1 ? '' : 's'}`];
   trace.events.forEach((event, index) => {
     lines.push('');
