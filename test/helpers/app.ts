@@ -68,5 +68,15 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
+/** Polls `/readyz` (bounded: 100 × 50 ms) and returns its last status: 200 once the service recovered. */
+export async function readyStatus(app: FastifyInstance): Promise<number> {
+  let status = 0;
+  for (let i = 0; i < 100 && status !== 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    status = (await app.inject('/readyz')).statusCode;
+  }
+  return status;
+}
+
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
 export const OTHER_TOKEN = 'other-token-0123456789abcdef';

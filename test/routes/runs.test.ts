@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN, readyStatus } from '../helpers/app.js';
 import { deliveredEvent, failedEvent } from '../helpers/trace-events.js';
 
 const PROBLEM = /^application\/problem\+json/;
@@ -240,12 +240,7 @@ describe('trace store wiring', () => {
 
     await rm(dir);
     await rename(`${dir}.moved`, dir);
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      status = (await app.inject('/readyz')).statusCode;
-    }
-    expect(status).toBe(200);
+    expect(await readyStatus(app)).toBe(200);
     await app.traces.append(deliveredEvent('run-back'));
     expect((await app.inject('/runs/run-back/trace')).statusCode).toBe(200);
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { buildTestApp, copyExampleBrain, tempDir, readyStatus } from '../helpers/app.js';
 import { driveCompiles, newPool, turnPayload } from '../helpers/compile-load.js';
 
 const PROBLEM = /^application\/problem\+json/;
@@ -226,12 +226,7 @@ describe('when the trace store cannot make an event durable', () => {
 
     await rm(dir);
     await rename(`${dir}.moved`, dir);
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      status = (await app.inject('/readyz')).statusCode;
-    }
-    expect(status).toBe(200);
+    expect(await readyStatus(app)).toBe(200);
     const back = await compile(turn({ runId: 'after' }));
     expect(back.statusCode).toBe(200);
     expect((await trace('after')).json().events[0]).toMatchObject({ verified: true, promptSha256: back.json().promptSha256 });
