@@ -1,11 +1,10 @@
-import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { compile } from '../src/core/compile.js';
 import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../src/core/memory-notes.js';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
-import type { CompiledContext, Policy, SourceText } from '../src/core/types.js';
+import type { Policy, SourceText } from '../src/core/types.js';
 import { ProblemError } from '../src/errors.js';
-import { deliver, runIdFor } from '../src/http/deliver.js';
+import { compileAndDeliver, runIdFor, type DeliveryRequest } from '../src/http/deliver.js';
 import { responseJsonSchema } from '../src/http/zod.js';
 import { memoizePerFile, readHeartbeatTimezone, type BrainFile, type BrainSession } from '../src/io/brain.js';
 import { CompileQuerySchema, CompileRequestSchema, type CompileRequest } from '../schemas/compile.js';
@@ -160,11 +159,8 @@ export async function compileRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const body = request.body as CompileRequest;
-      const startedAt = Date.now();
-      const began = performance.now();
-      const brain = app.brain.session();
       const warnings: string[] = [];
-      const base = {
+      const base: DeliveryRequest = {
         route: 'POST /compile',
         runId: runIdFor(body.runId),
         subject: { kind: 'worker' as const, id: body.worker },
@@ -184,34 +180,30 @@ export async function compileRoutes(app: FastifyInstance): Promise<void> {
         warnings,
         format: (request.query as { format?: 'json' | 'text' }).format ?? 'json',
       };
-      let readMs = 0;
-      let outcome: { compiled: CompiledContext } | { error: unknown };
-      try {
+      return compileAndDeliver(request, reply, base, async (brain, startedAt) => {
         const sources = await readWorkerSources(brain, body, basePolicy, parsers, app.config.defaultTimezone, warnings);
-        readMs = performance.now() - began;
-        outcome = {
-          compiled: compile({
-            subject: base.subject,
-            surface: body.surface,
-            phase: body.phase,
-            policy: sources.policy,
-            clock: { now: body.now ?? new Date(startedAt).toISOString(), timezone: sources.timezone },
-            identity: sources.identity,
-            ...(sources.purpose ? { purpose: sources.purpose } : {}),
-            memory: sources.memory,
-            ...(body.capabilities ? { capabilities: body.capabilities } : {}),
-            ...(body.briefing ? { briefing: body.briefing } : {}),
-            ...(body.evidence ? { evidence: body.evidence } : {}),
-            ...(body.preferences ? { preferences: body.preferences } : {}),
-            ...(body.task !== undefined ? { task: { source: 'request:task', text: body.task } } : {}),
-            ...(body.message !== undefined ? { message: { source: 'request:message', text: body.message } } : {}),
+        return {
+          warnings: [],
+          compile: () => ({
+            compiled: compile({
+              subject: base.subject,
+              surface: body.surface,
+              phase: body.phase,
+              policy: sources.policy,
+              clock: { now: body.now ?? new Date(startedAt).toISOString(), timezone: sources.timezone },
+              identity: sources.identity,
+              ...(sources.purpose ? { purpose: sources.purpose } : {}),
+              memory: sources.memory,
+              ...(body.capabilities ? { capabilities: body.capabilities } : {}),
+              ...(body.briefing ? { briefing: body.briefing } : {}),
+              ...(body.evidence ? { evidence: body.evidence } : {}),
+              ...(body.preferences ? { preferences: body.preferences } : {}),
+              ...(body.task !== undefined ? { task: { source: 'request:task', text: body.task } } : {}),
+              ...(body.message !== undefined ? { message: { source: 'request:message', text: body.message } } : {}),
+            }),
           }),
         };
-      } catch (error) {
-        outcome = { error };
-      }
-      const compileMs = readMs === 0 ? 0 : performance.now() - began - readMs;
-      return deliver(request, reply, { ...base, ...outcome, sources: brain.sources(), timing: { startedAt, readMs, compileMs } });
+      });
     },
   );
 }

@@ -1,9 +1,7 @@
-import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
-import { deliver, runIdFor, type CompiledDelivery, type FailedDelivery } from '../src/http/deliver.js';
+import { compileAndDeliver, runIdFor, type DeliveryRequest } from '../src/http/deliver.js';
 import { responseJsonSchema } from '../src/http/zod.js';
-import type { BrainSession } from '../src/io/brain.js';
 import {
   compilePersona,
   compileTopic,
@@ -23,33 +21,6 @@ import {
   type PersonaContextQuery,
   type TopicContextQuery,
 } from '../schemas/context.js';
-
-type DeliveryBase = Omit<CompiledDelivery, 'compiled' | 'extra' | 'sources' | 'timing'>;
-
-/** Reads, compiles and delivers (traced first, SPEC §6): one path for every context route. */
-async function compileAndDeliver(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  base: DeliveryBase,
-  build: (brain: BrainSession) => Promise<{ warnings: string[]; compile(): PersonaCompiled }>,
-): Promise<FastifyReply> {
-  const startedAt = Date.now();
-  const began = performance.now();
-  const brain = request.server.brain.session();
-  let readMs = 0;
-  let compileMs = 0;
-  let outcome: Pick<CompiledDelivery, 'compiled' | 'extra' | 'shared'> | Pick<FailedDelivery, 'error'>;
-  try {
-    const built = await build(brain);
-    base.warnings.push(...built.warnings);
-    readMs = performance.now() - began;
-    outcome = built.compile();
-    compileMs = performance.now() - began - readMs;
-  } catch (error) {
-    outcome = { error };
-  }
-  return deliver(request, reply, { ...base, ...outcome, sources: brain.sources(), timing: { startedAt, readMs, compileMs } });
-}
 
 /**
  * `GET /context/:persona` (mars, venus) and `GET /context/topic/:topicId`: a voice persona's
@@ -75,7 +46,7 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const { topicId } = request.params as { topicId: string };
       const query = request.query as TopicContextQuery;
-      const base: DeliveryBase = {
+      const base: DeliveryRequest = {
         route: 'GET /context/topic/:topicId',
         runId: runIdFor(query.runId),
         subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
@@ -114,7 +85,7 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
         sanitize: query.sanitize ?? null,
         topicName: query.topicName !== undefined,
       };
-      const base: DeliveryBase = {
+      const base: DeliveryRequest = {
         route: `GET /context/${persona}`,
         runId: runIdFor(query.runId),
         subject: { kind: 'persona', id: persona },

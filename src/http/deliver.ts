@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { SourceRecord } from '../io/brain.js';
+import type { BrainSession, SourceRecord } from '../io/brain.js';
 import type { TraceEventInput } from '../io/trace-store.js';
 import { BlockSummarySchema, CacheBoundarySchema, CachePlanSchema, SourceSummarySchema, TopicSummarySchema } from '../../schemas/compiled.js';
 import { asProblemError, toProblem } from './problem.js';
@@ -54,6 +54,39 @@ export interface FailedDelivery extends DeliveryBase {
 }
 
 export type Delivery = CompiledDelivery | FailedDelivery;
+
+/** What a compile route knows before reading anything: everything of a delivery but its outcome. */
+export type DeliveryRequest = Omit<CompiledDelivery, 'compiled' | 'extra' | 'shared' | 'sources' | 'timing'>;
+
+/** Reads a route's sources (warnings added), then returns the compile to run. */
+export type BuildCompile = (
+  brain: BrainSession,
+  startedAt: number,
+) => Promise<{ warnings: string[]; compile(): Pick<CompiledDelivery, 'compiled' | 'extra' | 'shared'> }>;
+
+/**
+ * The one path of every compile route: read sources through a per-request brain session
+ * (so the trace lists every file read), compile, and `deliver` the outcome — a thrown
+ * problem included — with read and compile timings.
+ */
+export async function compileAndDeliver(request: FastifyRequest, reply: FastifyReply, base: DeliveryRequest, build: BuildCompile): Promise<FastifyReply> {
+  const startedAt = Date.now();
+  const began = performance.now();
+  const brain = request.server.brain.session();
+  let readMs = 0;
+  let compileMs = 0;
+  let outcome: Pick<CompiledDelivery, 'compiled' | 'extra' | 'shared'> | Pick<FailedDelivery, 'error'>;
+  try {
+    const built = await build(brain, startedAt);
+    base.warnings.push(...built.warnings);
+    readMs = performance.now() - began;
+    outcome = built.compile();
+    compileMs = performance.now() - began - readMs;
+  } catch (error) {
+    outcome = { error };
+  }
+  return deliver(request, reply, { ...base, ...outcome, sources: brain.sources(), timing: { startedAt, readMs, compileMs } });
+}
 
 /** The run id the caller chose (already validated by the route schema) or a new one. */
 export function runIdFor(given: string | undefined): string {
