@@ -63,15 +63,8 @@ export interface RunTrace {
   events: TraceEvent[];
 }
 
-export interface RunSummary {
-  runId: string;
-  at: string;
-  route: string;
-  subject: { kind: 'persona' | 'worker'; id: string };
-  surface?: string | undefined;
-  status: number;
-  outcome: 'delivered' | 'not-modified' | 'failed';
-  chars: number;
+/** A run described by its most recent event. */
+export interface RunSummary extends Pick<TraceEvent, 'runId' | 'at' | 'route' | 'subject' | 'surface' | 'status' | 'outcome' | 'chars'> {
   promptSha256: string | null;
   events: number;
 }
