@@ -548,7 +548,7 @@ const out = (line = '') => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
   const parsed = KnobsSchema.safeParse(
-    Object.fromEntries(Object.entries(process.env).filter(([key, value]) => key.startsWith('BENCH_') && value !== '')),
+    Object.fromEntries(Object.entries(process.env).filter(([key, value]) => key.startsWith('BENCH_') && (value !== '' || key === 'BENCH_NODE_OPTIONS'))),
   );
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
