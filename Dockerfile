@@ -3,7 +3,7 @@
 # Runs as `node`, works with a read-only root filesystem (the only writable path is the
 # trace volume), and refuses to start without a token because HOST is 0.0.0.0.
 
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +12,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 
-FROM node:20-slim AS runtime
+FROM node:24-slim AS runtime
 WORKDIR /app
 # The V8 heap cap keeps peak RSS near the 200 MB target (docs/operations.md, "Memory").
 ENV NODE_ENV=production \

@@ -60,11 +60,11 @@ field() {
     });' "$1"
 }
 
-# This machine has no registry access: a helper starts dockerd and imports node:20-slim.
+# This machine has no registry access: a helper starts dockerd and imports node:24-slim.
 tool="$repo/../shared/tools/local-node-image.sh"
-if { ! docker info >/dev/null 2>&1 || ! docker image inspect node:20-slim >/dev/null 2>&1; } && [ -f "$tool" ]; then
+if { ! docker info >/dev/null 2>&1 || ! docker image inspect node:24-slim >/dev/null 2>&1; } && [ -f "$tool" ]; then
   echo "== preparing Docker with $tool"
-  bash "$tool" || { fail "local Docker daemon and node:20-slim (see /tmp/dockerd.log)"; summary; }
+  bash "$tool" || { fail "local Docker daemon and node:24-slim (see /tmp/dockerd.log)"; summary; }
 fi
 docker info >/dev/null 2>&1 || { fail "docker daemon reachable"; summary; }
 for command in curl node; do

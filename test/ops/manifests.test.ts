@@ -158,10 +158,10 @@ async function composeService() {
 }
 
 describe('Dockerfile', () => {
-  it('builds on node:20-slim in one stage and runs production dependencies only in another', async () => {
+  it('builds on node:24-slim (the current LTS) in one stage and runs production dependencies only in another', async () => {
     const { stages, build, runtime } = await dockerfile();
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage.image).toBe('node:20-slim');
+    for (const stage of stages) expect(stage.image).toBe('node:24-slim');
     const buildRuns = all(build, 'RUN').map(({ args }) => args);
     expect(buildRuns.some((run) => /\bnpm ci\b/.test(run))).toBe(true);
     expect(buildRuns.some((run) => /\bnpm run build\b/.test(run))).toBe(true);
