@@ -69,21 +69,50 @@ export interface SourceRecord {
   keep: 'head' | 'tail';
 }
 
+/** What the trace records of a directory listing a compile relied on: its files (subdirectories are never relied on). */
+export interface ListingRecord {
+  path: string;
+  /** How many files the directory held. */
+  count: number;
+  /** sha256 of the sorted file names, each followed by a newline. */
+  sha256: string;
+  /** The sorted names themselves, when there are at most `LISTING_NAMES_MAX`. */
+  names?: string[];
+}
+
+/** Up to this many file names a listing record keeps, so a check can say which files came and went. */
+export const LISTING_NAMES_MAX = 64;
+
 export type VerifyResult =
   | { status: 'unchanged'; path: string; sha256: string }
   | { status: 'changed'; path: string; sha256: string }
   | { status: 'missing'; path: string }
   | { status: 'refused' | 'error'; path: string; reason: string };
 
+/** A recorded listing against the directory now; `added` and `removed` when the record kept its names. */
+export interface ListingVerifyResult {
+  path: string;
+  changed: boolean;
+  /** Files in the directory now (0 when it is gone); null when it cannot be listed. */
+  currentCount: number | null;
+  currentSha256: string | null;
+  added?: string[];
+  removed?: string[];
+}
+
 export interface BrainReader {
   read(path: string, options?: ReadOptions): Promise<ReadResult>;
   list(path: string): Promise<ListResult>;
 }
 
-/** A per-request view of the brain that remembers every file it read, for the trace. */
+/** A per-request view of the brain that remembers what a compile relied on, for the trace. */
 export interface BrainSession extends BrainReader {
   /** Files read successfully, in first-read order, each once. */
   sources(): SourceRecord[];
+  /** Paths (files or directories) looked for and found missing, in first-seen order, each once. */
+  absent(): string[];
+  /** Directories listed, in first-listed order, each once. */
+  listings(): ListingRecord[];
 }
 
 export interface Brain extends BrainReader {
@@ -91,6 +120,10 @@ export interface Brain extends BrainReader {
   session(): BrainSession;
   /** Tells whether a recorded source still has the same bytes (read the same way). */
   verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep'>>): Promise<VerifyResult>;
+  /** Tells whether a path found missing exists now (as anything: a file, a directory, a link the reader would refuse). */
+  verifyAbsent(path: string): Promise<{ path: string; appeared: boolean }>;
+  /** Tells whether a recorded listing's files are still the same, and which came and went. */
+  verifyListing(record: ListingRecord): Promise<ListingVerifyResult>;
 }
 
 /** The one log method the reader needs (a pino logger fits). */
@@ -488,8 +521,33 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     return { status: result.sha256 === source.sha256 ? 'unchanged' : 'changed', path: source.path, sha256: result.sha256 };
   }
 
+  async function verifyAbsent(path: string): Promise<{ path: string; appeared: boolean }> {
+    // An unsafe path was never looked for, so it cannot have appeared; an unreadable root shows nothing.
+    if (unsafePathReason(path) !== undefined) return { path, appeared: false };
+    const confined = await confine(path);
+    return { path, appeared: 'real' in confined || confined.status === 'refused' };
+  }
+
+  async function verifyListing(record: ListingRecord): Promise<ListingVerifyResult> {
+    const now = await list(record.path);
+    if (now.status === 'refused' || now.status === 'error') return { path: record.path, changed: true, currentCount: null, currentSha256: null };
+    // A directory gone holds no files, as one that was never there.
+    const current = now.status === 'ok' ? listingOf(now) : listingRecord(record.path, []);
+    const result: ListingVerifyResult = { path: record.path, changed: current.sha256 !== record.sha256, currentCount: current.count, currentSha256: current.sha256 };
+    if (record.names !== undefined) {
+      const names = now.status === 'ok' ? now.files : [];
+      const then = new Set(record.names);
+      const present = new Set(names);
+      result.added = names.filter((name) => !then.has(name));
+      result.removed = record.names.filter((name) => !present.has(name));
+    }
+    return result;
+  }
+
   function session(): BrainSession {
     const recorded = new Map<string, SourceRecord>();
+    const absent = new Set<string>();
+    const listed = new Map<string, ListingRecord>();
     return {
       async read(path, readOptions = {}) {
         const result = await read(path, readOptions);
@@ -503,15 +561,40 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
             maxBytes: Math.max(1, readOptions.maxBytes ?? defaultMaxBytes),
             keep: readOptions.keep ?? 'head',
           });
-        }
+        } else if (result.status === 'missing') absent.add(path);
         return result;
       },
-      list,
+      async list(path) {
+        const result = await list(path);
+        if (result.status === 'ok' && !listed.has(path)) listed.set(path, listingOf(result));
+        else if (result.status === 'missing') absent.add(path);
+        return result;
+      },
       sources: () => [...recorded.values()],
+      absent: () => [...absent],
+      listings: () => [...listed.values()],
     };
   }
 
-  return { root, read, list, verify, session };
+  return { root, read, list, verify, verifyAbsent, verifyListing, session };
+}
+
+/** The record of a listing: count, digest and (for a small directory) the names of its files. */
+export function listingRecord(path: string, files: readonly string[]): ListingRecord {
+  const digest = createHash('sha256');
+  for (const name of files) digest.update(`${name}\n`);
+  const record: ListingRecord = { path, count: files.length, sha256: digest.digest('hex') };
+  if (files.length <= LISTING_NAMES_MAX) record.names = [...files];
+  return record;
+}
+
+// The brain hands out the same listing object while a directory is unchanged: digested once per version.
+const listingRecords = new WeakMap<ListResult, ListingRecord>();
+
+function listingOf(result: ListResult & { status: 'ok' }): ListingRecord {
+  let record = listingRecords.get(result);
+  if (!record) listingRecords.set(result, (record = listingRecord(result.path, result.files)));
+  return record;
 }
 
 /**

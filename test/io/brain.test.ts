@@ -3,7 +3,16 @@ import { lstat, writeFileSync } from 'node:fs';
 import { link, mkdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createBrain, memoizePerFile, readHeartbeatTimezone, unsafePathReason, type BrainFs, type BrainFile, type ReadResult } from '../../src/io/brain.js';
+import {
+  createBrain,
+  LISTING_NAMES_MAX,
+  memoizePerFile,
+  readHeartbeatTimezone,
+  unsafePathReason,
+  type BrainFs,
+  type BrainFile,
+  type ReadResult,
+} from '../../src/io/brain.js';
 import { tempDir } from '../helpers/app.js';
 import { startSwapStorm } from '../helpers/swap-storm.js';
 
@@ -378,6 +387,61 @@ describe('brain: sessions and verification', () => {
     expect(await brain.verify(recorded!)).toMatchObject({ status: 'changed' });
     await rm(join(root, 'a.md'));
     expect(await brain.verify(recorded!)).toEqual({ status: 'missing', path: 'a.md' });
+  });
+});
+
+describe('brain: what a session found missing and listed', () => {
+  it('records missing paths and listings once each, and tells which appeared and which files came and went', async () => {
+    const root = await brainDir({ 'memory/a.md': 'a', 'memory/b.md': 'b', 'memory/sub/c.md': 'c' });
+    const brain = createBrain(root, logger());
+    const session = brain.session();
+    await session.read('calendar/today.md');
+    await session.list('meetings');
+    await session.list('memory');
+    await session.list('memory');
+    await session.read('calendar/today.md');
+    expect(session.absent()).toEqual(['calendar/today.md', 'meetings']);
+    const [memory] = session.listings();
+    expect(memory).toEqual({ path: 'memory', count: 2, sha256: createHash('sha256').update('a.md\nb.md\n').digest('hex'), names: ['a.md', 'b.md'] });
+    expect(session.listings()).toHaveLength(1);
+
+    expect(await brain.verifyAbsent('calendar/today.md')).toEqual({ path: 'calendar/today.md', appeared: false });
+    expect(await brain.verifyListing(memory!)).toEqual({ path: 'memory', changed: false, currentCount: 2, currentSha256: memory!.sha256, added: [], removed: [] });
+    await mkdir(join(root, 'calendar'));
+    await writeFile(join(root, 'calendar/today.md'), '- 09:00 Standup\n');
+    await writeFile(join(root, 'memory/0.md'), 'new');
+    await rm(join(root, 'memory/b.md'));
+    await mkdir(join(root, 'memory/another-dir'));
+    expect(await brain.verifyAbsent('calendar/today.md')).toEqual({ path: 'calendar/today.md', appeared: true });
+    expect(await brain.verifyAbsent('../calendar/today.md')).toEqual({ path: '../calendar/today.md', appeared: false });
+    expect(await brain.verifyListing(memory!)).toMatchObject({ changed: true, currentCount: 2, added: ['0.md'], removed: ['b.md'] });
+    await rm(join(root, 'memory'), { recursive: true });
+    expect(await brain.verifyListing(memory!)).toMatchObject({ changed: true, currentCount: 0, added: [], removed: ['a.md', 'b.md'] });
+  });
+
+  it('keeps only the count and digest of a directory with more than LISTING_NAMES_MAX files', async () => {
+    const files = Object.fromEntries(Array.from({ length: LISTING_NAMES_MAX + 1 }, (_, i) => [`memory/${String(i).padStart(3, '0')}.md`, 'x']));
+    const brain = createBrain(await brainDir(files), logger());
+    const session = brain.session();
+    await session.list('memory');
+    const [memory] = session.listings();
+    expect(memory).toMatchObject({ path: 'memory', count: LISTING_NAMES_MAX + 1 });
+    expect(memory).not.toHaveProperty('names');
+    expect(await brain.verifyListing(memory!)).toEqual({ path: 'memory', changed: false, currentCount: LISTING_NAMES_MAX + 1, currentSha256: memory!.sha256 });
+  });
+
+  it('says a path appeared when it is back as a link the reader refuses, and a listing changed when it cannot be listed', async () => {
+    const outside = await brainDir({ 'elsewhere/x.md': 'x' });
+    const root = await brainDir({ 'memory/a.md': 'a' });
+    const brain = createBrain(root, logger());
+    const session = brain.session();
+    await session.read('gone.md');
+    await session.list('memory');
+    await symlink(join(outside, 'elsewhere/x.md'), join(root, 'gone.md'));
+    await rename(join(root, 'memory'), join(root, 'memory-old'));
+    await symlink(join(outside, 'elsewhere'), join(root, 'memory'));
+    expect(await brain.verifyAbsent('gone.md')).toEqual({ path: 'gone.md', appeared: true });
+    expect(await brain.verifyListing(session.listings()[0]!)).toEqual({ path: 'memory', changed: true, currentCount: null, currentSha256: null });
   });
 });
 
