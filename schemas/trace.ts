@@ -38,6 +38,30 @@ export const TraceSourceSchema = z.object({
   currentSha256: z.string().nullable().optional(),
 });
 
+export const TraceAbsentSchema = z.object({
+  path: z.string(),
+  /** With `?verify=sources`: whether the path exists now (it was missing when the run read the brain). */
+  appeared: z.boolean().optional(),
+});
+
+export const TraceListingSchema = z.object({
+  path: z.string(),
+  /** Files the directory held (subdirectories are not counted). */
+  count: z.number().int(),
+  /** sha256 of the sorted file names, each followed by a newline. */
+  sha256: z.string(),
+  /** The sorted file names, recorded for a directory of at most 64 files. */
+  names: z.array(z.string()).optional(),
+  /** With `?verify=sources`: whether the directory's files differ now (a directory gone holds none). */
+  changed: z.boolean().optional(),
+  /** With `?verify=sources`: files now; null when it cannot be listed. */
+  currentCount: z.number().int().nullable().optional(),
+  currentSha256: z.string().nullable().optional(),
+  /** With `?verify=sources`, when the names were recorded: files there now that were not, and files gone. */
+  added: z.array(z.string()).optional(),
+  removed: z.array(z.string()).optional(),
+});
+
 export const TraceSegmentSchema = z.object({
   sha256: Sha256,
   /** Offset of the piece in the rebuilt prompt, in JavaScript string indices. */
@@ -63,6 +87,10 @@ export const TraceEventSchema = z.object({
   redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
   warnings: z.array(z.string()).optional(),
   sources: z.array(TraceSourceSchema).optional(),
+  /** Paths the compile looked for and found missing. */
+  absent: z.array(TraceAbsentSchema).optional(),
+  /** Directory listings the compile relied on. */
+  listings: z.array(TraceListingSchema).optional(),
   error: z.object({ code: z.string(), status: z.number().int(), detail: z.string() }).optional(),
   timing: z.record(z.string(), z.number()).optional(),
   chars: z.number().int(),

@@ -26,7 +26,8 @@ Commands:
   trace <runId>                  Print every traced event of a run.
       --dir <dir>                Read the trace store in this directory (default: TRACE_DIR or ./var/traces).
       --url <url>                Ask a running service instead (token from CONTEXT_COMPILER_TOKEN).
-      --verify-sources           With --url: mark brain files that changed since the run.
+      --verify-sources           With --url: mark brain files that changed since the run, paths
+                                 that appeared and directories whose files changed.
       --prompts                  Also print the exact delivered prompts.
       --json                     Print the trace as JSON.
   help                           Show this help.

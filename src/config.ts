@@ -146,18 +146,21 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 }
 
 function readTokens(inline: string | undefined, file: string | undefined): string[] {
-  let text = inline ?? '';
+  const tokens = tokensIn(inline ?? '');
   if (file !== undefined) {
+    let text: string;
     try {
-      text += `\n${readFileSync(file, 'utf8')}`;
+      text = readFileSync(file, 'utf8');
     } catch (error) {
       throw new ConfigError(`CONTEXT_COMPILER_TOKENS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
+    const fromFile = tokensIn(text);
+    // A file of comments alone would otherwise turn authentication off without a word.
+    if (fromFile.length === 0) {
+      throw new ConfigError(`CONTEXT_COMPILER_TOKENS_FILE: ${file} holds no token (only blank lines or comments); put one token per line, or unset the variable`);
+    }
+    tokens.push(...fromFile);
   }
-  const tokens = text
-    .split(/[,\n]/)
-    .map((token) => token.trim())
-    .filter((token) => token.length > 0 && !token.startsWith('#'));
   for (const token of tokens) {
     if (token.length < 16 || /\s/.test(token)) {
       throw new ConfigError(
@@ -166,6 +169,14 @@ function readTokens(inline: string | undefined, file: string | undefined): strin
     }
   }
   return [...new Set(tokens)];
+}
+
+/** Tokens separated by commas or newlines; blank entries and `#` comments are not tokens. */
+function tokensIn(text: string): string[] {
+  return text
+    .split(/[,\n]/)
+    .map((token) => token.trim())
+    .filter((token) => token.length > 0 && !token.startsWith('#'));
 }
 
 export function isLoopback(host: string): boolean {

@@ -46,6 +46,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file }).tokens).toEqual([TEST_TOKEN, 'second-token-abcdefghijkl']);
   });
 
+  it('refuses a tokens file that holds no token (only comments or blank lines), naming the file, even beside inline tokens', async () => {
+    const dir = await tempDir();
+    for (const [name, text] of [['comments', '# voice server\n  # chat host\n\n'], ['empty', ''], ['commas', ' , ,\n']] as const) {
+      const file = join(dir, name);
+      await writeFile(file, text);
+      expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file }), name).toThrow(ConfigError);
+      expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file }), name).toThrow(`CONTEXT_COMPILER_TOKENS_FILE: ${file} holds no token`);
+      expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file, CONTEXT_COMPILER_TOKENS: TEST_TOKEN }), name).toThrow(/holds no token/);
+    }
+  });
+
   it('refuses short tokens and unreadable token files', () => {
     expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS: 'short' })).toThrow(/CONTEXT_COMPILER_TOKENS/);
     expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: '/nonexistent/tokens' })).toThrow(/CONTEXT_COMPILER_TOKENS_FILE/);

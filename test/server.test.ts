@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
@@ -14,6 +15,14 @@ describe('server process', () => {
     const server = startServer({ HOST: '0.0.0.0', PORT: '0' });
     expect(await server.exited).not.toBe(0);
     expect(server.output().stderr).toContain('CONTEXT_COMPILER_TOKENS');
+  });
+
+  it('exits 78 naming the tokens file when it holds only comments, instead of starting without authentication', async () => {
+    const file = join(await tempDir(), 'tokens');
+    await writeFile(file, '# voice server token goes here\n\n# chat host\n');
+    const server = startServer({ PORT: '0', CONTEXT_COMPILER_TOKENS_FILE: file });
+    expect(await server.exited).toBe(78);
+    expect(server.output().stderr).toContain(`CONTEXT_COMPILER_TOKENS_FILE: ${file} holds no token`);
   });
 
   it('serves the probes and exits 0 on SIGTERM', async () => {

@@ -28,6 +28,17 @@ interface BoundaryLike {
   prefixSha256?: unknown;
 }
 
+type Listing = NonNullable<RunTrace['events'][number]['listings']>[number];
+
+/** What `?verify=sources` found of a listing: nothing when it was not asked. */
+function listingState(listing: Listing): string {
+  if (listing.changed === undefined) return '';
+  if (!listing.changed) return '  unchanged';
+  if (listing.currentCount === null || listing.currentCount === undefined) return '  CANNOT BE LISTED now';
+  const names = [...(listing.added ?? []).map((name) => `+${name}`), ...(listing.removed ?? []).map((name) => `-${name}`)];
+  return `  FILES CHANGED since: ${names.length > 0 ? names.join(', ') : `${listing.currentCount} now`}`;
+}
+
 /** One run as plain text, events in order. */
 export function formatTrace(trace: RunTrace, options: FormatOptions = {}): string {
   const lines = [`run ${trace.runId} — ${trace.events.length} event${trace.events.length === 1 ? '' : 's'}`];
@@ -71,6 +82,11 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     for (const source of event.sources ?? []) {
       const changed = source.changed ? (source.currentSha256 === null ? '  GONE since' : '  CHANGED since') : source.changed === false ? '  unchanged' : '';
       lines.push(`  source ${source.path} (${source.size} bytes, sha256 ${source.sha256.slice(0, 12)})${changed}`);
+    }
+    for (const listing of event.listings ?? []) lines.push(`  listed ${listing.path}/ (${listing.count} file${listing.count === 1 ? '' : 's'}, sha256 ${listing.sha256.slice(0, 12)})${listingState(listing)}`);
+    for (const entry of event.absent ?? []) {
+      const state = entry.appeared === true ? '  APPEARED since' : entry.appeared === false ? '  still missing' : '';
+      lines.push(`  missing ${entry.path}${state}`);
     }
     if (event.promptSha256) lines.push(`  promptSha256 ${event.promptSha256}${event.inputSha256 ? `  inputSha256 ${event.inputSha256}` : ''}`);
     if (options.prompts && event.systemPrompt !== null) {

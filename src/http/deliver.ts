@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { BrainSession, SourceRecord } from '../io/brain.js';
+import type { BrainSession, ListingRecord, SourceRecord } from '../io/brain.js';
 import type { TraceEventInput } from '../io/trace-store.js';
 import { BlockSummarySchema, CacheBoundarySchema, CachePlanSchema, SourceSummarySchema, TopicSummarySchema } from '../../schemas/compiled.js';
 import { asProblemError, toProblem } from './problem.js';
@@ -28,6 +28,9 @@ interface DeliveryBase {
   options?: Record<string, unknown>;
   /** Brain files read for this compile, with their digests. */
   sources: SourceRecord[];
+  /** Brain paths looked for and found missing, and the directory listings relied on (trace only). */
+  absent?: string[];
+  listings?: ListingRecord[];
   /** Warnings from reading sources (the compile adds its own). */
   warnings: string[];
   timing: {
@@ -56,7 +59,7 @@ export interface FailedDelivery extends DeliveryBase {
 export type Delivery = CompiledDelivery | FailedDelivery;
 
 /** What a compile route knows before reading anything: everything of a delivery but its outcome. */
-export type DeliveryRequest = Omit<CompiledDelivery, 'compiled' | 'extra' | 'shared' | 'sources' | 'timing'>;
+export type DeliveryRequest = Omit<CompiledDelivery, 'compiled' | 'extra' | 'shared' | 'sources' | 'absent' | 'listings' | 'timing'>;
 
 /** Reads a route's sources (warnings added), then returns the compile to run. */
 export type BuildCompile = (
@@ -85,7 +88,8 @@ export async function compileAndDeliver(request: FastifyRequest, reply: FastifyR
   } catch (error) {
     outcome = { error };
   }
-  return deliver(request, reply, { ...base, ...outcome, sources: brain.sources(), timing: { startedAt, readMs, compileMs } });
+  const relied = { sources: brain.sources(), absent: brain.absent(), listings: brain.listings() };
+  return deliver(request, reply, { ...base, ...outcome, ...relied, timing: { startedAt, readMs, compileMs } });
 }
 
 /** The run id the caller chose (already validated by the route schema) or a new one. */
@@ -274,6 +278,8 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
       conditional: request.headers['if-none-match'] !== undefined,
     },
     sources: delivery.sources,
+    ...(delivery.absent !== undefined && delivery.absent.length > 0 ? { absent: delivery.absent.map((path) => ({ path })) } : {}),
+    ...(delivery.listings !== undefined && delivery.listings.length > 0 ? { listings: delivery.listings } : {}),
     ...(delivery.warnings.length > 0 ? { warnings: delivery.warnings } : {}),
     // The event cannot hold its own write time: that is `trace` in Server-Timing and cc_trace_write_duration_seconds.
     timing: { readMs: round(readMs), compileMs: round(compileMs), untilTraceMs: Math.max(0, at - startedAt) },

@@ -74,6 +74,19 @@ export interface TraceSource {
   keep?: 'head' | 'tail';
 }
 
+/** A brain path a compile looked for and found missing. */
+export interface TraceAbsent {
+  path: string;
+}
+
+/** A directory listing a compile relied on: its files' count and digest, and their names when few. */
+export interface TraceListing {
+  path: string;
+  count: number;
+  sha256: string;
+  names?: string[];
+}
+
 /** One delivery (or failed compile) of a run, as the deliver path hands it to the store. */
 export interface TraceEventInput {
   runId: string;
@@ -99,6 +112,10 @@ export interface TraceEventInput {
   redactions?: { email: number; phone: number };
   warnings?: string[];
   sources?: TraceSource[];
+  /** So a later check can tell a file that appeared since (stored inline). */
+  absent?: TraceAbsent[];
+  /** So a later check can tell files added to or removed from a directory since (stored inline). */
+  listings?: TraceListing[];
   error?: { code: string; status: number; detail: string };
   timing?: Record<string, number>;
 }
@@ -1007,6 +1024,8 @@ function eventRecord(event: TraceEventInput, refs: Refs): { stored: StoredEvent;
     tokens: event.tokens,
     redactions: event.redactions,
     warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
     error: event.error,
     timing: event.timing,
   };

@@ -42,7 +42,7 @@ export const PERSONA_READS = {
   inbox: { maxBytes: 256 * 1024, keep: 'head' },
   meeting: { maxBytes: 64 * 1024, keep: 'head' },
   // Topic files grow at the end; the excerpt keeps the newest part too.
-  topic: { maxBytes: 64 * 1024, keep: 'tail' },
+  topic: { maxBytes: 64 * 1024, keep: 'tail', within: 'topics' },
 } as const;
 
 export const TOPIC_SUBJECT_ID = 'topic';

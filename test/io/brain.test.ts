@@ -1,10 +1,20 @@
 import { createHash } from 'node:crypto';
-import { stat, writeFileSync } from 'node:fs';
-import { mkdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { lstat, writeFileSync } from 'node:fs';
+import { link, mkdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createBrain, memoizePerFile, readHeartbeatTimezone, unsafePathReason, type BrainFs, type BrainFile, type ReadResult } from '../../src/io/brain.js';
+import {
+  createBrain,
+  LISTING_NAMES_MAX,
+  memoizePerFile,
+  readHeartbeatTimezone,
+  unsafePathReason,
+  type BrainFs,
+  type BrainFile,
+  type ReadResult,
+} from '../../src/io/brain.js';
 import { tempDir } from '../helpers/app.js';
+import { startSwapStorm } from '../helpers/swap-storm.js';
 
 interface Warned {
   warnings: Array<{ obj: unknown; msg: string }>;
@@ -68,6 +78,89 @@ describe('brain: confinement', () => {
     await rm(join(root, 'link.md'));
     await symlink(join(outside, 'secret.txt'), join(root, 'link.md'));
     expect((await brain.read('link.md')).status).toBe('refused');
+  });
+
+  it('serves no cached text once its path is a link out of the root, even to the very same file', async () => {
+    const outside = await tempDir('cc-outside-');
+    const root = await brainDir({ 'a.md': 'inside text', 'memory/b.md': 'inside note' });
+    const brain = createBrain(root, logger());
+    expect(ok(await brain.read('a.md')).text).toBe('inside text');
+    expect(ok(await brain.read('memory/b.md')).text).toBe('inside note');
+    // The same inodes, size and mtime, now reached through links out of the root: a stat that follows links sees no change.
+    await link(join(root, 'a.md'), join(outside, 'a.md'));
+    await rm(join(root, 'a.md'));
+    await symlink(join(outside, 'a.md'), join(root, 'a.md'));
+    await mkdir(join(outside, 'memory'));
+    await link(join(root, 'memory/b.md'), join(outside, 'memory/b.md'));
+    await rename(join(root, 'memory'), join(root, 'memory-old'));
+    await symlink(join(outside, 'memory'), join(root, 'memory'));
+    expect(await brain.read('a.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect(await brain.read('memory/b.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect(await brain.list('memory')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+  });
+
+  it('confines a read to a directory with `within`: a link resolving elsewhere, even inside the brain, is refused', async () => {
+    const root = await brainDir({ 'SOUL.md': 'soul text', 'topics/garden.md': 'garden notes' });
+    await symlink('../SOUL.md', join(root, 'topics/soul.md'));
+    await symlink('garden.md', join(root, 'topics/alias.md'));
+    const brain = createBrain(root, logger());
+    // Read under the root alone first, so a cached text is there to be wrongly reused.
+    expect(ok(await brain.read('topics/soul.md')).text).toBe('soul text');
+    expect(await brain.read('topics/soul.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: 'resolves outside topics/' });
+    expect(ok(await brain.read('topics/alias.md', { within: 'topics' })).text).toBe('garden notes');
+    expect(ok(await brain.read('topics/garden.md', { within: 'topics' })).text).toBe('garden notes');
+    expect(await brain.read('SOUL.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: 'not under topics/' });
+    expect(await brain.read('topics/nope.md', { within: 'topics' })).toEqual({ status: 'missing', path: 'topics/nope.md' });
+  });
+
+  it('reads and lists nothing from outside the root while a file and a directory are swapped for links out', async () => {
+    const outside = await brainDir({ 'a.md': 'OUTSIDE file', 'memory/b.md': 'OUTSIDE note', 'memory/outside-only.md': 'OUTSIDE' });
+    const root = await brainDir({ 'a.md': 'inside file', '.memory-aside/b.md': 'inside note' });
+    await symlink(join(outside, 'memory'), join(root, 'memory'));
+    const storm = startSwapStorm([
+      { path: join(root, 'a.md'), tmp: join(root, '.swap-a'), inside: 'inside file', outside: join(outside, 'a.md') },
+      { path: join(root, 'memory'), tmp: join(root, '.swap-memory'), aside: join(root, '.memory-aside'), outside: join(outside, 'memory') },
+    ]);
+    const brain = createBrain(root, logger());
+    const seen = new Map<string, number>();
+    const until = Date.now() + 750;
+    while (Date.now() < until) {
+      const results = await Promise.all([brain.read('a.md'), brain.read('memory/b.md'), brain.list('memory')]);
+      for (const result of results) {
+        const shown = result.status === 'ok' ? ('text' in result ? result.text : result.files.join(',')) : result.status;
+        seen.set(shown, (seen.get(shown) ?? 0) + 1);
+      }
+    }
+    expect(await storm.stop()).toBeGreaterThan(10);
+    const leaks = [...seen.keys()].filter((shown) => shown.includes('OUTSIDE') || shown.includes('outside-only'));
+    expect(leaks, JSON.stringify([...seen])).toEqual([]);
+  });
+
+  it('checks the opened file by device and inode where /proc/self/fd is absent', async () => {
+    const outside = await brainDir({ 'secret.md': 'OUTSIDE' });
+    const root = await brainDir({ 'notes/real.md': 'real text', 'topics/t.md': 'topic', 'SOUL.md': 'soul' });
+    await symlink(join(root, 'notes/real.md'), join(root, 'alias.md'));
+    await symlink(join(outside, 'secret.md'), join(root, 'leak.md'));
+    await symlink('../SOUL.md', join(root, 'topics/soul.md'));
+    const procless: BrainFs = { lstat, readlink: () => Promise.reject(Object.assign(new Error('no /proc'), { code: 'ENOENT' })) };
+    const brain = createBrain(root, logger(), { fs: procless });
+    expect(ok(await brain.read('alias.md')).text).toBe('real text');
+    expect(ok(await brain.read('notes/real.md')).text).toBe('real text');
+    expect(await brain.read('leak.md')).toMatchObject({ status: 'refused' });
+    expect(await brain.read('topics/soul.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: 'resolves outside topics/' });
+    expect(await brain.list('notes')).toMatchObject({ status: 'ok', files: ['real.md'] });
+
+    await writeFile(join(outside, 'a.md'), 'OUTSIDE file');
+    await writeFile(join(root, 'a.md'), 'inside file');
+    const storm = startSwapStorm([{ path: join(root, 'a.md'), tmp: join(root, '.swap-a'), inside: 'inside file', outside: join(outside, 'a.md') }]);
+    const texts = new Set<string>();
+    const until = Date.now() + 500;
+    while (Date.now() < until) {
+      const result = await brain.read('a.md');
+      texts.add(result.status === 'ok' ? result.text : result.status);
+    }
+    expect(await storm.stop()).toBeGreaterThan(10);
+    expect([...texts].filter((text) => text.includes('OUTSIDE'))).toEqual([]);
   });
 
   it('reports missing files and directories as missing, and a missing root as an error', async () => {
@@ -181,10 +274,10 @@ describe('brain: caching', () => {
   });
 });
 
-/** The real stat, counting the paths it was asked for. */
+/** The real lstat, counting the paths it was asked for. */
 function countingFs(): { fs: BrainFs; stats: string[] } {
   const stats: string[] = [];
-  return { stats, fs: { stat: (path, callback) => (stats.push(path), stat(path, callback)) } };
+  return { stats, fs: { lstat: (path, callback) => (stats.push(path), lstat(path, callback)) } };
 }
 
 describe('brain: revalidation', () => {
@@ -294,6 +387,61 @@ describe('brain: sessions and verification', () => {
     expect(await brain.verify(recorded!)).toMatchObject({ status: 'changed' });
     await rm(join(root, 'a.md'));
     expect(await brain.verify(recorded!)).toEqual({ status: 'missing', path: 'a.md' });
+  });
+});
+
+describe('brain: what a session found missing and listed', () => {
+  it('records missing paths and listings once each, and tells which appeared and which files came and went', async () => {
+    const root = await brainDir({ 'memory/a.md': 'a', 'memory/b.md': 'b', 'memory/sub/c.md': 'c' });
+    const brain = createBrain(root, logger());
+    const session = brain.session();
+    await session.read('calendar/today.md');
+    await session.list('meetings');
+    await session.list('memory');
+    await session.list('memory');
+    await session.read('calendar/today.md');
+    expect(session.absent()).toEqual(['calendar/today.md', 'meetings']);
+    const [memory] = session.listings();
+    expect(memory).toEqual({ path: 'memory', count: 2, sha256: createHash('sha256').update('a.md\nb.md\n').digest('hex'), names: ['a.md', 'b.md'] });
+    expect(session.listings()).toHaveLength(1);
+
+    expect(await brain.verifyAbsent('calendar/today.md')).toEqual({ path: 'calendar/today.md', appeared: false });
+    expect(await brain.verifyListing(memory!)).toEqual({ path: 'memory', changed: false, currentCount: 2, currentSha256: memory!.sha256, added: [], removed: [] });
+    await mkdir(join(root, 'calendar'));
+    await writeFile(join(root, 'calendar/today.md'), '- 09:00 Standup\n');
+    await writeFile(join(root, 'memory/0.md'), 'new');
+    await rm(join(root, 'memory/b.md'));
+    await mkdir(join(root, 'memory/another-dir'));
+    expect(await brain.verifyAbsent('calendar/today.md')).toEqual({ path: 'calendar/today.md', appeared: true });
+    expect(await brain.verifyAbsent('../calendar/today.md')).toEqual({ path: '../calendar/today.md', appeared: false });
+    expect(await brain.verifyListing(memory!)).toMatchObject({ changed: true, currentCount: 2, added: ['0.md'], removed: ['b.md'] });
+    await rm(join(root, 'memory'), { recursive: true });
+    expect(await brain.verifyListing(memory!)).toMatchObject({ changed: true, currentCount: 0, added: [], removed: ['a.md', 'b.md'] });
+  });
+
+  it('keeps only the count and digest of a directory with more than LISTING_NAMES_MAX files', async () => {
+    const files = Object.fromEntries(Array.from({ length: LISTING_NAMES_MAX + 1 }, (_, i) => [`memory/${String(i).padStart(3, '0')}.md`, 'x']));
+    const brain = createBrain(await brainDir(files), logger());
+    const session = brain.session();
+    await session.list('memory');
+    const [memory] = session.listings();
+    expect(memory).toMatchObject({ path: 'memory', count: LISTING_NAMES_MAX + 1 });
+    expect(memory).not.toHaveProperty('names');
+    expect(await brain.verifyListing(memory!)).toEqual({ path: 'memory', changed: false, currentCount: LISTING_NAMES_MAX + 1, currentSha256: memory!.sha256 });
+  });
+
+  it('says a path appeared when it is back as a link the reader refuses, and a listing changed when it cannot be listed', async () => {
+    const outside = await brainDir({ 'elsewhere/x.md': 'x' });
+    const root = await brainDir({ 'memory/a.md': 'a' });
+    const brain = createBrain(root, logger());
+    const session = brain.session();
+    await session.read('gone.md');
+    await session.list('memory');
+    await symlink(join(outside, 'elsewhere/x.md'), join(root, 'gone.md'));
+    await rename(join(root, 'memory'), join(root, 'memory-old'));
+    await symlink(join(outside, 'elsewhere'), join(root, 'memory'));
+    expect(await brain.verifyAbsent('gone.md')).toEqual({ path: 'gone.md', appeared: true });
+    expect(await brain.verifyListing(session.listings()[0]!)).toEqual({ path: 'memory', changed: true, currentCount: null, currentSha256: null });
   });
 });
 

@@ -59,6 +59,9 @@ export async function traceCompile(app: FastifyInstance, runId: string, at = new
   const identity = await brainText(session, 'workers/scribe/identity.md');
   const purpose = await brainText(session, 'channels/general/purpose.md');
   const topic = await brainText(session, 'topics/launch.md');
+  // As POST /compile does: the worker's memory listed, and an optional file looked for that is absent.
+  await session.list('workers/scribe/memory');
+  await session.read('channels/drafts/purpose.md');
   const compiled = compile({
     subject: { kind: 'worker', id: 'scribe' },
     surface: 'chat',
@@ -89,6 +92,8 @@ export async function traceCompile(app: FastifyInstance, runId: string, at = new
     redactions: compiled.redactions,
     warnings: [...compiled.warnings, 'topic "launch" is a fixture'],
     sources: session.sources(),
+    absent: session.absent().map((path) => ({ path })),
+    listings: session.listings(),
     timing: { readMs: 0.3, compileMs: 0.2 },
   };
   await app.traces.append(event);

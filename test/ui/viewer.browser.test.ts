@@ -1,4 +1,4 @@
-import { appendFile, access, readFile } from 'node:fs/promises';
+import { appendFile, access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,8 +85,11 @@ describe('trace viewer in chromium', () => {
     const { app, brainRoot, base } = await listen({});
     await traceFailure(app, 'run-failed', new Date(Date.now() - 5000));
     const event = await traceCompile(app, 'run-launch');
-    // Changed after the compile: the run page must mark it.
+    // Changed after the compile: the run page must mark it, a file that appeared and a new memory note too.
     await appendFile(join(brainRoot, 'topics/launch.md'), '- a later note\n');
+    await mkdir(join(brainRoot, 'channels/drafts'));
+    await writeFile(join(brainRoot, 'channels/drafts/purpose.md'), 'Drafts in progress.\n');
+    await writeFile(join(brainRoot, 'workers/scribe/memory/later.md'), '## Later\nA note written after the run.\n');
 
     const { context, page, problems, dialogs } = await openBrowser();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -137,6 +140,8 @@ describe('trace viewer in chromium', () => {
     expect(await text(page, '.digests')).toContain(event.promptSha256!);
     expect(await text(page, 'tr[data-path="topics/launch.md"]')).toContain('changed since');
     expect(await text(page, 'tr[data-path="workers/scribe/identity.md"]')).toContain('unchanged');
+    expect(await text(page, 'tr[data-path="channels/drafts/purpose.md"]')).toContain('appeared since');
+    expect(await text(page, 'tr[data-path="workers/scribe/memory/"]')).toContain('files changed: +later.md');
 
     // Brain markup is shown as text, in a trusted block and in an input block, and never runs.
     await page.locator('li.block[data-kind="purpose"] summary').click();

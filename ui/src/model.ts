@@ -31,6 +31,23 @@ export interface TraceSource {
   currentSha256?: string | null | undefined;
 }
 
+export interface TraceAbsent {
+  path: string;
+  appeared?: boolean | undefined;
+}
+
+export interface TraceListing {
+  path: string;
+  count: number;
+  sha256: string;
+  names?: string[] | undefined;
+  changed?: boolean | undefined;
+  currentCount?: number | null | undefined;
+  currentSha256?: string | null | undefined;
+  added?: string[] | undefined;
+  removed?: string[] | undefined;
+}
+
 export interface TraceEvent {
   runId: string;
   at: string;
@@ -49,6 +66,8 @@ export interface TraceEvent {
   redactions?: { email: number; phone: number } | undefined;
   warnings?: string[] | undefined;
   sources?: TraceSource[] | undefined;
+  absent?: TraceAbsent[] | undefined;
+  listings?: TraceListing[] | undefined;
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;

@@ -21,7 +21,9 @@ import {
   type RunFilter,
   type RunList,
   type RunTrace,
+  type TraceAbsent,
   type TraceEvent,
+  type TraceListing,
   type TraceSource,
 } from './model.js';
 
@@ -226,7 +228,7 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
     event.blocks?.length || layout.boundaries.length ? cacheSection(layout) : null,
     digestsSection(event),
     redactionsAndWarnings(event, layout),
-    event.sources ? sourcesSection(event.sources) : null,
+    event.sources ? sourcesSection(event.sources, event.absent ?? [], event.listings ?? []) : null,
     event.systemPrompt !== null ? promptSection(event) : null,
   );
 }
@@ -471,31 +473,70 @@ function sourceState(source: TraceSource): HTMLElement {
   return h('span', { class: 'flag changed', title: `now ${source.currentSha256 ?? ''}` }, 'changed since');
 }
 
-function sourcesSection(sources: TraceSource[]): HTMLElement {
+function files(count: number): string {
+  return `${formatNumber(count)} file${count === 1 ? '' : 's'}`;
+}
+
+function absentState(entry: TraceAbsent): HTMLElement {
+  if (entry.appeared === undefined) return h('span', { class: 'muted' }, 'not checked');
+  if (!entry.appeared) return h('span', { class: 'ok' }, 'still missing');
+  return h('span', { class: 'flag changed' }, 'appeared since');
+}
+
+function listingState(listing: TraceListing): HTMLElement {
+  if (listing.changed === undefined) return h('span', { class: 'muted' }, 'not checked');
+  if (!listing.changed) return h('span', { class: 'ok' }, 'unchanged');
+  if (listing.currentCount === null || listing.currentCount === undefined) return h('span', { class: 'flag changed' }, 'cannot be listed now');
+  const names = [...(listing.added ?? []).map((name) => `+${name}`), ...(listing.removed ?? []).map((name) => `−${name}`)];
+  const detail = names.length > 0 ? `: ${names.join(', ')}` : `: ${files(listing.currentCount)} now`;
+  return h('span', { class: 'flag changed', title: `now ${listing.currentSha256 ?? ''}` }, `files changed${detail}`);
+}
+
+function sourcesSection(sources: TraceSource[], absent: TraceAbsent[], listings: TraceListing[]): HTMLElement {
+  const rows = [
+    ...sources.map((source) =>
+      h(
+        'tr',
+        { data: { path: source.path } },
+        h('td', {}, h('code', {}, source.path), source.truncated ? h('span', { class: 'muted' }, ' (read in part)') : null),
+        h('td', { class: 'num' }, `${formatNumber(source.size)} B`),
+        h('td', {}, sha(source.sha256)),
+        h('td', {}, sourceState(source)),
+      ),
+    ),
+    ...listings.map((listing) =>
+      h(
+        'tr',
+        { data: { path: `${listing.path}/` } },
+        h('td', {}, h('code', {}, `${listing.path}/`), h('span', { class: 'muted' }, ' (listed)')),
+        h('td', { class: 'num' }, files(listing.count)),
+        h('td', {}, sha(listing.sha256)),
+        h('td', {}, listingState(listing)),
+      ),
+    ),
+    ...absent.map((entry) =>
+      h(
+        'tr',
+        { data: { path: entry.path } },
+        h('td', {}, h('code', {}, entry.path)),
+        h('td', { class: 'num' }, '—'),
+        h('td', { class: 'muted' }, 'missing'),
+        h('td', {}, absentState(entry)),
+      ),
+    ),
+  ];
   return h(
     'section',
     { class: 'sources' },
-    h('h3', {}, `Brain files read (${sources.length})`),
-    sources.length
-      ? h(
-          'table',
-          {},
-          h('thead', {}, h('tr', {}, ['path', 'size', 'sha256 then', 'now'].map((label) => h('th', {}, label)))),
-          h(
-            'tbody',
-            {},
-            sources.map((source) =>
-              h(
-                'tr',
-                { data: { path: source.path } },
-                h('td', {}, h('code', {}, source.path), source.truncated ? h('span', { class: 'muted' }, ' (read in part)') : null),
-                h('td', { class: 'num' }, `${formatNumber(source.size)} B`),
-                h('td', {}, sha(source.sha256)),
-                h('td', {}, sourceState(source)),
-              ),
-            ),
-          ),
-        )
+    h(
+      'h3',
+      {},
+      `Brain files read (${sources.length})`,
+      listings.length ? ` · directories listed (${listings.length})` : '',
+      absent.length ? ` · looked for, missing (${absent.length})` : '',
+    ),
+    rows.length
+      ? h('table', {}, h('thead', {}, h('tr', {}, ['path', 'size', 'sha256 then', 'now'].map((label) => h('th', {}, label)))), h('tbody', {}, rows))
       : h('p', { class: 'muted' }, 'No brain files were read.'),
   );
 }

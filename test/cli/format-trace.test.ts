@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { formatTrace } from '../../src/cli/format-trace.js';
+import type { RunTrace } from '../../schemas/trace.js';
+
+const SHA = 'a'.repeat(64);
+
+function trace(event: Partial<RunTrace['events'][number]>): RunTrace {
+  return {
+    runId: 'run-1',
+    events: [
+      {
+        runId: 'run-1',
+        at: '2026-11-30T17:20:00.000Z',
+        route: 'GET /context/venus',
+        subject: { kind: 'persona', id: 'venus' },
+        status: 200,
+        outcome: 'delivered',
+        request: {},
+        chars: 0,
+        systemPrompt: null,
+        inputPrompt: null,
+        verified: null,
+        ...event,
+      },
+    ],
+  };
+}
+
+describe('formatTrace: source freshness', () => {
+  it('prints listings and missing paths, and what ?verify=sources found of them', () => {
+    const verified = formatTrace(
+      trace({
+        sources: [{ path: 'tasks/open.md', size: 10, mtimeMs: 1, sha256: SHA, changed: false, currentSha256: SHA }],
+        listings: [
+          { path: 'meetings', count: 3, sha256: SHA, names: ['a.md', 'b.md', 'c.md'], changed: true, currentCount: 3, currentSha256: SHA, added: ['d.md'], removed: ['a.md'] },
+          { path: 'memory', count: 900, sha256: SHA, changed: true, currentCount: 901, currentSha256: SHA },
+          { path: 'workers/scribe/memory', count: 1, sha256: SHA, names: ['x.md'], changed: false, currentCount: 1, currentSha256: SHA, added: [], removed: [] },
+        ],
+        absent: [
+          { path: 'calendar/today.md', appeared: true },
+          { path: 'personas/venus.md', appeared: false },
+        ],
+      }),
+    );
+    expect(verified).toContain('  source tasks/open.md (10 bytes, sha256 aaaaaaaaaaaa)  unchanged\n');
+    expect(verified).toContain('  listed meetings/ (3 files, sha256 aaaaaaaaaaaa)  FILES CHANGED since: +d.md, -a.md\n');
+    expect(verified).toContain('  listed memory/ (900 files, sha256 aaaaaaaaaaaa)  FILES CHANGED since: 901 now\n');
+    expect(verified).toContain('  listed workers/scribe/memory/ (1 file, sha256 aaaaaaaaaaaa)  unchanged\n');
+    expect(verified).toContain('  missing calendar/today.md  APPEARED since\n');
+    expect(verified).toContain('  missing personas/venus.md  still missing\n');
+
+    const plain = formatTrace(trace({ listings: [{ path: 'meetings', count: 3, sha256: SHA }], absent: [{ path: 'calendar/today.md' }] }));
+    expect(plain).toContain('  listed meetings/ (3 files, sha256 aaaaaaaaaaaa)\n');
+    expect(plain).toContain('  missing calendar/today.md\n');
+  });
+});
