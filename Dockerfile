@@ -40,5 +40,9 @@ EXPOSE 8080
 # one interval after start.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
     CMD ["node", "docker/healthcheck.mjs"]
+# Open files: every socket takes a descriptor. MAX_CONNECTIONS (768 by default) plus ~128 for
+# node, brain reads and trace files must fit under the container's limit (`docker run --ulimit
+# nofile=4096:4096`, compose `ulimits`); an image cannot set it. The service warns at start if
+# it does not fit (docs/operations.md, "Connections and file descriptors").
 # node directly, not npm: npm does not forward SIGTERM, so graceful shutdown needs node as PID 1.
 CMD ["node", "dist/src/server.js"]

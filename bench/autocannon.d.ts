@@ -27,6 +27,15 @@ declare module 'autocannon' {
       /** Seconds. */
       timeout?: number;
       title?: string;
+      /** Requests sent in turn on each connection; `setupRequest` may rewrite each one before it is sent. */
+      requests?: RequestSpec[];
+    }
+    interface RequestSpec {
+      method?: 'GET' | 'POST';
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      setupRequest?: (request: RequestSpec & { path: string }, context: Record<string, unknown>) => RequestSpec;
     }
     interface Result {
       title?: string;

@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
 import { ensureBrain, type BrainManifest } from './generate-brain.js';
+import { parseStartCommand } from './start-command.js';
 
 /** Targets of SPEC §7 (2-core machine, 10,000-page brain, durable traces on). */
 export const TARGETS = {
@@ -27,6 +28,8 @@ const KnobsSchema = z.object({
   BENCH_WARMUP: z.coerce.number().int().min(0).max(600).default(5),
   BENCH_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(32),
   BENCH_COMPILE_DURATION: z.coerce.number().int().min(1).max(120).default(5),
+  /** Seconds of POST /compile with a new message on every request (0 skips it); peak RSS is judged over it too. */
+  BENCH_DISTINCT_DURATION: z.coerce.number().int().min(0).max(600).default(20),
   BENCH_ROUTES: z
     .string()
     .default('mars,venus,topic,compile')
@@ -37,14 +40,14 @@ const KnobsSchema = z.object({
   BENCH_OUT: z.string().min(1).default(join(PROJECT_ROOT, 'bench/out')),
   BENCH_KEEP_TRACES: z.enum(['0', '1']).default('0'),
   BENCH_CPU_PROF: z.enum(['0', '1']).default('0'),
-  /** Node flags for the measured server; the default is the image's (Dockerfile `NODE_OPTIONS`). */
-  BENCH_NODE_OPTIONS: z.string().default('--max-old-space-size=160'),
+  /** NODE_OPTIONS for the measured server *instead of* `npm start`'s node flags; unset, it runs exactly as `npm start` runs it. */
+  BENCH_NODE_OPTIONS: z.string().optional(),
 });
 type Knobs = z.infer<typeof KnobsSchema>;
 type RouteKey = Knobs['BENCH_ROUTES'][number];
 
 interface Target {
-  key: RouteKey | 'bare';
+  key: RouteKey | 'bare' | 'compile-distinct';
   label: string;
   method: 'GET' | 'POST';
   url: string;
@@ -264,12 +267,19 @@ function percentiles(values: number[]): Latency {
   return { p50: at(0.5), p97_5: at(0.975), p99: at(0.99), max: sorted[sorted.length - 1]!, mean: sum / sorted.length };
 }
 
-async function load(target: Target, seconds: number, connections: number, onResponse?: (status: number, ms: number) => void) {
+interface LoadOptions {
+  onResponse?: (status: number, ms: number) => void;
+  /** A new body for every request (instead of `target.body`). */
+  nextBody?: () => string;
+}
+
+async function load(target: Target, seconds: number, connections: number, { onResponse, nextBody }: LoadOptions = {}) {
   const instance = autocannon({
     url: target.url,
     method: target.method,
     headers: target.headers,
     ...(target.body === undefined ? {} : { body: target.body }),
+    ...(nextBody ? { requests: [{ setupRequest: (request) => ({ ...request, body: nextBody() }) }] } : {}),
     connections,
     pipelining: 1,
     duration: seconds,
@@ -289,15 +299,20 @@ async function measureWindow(
   target: Target,
   knobs: Knobs,
   server: { pid: number; rss?: ReturnType<typeof createRssSampler> },
+  options: { warmupSeconds?: number; seconds?: number; nextBody?: () => string } = {},
 ): Promise<WindowResult> {
-  if (knobs.BENCH_WARMUP > 0) await load(target, knobs.BENCH_WARMUP, knobs.BENCH_CONNECTIONS);
+  const warmup = options.warmupSeconds ?? knobs.BENCH_WARMUP;
+  if (warmup > 0) await load(target, warmup, knobs.BENCH_CONNECTIONS, { ...(options.nextBody ? { nextBody: options.nextBody } : {}) });
   const latencies: number[] = [];
   const status: Record<string, number> = {};
   server.rss?.startWindow();
   const cpuBefore = await procCpuMs(server.pid);
-  const result = await load(target, knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, (code, ms) => {
-    latencies.push(ms);
-    status[code] = (status[code] ?? 0) + 1;
+  const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, {
+    onResponse: (code, ms) => {
+      latencies.push(ms);
+      status[code] = (status[code] ?? 0) + 1;
+    },
+    ...(options.nextBody ? { nextBody: options.nextBody } : {}),
   });
   const cpuAfter = await procCpuMs(server.pid);
   const requests = latencies.length;
@@ -559,7 +574,10 @@ async function main(): Promise<void> {
   const runStarted = performance.now();
   const startedAt = new Date();
 
-  const serverEntry = join(PROJECT_ROOT, 'dist/src/server.js');
+  // The server runs as `npm start` runs it (its node flags, e.g. the heap cap), unless BENCH_NODE_OPTIONS replaces them.
+  const start = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+  const serverEntry = join(PROJECT_ROOT, start.entry);
+  const nodeFlags = knobs.BENCH_NODE_OPTIONS === undefined ? start.nodeFlags : [];
   const bareEntry = join(PROJECT_ROOT, 'dist/bench/bare-server.js');
   for (const entry of [serverEntry, bareEntry]) {
     await access(entry).catch(() => {
@@ -600,14 +618,15 @@ async function main(): Promise<void> {
     RATE_LIMIT_MAX: '100000000',
     LOG_LEVEL: 'warn',
     CONTEXT_COMPILER_TOKENS: token,
-    // The shipped process settings (Dockerfile, docker/k8s): measure what runs in production.
-    NODE_OPTIONS: knobs.BENCH_NODE_OPTIONS,
+    ...(knobs.BENCH_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: knobs.BENCH_NODE_OPTIONS }),
   };
+  out(`server: node ${[...nodeFlags, start.entry].join(' ')}` +
+    (knobs.BENCH_NODE_OPTIONS === undefined ? ' (as npm start runs it)' : ` with NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)} (BENCH_NODE_OPTIONS, not npm start's flags)`));
   // One profile over the whole run (cold start, every window); read it with BENCH_ROUTES set to one route.
   const profileDir = knobs.BENCH_CPU_PROF === '1' ? join(knobs.BENCH_OUT, 'cpu-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : null;
   if (profileDir) await mkdir(profileDir, { recursive: true });
   const spawnedAt = performance.now();
-  const server = spawnNode(serverEntry, [], serverEnv, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+  const server = spawnNode(serverEntry, [], serverEnv, [...nodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]);
   const rss = createRssSampler(server.pid);
   const listeningAt = await waitForPort(port, server, 20_000);
   const targets = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, knobs.BENCH_ROUTES);
@@ -632,6 +651,27 @@ async function main(): Promise<void> {
     const window = await measureWindow(index, target, knobs, target.key === 'bare' ? { pid: bare.pid } : { pid: server.pid, rss });
     windows.push(window);
     out(`${fmt.int(window.requestsPerSecond)} req/s, p99 ${fmt.ms(window.latencyMs.p99)} ms${window.non2xx ? `, ${window.non2xx} non-2xx` : ''}${window.errors ? `, ${window.errors} errors` : ''}`);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      throw new BenchError(`the server exited during ${target.label} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
+    }
+  }
+
+  // Distinct inputs last: no memo hit, new trace content on every request, the heap at its fullest.
+  let distinct: WindowResult | null = null;
+  if (knobs.BENCH_DISTINCT_DURATION > 0) {
+    const compile = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, ['compile'])[0]!;
+    const template = JSON.parse(compile.body!) as Record<string, unknown>;
+    let turn = 0;
+    const target: Target = { ...compile, key: 'compile-distinct', label: 'POST /compile, distinct inputs' };
+    process.stdout.write(`[${plan.length + 1}/${plan.length + 1}] ${target.label} (${knobs.BENCH_DISTINCT_DURATION} s) … `);
+    distinct = await measureWindow(plan.length, target, knobs, { pid: server.pid, rss }, {
+      warmupSeconds: 0,
+      seconds: knobs.BENCH_DISTINCT_DURATION,
+      nextBody: () => JSON.stringify({ ...template, message: `${String(template['message'])} (turn ${++turn})` }),
+    });
+    windows.push(distinct);
+    out(`${fmt.int(distinct.requestsPerSecond)} req/s, peak RSS ${distinct.serverPeakRssMB === null ? '—' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}` +
+      `${distinct.non2xx ? `, ${distinct.non2xx} non-2xx` : ''}${distinct.errors ? `, ${distinct.errors} errors` : ''}`);
     if (server.child.exitCode !== null || server.child.signalCode !== null) {
       throw new BenchError(`the server exited during ${target.label} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
     }
@@ -677,6 +717,8 @@ async function main(): Promise<void> {
   const verdicts = {
     cold: cold.listeningToFirst200Ms === null ? ('invalid' as Verdict) : verdict(cold.listeningToFirst200Ms <= TARGETS.coldMs),
     rss: peakRssMB === null ? ('n/a' as Verdict) : verdict(peakRssMB <= TARGETS.rssMB),
+    rssDistinct:
+      distinct?.serverPeakRssMB == null ? ('n/a' as Verdict) : verdict(distinct.serverPeakRssMB <= TARGETS.rssMB, distinct.non2xx === 0 && distinct.errors === 0),
     compiles: compile.compilesPerSecond === null ? ('n/a' as Verdict) : verdict(compile.compilesPerSecond >= TARGETS.compilesPerSecond),
   };
 
@@ -704,7 +746,11 @@ async function main(): Promise<void> {
   out();
   out(`targets: /context/mars and /context/venus p99 ≤ ${TARGETS.personaP99Ms} ms and ≥ ${TARGETS.personaRatio * 100} % of bare; INVALID = the route answered non-2xx or errors`);
   out(`cold first request (listening → first 200): ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms`}  ${fmt.mark(verdicts.cold)} (≤ ${TARGETS.coldMs} ms; spawn → listening ${fmt.ms(cold.spawnToListeningMs)} ms, first request ${fmt.ms(cold.firstRequestMs)} ms)`);
-  out(`peak RSS (VmHWM): ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB)`);
+  out(`peak RSS (VmHWM) over the run: ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: node ${[...nodeFlags, start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
+  if (distinct) {
+    out(`peak RSS during ${knobs.BENCH_DISTINCT_DURATION} s of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
+      `${fmt.mark(verdicts.rssDistinct)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(distinct.requests)} compiles, each a new message)`);
+  }
   out(`in-process compiles/s: ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
   out(`traces written: ${traces.files} files, ${(traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${serverStop.ms} ms (exit ${serverStop.code ?? serverStop.signal}); ${server.logLines()} warn/error log lines`);
   const warnings: string[] = [];
@@ -736,7 +782,8 @@ async function main(): Promise<void> {
       measureSeconds: knobs.BENCH_DURATION,
       compileSeconds: knobs.BENCH_COMPILE_DURATION,
       routes: knobs.BENCH_ROUTES,
-      server: { ...serverEnv, CONTEXT_COMPILER_TOKENS: '[bench token]', TRACE_DIR: '[temp dir]' },
+      distinctSeconds: knobs.BENCH_DISTINCT_DURATION,
+      server: { ...serverEnv, CONTEXT_COMPILER_TOKENS: '[bench token]', TRACE_DIR: '[temp dir]', nodeFlags, entry: start.entry, asNpmStart: knobs.BENCH_NODE_OPTIONS === undefined },
     },
     brain: { dir: brain.dir, generated: brain.generated, ms: brainMs, manifest: brain.manifest },
     targets: TARGETS,
@@ -744,6 +791,7 @@ async function main(): Promise<void> {
     routes,
     windows,
     peakRssMB,
+    distinctCompile: distinct,
     compile,
     verdicts,
     traces: { ...traces, kept: keepTraces ? traceDir : null },

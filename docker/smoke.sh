@@ -99,7 +99,7 @@ printf '# smoke token\n%s\n' "$token" >"$work/tokens"
 chmod 0644 "$work/tokens" # the container's uid 1000 reads it; $work itself stays 0700
 docker volume create "$volume" >/dev/null
 if ! docker run -d --name "$name" --network host \
-  --read-only --cap-drop ALL --security-opt no-new-privileges \
+  --read-only --cap-drop ALL --security-opt no-new-privileges --ulimit nofile=4096:4096 \
   -e PORT="$port" -e BRAIN_ROOT=/brain -e CONTEXT_COMPILER_TOKENS_FILE=/run/secrets/context-compiler-tokens \
   -v "$brain:/brain:ro" \
   -v "$work/tokens:/run/secrets/context-compiler-tokens:ro" \

@@ -5,8 +5,9 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { ProblemError } from './errors.js';
 import { createTokenMatcher, isPublicRoute, type Principal } from './http/auth.js';
+import { guardConnections, type ConnectionGuard } from './http/connections.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
-import { frameworkErrorProblem, problemPlugin, writeClientErrorProblem } from './http/problem.js';
+import { frameworkErrorProblem, problemPlugin, sendProblem, toProblem, writeClientErrorProblem } from './http/problem.js';
 import { zodValidatorCompiler } from './http/zod.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
@@ -28,6 +29,8 @@ declare module 'fastify' {
     brain: Brain;
     /** The durable trace store (TRACE_DIR); the deliver path appends to it before answering. */
     traces: TraceStore;
+    /** The listening server's sockets: the MAX_CONNECTIONS cap, and which to close when shutting down. */
+    connections: ConnectionGuard;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -39,20 +42,18 @@ declare module 'fastify' {
 export interface BuildOptions {
   /** A pino logger to use instead of one built from `config.logLevel` (tests capture logs this way). */
   logger?: Logger;
-  /** Socket and request timeouts; tests shorten them to watch a slow client being dropped. */
-  timeouts?: Partial<ServerTimeouts>;
+  /**
+   * How often Node checks requests in progress against HEADERS_TIMEOUT and REQUEST_TIMEOUT, so a
+   * slow drip is cut within the timeout plus this; tests shorten it.
+   */
+  connectionsCheckIntervalMs?: number;
 }
 
-export interface ServerTimeouts {
-  /** A socket with no traffic for this long is closed. */
-  connectionMs: number;
-  /** A request (headers and body) not fully received this long after it began is answered 408 and closed. */
-  requestMs: number;
-  /** How often Node checks requests against `requestMs`, so a slow drip is cut within `requestMs + checkIntervalMs`. */
-  checkIntervalMs: number;
-}
+/** Default for `connectionsCheckIntervalMs` (Node's own is 30 s, which would triple a 10 s HEADERS_TIMEOUT). */
+export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
-export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = Object.freeze({ connectionMs: 30_000, requestMs: 30_000, checkIntervalMs: 5_000 });
+/** Retry-After (seconds) on the 503 a request gets while the service shuts down: another replica answers. */
+export const SHUTDOWN_RETRY_AFTER_S = 1;
 
 /** Paths pino must never print, whatever object a log line is given. */
 export const LOG_REDACT_PATHS = [
@@ -76,19 +77,24 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
  * explicitly. Tests call this with a temp brain and trace dir and use `app.inject()`.
  */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const timeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     loggerInstance: (options.logger ?? createLogger(config)) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
-    return503OnClosing: true,
-    // A slow-drip client cannot hold a connection or a socket forever.
-    connectionTimeout: timeouts.connectionMs,
-    requestTimeout: timeouts.requestMs,
-    http: { connectionsCheckingInterval: timeouts.checkIntervalMs, headersTimeout: timeouts.requestMs, requestTimeout: timeouts.requestMs },
+    // Requests that arrive while closing get a problem (the onRequest hook below), not Fastify's own JSON.
+    return503OnClosing: false,
+    // Slow or silent clients cannot hold a socket: every state of a connection has a bound
+    // (before its first request: HEADERS_TIMEOUT, set by the connection guard).
+    connectionTimeout: config.requestTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      connectionsCheckingInterval: options.connectionsCheckIntervalMs ?? CONNECTIONS_CHECK_INTERVAL_MS,
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+    },
     clientErrorHandler: writeClientErrorProblem,
     frameworkErrors: frameworkErrorProblem,
-    keepAliveTimeout: 72_000,
     maxRequestsPerSocket: 0,
     routerOptions: { maxParamLength: 512, ignoreTrailingSlash: false },
     // A caller's X-Request-Id is kept when it is a safe id, so logs join across services.
@@ -110,14 +116,32 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorateRequest('publicRoute', null);
   app.decorateRequest('routeUrl', null);
 
+  const connections = guardConnections(app.server, {
+    maxConnections: config.maxConnections,
+    firstRequestTimeoutMs: config.headersTimeoutMs,
+    log: app.log.child({ component: 'connections' }),
+    onShed: (reason) => app.metrics.connectionsShed.inc({ reason }),
+  });
+  app.decorate('connections', connections);
+  // app.close() alone (tests, an embedding host) sheds waiting sockets as SIGTERM does.
+  app.addHook('preClose', (done) => {
+    connections.beginShutdown();
+    done();
+  });
+
   const matchToken = createTokenMatcher(config.tokens);
   const authRequired = config.tokens.length > 0;
   // Callback-style hooks (no promise per request); route facts read once for every later hook.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const { url, config: routeConfig } = request.routeOptions;
     request.routeUrl = url ?? 'unmatched';
     request.publicRoute = routeConfig?.public === true;
     request.principal = matchToken(request.headers.authorization);
+    if (connections.shuttingDown) {
+      const problem = new ProblemError('CC_SHUTTING_DOWN', 'The service is shutting down; retry, and another instance will answer.');
+      sendProblem(reply, toProblem(problem, request), { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' });
+      return;
+    }
     done();
   });
 

@@ -48,6 +48,9 @@ const duration = z.string().transform((value, ctx) => {
   return ms;
 });
 
+/** A duration a timer can hold (Node caps timers near 24.8 days, and a longer one fires at once). */
+const timeout = (maxMs: number, maxText: string) => duration.refine((ms) => ms <= maxMs, `must be at most ${maxText}`);
+
 // Re-exported so schemas and routes validate zones exactly as the compiler does.
 export { isValidTimeZone };
 
@@ -71,7 +74,11 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   DEFAULT_TIMEZONE: timezone.default('UTC'),
   PROMPT_LIMIT_CHARS: integer(1000, 2_000_000).default(48_000),
-  SHUTDOWN_GRACE: duration.default(10_000),
+  SHUTDOWN_GRACE: timeout(3_600_000, '1h').default(10_000),
+  MAX_CONNECTIONS: integer(2, 1_000_000).default(768),
+  HEADERS_TIMEOUT: timeout(3_600_000, '1h').default(10_000),
+  REQUEST_TIMEOUT: timeout(3_600_000, '1h').default(30_000),
+  KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
 });
 
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
@@ -99,7 +106,27 @@ export interface Config {
   readonly defaultTimezone: string;
   readonly promptLimitChars: number;
   readonly shutdownGraceMs: number;
+  /** Sockets open at once; at the cap the oldest one without a request in flight is closed for a newcomer. */
+  readonly maxConnections: number;
+  /** A new socket must send a complete request head within this; later heads, within this of their first byte. */
+  readonly headersTimeoutMs: number;
+  /** A whole request (head and body) must arrive within this; also the longest a request in flight may be silent. */
+  readonly requestTimeoutMs: number;
+  /** How long a socket may wait, idle, for its next request. */
+  readonly keepAliveTimeoutMs: number;
 }
+
+/**
+ * After SHUTDOWN_GRACE has closed the connections still in flight, how long the trace store
+ * gets to make its last batch durable before the process gives up and exits 1.
+ */
+export const SHUTDOWN_FLUSH_MS = 5_000;
+
+/**
+ * File descriptors the process needs besides its sockets (node itself, brain reads, trace
+ * files): the open-files limit should be at least MAX_CONNECTIONS plus this.
+ */
+export const DESCRIPTORS_BESIDES_SOCKETS = 128;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -122,6 +149,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid configuration\n  ${lines.join('\n  ')}`);
   }
   const vars = parsed.data;
+  if (vars.HEADERS_TIMEOUT > vars.REQUEST_TIMEOUT) {
+    throw new ConfigError(
+      `invalid configuration\n  HEADERS_TIMEOUT: must not be longer than REQUEST_TIMEOUT (${vars.REQUEST_TIMEOUT} ms) (got ${JSON.stringify(env['HEADERS_TIMEOUT'] ?? '')})`,
+    );
+  }
   const tokens = readTokens(vars.CONTEXT_COMPILER_TOKENS, vars.CONTEXT_COMPILER_TOKENS_FILE);
   if (tokens.length === 0 && !isLoopback(vars.HOST)) {
     throw new ConfigError(
@@ -142,6 +174,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     defaultTimezone: vars.DEFAULT_TIMEZONE,
     promptLimitChars: vars.PROMPT_LIMIT_CHARS,
     shutdownGraceMs: vars.SHUTDOWN_GRACE,
+    maxConnections: vars.MAX_CONNECTIONS,
+    headersTimeoutMs: vars.HEADERS_TIMEOUT,
+    requestTimeoutMs: vars.REQUEST_TIMEOUT,
+    keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
   });
 }
 

@@ -17,6 +17,11 @@ describe('loadConfig', () => {
       bodyLimit: 262_144,
       logLevel: 'info',
       defaultTimezone: 'UTC',
+      shutdownGraceMs: 10_000,
+      maxConnections: 768,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -30,9 +35,21 @@ describe('loadConfig', () => {
     ['BODY_LIMIT', '12abc'],
     ['LOG_LEVEL', 'loud'],
     ['DEFAULT_TIMEZONE', 'Mars/Olympus_Mons'],
+    ['MAX_CONNECTIONS', '1'],
+    ['MAX_CONNECTIONS', 'many'],
+    ['HEADERS_TIMEOUT', '10'],
+    ['KEEP_ALIVE_TIMEOUT', '0s'],
+    ['REQUEST_TIMEOUT', '2h'],
+    // Past a Node timer's range a timeout would fire at once.
+    ['SHUTDOWN_GRACE', '30d'],
   ])('names %s when it is %j', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`${variable}:`));
+  });
+
+  it('refuses a HEADERS_TIMEOUT longer than REQUEST_TIMEOUT, naming both', () => {
+    expect(() => loadConfig({ HEADERS_TIMEOUT: '40s' })).toThrow(/HEADERS_TIMEOUT: must not be longer than REQUEST_TIMEOUT/);
+    expect(loadConfig({ HEADERS_TIMEOUT: '40s', REQUEST_TIMEOUT: '1m' }).headersTimeoutMs).toBe(40_000);
   });
 
   it('refuses a non-loopback HOST without tokens, naming the token variable', () => {

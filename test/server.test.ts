@@ -1,8 +1,30 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { performance } from 'node:perf_hooks';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
-import { startServer } from './helpers/server-process.js';
+import { turnPayload } from './helpers/compile-load.js';
+import { drip, parseRawResponses, rawConnection } from './helpers/security-server.js';
+import { startServer, type ServerProcess } from './helpers/server-process.js';
+
+/** Polls `condition` every 10 ms; fails the test after `timeoutMs`. */
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function stopAfterTest(server: ServerProcess): void {
+  onTestFinished(async () => {
+    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    await server.exited;
+  });
+}
+
+/** The shutdown log line is written once the server is refusing new requests. */
+const shuttingDown = (server: ServerProcess) => () => /"msg":"shutting down"/.test(server.output().stdout);
 
 describe('server process', () => {
   it('exits non-zero naming PORT when PORT is not a port', async () => {
@@ -36,5 +58,89 @@ describe('server process', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.output().stdout).not.toContain(TEST_TOKEN);
+  });
+});
+
+describe('shutdown with a slow client (issue 12)', () => {
+  it('exits 0 at once on SIGTERM while a client trickles its headers, instead of waiting out SHUTDOWN_GRACE', { timeout: 40_000 }, async () => {
+    const server = startServer({ PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '15s' });
+    stopAfterTest(server);
+    const port = await server.listening();
+    const connection = await rawConnection(port);
+    const head = 'GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Drip: ';
+    connection.socket.write(head);
+    const dripping = drip(connection, 'a', 100, 30_000);
+    await until(() => connection.socket.bytesWritten >= head.length + 3, 'a few dripped bytes');
+
+    const started = performance.now();
+    server.child.kill('SIGTERM');
+    const code = await server.exited;
+    const ms = performance.now() - started;
+    console.info(`SIGTERM with a client trickling its headers: exit ${code} after ${Math.round(ms)} ms (SHUTDOWN_GRACE 15 s)`);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(3000);
+    expect((await dripping).closedByServer).toBe(true);
+  });
+
+  it('finishes and traces a compile in flight at SIGTERM, and answers a request that arrives afterwards with a 503 problem and Retry-After', { timeout: 40_000 }, async () => {
+    const env = { PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '15s' };
+    const server = startServer(env);
+    stopAfterTest(server);
+    const port = await server.listening();
+    const runId = 'in-flight-at-sigterm';
+    const body = JSON.stringify(turnPayload(runId));
+    const connection = await rawConnection(port);
+    // "100 Continue" proves the server has the request (headers read, handler started) before SIGTERM;
+    // the body, sent only after the server says it is shutting down, holds it in flight meanwhile.
+    connection.socket.write(
+      `POST /compile HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await until(() => connection.received().startsWith('HTTP/1.1 100 Continue'), '100 Continue');
+    server.child.kill('SIGTERM');
+    await until(shuttingDown(server), 'the shutdown log line');
+    // The body completes the compile; a second request pipelined behind it arrives during shutdown.
+    connection.socket.write(`${body}GET /context/venus HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n\r\n`);
+    await until(() => parseRawResponses(connection.received()).length === 3, 'both answers');
+    const [, compiled, late] = parseRawResponses(connection.received());
+    expect(await server.exited).toBe(0);
+
+    expect(compiled!.status).toBe(200);
+    expect(JSON.parse(compiled!.body)).toMatchObject({ runId });
+    expect(late!.status).toBe(503);
+    expect(late!.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(Number(late!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(late!.headers['connection']).toBe('close');
+    expect(JSON.parse(late!.body)).toMatchObject({ status: 503, code: 'CC_SHUTTING_DOWN', instance: '/context/venus' });
+    await connection.closed;
+
+    const again = startServer(env);
+    stopAfterTest(again);
+    const trace = await fetch(`http://127.0.0.1:${await again.listening()}/runs/${runId}/trace`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(trace.status).toBe(200);
+    const { events } = (await trace.json()) as { events: Array<{ outcome: string; verified: boolean | null; promptSha256: string }> };
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ outcome: 'delivered', verified: true, promptSha256: JSON.parse(compiled!.body).promptSha256 });
+  });
+
+  it('closes a request still uploading when SHUTDOWN_GRACE ends and exits 0: that request was never answered, so nothing answered is untraced', { timeout: 40_000 }, async () => {
+    const server = startServer({ PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '1s' });
+    stopAfterTest(server);
+    const port = await server.listening();
+    const connection = await rawConnection(port);
+    connection.socket.write(
+      `POST /compile HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 100000\r\nExpect: 100-continue\r\n\r\n{',
+    );
+    await until(() => connection.received().startsWith('HTTP/1.1 100 Continue'), '100 Continue');
+    const started = performance.now();
+    server.child.kill('SIGTERM');
+    const code = await server.exited;
+    const ms = performance.now() - started;
+    console.info(`SIGTERM with an upload that never ends: exit ${code} after ${Math.round(ms)} ms (SHUTDOWN_GRACE 1 s)`);
+    expect(code).toBe(0);
+    expect(ms).toBeGreaterThanOrEqual(900);
+    await connection.closed;
+    expect(server.output().stdout).toMatch(/"msg":"closed connections still in flight after SHUTDOWN_GRACE"/);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * A small Prometheus registry: counters and histograms with labels, rendered in the text
- * exposition format. Kept in-house because the service needs four series and no default
+ * exposition format. Kept in-house because the service needs five series and no default
  * process collectors. Label names are declared once per metric, so an observation is a
  * few Map lookups by label value; a series' label text is built once, when it first appears.
  *
@@ -129,6 +129,7 @@ export interface Metrics {
   readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
   readonly compileFailures: Counter<'route' | 'code'>;
   readonly traceWriteDuration: Histogram<'result'>;
+  readonly connectionsShed: Counter<'reason'>;
   render(): string;
 }
 
@@ -137,12 +138,18 @@ export function createMetrics(): Metrics {
   const requestDuration = new Histogram('cc_http_request_duration_seconds', 'HTTP request latency by route, method and status.', ['route', 'method', 'status']);
   const compileFailures = new Counter('cc_compile_failures_total', 'Compiles that delivered no prompt, by route and error code.', ['route', 'code']);
   const traceWriteDuration = new Histogram('cc_trace_write_duration_seconds', 'Time for a trace event to become durable.', ['result']);
-  const all = [requests, requestDuration, compileFailures, traceWriteDuration];
+  const connectionsShed = new Counter(
+    'cc_http_connections_shed_total',
+    'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
+    ['reason'],
+  );
+  const all = [requests, requestDuration, compileFailures, traceWriteDuration, connectionsShed];
   return {
     requests,
     requestDuration,
     compileFailures,
     traceWriteDuration,
+    connectionsShed,
     render: () => `${all.map((metric) => metric.render()).join('\n')}\n`,
   };
 }

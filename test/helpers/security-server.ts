@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { onTestFinished } from 'vitest';
-import { buildApp, createLogger, type ServerTimeouts } from '../../src/app.js';
+import { buildApp, createLogger } from '../../src/app.js';
 import { loadConfig, PROJECT_ROOT } from '../../src/config.js';
 import { tempDir } from './app.js';
 
@@ -23,8 +23,11 @@ export interface ListeningApp {
   rawLogs(): string;
 }
 
-/** `buildApp` listening on 127.0.0.1:0 with the given timeouts, closed after the test. */
-export async function listenWith(env: Record<string, string>, timeouts: Partial<ServerTimeouts>): Promise<ListeningApp> {
+/**
+ * `buildApp` listening on 127.0.0.1:0, closed after the test. Timeouts come from `env`
+ * (HEADERS_TIMEOUT, ...); `checkIntervalMs` makes Node check them more often than every second.
+ */
+export async function listenWith(env: Record<string, string>, checkIntervalMs?: number): Promise<ListeningApp> {
   const config = loadConfig({ LOG_LEVEL: 'info', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces'), ...env });
   let logs = '';
   const stream = new Writable({
@@ -33,7 +36,7 @@ export async function listenWith(env: Record<string, string>, timeouts: Partial<
       done();
     },
   });
-  const app = await buildApp(config, { logger: createLogger(config, stream), timeouts });
+  const app = await buildApp(config, { logger: createLogger(config, stream), ...(checkIntervalMs === undefined ? {} : { connectionsCheckIntervalMs: checkIntervalMs }) });
   onTestFinished(() => app.close());
   const origin = await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, port: Number(new URL(origin).port), origin, rawLogs: () => logs };
@@ -92,6 +95,33 @@ export function parseRawResponse(text: string): { status: number; headers: strin
     json = body;
   }
   return { status, headers: head.toLowerCase(), body: json };
+}
+
+export interface RawResponse {
+  status: number;
+  /** Header lines, lowercased. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Every complete response in `text` (interim 1xx responses included), framed by Content-Length. */
+export function parseRawResponses(text: string): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = text;
+  for (let end = rest.indexOf('\r\n\r\n'); end >= 0; end = rest.indexOf('\r\n\r\n')) {
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
+    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0);
+    const bodyStart = Buffer.from(rest.slice(0, end + 4), 'utf8').length;
+    const bytes = Buffer.from(rest, 'utf8');
+    const length = status >= 200 ? Number(headers['content-length'] ?? 0) : 0;
+    if (bytes.length < bodyStart + length) break;
+    responses.push({ status, headers, body: bytes.subarray(bodyStart, bodyStart + length).toString('utf8') });
+    rest = bytes.subarray(bodyStart + length).toString('utf8');
+  }
+  return responses;
 }
 
 export interface LimitedServer {

@@ -22,7 +22,11 @@ export interface NodeProcess {
 
 /** Runs `node <args>` from the project root with exactly the given environment (plus PATH), capturing its output. */
 export function spawnNode(args: string[], env: Record<string, string>): NodeProcess {
-  const child = spawn(process.execPath, args, {
+  return spawnCommand(process.execPath, args, env);
+}
+
+function spawnCommand(command: string, args: string[], env: Record<string, string>): NodeProcess {
+  const child = spawn(command, args, {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,9 +46,17 @@ export async function runNode(args: string[], env: Record<string, string> = {}) 
   return { code, ...run.output() };
 }
 
+export interface StartOptions {
+  /** `ulimit -n` for the server: its open-files limit (sockets included). */
+  openFiles?: number;
+}
+
 /** Starts `src/server.ts` in a child process with exactly the given environment (plus PATH). */
-export function startServer(env: Record<string, string>): ServerProcess {
-  const { child, exited, output } = spawnNode(['--import', 'tsx', SERVER_ENTRY], env);
+export function startServer(env: Record<string, string>, options: StartOptions = {}): ServerProcess {
+  const { child, exited, output } =
+    options.openFiles === undefined
+      ? spawnNode(['--import', 'tsx', SERVER_ENTRY], env)
+      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" --import tsx "$1"`, process.execPath, SERVER_ENTRY], env);
   async function listening(timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {

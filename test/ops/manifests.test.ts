@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { ConfigError, loadConfig, parseDuration, PROJECT_ROOT } from '../../src/config.js';
+import { ConfigError, DESCRIPTORS_BESIDES_SOCKETS, loadConfig, parseDuration, PROJECT_ROOT, SHUTDOWN_FLUSH_MS } from '../../src/config.js';
 import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { runHealthcheck } from './run-healthcheck.js';
 
@@ -292,7 +292,16 @@ describe('docker/compose.yaml', () => {
     expect(service.environment.PORT).toBe(imageEnv['PORT']);
     expect(service.ports.map((port: string) => port.split(':').at(-1))).toEqual([imageEnv['PORT']]);
     expect(service.healthcheck.test).toEqual(['CMD', ...(await healthcheckCommand(runtime))]);
-    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(loadConfig({}).shutdownGraceMs);
+    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(loadConfig({}).shutdownGraceMs + SHUTDOWN_FLUSH_MS);
+  });
+
+  it('sets an open-files limit that holds MAX_CONNECTIONS sockets and the files the service opens', async () => {
+    const { service } = await composeService();
+    const { env: imageEnv } = await dockerfile();
+    const config = loadConfig({ ...imageEnv, ...service.environment, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const { soft, hard } = service.ulimits.nofile;
+    expect(soft).toBeGreaterThanOrEqual(config.maxConnections + DESCRIPTORS_BESIDES_SOCKETS);
+    expect(hard).toBeGreaterThanOrEqual(soft);
   });
 });
 
@@ -392,7 +401,9 @@ describe('docker/k8s', () => {
     const config = loadConfig({ ...podEnv, CONTEXT_COMPILER_TOKENS_FILE: tokens });
     expect([config.host, config.port, config.traceDir, config.brainRoot]).toEqual(['0.0.0.0', 8080, podEnv['TRACE_DIR'], podEnv['BRAIN_ROOT']]);
     const preStopSeconds = Number(container.lifecycle?.preStop?.exec?.command?.at(-1) ?? 0);
-    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownGraceMs + preStopSeconds * 1000);
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownGraceMs + SHUTDOWN_FLUSH_MS + preStopSeconds * 1000);
+    // Kubernetes cannot set a pod's open-files limit; the cap is explicit so the runtime's limit can be checked against it.
+    expect(podEnv['MAX_CONNECTIONS']).toBe(String(config.maxConnections));
   });
 
   it('sizes memory for the 200 MB RSS target, with the heap capped below the limit', async () => {

@@ -18,7 +18,7 @@ function expectRejected(response: PlainResponse, label: string): void {
 describe('path traversal matrix: every id-taking parameter against a hostile brain', () => {
   it('rejects every unsafe value with a 400/404 problem, and the secret outside the brain appears nowhere', async () => {
     const hostile = await hostileBrain();
-    const { app, port, rawLogs } = await listenWith({ BRAIN_ROOT: hostile.root, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'debug' }, {});
+    const { app, port, rawLogs } = await listenWith({ BRAIN_ROOT: hostile.root, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'debug' });
     const everything: string[] = [];
     let requests = 0;
     for (const target of ID_TARGETS) {

@@ -1,26 +1,29 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVER_TIMEOUTS } from '../../src/app.js';
+import { CONNECTIONS_CHECK_INTERVAL_MS } from '../../src/app.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
 import { expectProblem, PROBLEM_TYPE, turn } from '../helpers/security-harness.js';
 import { drip, listenWith, parseRawResponse, rawConnection, startLimitedServer } from '../helpers/security-server.js';
 
-const SHORT = { connectionMs: 1500, requestMs: 700, checkIntervalMs: 100 };
+const SHORT = { HEADERS_TIMEOUT: '700ms', REQUEST_TIMEOUT: '700ms', KEEP_ALIVE_TIMEOUT: '700ms' };
+const CHECK_MS = 100;
 /** Far above requestMs + checkIntervalMs: only a server that never drops the client reaches it. */
 const DEADLINE_MS = 6000;
 
 describe('slow and misbehaving clients on a real listening server', () => {
-  it('uses 30 s request and connection timeouts by default, checked every 5 s', async () => {
-    expect(SERVER_TIMEOUTS).toEqual({ connectionMs: 30_000, requestMs: 30_000, checkIntervalMs: 5_000 });
-    const { app } = await listenWith({}, {});
+  it('bounds every state of a connection by default: 10 s for a request head, 30 s for a request, 5 s idle, checked every second', async () => {
+    const { app } = await listenWith({});
+    expect(app.server.headersTimeout).toBe(10_000);
     expect(app.server.requestTimeout).toBe(30_000);
-    expect(app.server.headersTimeout).toBeLessThanOrEqual(30_000);
     expect(app.server.timeout).toBe(30_000);
+    expect(app.server.keepAliveTimeout).toBe(5_000);
+    expect(app.server.maxConnections).toBe(768);
+    expect(CONNECTIONS_CHECK_INTERVAL_MS).toBe(1_000);
   });
 
   it('drops a client that trickles its headers byte by byte, with a 408 problem', async () => {
-    const { port } = await listenWith({}, SHORT);
+    const { port } = await listenWith(SHORT, CHECK_MS);
     const connection = await rawConnection(port);
     connection.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Drip: ');
     const result = await drip(connection, 'a', 50, DEADLINE_MS);
@@ -32,7 +35,7 @@ describe('slow and misbehaving clients on a real listening server', () => {
   });
 
   it('drops a client that trickles its body, with a 408 problem, and never compiles it', async () => {
-    const { app, port } = await listenWith({ BRAIN_ROOT: await copyExampleBrain() }, SHORT);
+    const { app, port } = await listenWith({ ...SHORT, BRAIN_ROOT: await copyExampleBrain() }, CHECK_MS);
     const connection = await rawConnection(port);
     connection.socket.write('POST /compile HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
     const result = await drip(connection, ' ', 50, DEADLINE_MS);
@@ -41,15 +44,15 @@ describe('slow and misbehaving clients on a real listening server', () => {
     expect(app.traces.stats().appends).toBe(0);
   });
 
-  it('closes a connection that sends nothing', async () => {
-    const { port } = await listenWith({}, SHORT);
+  it('closes a connection that sends nothing once HEADERS_TIMEOUT has passed', async () => {
+    const { port } = await listenWith(SHORT, CHECK_MS);
     const connection = await rawConnection(port);
     await Promise.race([connection.closed, new Promise((resolve) => setTimeout(resolve, DEADLINE_MS))]);
     expect(connection.isClosed()).toBe(true);
   });
 
   it('keeps answering other callers while slow clients drip', async () => {
-    const { origin, port } = await listenWith({}, SHORT);
+    const { origin, port } = await listenWith(SHORT, CHECK_MS);
     const drips = await Promise.all(Array.from({ length: 8 }, () => rawConnection(port)));
     for (const connection of drips) connection.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n');
     const dripping = drips.map((connection) => drip(connection, 'X-A: b\r\n', 50, DEADLINE_MS));
@@ -59,7 +62,7 @@ describe('slow and misbehaving clients on a real listening server', () => {
   });
 
   it('answers oversized headers with a 431 problem and stays up', async () => {
-    const { origin, port } = await listenWith({}, SHORT);
+    const { origin, port } = await listenWith(SHORT, CHECK_MS);
     for (const headers of [`X-Big: ${'a'.repeat(20_000)}\r\n`, Array.from({ length: 1000 }, (_, i) => `X-H${i}: ${'v'.repeat(20)}\r\n`).join('')]) {
       const connection = await rawConnection(port);
       connection.socket.write(`GET /healthz HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`);
@@ -73,7 +76,7 @@ describe('slow and misbehaving clients on a real listening server', () => {
   });
 
   it('answers bytes that are not HTTP with a 400 problem and stays up', async () => {
-    const { origin, port } = await listenWith({}, SHORT);
+    const { origin, port } = await listenWith(SHORT, CHECK_MS);
     for (const garbage of ['\u0000\u0001\u0002 hello\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n']) {
       const connection = await rawConnection(port);
       connection.socket.write(garbage);
@@ -84,7 +87,7 @@ describe('slow and misbehaving clients on a real listening server', () => {
   });
 
   it('answers a chunked body over BODY_LIMIT with a 413 problem', async () => {
-    const { port } = await listenWith({ BODY_LIMIT: '4096' }, SHORT);
+    const { port } = await listenWith({ ...SHORT, BODY_LIMIT: '4096' }, CHECK_MS);
     const connection = await rawConnection(port);
     connection.socket.write('POST /compile HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
     const chunk = `{"message":"${'x'.repeat(2000)}`;
@@ -96,6 +99,55 @@ describe('slow and misbehaving clients on a real listening server', () => {
 
 async function once408or413(received: () => string): Promise<void> {
   while (!/^HTTP\/1\.1 4\d\d[\s\S]*\r\n\r\n\{[\s\S]*\}$/.test(received())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe('the connection cap (MAX_CONNECTIONS) on a real listening server', () => {
+  const openSockets = (app: { connections: { stats(): { open: number } } }, count: number) => async () => {
+    const deadline = Date.now() + DEADLINE_MS;
+    while (app.connections.stats().open !== count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(app.connections.stats().open).toBe(count);
+  };
+
+  it('admits a newcomer at the cap by closing the oldest socket that never sent a request, before any idle keep-alive one', async () => {
+    const { app, origin, port } = await listenWith({ MAX_CONNECTIONS: '4', HEADERS_TIMEOUT: '30s' });
+    const served = await rawConnection(port);
+    served.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await until(() => parseRawResponse(served.received()).status === 200);
+    const oldestSilent = await rawConnection(port);
+    const newerSilent = await rawConnection(port);
+    await openSockets(app, 3)();
+
+    // The fourth socket reaches the cap: the oldest silent one makes room, not the keep-alive one.
+    expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    await oldestSilent.closed;
+    expect(served.isClosed()).toBe(false);
+    expect(newerSilent.isClosed()).toBe(false);
+    expect(app.metrics.connectionsShed.get({ reason: 'evicted' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses a newcomer only when every socket has a request in flight', async () => {
+    const { app, port } = await listenWith({ MAX_CONNECTIONS: '2', HEADERS_TIMEOUT: '30s', REQUEST_TIMEOUT: '30s' });
+    const uploads = [];
+    for (let i = 0; i < 2; i++) {
+      const upload = await rawConnection(port);
+      upload.socket.write('POST /compile HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n');
+      await until(() => upload.received().startsWith('HTTP/1.1 100 Continue'));
+      uploads.push(upload);
+    }
+    expect(app.connections.stats()).toEqual({ open: 2, inFlight: 2 });
+    const newcomer = await rawConnection(port);
+    await Promise.race([newcomer.closed, new Promise((resolve) => setTimeout(resolve, DEADLINE_MS))]);
+    expect(newcomer.isClosed()).toBe(true);
+    expect(newcomer.received()).toBe('');
+    expect(uploads.map((upload) => upload.isClosed())).toEqual([false, false]);
+    expect(app.metrics.connectionsShed.get({ reason: 'refused' })).toBe(1);
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(condition()).toBe(true);
 }
 
 describe('bodies, content types, URLs and methods', () => {

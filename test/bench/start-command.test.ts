@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseStartCommand } from '../../bench/start-command.js';
+import { PROJECT_ROOT } from '../../src/config.js';
+
+const pkg = (start: string) => JSON.stringify({ scripts: { start } });
+
+describe('parseStartCommand (how the bench starts the server as npm start does)', () => {
+  it('reads the node flags and the entry point of `npm start`', () => {
+    expect(parseStartCommand(pkg('node --max-old-space-size=160 dist/src/server.js'))).toEqual({
+      nodeFlags: ['--max-old-space-size=160'],
+      entry: 'dist/src/server.js',
+    });
+    expect(parseStartCommand(pkg('node dist/src/server.js')).nodeFlags).toEqual([]);
+  });
+
+  it('refuses a start script it could not reproduce exactly', () => {
+    for (const start of ['', 'tsx src/server.ts', 'NODE_OPTIONS=--x node dist/src/server.js', 'node dist/src/server.js && echo done', 'node -r x dist/src/server.js']) {
+      expect(() => parseStartCommand(pkg(start)), start).toThrow(/"start" must be/);
+    }
+  });
+
+  it('caps the heap in this repository’s `npm start`, as the image does (issue 12/16: ≤ 200 MB RSS without a flag to know about)', async () => {
+    const { nodeFlags, entry } = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+    expect(entry).toBe('dist/src/server.js');
+    const heap = (text: string) => Number(/--max-old-space-size=(\d+)/.exec(text)?.[1]);
+    const dockerfile = await readFile(join(PROJECT_ROOT, 'Dockerfile'), 'utf8');
+    expect(heap(nodeFlags.join(' '))).toBe(heap(/NODE_OPTIONS=(\S+)/.exec(dockerfile)?.[1] ?? ''));
+    expect(heap(nodeFlags.join(' '))).toBeGreaterThan(0);
+  });
+});
