@@ -174,10 +174,15 @@ function idOf(value: object): number {
   return id;
 }
 
-/** A read's identity for cache keys: its sha256 when read, else its status. */
+/** A read's identity for cache keys: its sha256 (and whether it was cut) when read, else its status. */
 function identity(result: ReadResult | undefined): string {
   if (result === undefined) return '-';
-  return result.status === 'ok' ? result.sha256 : result.status;
+  return result.status === 'ok' ? `${result.sha256}${result.truncated ? '+' : ''}` : result.status;
+}
+
+/** True when only part of the file was read (it is over its read cap). */
+function readInPart(result: ReadResult): boolean {
+  return result.status === 'ok' && result.truncated;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -311,7 +316,8 @@ async function venusLiveContext(
   const known = liveMemo.get(key);
   if (known) return known;
   const meeting = meetingName === undefined || meetingText === undefined ? undefined : { fileName: meetingName, text: meetingText };
-  const built = finishLive(buildVenusLiveContext({ ...texts, meeting }, clock), warnings.reported, ascii);
+  const partial = { tasks: readInPart(tasks), calendar: readInPart(calendar), inbox: readInPart(inbox) };
+  const built = finishLive(buildVenusLiveContext({ ...texts, meeting, partial }, clock), warnings.reported, ascii);
   return liveMemo.set(key, built, built.text.length + 64);
 }
 

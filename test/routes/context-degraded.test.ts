@@ -18,7 +18,10 @@ async function appOn(brainRoot: string, env: Record<string, string> = {}) {
   return { ...built, get: (url: string) => built.app.inject({ method: 'GET', url }) };
 }
 
-/** The persona prompt still arrives: identity first, the clock last of the system prompt. */
+/**
+ * The persona prompt still arrives: identity first, the clock last of the system prompt,
+ * and no live-context line says "unknown" (a source that is not there gives no line).
+ */
 function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): void {
   const name = persona === 'mars' ? 'Mars' : 'Venus';
   expect(body.systemPrompt.startsWith(`<<cc identity | trusted-directive | builtin:${persona}/identity>>\nYou are ${name}`)).toBe(true);
@@ -31,7 +34,7 @@ function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): voi
     'runtime-scope',
     'clock',
   ]);
-  expect(body.liveContext.length).toBeGreaterThan(0);
+  expect(body.liveContext).not.toMatch(/unknown|not available/);
 }
 
 describe('every brain problem degrades one source, and the persona still gets its prompt', () => {
@@ -47,12 +50,14 @@ describe('every brain problem degrades one source, and the persona still gets it
       'SOUL.md: missing',
       'topics/garden.md: missing; no topic block',
     ]);
-    expect(marsBody.liveContext).toContain('Core context: SOUL.md is not available.');
+    // Nothing to say: no live-context block at all, and the prompt still arrives.
+    expect(marsBody.liveContext).toBe('');
+    expect(marsBody.blocks.map((block: { kind: string }) => block.kind)).not.toContain('live-context');
     expect(marsBody.sources).toEqual([]);
     const venus = (await get(`/context/venus?now=${NOW}`)).json();
     expectPrompt(venus, 'venus');
     expect(venus.warnings).toEqual(['tasks/open.md: missing', 'calendar/today.md: missing', 'messages/inbox.md: missing', 'meetings/: no meeting notes']);
-    expect(venus.liveContext).toContain('Open tasks: unknown (no task list available).');
+    expect(venus.liveContext).toBe('');
   });
 
   it('a brain root that does not exist: one warning, not one per file', async () => {
@@ -111,6 +116,8 @@ describe('every brain problem degrades one source, and the persona still gets it
     expectPrompt(venus, 'venus');
     expect(venus.warnings).toEqual([expect.stringMatching(/^tasks\/open\.md is \d{7} bytes; kept the first \d+$/)]);
     expect(venus.liveContext).toContain('- P0: Call the landlord');
+    // Read in part: the count is a lower bound.
+    expect(venus.liveContext).toMatch(/\nOpen tasks: at least \d{1,3},\d{3} \(the list was read only in part\)\. Most urgent of those first:\n/);
     expect(venus.sources.find((source: { path: string }) => source.path === 'tasks/open.md')).toMatchObject({ truncated: true });
     const mars = (await get(`/context/mars?now=${NOW}`)).json();
     expect(mars.warnings).toEqual([expect.stringMatching(/^memory\/2026-11-30\.md is \d{7} bytes; kept the last \d+$/)]);
@@ -134,7 +141,8 @@ describe('every brain problem degrades one source, and the persona still gets it
       'calendar/today.md: refused (not a regular file); skipped',
     ]);
     expect(venus.instructions).not.toContain('Outside-secret-4f1c');
-    expect(venus.liveContext).toContain('Open tasks: unknown (no task list available).');
+    expect(venus.liveContext).not.toContain('Open tasks');
+    expect(venus.liveContext).toContain('Unread messages: 3');
   });
 
   it('a stale calendar and a meeting note without a summary', async () => {
