@@ -14,7 +14,9 @@ export const PersonaParamsSchema = z.strictObject({ persona: PersonaIdSchema });
 
 /** `GET /context/:persona` query (SPEC §5). Unknown parameters are a 400, like every other input. */
 export const PersonaContextQuerySchema = z.strictObject({
-  topicId: TopicIdSchema.optional(),
+  // Any text, even repeated: a call link always connects. An unusable id is a warning
+  // (`topic-unsafe:`) and the generic context, never a 400 (src/sources/persona.ts).
+  topicId: z.union([z.string(), z.array(z.string())]).optional(),
   topicName,
   timezone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London').optional(),
   now: z

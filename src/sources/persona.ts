@@ -15,6 +15,7 @@
  * date and minute they depend on, so a repeat call re-stats but does not re-parse.
  */
 import { compile } from '../core/compile.js';
+import { sha256Hex } from '../core/digest.js';
 import { BoundedMemo } from '../core/memo.js';
 import { buildMarsLiveContext, buildVenusLiveContext, type LiveContext } from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
@@ -30,6 +31,7 @@ import { clockLine, localDate, localTime, parseInstant, type ResolvedTimeZone } 
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { readHeartbeatTimezone, type BrainReader, type ListResult, type ReadResult } from '../io/brain.js';
+import { isSlug } from '../../schemas/ids.js';
 
 /** How much of each file is read, and which end is kept when a file is bigger. */
 export const PERSONA_READS = {
@@ -55,8 +57,12 @@ export interface PersonaRequest {
   now: string;
   /** IANA zone; else heartbeat-state, else `defaultTimeZone`. */
   timezone?: string | undefined;
-  /** A validated slug: `topics/<topicId>.md`. */
-  topicId?: string | undefined;
+  /**
+   * The caller's topic id, as given: a slug reads `topics/<topicId>.md`; anything else (or a
+   * repeated parameter) is unusable, and the persona connects with its generic context and a
+   * `topic-unsafe:` warning — a call link always connects.
+   */
+  topicId?: string | readonly string[] | undefined;
   /** A display label; sanitised to one line of ≤ 80 chars, advisory only. */
   topicName?: string | undefined;
   sanitize?: 'ascii' | undefined;
@@ -67,6 +73,33 @@ export interface PersonaOptions {
   policy: Policy;
   /** Offer the personas' write tools too (off unless configured). */
   allowWriteTools?: boolean;
+}
+
+/**
+ * Stable codes that open the warning for an unusable `topicId` on the persona routes, so a
+ * caller can tell why it got the generic context without parsing prose.
+ */
+export const TOPIC_WARNING = {
+  /** Not a slug (or given more than once): nothing was read. */
+  unsafe: 'topic-unsafe',
+  /** A slug, but `topics/<topicId>.md` does not exist. */
+  missing: 'topic-missing',
+  /** The file exists but cannot be used: refused, unreadable, binary or empty. */
+  unreadable: 'topic-unreadable',
+} as const;
+
+/**
+ * What the trace may record of a caller's topic id: the id itself when it is a slug, else
+ * only its length and a digest prefix — never unsafe text, and never unbounded.
+ */
+export function topicIdForTrace(topicId: string | readonly string[] | undefined): {
+  topicId: string | null;
+  rejected?: { reason: 'unsafe'; chars: number; sha256: string };
+} {
+  if (topicId === undefined) return { topicId: null };
+  if (typeof topicId === 'string' && isSlug(topicId)) return { topicId };
+  const text = typeof topicId === 'string' ? topicId : topicId.join('&');
+  return { topicId: null, rejected: { reason: 'unsafe', chars: text.length, sha256: sha256Hex(text).slice(0, 16) } };
 }
 
 export interface TopicSummary {
@@ -335,6 +368,8 @@ const topicMemo = new BoundedMemo<string, PreparedTopic>(1024, 16_000_000);
 interface ReadTopic {
   source: SourceText | undefined;
   summary: TopicSummary;
+  /** Why there is no topic block: a stable code and a detail that never quotes the file. */
+  unusable?: { code: (typeof TOPIC_WARNING)['missing' | 'unreadable']; detail: string };
   /** The memoised excerpt the source was built from (absent when there is no topic block). */
   prepared?: PreparedTopic;
 }
@@ -349,20 +384,22 @@ async function readTopic(
 ): Promise<ReadTopic> {
   const path = `topics/${topicId}.md`;
   const result = await read;
-  const missing: ReadTopic = { source: undefined, summary: { topicId, found: false, chars: 0, truncated: false } };
+  const summary: TopicSummary = { topicId, found: false, chars: 0, truncated: false };
+  const unusable = (code: (typeof TOPIC_WARNING)['missing' | 'unreadable'], detail: string): ReadTopic => ({
+    source: undefined,
+    summary,
+    unusable: { code, detail },
+  });
+  if (result.status === 'missing') return unusable(TOPIC_WARNING.missing, `${path} does not exist`);
   if (result.status !== 'ok') {
-    if (result.status === 'missing') warnings.add(`${path}: missing; no topic block`);
-    else warnings.unreadable(path, result.status, result.reason);
-    return missing;
+    warnings.reported.add(path);
+    return unusable(TOPIC_WARNING.unreadable, `${path} ${result.status === 'refused' ? 'was refused' : 'could not be read'} (${result.reason})`);
   }
   const name = sanitizeTopicName(rawName);
   const key = `${result.sha256}|${maxChars}|${ascii ? 1 : 0}|${name ?? ''}`;
   let prepared = topicMemo.get(key);
   if (!prepared && looksBinary(result.text)) prepared = topicMemo.set(key, { text: '', truncated: false, binary: true });
-  if (prepared?.binary) {
-    warnings.add(`${path}: not text (binary or invalid UTF-8); no topic block`);
-    return missing;
-  }
+  if (prepared?.binary) return unusable(TOPIC_WARNING.unreadable, `${path} is not text (binary or invalid UTF-8)`);
   if (!prepared) {
     const excerpt = topicExcerpt(result.text, maxChars);
     const truncated = excerpt.truncated || result.truncated;
@@ -375,10 +412,7 @@ async function readTopic(
   }
   for (const warning of result.warnings) if (!(result.truncated && warning.startsWith(`${path} is `))) warnings.add(warning);
   if (prepared.truncated) warnings.add(`${path}: over ${maxChars} chars; kept the newest part`);
-  if (prepared.text.length === 0) {
-    warnings.add(`${path}: empty; no topic block`);
-    return missing;
-  }
+  if (prepared.text.length === 0) return unusable(TOPIC_WARNING.unreadable, `${path} is empty`);
   return {
     source: { source: path, text: prepared.text, brainDerived: true },
     summary: { topicId, found: true, chars: prepared.text.length, truncated: prepared.truncated },
@@ -404,7 +438,9 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
   // Everything that does not depend on the date starts at once.
   const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone });
   const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
-  const topicRead = request.topicId === undefined ? undefined : brain.read(`topics/${request.topicId}.md`, PERSONA_READS.topic);
+  // An unusable id reads nothing: the persona connects with its generic context.
+  const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
+  const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
   const mars = persona.key === 'mars' ? { soul: brain.read('SOUL.md', PERSONA_READS.soul), memory: brain.list('memory') } : undefined;
   const venus =
     persona.key === 'venus'
@@ -432,7 +468,13 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
   for (const warning of live.warnings) warnings.add(warning);
 
   let topic: ReadTopic | undefined;
-  if (topicRead !== undefined) topic = await readTopic(topicRead, request.topicId!, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings);
+  if (topicRead !== undefined) {
+    topic = await readTopic(topicRead, topicId!, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings);
+    if (topic.unusable !== undefined) warnings.add(`${topic.unusable.code}: ${topic.unusable.detail}; compiled without a topic`);
+  } else if (request.topicId !== undefined) {
+    const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
+    warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
+  }
   if (request.topicName !== undefined && topic?.source === undefined) warnings.add('topicName: ignored, as there is no topic block');
 
   const input: CompileInput = {
@@ -512,11 +554,8 @@ export async function readTopicSources(
   const read = brain.read(`topics/${request.topicId}.md`, PERSONA_READS.topic);
   const topic = await readTopic(read, request.topicId, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings);
   if (topic.source === undefined) {
-    const path = `topics/${request.topicId}.md`;
-    const why = warnings.list.find((warning) => !warning.endsWith(': missing; no topic block'));
-    throw new ProblemError('CC_NOT_FOUND', `No topic "${request.topicId}": ${why === undefined ? `${path} does not exist` : why}.`, {
-      extensions: { topicId: request.topicId },
-    });
+    const detail = topic.unusable?.detail ?? `topics/${request.topicId}.md does not exist`;
+    throw new ProblemError('CC_NOT_FOUND', `No topic "${request.topicId}": ${detail}.`, { extensions: { topicId: request.topicId } });
   }
   return {
     input: {

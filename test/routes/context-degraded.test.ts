@@ -48,7 +48,7 @@ describe('every brain problem degrades one source, and the persona still gets it
     expect(marsBody.warnings).toEqual([
       'memory/: no daily memory files on or before 2026-11-30',
       'SOUL.md: missing',
-      'topics/garden.md: missing; no topic block',
+      'topic-missing: topics/garden.md does not exist; compiled without a topic',
     ]);
     // Nothing to say: no live-context block at all, and the prompt still arrives.
     expect(marsBody.liveContext).toBe('');
@@ -70,6 +70,8 @@ describe('every brain problem degrades one source, and the persona still gets it
       expectPrompt(body, persona);
       expect(body.warnings.filter((warning: string) => warning.includes('brain root is not readable'))).toEqual([
         'brain root is not readable (BRAIN_ROOT); compiled without brain context',
+        // The caller asked for a topic: it gets the coded reason it connected without one.
+        'topic-unreadable: topics/garden.md could not be read (brain root is not readable); compiled without a topic',
       ]);
       expect(body.warnings.some((warning: string) => warning.endsWith(': missing'))).toBe(false);
     }
@@ -89,7 +91,7 @@ describe('every brain problem degrades one source, and the persona still gets it
     expectPrompt(mars, 'mars');
     expect(mars.systemPrompt).toContain('(Asia/Kolkata, UTC+05:30)');
     expect(mars.topic).toEqual({ topicId: 'junk', found: false, chars: 0, truncated: false });
-    expect(mars.warnings).toContain('topics/junk.md: not text (binary or invalid UTF-8); no topic block');
+    expect(mars.warnings).toContain('topic-unreadable: topics/junk.md is not text (binary or invalid UTF-8); compiled without a topic');
     expect(mars.warnings).toEqual(
       expect.arrayContaining([
         'memory/heartbeat-state.json: not valid JSON; using Asia/Kolkata',

@@ -59,6 +59,15 @@ describe('readPersonaSources', () => {
       ['personas/venus.md', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
     );
     expect(venus.lists).toEqual(['meetings']);
+
+    // An unusable topic id reads nothing under topics/ (nor anywhere else it could point).
+    for (const topicId of ['../SOUL', 'Garden', '', ['garden', 'real-estate']]) {
+      const unsafe = recording(brain.session());
+      const sources = await readPersonaSources(unsafe.reader, { persona: 'venus', now: '2026-11-30T17:05:00Z', timezone: 'UTC', topicId }, OPTIONS);
+      expect(unsafe.reads.filter((path) => !venus.reads.includes(path)), JSON.stringify(topicId)).toEqual([]);
+      expect(sources.topic).toBeNull();
+      expect(sources.warnings.filter((warning) => warning.startsWith('topic-unsafe: topicId '))).toHaveLength(1);
+    }
     for (const path of [...mars.reads, ...mars.lists, ...venus.reads, ...venus.lists]) expect(path).not.toMatch(/^(people|companies)(\/|$)/);
   });
 
