@@ -32,6 +32,8 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
   const options = {
     defaultTimeZone: app.config.defaultTimezone,
     policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
+    allowWriteTools: app.config.voiceWriteTools,
+    crossLingual: app.config.voiceCrossLingual,
   };
 
   // Registered before /context/:persona; the router prefers the static segment anyway.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isValidTimeZone, parseInstant } from '../src/core/time.js';
-import { CompiledResponseSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { CompiledResponseSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { PersonaIdSchema, RunIdSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
@@ -43,9 +43,9 @@ export const TopicContextQuerySchema = z.strictObject({
 export type TopicContextQuery = z.infer<typeof TopicContextQuerySchema>;
 
 /**
- * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`
- * and `tools`. `tools` are full `{name, description, parameters}` objects with a JSON Schema
- * each (issue 4 loosens SPEC §9's `"tools": ["..."]`).
+ * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
+ * `tools` (each `{type: "function", name, description, parameters}` with a JSON Schema) and
+ * `session`, the realtime session configuration built from them (SPEC §4, §9).
  */
 export const PersonaContextResponseSchema = CompiledResponseSchema.extend({
   persona: z.string(),
@@ -53,6 +53,7 @@ export const PersonaContextResponseSchema = CompiledResponseSchema.extend({
   topic: TopicSummarySchema.nullable(),
   voice: z.string(),
   tools: z.array(ToolSchema),
+  session: RealtimeSessionSchema,
 });
 
 /** A topic-only compile: the topic block is the input prompt; `persona` is the subject `topic`. */

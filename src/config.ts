@@ -51,6 +51,8 @@ const duration = z.string().transform((value, ctx) => {
 // Re-exported so schemas and routes validate zones exactly as the compiler does.
 export { isValidTimeZone };
 
+const flag = z.enum(['true', 'false'], 'must be true or false').transform((value) => value === 'true');
+
 const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
 const EnvSchema = z.object({
@@ -72,6 +74,8 @@ const EnvSchema = z.object({
   DEFAULT_TIMEZONE: timezone.default('UTC'),
   PROMPT_LIMIT_CHARS: integer(1000, 2_000_000).default(48_000),
   SHUTDOWN_GRACE: duration.default(10_000),
+  VOICE_WRITE_TOOLS: flag.default(false),
+  VOICE_CROSS_LINGUAL: flag.default(false),
 });
 
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
@@ -99,6 +103,10 @@ export interface Config {
   readonly defaultTimezone: string;
   readonly promptLimitChars: number;
   readonly shutdownGraceMs: number;
+  /** Voice personas may offer write-shaped tools (`set_reminder`, `log_to_brain`, `enrich_request`). */
+  readonly voiceWriteTools: boolean;
+  /** Voice personas reply in the language spoken to instead of English only. */
+  readonly voiceCrossLingual: boolean;
 }
 
 export class ConfigError extends Error {
@@ -142,6 +150,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     defaultTimezone: vars.DEFAULT_TIMEZONE,
     promptLimitChars: vars.PROMPT_LIMIT_CHARS,
     shutdownGraceMs: vars.SHUTDOWN_GRACE,
+    voiceWriteTools: vars.VOICE_WRITE_TOOLS,
+    voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
   });
 }
 

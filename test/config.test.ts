@@ -17,8 +17,15 @@ describe('loadConfig', () => {
       bodyLimit: 262_144,
       logLevel: 'info',
       defaultTimezone: 'UTC',
+      voiceWriteTools: false,
+      voiceCrossLingual: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('opts in to voice write tools and cross-lingual replies only with an explicit true', () => {
+    expect(loadConfig({ VOICE_WRITE_TOOLS: 'true', VOICE_CROSS_LINGUAL: 'true' })).toMatchObject({ voiceWriteTools: true, voiceCrossLingual: true });
+    expect(loadConfig({ VOICE_WRITE_TOOLS: 'false', VOICE_CROSS_LINGUAL: 'false' })).toMatchObject({ voiceWriteTools: false, voiceCrossLingual: false });
   });
 
   it.each([
@@ -30,6 +37,8 @@ describe('loadConfig', () => {
     ['BODY_LIMIT', '12abc'],
     ['LOG_LEVEL', 'loud'],
     ['DEFAULT_TIMEZONE', 'Mars/Olympus_Mons'],
+    ['VOICE_WRITE_TOOLS', 'yes'],
+    ['VOICE_CROSS_LINGUAL', '1'],
   ])('names %s when it is %j', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`${variable}:`));

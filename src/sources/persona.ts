@@ -20,7 +20,8 @@ import { BoundedMemo } from '../core/memo.js';
 import { buildMarsLiveContext, buildVenusLiveContext, type LiveContext } from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../core/persona/render.js';
-import type { PersonaTool } from '../core/persona/tools.js';
+import { realtimeSession } from '../core/persona/session.js';
+import { TOOLS_FILE, type PersonaTool, type ToolsFile } from '../core/persona/tools.js';
 import { addCounts, type RedactionCounts } from '../core/pii.js';
 import { looksBinary } from '../core/signals/markdown.js';
 import { newestMeetingFile } from '../core/signals/meetings.js';
@@ -32,10 +33,12 @@ import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/
 import { ProblemError } from '../errors.js';
 import { readHeartbeatTimezone, type BrainReader, type ListResult, type ReadResult } from '../io/brain.js';
 import { isSlug } from '../../schemas/ids.js';
+import { ToolsFileSchema } from '../../schemas/tools-file.js';
 
 /** How much of each file is read, and which end is kept when a file is bigger. */
 export const PERSONA_READS = {
   override: { maxBytes: 64 * 1024, keep: 'head' },
+  toolsFile: { maxBytes: 64 * 1024, keep: 'head' },
   soul: { maxBytes: 64 * 1024, keep: 'head' },
   // Daily memory is append-only: its newest lines are at the end.
   daily: { maxBytes: 128 * 1024, keep: 'tail' },
@@ -71,8 +74,10 @@ export interface PersonaRequest {
 export interface PersonaOptions {
   defaultTimeZone: string;
   policy: Policy;
-  /** Offer the personas' write tools too (off unless configured). */
+  /** Offer write-shaped tools too (`VOICE_WRITE_TOOLS`; off unless configured). */
   allowWriteTools?: boolean;
+  /** Reply in the language spoken to (`VOICE_CROSS_LINGUAL`; off unless configured). */
+  crossLingual?: boolean;
 }
 
 /**
@@ -117,7 +122,7 @@ export interface PersonaSources {
   voice: string;
   tools: PersonaTool[];
   timeZone: ResolvedTimeZone;
-  /** Redactions the live-context builder already made (the compiler cannot see them again). */
+  /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
   liveContextRedactions: RedactionCounts;
   topic: TopicSummary | null;
   /** One per degraded source or ignored option, in a fixed order; never quotes brain text. */
@@ -135,7 +140,7 @@ export interface TopicSources {
 export interface PersonaCompiled {
   /** The compile with `redactions` counting the live context's too, as delivered and traced. */
   compiled: CompiledContext;
-  /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools` (persona routes) or `topic` alone. */
+  /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools`, `session` (persona routes) or `topic` alone. */
   extra: Record<string, unknown>;
   /** True when the result is memoised and handed out again (shared, never to be mutated). */
   shared?: boolean;
@@ -227,14 +232,38 @@ interface PreparedPersona {
   persona: SourceText;
   tools: SourceText;
   hardRules: SourceText;
+  /** The session's tools, ASCII when asked for (the same objects every time: never mutated). */
+  sessionTools: PersonaTool[];
   warnings: string[];
 }
 
 const personaMemo = new BoundedMemo<string, PreparedPersona>(256);
+const toolsFileMemo = new BoundedMemo<string, { file?: ToolsFile; warning?: string }>(64);
 
-function preparePersona(persona: Persona, override: ReadResult, ascii: boolean, options: PersonaOptions): PreparedPersona {
+/** `personas/tools.json` validated, or the warning that says why the default tools apply. */
+function parseToolsFile(read: ReadResult): { file?: ToolsFile; warning?: string } {
+  if (read.status !== 'ok') return {};
+  return toolsFileMemo.get(read.sha256) ?? toolsFileMemo.set(read.sha256, validateToolsFile(read));
+}
+
+function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): { file?: ToolsFile; warning?: string } {
+  if (read.truncated) return { warning: `${TOOLS_FILE} is over ${PERSONA_READS.toolsFile.maxBytes} bytes; the default tools apply` };
+  let json: unknown;
+  try {
+    json = JSON.parse(read.text);
+  } catch {
+    return { warning: `${TOOLS_FILE} is not valid JSON; the default tools apply` };
+  }
+  const result = ToolsFileSchema.safeParse(json);
+  if (result.success) return { file: result.data };
+  const issue = result.error.issues[0]!;
+  return { warning: `${TOOLS_FILE} is invalid at /${issue.path.join('/')}: ${issue.message}; the default tools apply` };
+}
+
+function preparePersona(persona: Persona, override: ReadResult, toolsRead: ReadResult, ascii: boolean, options: PersonaOptions): PreparedPersona {
   const writes = options.allowWriteTools === true;
-  const key = `${persona.key}|${writes ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}`;
+  const crossLingual = options.crossLingual === true;
+  const key = `${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}|${identity(toolsRead)}`;
   const known = personaMemo.get(key);
   if (known) return known;
   const warnings: string[] = [];
@@ -244,11 +273,14 @@ function preparePersona(persona: Persona, override: ReadResult, ascii: boolean, 
       warnings.push(`${override.path}: over ${options.policy.blocks.persona} chars; using the built-in persona`);
     } else overrideText = override.text;
   }
-  let rendered = renderPersona(persona, { overrideText, allowWriteTools: writes });
+  const toolsFile = parseToolsFile(toolsRead);
+  if (toolsFile.warning !== undefined) warnings.push(toolsFile.warning);
+  const renderOptions = { toolsFile: toolsFile.file, allowWriteTools: writes, crossLingual };
+  let rendered = renderPersona(persona, { ...renderOptions, overrideText });
   const character = rendered.sections.find((section) => section.kind === 'persona')!;
   if (rendered.overridden && character.text.length > options.policy.blocks.persona) {
     warnings.push(`${override.path}: over ${options.policy.blocks.persona} chars; using the built-in persona`);
-    rendered = renderPersona(persona, { allowWriteTools: writes });
+    rendered = renderPersona(persona, renderOptions);
   }
   warnings.push(...rendered.warnings);
   const section = (kind: string): SourceText => {
@@ -263,6 +295,7 @@ function preparePersona(persona: Persona, override: ReadResult, ascii: boolean, 
     persona: section('persona'),
     tools: section('tools'),
     hardRules: section('hard-rules'),
+    sessionTools: ascii ? rendered.tools.map((tool) => ({ ...tool, description: toAscii(tool.description) })) : rendered.tools,
     warnings,
   });
 }
@@ -438,6 +471,7 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
   // Everything that does not depend on the date starts at once.
   const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone });
   const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
+  const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
   // An unusable id reads nothing: the persona connects with its generic context.
   const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
   const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
@@ -451,14 +485,15 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
           meetings: brain.list('meetings'),
         }
       : undefined;
-  const [zone, override] = await Promise.all([zoneRead, overrideRead]);
+  const [zone, override, tools] = await Promise.all([zoneRead, overrideRead, toolsRead]);
   for (const warning of zone.warnings) {
     if (warning.includes(ROOT_UNREADABLE)) warnings.unreadable('memory/heartbeat-state.json', 'error', ROOT_UNREADABLE);
     else warnings.add(warning);
   }
 
-  const prepared = preparePersona(persona, override, ascii, options);
+  const prepared = preparePersona(persona, override, tools, ascii, options);
   if (override.status !== 'ok' && override.status !== 'missing') warnings.unreadable(override.path, override.status, override.reason);
+  if (tools.status !== 'ok' && tools.status !== 'missing') warnings.unreadable(tools.path, tools.status, tools.reason);
   for (const warning of prepared.warnings) warnings.add(warning);
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone) };
@@ -498,9 +533,9 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
     input,
     persona: { key, name, voice, description },
     voice,
-    tools: prepared.rendered.tools,
+    tools: prepared.sessionTools,
     timeZone: zone,
-    liveContextRedactions: live.redactions,
+    liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
     topic: topic?.summary ?? null,
     warnings: warnings.list,
     compileKey,
@@ -532,6 +567,7 @@ function compilePersonaAfresh(sources: PersonaSources): PersonaCompiled {
       topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
       voice: sources.voice,
       tools: sources.tools,
+      session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
     },
   };
 }

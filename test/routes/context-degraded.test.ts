@@ -35,6 +35,7 @@ function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): voi
     'clock',
   ]);
   expect(body.liveContext).not.toMatch(/unknown|not available/);
+  expect(body.session).toMatchObject({ type: 'realtime', instructions: body.instructions, audio: { output: { voice: body.voice } } });
 }
 
 describe('every brain problem degrades one source, and the persona still gets its prompt', () => {
