@@ -9,6 +9,7 @@ import {
   readPersonaSources,
   readTopicSources,
   TOPIC_SUBJECT_ID,
+  topicIdForTrace,
   type PersonaCompiled,
 } from '../src/sources/persona.js';
 import {
@@ -31,6 +32,8 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
   const options = {
     defaultTimeZone: app.config.defaultTimezone,
     policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
+    allowWriteTools: app.config.voiceWriteTools,
+    crossLingual: app.config.voiceCrossLingual,
   };
 
   // Registered before /context/:persona; the router prefers the static segment anyway.
@@ -77,6 +80,8 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
       const persona = personaOrNotFound((request.params as { persona: string }).persona).key;
       const query = request.query as PersonaContextQuery;
       const now = query.now ?? new Date().toISOString();
+      // An unusable topicId still connects; the trace keeps only its length and a digest prefix.
+      const topic = topicIdForTrace(query.topicId);
       const traceOptions: Record<string, unknown> = {
         now: query.now ?? null,
         // The instant the clock line and "today" were computed for: `?now=` with it reproduces the prompt.
@@ -84,13 +89,14 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
         timezone: query.timezone ?? null,
         sanitize: query.sanitize ?? null,
         topicName: query.topicName !== undefined,
+        ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
       };
       const base: DeliveryRequest = {
         route: `GET /context/${persona}`,
         runId: runIdFor(query.runId),
         subject: { kind: 'persona', id: persona },
         surface: 'voice',
-        identifiers: { persona, topicId: query.topicId ?? null },
+        identifiers: { persona, topicId: topic.topicId },
         options: traceOptions,
         warnings: [],
         format: query.format ?? 'json',

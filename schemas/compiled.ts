@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { RealtimeSession } from '../src/core/persona/session.js';
+import type { PersonaTool } from '../src/core/persona/tools.js';
 import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES } from '../src/core/types.js';
 
 /** A block as delivered in a response: everything but its content. */
@@ -43,11 +45,24 @@ export const SourceSummarySchema = z.object({
   truncated: z.boolean(),
 });
 
-export const ToolSchema = z.object({
+/** A function tool as realtime APIs take it; `parameters` is a JSON Schema object. */
+export const ToolSchema = z.strictObject({
+  type: z.literal('function'),
   name: z.string(),
   description: z.string(),
   parameters: z.record(z.string(), z.unknown()),
-});
+}) satisfies z.ZodType<Omit<PersonaTool, 'parameters'> & { parameters: Record<string, unknown> }>;
+
+/**
+ * The persona answer's `session`: what a voice server passes to the realtime calls endpoint
+ * or `session.update` unchanged (SPEC §4); the model is the caller's to add.
+ */
+export const RealtimeSessionSchema = z.strictObject({
+  type: z.literal('realtime'),
+  instructions: z.string(),
+  audio: z.strictObject({ output: z.strictObject({ voice: z.string() }) }),
+  tools: z.array(ToolSchema),
+}) satisfies z.ZodType<Omit<RealtimeSession, 'tools'> & { tools: unknown[] }>;
 
 export const TopicSummarySchema = z.object({
   topicId: z.string(),
@@ -82,6 +97,7 @@ export const CompiledResponseSchema = z.object({
   topic: TopicSummarySchema.nullable().optional(),
   voice: z.string().optional(),
   tools: z.array(ToolSchema).optional(),
+  session: RealtimeSessionSchema.optional(),
   warnings: z.array(z.string()),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isValidTimeZone, parseInstant } from '../src/core/time.js';
-import { CompiledResponseSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { CompiledResponseSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { PersonaIdSchema, RunIdSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
@@ -14,7 +14,9 @@ export const PersonaParamsSchema = z.strictObject({ persona: PersonaIdSchema });
 
 /** `GET /context/:persona` query (SPEC §5). Unknown parameters are a 400, like every other input. */
 export const PersonaContextQuerySchema = z.strictObject({
-  topicId: TopicIdSchema.optional(),
+  // Any text, even repeated: a call link always connects. An unusable id is a warning
+  // (`topic-unsafe:`) and the generic context, never a 400 (src/sources/persona.ts).
+  topicId: z.union([z.string(), z.array(z.string())]).optional(),
   topicName,
   timezone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London').optional(),
   now: z
@@ -41,9 +43,9 @@ export const TopicContextQuerySchema = z.strictObject({
 export type TopicContextQuery = z.infer<typeof TopicContextQuerySchema>;
 
 /**
- * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`
- * and `tools`. `tools` are full `{name, description, parameters}` objects with a JSON Schema
- * each (issue 4 loosens SPEC §9's `"tools": ["..."]`).
+ * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
+ * `tools` (each `{type: "function", name, description, parameters}` with a JSON Schema) and
+ * `session`, the realtime session configuration built from them (SPEC §4, §9).
  */
 export const PersonaContextResponseSchema = CompiledResponseSchema.extend({
   persona: z.string(),
@@ -51,6 +53,7 @@ export const PersonaContextResponseSchema = CompiledResponseSchema.extend({
   topic: TopicSummarySchema.nullable(),
   voice: z.string(),
   tools: z.array(ToolSchema),
+  session: RealtimeSessionSchema,
 });
 
 /** A topic-only compile: the topic block is the input prompt; `persona` is the subject `topic`. */

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { ContextCompilerError, createClient } from './client.js';
 import { formatTrace } from './cli/format-trace.js';
 import { ConfigError, loadConfig } from './config.js';
+import { ProblemError } from './errors.js';
 import { isSafeId } from '../schemas/ids.js';
 import type { RunTrace } from '../schemas/trace.js';
 
@@ -91,14 +92,23 @@ async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
   if (!values.persona) throw new UsageError('compile needs --persona (mars or venus)');
   const { compilePersonaInProcess } = await import('./cli/compile-persona.js');
   const config = loadConfig({ ...env, ...(values.brain ? { BRAIN_ROOT: resolve(values.brain) } : {}) });
-  const result = await compilePersonaInProcess(config, {
-    persona: values.persona,
-    ...(values.topic ? { topicId: values.topic } : {}),
-    ...(values.now ? { now: values.now } : {}),
-    ...(values.timezone ? { timezone: values.timezone } : {}),
-    ...(values.ascii ? { sanitize: 'ascii' as const } : {}),
-  });
-  await write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.instructions}\n`);
+  let result;
+  try {
+    result = await compilePersonaInProcess(config, {
+      persona: values.persona,
+      ...(values.topic ? { topicId: values.topic } : {}),
+      ...(values.now ? { now: values.now } : {}),
+      ...(values.timezone ? { timezone: values.timezone } : {}),
+      ...(values.ascii ? { sanitize: 'ascii' as const } : {}),
+    });
+  } catch (error) {
+    // A bad flag value (unsafe topic, bad --now or --timezone, unknown persona) is a usage error.
+    if (error instanceof ProblemError && (error.statusCode === 400 || error.statusCode === 404)) throw new UsageError(error.detail);
+    throw error;
+  }
+  // Byte for byte what `GET /context/<persona>?format=text` returns; a terminal gets a final
+  // newline too, so the shell prompt starts on a line of its own.
+  await write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.instructions}${process.stdout.isTTY ? '\n' : ''}`);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
 }
 

@@ -1,6 +1,6 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import type { CompiledResponse } from '../schemas/compiled.js';
+import type { CompiledResponse, RealtimeSessionSchema } from '../schemas/compiled.js';
 import type { PersonaContextResponseSchema, TopicContextResponseSchema } from '../schemas/context.js';
 import type { PersonasResponseSchema } from '../schemas/personas.js';
 import type { RunList, RunTrace } from '../schemas/trace.js';
@@ -82,6 +82,15 @@ export type CompileResult = WithEtag<CompiledResponse>;
 export type PersonaContext = WithEtag<z.infer<typeof PersonaContextResponseSchema>>;
 export type TopicContext = WithEtag<z.infer<typeof TopicContextResponseSchema>>;
 export type Personas = z.infer<typeof PersonasResponseSchema>;
+/** What a voice server sends to open a realtime session: `{type: "realtime", instructions, audio: {output: {voice}}, tools}`. */
+export type RealtimeSession = z.infer<typeof RealtimeSessionSchema>;
+export type PersonaName = 'mars' | 'venus' | (string & {});
+
+/** `context()` without `ifNoneMatch` always answers with the prompt; with one, maybe `{ notModified: true }`. */
+export interface ContextCall {
+  (persona: PersonaName, query?: ContextQuery & { ifNoneMatch?: undefined }): Promise<PersonaContext>;
+  (persona: PersonaName, query: ContextQuery): Promise<PersonaContext | NotModified>;
+}
 
 interface CallOptions {
   method?: 'GET' | 'POST';
@@ -156,17 +165,26 @@ export function createClient(options: ClientOptions) {
     return { ...parseJson<T>(answer), etag };
   }
 
+  const context = ((persona: PersonaName, query: ContextQuery = {}) => {
+    const { ifNoneMatch, ...rest } = query;
+    return compiled<z.infer<typeof PersonaContextResponseSchema>>(`/context/${encodeURIComponent(persona)}`, { query: { ...rest } }, ifNoneMatch);
+  }) as ContextCall;
+
   return {
     health: () => json<{ status: 'ok' }>('/healthz'),
     ready: () => json<{ status: 'ready'; checks: Array<{ name: string; ok: boolean; reason?: string }> }>('/readyz'),
     metrics: async () => (await call('/metrics')).text,
     openapi: () => json<Record<string, unknown>>('/openapi.json'),
     personas: () => json<Personas>('/personas'),
-    /** `GET /context/:persona` — the compiled voice persona prompt. */
-    context: (persona: 'mars' | 'venus' | (string & {}), query: ContextQuery = {}) => {
-      const { ifNoneMatch, ...rest } = query;
-      return compiled<z.infer<typeof PersonaContextResponseSchema>>(`/context/${encodeURIComponent(persona)}`, { query: { ...rest } }, ifNoneMatch);
-    },
+    /** `GET /context/:persona` — the compiled voice persona prompt (or `{ notModified: true }` when `ifNoneMatch` still holds). */
+    context,
+    /**
+     * `GET /context/:persona`, reduced to its `session`: the object to send to the realtime
+     * calls endpoint or `session.update` as it is (add your model). A bad or missing
+     * `topicId` still connects, with the persona's generic context.
+     */
+    realtimeSession: async (persona: PersonaName, query: Pick<ContextQuery, 'topicId' | 'topicName' | 'timezone'> = {}): Promise<RealtimeSession> =>
+      (await context(persona, { topicId: query.topicId, topicName: query.topicName, timezone: query.timezone })).session,
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: string, query: Omit<ContextQuery, 'ifNoneMatch'> = {}) =>
       (await call(`/context/${encodeURIComponent(persona)}`, { query: { ...query, format: 'text' } })).text,

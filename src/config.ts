@@ -54,6 +54,8 @@ const timeout = (maxMs: number, maxText: string) => duration.refine((ms) => ms <
 // Re-exported so schemas and routes validate zones exactly as the compiler does.
 export { isValidTimeZone };
 
+const flag = z.enum(['true', 'false'], 'must be true or false').transform((value) => value === 'true');
+
 const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
 const EnvSchema = z.object({
@@ -79,6 +81,8 @@ const EnvSchema = z.object({
   HEADERS_TIMEOUT: timeout(3_600_000, '1h').default(10_000),
   REQUEST_TIMEOUT: timeout(3_600_000, '1h').default(30_000),
   KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
+  VOICE_WRITE_TOOLS: flag.default(false),
+  VOICE_CROSS_LINGUAL: flag.default(false),
 });
 
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
@@ -114,6 +118,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** How long a socket may wait, idle, for its next request. */
   readonly keepAliveTimeoutMs: number;
+  /** Voice personas may offer write-shaped tools (`set_reminder`, `log_to_brain`, `enrich_request`). */
+  readonly voiceWriteTools: boolean;
+  /** Voice personas reply in the language spoken to instead of English only. */
+  readonly voiceCrossLingual: boolean;
 }
 
 /**
@@ -178,6 +186,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     headersTimeoutMs: vars.HEADERS_TIMEOUT,
     requestTimeoutMs: vars.REQUEST_TIMEOUT,
     keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
+    voiceWriteTools: vars.VOICE_WRITE_TOOLS,
+    voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
   });
 }
 

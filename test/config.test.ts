@@ -22,8 +22,15 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
+      voiceWriteTools: false,
+      voiceCrossLingual: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('opts in to voice write tools and cross-lingual replies only with an explicit true', () => {
+    expect(loadConfig({ VOICE_WRITE_TOOLS: 'true', VOICE_CROSS_LINGUAL: 'true' })).toMatchObject({ voiceWriteTools: true, voiceCrossLingual: true });
+    expect(loadConfig({ VOICE_WRITE_TOOLS: 'false', VOICE_CROSS_LINGUAL: 'false' })).toMatchObject({ voiceWriteTools: false, voiceCrossLingual: false });
   });
 
   it.each([
@@ -42,6 +49,8 @@ describe('loadConfig', () => {
     ['REQUEST_TIMEOUT', '2h'],
     // Past a Node timer's range a timeout would fire at once.
     ['SHUTDOWN_GRACE', '30d'],
+    ['VOICE_WRITE_TOOLS', 'yes'],
+    ['VOICE_CROSS_LINGUAL', '1'],
   ])('names %s when it is %j', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`${variable}:`));

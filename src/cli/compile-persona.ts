@@ -41,7 +41,12 @@ export async function compilePersonaInProcess(config: Config, command: PersonaCo
       topicId: command.topicId,
       sanitize: command.sanitize,
     },
-    { defaultTimeZone: config.defaultTimezone, policy: mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars }) },
+    {
+      defaultTimeZone: config.defaultTimezone,
+      policy: mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars }),
+      allowWriteTools: config.voiceWriteTools,
+      crossLingual: config.voiceCrossLingual,
+    },
   );
   const { compiled, extra } = compilePersona(sources);
   const { segments: _segments, ...result } = compiled;

@@ -163,6 +163,32 @@ function budgetExceeded(kind: BlockKind | 'instructions', chars: number, limit: 
   return new ProblemError('CC_BUDGET_EXCEEDED', detail, { extensions: { block: kind, chars, limit } });
 }
 
+/**
+ * The 422 for mandatory blocks over the prompt limit. It names what to shorten by kind
+ * totals, largest first: twenty evidence items of 1,900 chars are the thing to cut, not
+ * the one task that is the largest single block.
+ */
+function overLimit(used: number, limit: number, blocks: readonly Prepared[]): ProblemError {
+  const byKind = new Map<BlockKind, { chars: number; blocks: number }>();
+  for (const prepared of blocks) {
+    const total = byKind.get(prepared.kind) ?? { chars: 0, blocks: 0 };
+    total.chars += prepared.segment.length;
+    total.blocks++;
+    byKind.set(prepared.kind, total);
+  }
+  // Stable: equal totals keep layout order.
+  const ranked = [...byKind.entries()].sort((a, b) => b[1].chars - a[1].chars);
+  const shown = ranked
+    .slice(0, 3)
+    .map(([kind, total]) => `${kind} ${total.chars} chars${total.blocks > 1 ? ` in ${total.blocks} blocks` : ''}`);
+  const [largest] = ranked[0]!;
+  return new ProblemError(
+    'CC_BUDGET_EXCEEDED',
+    `The mandatory blocks need ${used} chars; the prompt limit is ${limit}. Shorten ${largest} first: by kind, ${shown.join(', ')}.`,
+    { extensions: { block: 'instructions', chars: used, limit, largestKind: largest, byKind: Object.fromEntries(ranked.map(([kind, total]) => [kind, total.chars])) } },
+  );
+}
+
 function checkPhase(input: CompileInput): void {
   const problem = (path: string, message: string) =>
     new ProblemError('CC_VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
@@ -252,16 +278,7 @@ export function compile(input: CompileInput): CompiledContext {
   }
   if (evidenceChars > 0) checkLimit('evidence', evidenceChars, limits);
   const used = () => systemChars + (inputChars > 0 ? inputChars + 2 : 0);
-  if (used() > policy.limitChars) {
-    let largest = identity;
-    for (const prepared of [...system, ...mandatoryInput]) if (prepared.segment.length > largest.segment.length) largest = prepared;
-    throw budgetExceeded(
-      'instructions',
-      used(),
-      policy.limitChars,
-      `The mandatory blocks need ${used()} chars; the prompt limit is ${policy.limitChars} (the largest is ${largest.kind}, ${largest.segment.length} chars).`,
-    );
-  }
+  if (used() > policy.limitChars) throw overLimit(used(), policy.limitChars, [...system, ...mandatoryInput]);
 
   // Optional items, host state before recalled notes, each taken in rank order if it fits.
   const omitted = { memory: 0, briefing: 0 };

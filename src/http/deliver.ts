@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
+import type { RealtimeSession } from '../core/persona/session.js';
+import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { BrainSession, ListingRecord, SourceRecord } from '../io/brain.js';
@@ -236,28 +238,41 @@ function compiledPart(compiled: CompiledContext): string {
   );
 }
 
-/** The persona-only members (`liveContext`, `topic`, `voice`, `tools`) that are present, each followed by a comma. */
+/** The persona-only members (`liveContext`, `topic`, `voice`, `tools`, `session`) that are present, each followed by a comma. */
 function extraPart(extra: Record<string, unknown>): string {
   let json = extraJson.get(extra);
   if (json !== undefined) return json;
   json = '';
-  const { liveContext, topic, voice, tools } = extra as {
+  const { liveContext, topic, voice, tools, session } = extra as {
     liveContext?: string;
     topic?: Record<string, unknown> | null;
     voice?: string;
-    tools?: Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+    tools?: PersonaTool[];
+    session?: RealtimeSession;
   };
   if (liveContext !== undefined) json += `"liveContext":${JSON.stringify(liveContext)},`;
   if (topic !== undefined) json += `"topic":${JSON.stringify(topic, TOPIC_KEYS)},`;
   if (voice !== undefined) json += `"voice":${JSON.stringify(voice)},`;
-  if (tools !== undefined) {
-    const items = tools.map(
-      (tool) => `{"name":${JSON.stringify(tool.name)},"description":${JSON.stringify(tool.description)},"parameters":${JSON.stringify(tool.parameters)}}`,
-    );
-    json += `"tools":[${items.join(',')}],`;
+  // The session carries the same tools: each is written once and the text used twice.
+  const toolsJson = tools === undefined ? undefined : toolListJson(tools);
+  if (toolsJson !== undefined) json += `"tools":${toolsJson},`;
+  if (session !== undefined) {
+    json +=
+      `"session":{"type":${JSON.stringify(session.type)},"instructions":${JSON.stringify(session.instructions)},` +
+      `"audio":{"output":{"voice":${JSON.stringify(session.audio.output.voice)}}},` +
+      `"tools":${session.tools === tools && toolsJson !== undefined ? toolsJson : toolListJson(session.tools)}},`;
   }
   extraJson.set(extra, json);
   return json;
+}
+
+function toolListJson(tools: readonly PersonaTool[]): string {
+  const items = tools.map(
+    (tool) =>
+      `{"type":${JSON.stringify(tool.type)},"name":${JSON.stringify(tool.name)},` +
+      `"description":${JSON.stringify(tool.description)},"parameters":${JSON.stringify(tool.parameters)}}`,
+  );
+  return `[${items.join(',')}]`;
 }
 
 /** What every event of a delivery records, whatever its outcome. */

@@ -15,11 +15,13 @@
  * date and minute they depend on, so a repeat call re-stats but does not re-parse.
  */
 import { compile } from '../core/compile.js';
+import { sha256Hex } from '../core/digest.js';
 import { BoundedMemo } from '../core/memo.js';
 import { buildMarsLiveContext, buildVenusLiveContext, type LiveContext } from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../core/persona/render.js';
-import type { PersonaTool } from '../core/persona/tools.js';
+import { realtimeSession } from '../core/persona/session.js';
+import { TOOLS_FILE, type PersonaTool, type ToolsFile } from '../core/persona/tools.js';
 import { addCounts, type RedactionCounts } from '../core/pii.js';
 import { looksBinary } from '../core/signals/markdown.js';
 import { newestMeetingFile } from '../core/signals/meetings.js';
@@ -30,10 +32,13 @@ import { clockLine, localDate, localTime, parseInstant, type ResolvedTimeZone } 
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { readHeartbeatTimezone, type BrainReader, type ListResult, type ReadResult } from '../io/brain.js';
+import { isSlug } from '../../schemas/ids.js';
+import { ToolsFileSchema } from '../../schemas/tools-file.js';
 
 /** How much of each file is read, and which end is kept when a file is bigger. */
 export const PERSONA_READS = {
   override: { maxBytes: 64 * 1024, keep: 'head' },
+  toolsFile: { maxBytes: 64 * 1024, keep: 'head' },
   soul: { maxBytes: 64 * 1024, keep: 'head' },
   // Daily memory is append-only: its newest lines are at the end.
   daily: { maxBytes: 128 * 1024, keep: 'tail' },
@@ -55,8 +60,12 @@ export interface PersonaRequest {
   now: string;
   /** IANA zone; else heartbeat-state, else `defaultTimeZone`. */
   timezone?: string | undefined;
-  /** A validated slug: `topics/<topicId>.md`. */
-  topicId?: string | undefined;
+  /**
+   * The caller's topic id, as given: a slug reads `topics/<topicId>.md`; anything else (or a
+   * repeated parameter) is unusable, and the persona connects with its generic context and a
+   * `topic-unsafe:` warning — a call link always connects.
+   */
+  topicId?: string | readonly string[] | undefined;
   /** A display label; sanitised to one line of ≤ 80 chars, advisory only. */
   topicName?: string | undefined;
   sanitize?: 'ascii' | undefined;
@@ -65,8 +74,37 @@ export interface PersonaRequest {
 export interface PersonaOptions {
   defaultTimeZone: string;
   policy: Policy;
-  /** Offer the personas' write tools too (off unless configured). */
+  /** Offer write-shaped tools too (`VOICE_WRITE_TOOLS`; off unless configured). */
   allowWriteTools?: boolean;
+  /** Reply in the language spoken to (`VOICE_CROSS_LINGUAL`; off unless configured). */
+  crossLingual?: boolean;
+}
+
+/**
+ * Stable codes that open the warning for an unusable `topicId` on the persona routes, so a
+ * caller can tell why it got the generic context without parsing prose.
+ */
+export const TOPIC_WARNING = {
+  /** Not a slug (or given more than once): nothing was read. */
+  unsafe: 'topic-unsafe',
+  /** A slug, but `topics/<topicId>.md` does not exist. */
+  missing: 'topic-missing',
+  /** The file exists but cannot be used: refused, unreadable, binary or empty. */
+  unreadable: 'topic-unreadable',
+} as const;
+
+/**
+ * What the trace may record of a caller's topic id: the id itself when it is a slug, else
+ * only its length and a digest prefix — never unsafe text, and never unbounded.
+ */
+export function topicIdForTrace(topicId: string | readonly string[] | undefined): {
+  topicId: string | null;
+  rejected?: { reason: 'unsafe'; chars: number; sha256: string };
+} {
+  if (topicId === undefined) return { topicId: null };
+  if (typeof topicId === 'string' && isSlug(topicId)) return { topicId };
+  const text = typeof topicId === 'string' ? topicId : topicId.join('&');
+  return { topicId: null, rejected: { reason: 'unsafe', chars: text.length, sha256: sha256Hex(text).slice(0, 16) } };
 }
 
 export interface TopicSummary {
@@ -84,7 +122,7 @@ export interface PersonaSources {
   voice: string;
   tools: PersonaTool[];
   timeZone: ResolvedTimeZone;
-  /** Redactions the live-context builder already made (the compiler cannot see them again). */
+  /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
   liveContextRedactions: RedactionCounts;
   topic: TopicSummary | null;
   /** One per degraded source or ignored option, in a fixed order; never quotes brain text. */
@@ -102,7 +140,7 @@ export interface TopicSources {
 export interface PersonaCompiled {
   /** The compile with `redactions` counting the live context's too, as delivered and traced. */
   compiled: CompiledContext;
-  /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools` (persona routes) or `topic` alone. */
+  /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools`, `session` (persona routes) or `topic` alone. */
   extra: Record<string, unknown>;
   /** True when the result is memoised and handed out again (shared, never to be mutated). */
   shared?: boolean;
@@ -174,10 +212,15 @@ function idOf(value: object): number {
   return id;
 }
 
-/** A read's identity for cache keys: its sha256 when read, else its status. */
+/** A read's identity for cache keys: its sha256 (and whether it was cut) when read, else its status. */
 function identity(result: ReadResult | undefined): string {
   if (result === undefined) return '-';
-  return result.status === 'ok' ? result.sha256 : result.status;
+  return result.status === 'ok' ? `${result.sha256}${result.truncated ? '+' : ''}` : result.status;
+}
+
+/** True when only part of the file was read (it is over its read cap). */
+function readInPart(result: ReadResult): boolean {
+  return result.status === 'ok' && result.truncated;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -189,14 +232,38 @@ interface PreparedPersona {
   persona: SourceText;
   tools: SourceText;
   hardRules: SourceText;
+  /** The session's tools, ASCII when asked for (the same objects every time: never mutated). */
+  sessionTools: PersonaTool[];
   warnings: string[];
 }
 
 const personaMemo = new BoundedMemo<string, PreparedPersona>(256);
+const toolsFileMemo = new BoundedMemo<string, { file?: ToolsFile; warning?: string }>(64);
 
-function preparePersona(persona: Persona, override: ReadResult, ascii: boolean, options: PersonaOptions): PreparedPersona {
+/** `personas/tools.json` validated, or the warning that says why the default tools apply. */
+function parseToolsFile(read: ReadResult): { file?: ToolsFile; warning?: string } {
+  if (read.status !== 'ok') return {};
+  return toolsFileMemo.get(read.sha256) ?? toolsFileMemo.set(read.sha256, validateToolsFile(read));
+}
+
+function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): { file?: ToolsFile; warning?: string } {
+  if (read.truncated) return { warning: `${TOOLS_FILE} is over ${PERSONA_READS.toolsFile.maxBytes} bytes; the default tools apply` };
+  let json: unknown;
+  try {
+    json = JSON.parse(read.text);
+  } catch {
+    return { warning: `${TOOLS_FILE} is not valid JSON; the default tools apply` };
+  }
+  const result = ToolsFileSchema.safeParse(json);
+  if (result.success) return { file: result.data };
+  const issue = result.error.issues[0]!;
+  return { warning: `${TOOLS_FILE} is invalid at /${issue.path.join('/')}: ${issue.message}; the default tools apply` };
+}
+
+function preparePersona(persona: Persona, override: ReadResult, toolsRead: ReadResult, ascii: boolean, options: PersonaOptions): PreparedPersona {
   const writes = options.allowWriteTools === true;
-  const key = `${persona.key}|${writes ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}`;
+  const crossLingual = options.crossLingual === true;
+  const key = `${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}|${identity(toolsRead)}`;
   const known = personaMemo.get(key);
   if (known) return known;
   const warnings: string[] = [];
@@ -206,11 +273,14 @@ function preparePersona(persona: Persona, override: ReadResult, ascii: boolean, 
       warnings.push(`${override.path}: over ${options.policy.blocks.persona} chars; using the built-in persona`);
     } else overrideText = override.text;
   }
-  let rendered = renderPersona(persona, { overrideText, allowWriteTools: writes });
+  const toolsFile = parseToolsFile(toolsRead);
+  if (toolsFile.warning !== undefined) warnings.push(toolsFile.warning);
+  const renderOptions = { toolsFile: toolsFile.file, allowWriteTools: writes, crossLingual };
+  let rendered = renderPersona(persona, { ...renderOptions, overrideText });
   const character = rendered.sections.find((section) => section.kind === 'persona')!;
   if (rendered.overridden && character.text.length > options.policy.blocks.persona) {
     warnings.push(`${override.path}: over ${options.policy.blocks.persona} chars; using the built-in persona`);
-    rendered = renderPersona(persona, { allowWriteTools: writes });
+    rendered = renderPersona(persona, renderOptions);
   }
   warnings.push(...rendered.warnings);
   const section = (kind: string): SourceText => {
@@ -225,6 +295,7 @@ function preparePersona(persona: Persona, override: ReadResult, ascii: boolean, 
     persona: section('persona'),
     tools: section('tools'),
     hardRules: section('hard-rules'),
+    sessionTools: ascii ? rendered.tools.map((tool) => ({ ...tool, description: toAscii(tool.description) })) : rendered.tools,
     warnings,
   });
 }
@@ -311,7 +382,8 @@ async function venusLiveContext(
   const known = liveMemo.get(key);
   if (known) return known;
   const meeting = meetingName === undefined || meetingText === undefined ? undefined : { fileName: meetingName, text: meetingText };
-  const built = finishLive(buildVenusLiveContext({ ...texts, meeting }, clock), warnings.reported, ascii);
+  const partial = { tasks: readInPart(tasks), calendar: readInPart(calendar), inbox: readInPart(inbox) };
+  const built = finishLive(buildVenusLiveContext({ ...texts, meeting, partial }, clock), warnings.reported, ascii);
   return liveMemo.set(key, built, built.text.length + 64);
 }
 
@@ -329,6 +401,8 @@ const topicMemo = new BoundedMemo<string, PreparedTopic>(1024, 16_000_000);
 interface ReadTopic {
   source: SourceText | undefined;
   summary: TopicSummary;
+  /** Why there is no topic block: a stable code and a detail that never quotes the file. */
+  unusable?: { code: (typeof TOPIC_WARNING)['missing' | 'unreadable']; detail: string };
   /** The memoised excerpt the source was built from (absent when there is no topic block). */
   prepared?: PreparedTopic;
 }
@@ -343,20 +417,22 @@ async function readTopic(
 ): Promise<ReadTopic> {
   const path = `topics/${topicId}.md`;
   const result = await read;
-  const missing: ReadTopic = { source: undefined, summary: { topicId, found: false, chars: 0, truncated: false } };
+  const summary: TopicSummary = { topicId, found: false, chars: 0, truncated: false };
+  const unusable = (code: (typeof TOPIC_WARNING)['missing' | 'unreadable'], detail: string): ReadTopic => ({
+    source: undefined,
+    summary,
+    unusable: { code, detail },
+  });
+  if (result.status === 'missing') return unusable(TOPIC_WARNING.missing, `${path} does not exist`);
   if (result.status !== 'ok') {
-    if (result.status === 'missing') warnings.add(`${path}: missing; no topic block`);
-    else warnings.unreadable(path, result.status, result.reason);
-    return missing;
+    warnings.reported.add(path);
+    return unusable(TOPIC_WARNING.unreadable, `${path} ${result.status === 'refused' ? 'was refused' : 'could not be read'} (${result.reason})`);
   }
   const name = sanitizeTopicName(rawName);
   const key = `${result.sha256}|${maxChars}|${ascii ? 1 : 0}|${name ?? ''}`;
   let prepared = topicMemo.get(key);
   if (!prepared && looksBinary(result.text)) prepared = topicMemo.set(key, { text: '', truncated: false, binary: true });
-  if (prepared?.binary) {
-    warnings.add(`${path}: not text (binary or invalid UTF-8); no topic block`);
-    return missing;
-  }
+  if (prepared?.binary) return unusable(TOPIC_WARNING.unreadable, `${path} is not text (binary or invalid UTF-8)`);
   if (!prepared) {
     const excerpt = topicExcerpt(result.text, maxChars);
     const truncated = excerpt.truncated || result.truncated;
@@ -369,10 +445,7 @@ async function readTopic(
   }
   for (const warning of result.warnings) if (!(result.truncated && warning.startsWith(`${path} is `))) warnings.add(warning);
   if (prepared.truncated) warnings.add(`${path}: over ${maxChars} chars; kept the newest part`);
-  if (prepared.text.length === 0) {
-    warnings.add(`${path}: empty; no topic block`);
-    return missing;
-  }
+  if (prepared.text.length === 0) return unusable(TOPIC_WARNING.unreadable, `${path} is empty`);
   return {
     source: { source: path, text: prepared.text, brainDerived: true },
     summary: { topicId, found: true, chars: prepared.text.length, truncated: prepared.truncated },
@@ -398,7 +471,10 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
   // Everything that does not depend on the date starts at once.
   const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone });
   const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
-  const topicRead = request.topicId === undefined ? undefined : brain.read(`topics/${request.topicId}.md`, PERSONA_READS.topic);
+  const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
+  // An unusable id reads nothing: the persona connects with its generic context.
+  const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
+  const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
   const mars = persona.key === 'mars' ? { soul: brain.read('SOUL.md', PERSONA_READS.soul), memory: brain.list('memory') } : undefined;
   const venus =
     persona.key === 'venus'
@@ -409,14 +485,15 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
           meetings: brain.list('meetings'),
         }
       : undefined;
-  const [zone, override] = await Promise.all([zoneRead, overrideRead]);
+  const [zone, override, tools] = await Promise.all([zoneRead, overrideRead, toolsRead]);
   for (const warning of zone.warnings) {
     if (warning.includes(ROOT_UNREADABLE)) warnings.unreadable('memory/heartbeat-state.json', 'error', ROOT_UNREADABLE);
     else warnings.add(warning);
   }
 
-  const prepared = preparePersona(persona, override, ascii, options);
+  const prepared = preparePersona(persona, override, tools, ascii, options);
   if (override.status !== 'ok' && override.status !== 'missing') warnings.unreadable(override.path, override.status, override.reason);
+  if (tools.status !== 'ok' && tools.status !== 'missing') warnings.unreadable(tools.path, tools.status, tools.reason);
   for (const warning of prepared.warnings) warnings.add(warning);
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone) };
@@ -426,7 +503,13 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
   for (const warning of live.warnings) warnings.add(warning);
 
   let topic: ReadTopic | undefined;
-  if (topicRead !== undefined) topic = await readTopic(topicRead, request.topicId!, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings);
+  if (topicRead !== undefined) {
+    topic = await readTopic(topicRead, topicId!, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings);
+    if (topic.unusable !== undefined) warnings.add(`${topic.unusable.code}: ${topic.unusable.detail}; compiled without a topic`);
+  } else if (request.topicId !== undefined) {
+    const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
+    warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
+  }
   if (request.topicName !== undefined && topic?.source === undefined) warnings.add('topicName: ignored, as there is no topic block');
 
   const input: CompileInput = {
@@ -450,9 +533,9 @@ export async function readPersonaSources(brain: BrainReader, request: PersonaReq
     input,
     persona: { key, name, voice, description },
     voice,
-    tools: prepared.rendered.tools,
+    tools: prepared.sessionTools,
     timeZone: zone,
-    liveContextRedactions: live.redactions,
+    liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
     topic: topic?.summary ?? null,
     warnings: warnings.list,
     compileKey,
@@ -484,6 +567,7 @@ function compilePersonaAfresh(sources: PersonaSources): PersonaCompiled {
       topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
       voice: sources.voice,
       tools: sources.tools,
+      session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
     },
   };
 }
@@ -506,11 +590,8 @@ export async function readTopicSources(
   const read = brain.read(`topics/${request.topicId}.md`, PERSONA_READS.topic);
   const topic = await readTopic(read, request.topicId, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings);
   if (topic.source === undefined) {
-    const path = `topics/${request.topicId}.md`;
-    const why = warnings.list.find((warning) => !warning.endsWith(': missing; no topic block'));
-    throw new ProblemError('CC_NOT_FOUND', `No topic "${request.topicId}": ${why === undefined ? `${path} does not exist` : why}.`, {
-      extensions: { topicId: request.topicId },
-    });
+    const detail = topic.unusable?.detail ?? `topics/${request.topicId}.md does not exist`;
+    throw new ProblemError('CC_NOT_FOUND', `No topic "${request.topicId}": ${detail}.`, { extensions: { topicId: request.topicId } });
   }
   return {
     input: {

@@ -70,7 +70,18 @@ describe('context-compiler CLI', () => {
     const second = await cli(['compile', '--persona', 'mars', '--now', NOW, '--json']);
     expect(JSON.parse(second.stdout).promptSha256).toBe(result.promptSha256);
     const text = await cli(['compile', '--persona', 'mars', '--now', NOW]);
-    expect(text.stdout).toBe(`${result.instructions}\n`);
+    expect(text.stdout).toBe(result.instructions);
+  });
+
+  it('regression: compile prints byte for byte what ?format=text returns (it printed one more byte, a newline)', async () => {
+    const { app } = await buildTestApp();
+    for (const persona of ['mars', 'venus']) {
+      const served = await app.inject({ method: 'GET', url: `/context/${persona}?now=${NOW}&topicId=garden&format=text` });
+      expect(served.statusCode).toBe(200);
+      const printed = await cli(['compile', '--persona', persona, '--now', NOW, '--topic', 'garden']);
+      expect(printed.code).toBe(0);
+      expect(Buffer.from(printed.stdout)).toEqual(served.rawPayload);
+    }
   });
 
   it('adds a topic and reads another brain with --brain', async () => {
@@ -81,16 +92,19 @@ describe('context-compiler CLI', () => {
     expect(JSON.parse(result.stdout).inputPrompt).toContain('a topic only this test wrote');
   });
 
-  it('fails clearly on an unknown persona, an unsafe topic or a bad --now', async () => {
+  it('regression: a bad flag value (unknown persona, unsafe topic, bad --now or --timezone) is a usage error, exit 2 as documented (was 1)', async () => {
     const unknown = await cli(['compile', '--persona', 'jupiter', '--now', NOW]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('mars');
     const unsafe = await cli(['compile', '--persona', 'mars', '--topic', '../secrets']);
-    expect(unsafe.code).toBe(1);
+    expect(unsafe.code).toBe(2);
     expect(unsafe.stderr).toContain('--topic must be a slug');
     const badNow = await cli(['compile', '--persona', 'mars', '--now', 'yesterday']);
-    expect(badNow.code).toBe(1);
+    expect(badNow.code).toBe(2);
     expect(badNow.stderr).toContain('--now');
+    const badZone = await cli(['compile', '--persona', 'mars', '--timezone', 'Mars/Olympus']);
+    expect(badZone.code).toBe(2);
+    expect(badZone.stderr).toContain('timezone');
     const missing = await cli(['compile']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--persona');

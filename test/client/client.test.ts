@@ -64,6 +64,25 @@ describe('client against a real server', () => {
 describe('client route methods', () => {
   const now = '2026-11-30T17:30:00Z';
 
+  it('realtimeSession returns exactly the answer\'s session, and a bad topicId still connects', async () => {
+    const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const api = client({ baseUrl, token: TEST_TOKEN });
+    const session = await api.realtimeSession('mars', { topicId: 'real-estate', topicName: 'Flat hunt', timezone: 'Europe/London' });
+    expect(Object.keys(session)).toEqual(['type', 'instructions', 'audio', 'tools']);
+    expect(session).toMatchObject({ type: 'realtime', audio: { output: { voice: 'ash' } } });
+    expect(session.instructions).toContain('(Europe/London, UTC');
+    expect(session.instructions).toContain('Topic name given by the caller: Flat hunt');
+    expect(session.tools.map((tool) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
+    for (const tool of session.tools) expect(tool.type).toBe('function');
+    // The typed context() without ifNoneMatch is the answer itself, no "not modified" to rule out.
+    const answer = await api.context('mars', { topicId: 'real-estate', topicName: 'Flat hunt', timezone: 'Europe/London' });
+    // (Two calls may straddle a minute, so the clock line may differ: compare the rest.)
+    expect(answer.session.instructions).toBe(answer.instructions);
+    expect({ ...answer.session, instructions: '' }).toEqual({ ...session, instructions: '' });
+    const unsafe = await api.realtimeSession('venus', { topicId: '../SOUL' });
+    expect(unsafe.instructions).toContain('You are Venus');
+  });
+
   it('covers every route: personas, context with ETag, topic, compile, trace and runs', async () => {
     const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const api = client({ baseUrl, token: TEST_TOKEN });

@@ -256,7 +256,22 @@ describe('compile: budget', () => {
     const policy = mergePolicy(DEFAULT_POLICY, { limitChars: 1200 });
     const error = thrown(() => compile(chatTurn({ policy })));
     expect(error.extensions).toMatchObject({ block: 'instructions', limit: 1200 });
-    expect(error.detail).toContain('runtime-policy');
+    expect(error.detail).toContain('Shorten runtime-policy first');
+  });
+
+  it('regression: over the total, names what to shorten by kind totals, not the largest single block', () => {
+    // Twenty evidence items of 1,900 chars make most of the overflow; the task is the largest single block.
+    const evidence = Array.from({ length: 20 }, (_, i) => ({ sourceRef: `notes/${i}.md`, content: `${'evidence '.repeat(211)}${i}` }));
+    const task = { source: 'request:task', text: 'Summarise the quarter. '.repeat(390) };
+    const policy = mergePolicy(DEFAULT_POLICY, { limitChars: 30_000, blocks: { evidence: 60_000 } });
+    const error = thrown(() => compile(queuedTask({ evidence, task, policy })));
+    expect(error.code).toBe('CC_BUDGET_EXCEEDED');
+    const byKind = error.extensions!['byKind'] as Record<string, number>;
+    expect(error.extensions).toMatchObject({ block: 'instructions', limit: 30_000, largestKind: 'evidence' });
+    expect(Object.keys(byKind).slice(0, 2)).toEqual(['evidence', 'task']);
+    expect(byKind['evidence']).toBeGreaterThan(38_000);
+    expect(byKind['task']).toBeGreaterThan(8_900);
+    expect(error.detail).toMatch(/^The mandatory blocks need \d+ chars; the prompt limit is 30000\. Shorten evidence first: by kind, evidence \d+ chars in 20 blocks, task \d+ chars, /);
   });
 
   it('takes optional items in rank order while they fit and reports the omitted count', () => {

@@ -18,6 +18,12 @@ export interface IdTarget {
   request(value: string): TargetRequest;
   /** The request with `encoded` placed verbatim in the URL; absent for body fields. */
   rawPath?(encoded: string): string;
+  /**
+   * True where an unusable value must not fail the call (a call link's topicId, SPEC §4):
+   * the answer is a 200 with the generic context and a `topic-unsafe:` warning, and nothing
+   * is read for it. Everywhere else an unsafe value is a 400/404 problem.
+   */
+  connects?: boolean;
 }
 
 const bodyField = (url: string, field: string, base: () => Record<string, unknown>): IdTarget => ({
@@ -45,8 +51,8 @@ export const ID_TARGETS: IdTarget[] = [
   queryParam('/runs', 'worker'),
   queryParam('/runs', 'persona'),
   pathParam('/context/{}', 'persona'),
-  queryParam('/context/mars', 'topicId'),
-  queryParam('/context/venus', 'topicId'),
+  { ...queryParam('/context/mars', 'topicId'), connects: true },
+  { ...queryParam('/context/venus', 'topicId'), connects: true },
   queryParam('/context/mars', 'runId'),
   pathParam('/context/topic/{}', 'topicId'),
   queryParam('/context/topic/real-estate', 'runId'),

@@ -18,7 +18,10 @@ async function appOn(brainRoot: string, env: Record<string, string> = {}) {
   return { ...built, get: (url: string) => built.app.inject({ method: 'GET', url }) };
 }
 
-/** The persona prompt still arrives: identity first, the clock last of the system prompt. */
+/**
+ * The persona prompt still arrives: identity first, the clock last of the system prompt,
+ * and no live-context line says "unknown" (a source that is not there gives no line).
+ */
 function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): void {
   const name = persona === 'mars' ? 'Mars' : 'Venus';
   expect(body.systemPrompt.startsWith(`<<cc identity | trusted-directive | builtin:${persona}/identity>>\nYou are ${name}`)).toBe(true);
@@ -31,7 +34,8 @@ function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): voi
     'runtime-scope',
     'clock',
   ]);
-  expect(body.liveContext.length).toBeGreaterThan(0);
+  expect(body.liveContext).not.toMatch(/unknown|not available/);
+  expect(body.session).toMatchObject({ type: 'realtime', instructions: body.instructions, audio: { output: { voice: body.voice } } });
 }
 
 describe('every brain problem degrades one source, and the persona still gets its prompt', () => {
@@ -45,14 +49,16 @@ describe('every brain problem degrades one source, and the persona still gets it
     expect(marsBody.warnings).toEqual([
       'memory/: no daily memory files on or before 2026-11-30',
       'SOUL.md: missing',
-      'topics/garden.md: missing; no topic block',
+      'topic-missing: topics/garden.md does not exist; compiled without a topic',
     ]);
-    expect(marsBody.liveContext).toContain('Core context: SOUL.md is not available.');
+    // Nothing to say: no live-context block at all, and the prompt still arrives.
+    expect(marsBody.liveContext).toBe('');
+    expect(marsBody.blocks.map((block: { kind: string }) => block.kind)).not.toContain('live-context');
     expect(marsBody.sources).toEqual([]);
     const venus = (await get(`/context/venus?now=${NOW}`)).json();
     expectPrompt(venus, 'venus');
     expect(venus.warnings).toEqual(['tasks/open.md: missing', 'calendar/today.md: missing', 'messages/inbox.md: missing', 'meetings/: no meeting notes']);
-    expect(venus.liveContext).toContain('Open tasks: unknown (no task list available).');
+    expect(venus.liveContext).toBe('');
   });
 
   it('a brain root that does not exist: one warning, not one per file', async () => {
@@ -65,6 +71,8 @@ describe('every brain problem degrades one source, and the persona still gets it
       expectPrompt(body, persona);
       expect(body.warnings.filter((warning: string) => warning.includes('brain root is not readable'))).toEqual([
         'brain root is not readable (BRAIN_ROOT); compiled without brain context',
+        // The caller asked for a topic: it gets the coded reason it connected without one.
+        'topic-unreadable: topics/garden.md could not be read (brain root is not readable); compiled without a topic',
       ]);
       expect(body.warnings.some((warning: string) => warning.endsWith(': missing'))).toBe(false);
     }
@@ -84,7 +92,7 @@ describe('every brain problem degrades one source, and the persona still gets it
     expectPrompt(mars, 'mars');
     expect(mars.systemPrompt).toContain('(Asia/Kolkata, UTC+05:30)');
     expect(mars.topic).toEqual({ topicId: 'junk', found: false, chars: 0, truncated: false });
-    expect(mars.warnings).toContain('topics/junk.md: not text (binary or invalid UTF-8); no topic block');
+    expect(mars.warnings).toContain('topic-unreadable: topics/junk.md is not text (binary or invalid UTF-8); compiled without a topic');
     expect(mars.warnings).toEqual(
       expect.arrayContaining([
         'memory/heartbeat-state.json: not valid JSON; using Asia/Kolkata',
@@ -111,6 +119,8 @@ describe('every brain problem degrades one source, and the persona still gets it
     expectPrompt(venus, 'venus');
     expect(venus.warnings).toEqual([expect.stringMatching(/^tasks\/open\.md is \d{7} bytes; kept the first \d+$/)]);
     expect(venus.liveContext).toContain('- P0: Call the landlord');
+    // Read in part: the count is a lower bound.
+    expect(venus.liveContext).toMatch(/\nOpen tasks: at least \d{1,3},\d{3} \(the list was read only in part\)\. Most urgent of those first:\n/);
     expect(venus.sources.find((source: { path: string }) => source.path === 'tasks/open.md')).toMatchObject({ truncated: true });
     const mars = (await get(`/context/mars?now=${NOW}`)).json();
     expect(mars.warnings).toEqual([expect.stringMatching(/^memory\/2026-11-30\.md is \d{7} bytes; kept the last \d+$/)]);
@@ -134,7 +144,8 @@ describe('every brain problem degrades one source, and the persona still gets it
       'calendar/today.md: refused (not a regular file); skipped',
     ]);
     expect(venus.instructions).not.toContain('Outside-secret-4f1c');
-    expect(venus.liveContext).toContain('Open tasks: unknown (no task list available).');
+    expect(venus.liveContext).not.toContain('Open tasks');
+    expect(venus.liveContext).toContain('Unread messages: 3');
   });
 
   it('a stale calendar and a meeting note without a summary', async () => {

@@ -41,6 +41,18 @@ describe('compile routes write the bytes their response schema serializer would'
     expect(turn.body).toBe(await schemaSerialized(CompiledResponseSchema, turn.json()));
   });
 
+  it('the session and every tool, write tools and an unsafe topicId included', async () => {
+    const { app } = await buildTestApp({ VOICE_WRITE_TOOLS: 'true' });
+    for (const url of [`/context/venus?now=${NOW}`, `/context/mars?now=${NOW}&topicId=${encodeURIComponent('../x"\u2028')}`]) {
+      for (let round = 0; round < 2; round++) {
+        const response = await app.inject({ method: 'GET', url });
+        expect(response.statusCode, url).toBe(200);
+        expect(response.json().session.tools.length, url).toBeGreaterThan(3);
+        expect(response.body, url).toBe(await schemaSerialized(PersonaContextResponseSchema, response.json()));
+      }
+    }
+  });
+
   it('a repeated persona call within the minute gets the same prompts, and a new minute a new clock line', async () => {
     const { app } = await buildTestApp();
     const get = async (now: string) => (await app.inject({ method: 'GET', url: `/context/mars?now=${now}` })).json();

@@ -70,7 +70,7 @@ describe('GET /context/topic/:topicId', () => {
     await writeFile(join(brainRoot, 'topics/junk.md'), Buffer.from([1, 2, 3, 0, 0, 0, 4]));
     const junk = await get('/context/topic/junk');
     expect(junk.statusCode).toBe(404);
-    expect(junk.json().detail).toBe('No topic "junk": topics/junk.md: could not be read (binary file (NUL bytes)); skipped.');
+    expect(junk.json().detail).toBe('No topic "junk": topics/junk.md could not be read (binary file (NUL bytes)).');
   });
 
   it('rejects an unsafe topic id with a 400 CC_UNSAFE_ID before reading anything', async () => {

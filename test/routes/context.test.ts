@@ -60,8 +60,8 @@ describe('GET /context/mars', () => {
     for (const tool of body.tools) {
       expect(tool).toMatchObject({ name: expect.any(String), description: expect.any(String), parameters: { type: 'object', additionalProperties: false } });
     }
-    expect(names).not.toContain('add_task');
-    expect(names).not.toContain('add_memory_note');
+    expect(names).toEqual(['search', 'query', 'get_page', 'read_article']);
+    for (const tool of body.tools) expect(tool.type).toBe('function');
   });
 
   it('shares every stable boundary and the routeKey with a call a minute later; only the clock and later differ', async () => {
@@ -166,9 +166,10 @@ describe('persona override (personas/<name>.md)', () => {
     expect(after.systemPrompt).not.toContain('note to self');
     expect(after.systemPrompt).not.toContain('7946');
     expect(after.redactions.phone).toBe(1);
-    // A write tool the persona may not call is neutralised, so the prompt names only its tools.
+    // A sentence naming a tool the persona does not offer is left out, so the prompt names only its tools.
     expect(after.systemPrompt).not.toContain('add_task');
-    expect(after.warnings).toEqual([expect.stringMatching(/^personas\/mars\.md: mentions tools this persona cannot call \(add_task\)/)]);
+    expect(after.systemPrompt).not.toContain('You may call');
+    expect(after.warnings).toEqual(['personas/mars.md: names a tool this persona does not offer (add_task); that sentence was left out']);
     expect(after.cache.routeKey).not.toBe(before.cache.routeKey);
     expect(after.blocks[0].sha256).toBe(before.blocks[0].sha256);
   });
@@ -211,7 +212,7 @@ describe('topic context', () => {
     const body = (await get(`/context/venus?now=${NOW}&topicId=no-such-topic&topicName=Anything`)).json();
     expect(kinds(body)).not.toContain('topic');
     expect(body.topic).toEqual({ topicId: 'no-such-topic', found: false, chars: 0, truncated: false });
-    expect(body.warnings).toEqual(['topics/no-such-topic.md: missing; no topic block', 'topicName: ignored, as there is no topic block']);
+    expect(body.warnings).toEqual(['topic-missing: topics/no-such-topic.md does not exist; compiled without a topic', 'topicName: ignored, as there is no topic block']);
     expect(body.instructions).not.toContain('Anything');
   });
 
@@ -326,9 +327,6 @@ describe('bad requests', () => {
   it.each([
     ['/context/Mars', 'CC_UNSAFE_ID', '/params/persona'],
     ['/context/mars..', 'CC_UNSAFE_ID', '/params/persona'],
-    [`/context/mars?topicId=${encodeURIComponent('../people/jordan-lee')}`, 'CC_UNSAFE_ID', '/query/topicId'],
-    ['/context/mars?topicId=Real_Estate', 'CC_UNSAFE_ID', '/query/topicId'],
-    ['/context/mars?topicId=', 'CC_UNSAFE_ID', '/query/topicId'],
     ['/context/mars?timezone=Mars/Olympus', 'CC_VALIDATION_FAILED', '/query/timezone'],
     ['/context/mars?now=yesterday', 'CC_VALIDATION_FAILED', '/query/now'],
     ['/context/mars?now=2026-11-30T17:05:00', 'CC_VALIDATION_FAILED', '/query/now'],

@@ -29,7 +29,7 @@ describe('topic files are confined to topics/', () => {
       expect(body.inputPrompt, label).not.toContain('ARCHIVEONLYTEXT');
       // Venus never reads SOUL.md, so none of it may reach her through the topic.
       if (persona === 'venus') expect(response.body, label).not.toContain('SOULONLYTEXT');
-      expect(body.warnings.join('\n'), label).toContain(`topics/${topicId}.md: refused (resolves outside topics/)`);
+      expect(body.warnings.join('\n'), label).toContain(`topic-unreadable: topics/${topicId}.md was refused (resolves outside topics/)`);
       expect(body.sources.map((source) => source.path), label).not.toContain(`topics/${topicId}.md`);
       const trace = await app.inject({ url: `/runs/confined-${persona}-${topicId}/trace` });
       expect(trace.body, label).not.toContain('ARCHIVEONLYTEXT');

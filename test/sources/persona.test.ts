@@ -48,7 +48,16 @@ describe('readPersonaSources', () => {
     const mars = recording(brain.session());
     await readPersonaSources(mars.reader, { persona: 'mars', now: '2026-11-30T17:05:00Z', topicId: 'garden' }, OPTIONS);
     expect([...mars.reads].sort()).toEqual(
-      ['memory/heartbeat-state.json', 'personas/mars.md', 'topics/garden.md', 'SOUL.md', 'memory/2026-11-30.md', 'memory/2026-11-29.md', 'memory/2026-11-28.md'].sort(),
+      [
+        'memory/heartbeat-state.json',
+        'personas/mars.md',
+        'personas/tools.json',
+        'topics/garden.md',
+        'SOUL.md',
+        'memory/2026-11-30.md',
+        'memory/2026-11-29.md',
+        'memory/2026-11-28.md',
+      ].sort(),
     );
     expect(mars.lists).toEqual(['memory']);
 
@@ -56,9 +65,18 @@ describe('readPersonaSources', () => {
     await readPersonaSources(venus.reader, { persona: 'venus', now: '2026-11-30T17:05:00Z', timezone: 'Europe/London' }, OPTIONS);
     // With the zone given, heartbeat-state is not read at all.
     expect([...venus.reads].sort()).toEqual(
-      ['personas/venus.md', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
+      ['personas/venus.md', 'personas/tools.json', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
     );
     expect(venus.lists).toEqual(['meetings']);
+
+    // An unusable topic id reads nothing under topics/ (nor anywhere else it could point).
+    for (const topicId of ['../SOUL', 'Garden', '', ['garden', 'real-estate']]) {
+      const unsafe = recording(brain.session());
+      const sources = await readPersonaSources(unsafe.reader, { persona: 'venus', now: '2026-11-30T17:05:00Z', timezone: 'UTC', topicId }, OPTIONS);
+      expect(unsafe.reads.filter((path) => !venus.reads.includes(path)), JSON.stringify(topicId)).toEqual([]);
+      expect(sources.topic).toBeNull();
+      expect(sources.warnings.filter((warning) => warning.startsWith('topic-unsafe: topicId '))).toHaveLength(1);
+    }
     for (const path of [...mars.reads, ...mars.lists, ...venus.reads, ...venus.lists]) expect(path).not.toMatch(/^(people|companies)(\/|$)/);
   });
 

@@ -2,3 +2,4 @@ export * from './live-context.js';
 export * from './personas.js';
 export * from './render.js';
 export * from './tools.js';
+export * from './session.js';

@@ -1,7 +1,7 @@
 import { addCounts, clampRedacted, scrubPii, type RedactionCounts } from '../pii.js';
 import { parseCalendar, type CalendarEvent } from '../signals/calendar.js';
 import { parseInbox } from '../signals/inbox.js';
-import { looksBinary } from '../signals/markdown.js';
+import { hasBodyLines, looksBinary } from '../signals/markdown.js';
 import { summarizeMeeting } from '../signals/meetings.js';
 import { pickEmotionLines, recurringThemes, soulCore, type DailyMemory, SOUL_CORE_CHARS, EMOTION_FILES, THEME_FILES } from '../signals/memory.js';
 import { parseTasks, type TaskList } from '../signals/tasks.js';
@@ -13,8 +13,10 @@ import { localDate, localTime } from '../time.js';
  * built from source texts the IO layer read. Every item is one line (no brain text can
  * start a prompt line of its own), PII is scrubbed before anything is clamped (so no cut
  * splits a number and no placeholder is broken), and the whole text is at most 2,500
- * chars, cut at a line boundary. Nothing here throws on bad input: a missing, empty or
- * binary source becomes a warning and a plain line saying the source is unavailable.
+ * chars, cut at a line boundary. Nothing here throws on bad input: a missing or binary
+ * source, or one whose layout does not match, becomes a warning and no line at all (never
+ * a line saying "unknown"); with no line at all the text is empty. A source read only in
+ * part gives its counts as lower bounds ("at least 10,120").
  */
 
 export const LIVE_CONTEXT_MAX_CHARS = 2500;
@@ -93,6 +95,8 @@ class Builder {
   }
 
   finish(maxChars: number): LiveContext {
+    // Nothing to say: no header over an empty snapshot.
+    if (this.lines.length === 1) return { text: '', warnings: this.warnings, redactions: this.redactions, truncated: false };
     const full = this.lines.join('\n');
     const text = cutAtLineBoundary(full, maxChars);
     const truncated = text.length < full.length;
@@ -159,21 +163,21 @@ export function buildMarsLiveContext(sources: MarsSources, clock: Clock, options
         : `Recurring themes across the last ${themeFiles.length} daily notes: none stand out.`;
 
   // Emotion lines take the room the fixed parts leave.
-  const soulBlock = soulLines.length > 0 ? ['Core context from SOUL.md:', ...soulLines] : ['Core context: SOUL.md is not available.'];
+  const soulBlock = soulLines.length > 0 ? ['Core context from SOUL.md:', ...soulLines] : [];
   const emotionLines = pickEmotionLines(emotionFiles, { max: options.maxEmotionLines ?? 6 });
   const dates = emotionFiles.map((file) => file.date);
   const emotionHeading =
     emotionFiles.length === 0
-      ? 'Recent feelings: no daily notes available.'
+      ? undefined
       : emotionLines.length === 0
         ? `Recent feelings: nothing emotionally charged in the notes of ${dates.join(' and ')}.`
         : `Recent feelings from daily notes (${dates.join(', ')}), strongest first:`;
-  const fixedLength = [LIVE_CONTEXT_HEADER, emotionHeading, ...soulBlock, ...(themeLine === undefined ? [] : [themeLine])].reduce(
+  const fixedLength = [LIVE_CONTEXT_HEADER, ...(emotionHeading === undefined ? [] : [emotionHeading]), ...soulBlock, ...(themeLine === undefined ? [] : [themeLine])].reduce(
     (sum, line) => sum + line.length + 1,
     -1,
   );
   let room = maxChars - fixedLength;
-  out.add(emotionHeading);
+  if (emotionHeading !== undefined) out.add(emotionHeading);
   for (const line of emotionLines) {
     const item = prepare(line.text, options.emotionLineChars ?? 240);
     const rendered = `- ${line.date}: ${item.text}`;
@@ -196,6 +200,8 @@ export interface VenusSources {
   inbox: string | undefined;
   /** The newest meeting note (see `newestMeetingFile`), undefined when there is none. */
   meeting: { fileName: string; text: string } | undefined;
+  /** Files read only in part (over their read cap): their counts are lower bounds. */
+  partial?: { tasks?: boolean; inbox?: boolean; calendar?: boolean };
 }
 
 export interface VenusOptions {
@@ -206,6 +212,13 @@ export interface VenusOptions {
 }
 
 const PRIORITY_LABEL = ['P0', 'P1', 'P2', 'P3'] as const;
+
+const CALENDAR_PARTIAL = '- (the calendar was read only in part; later events may be missing)';
+
+/** `10120` → `10,120`, whatever the host's locale. */
+export function groupThousands(count: number): string {
+  return String(count).replace(/\B(?=(\d{3})+$)/g, ',');
+}
 
 /**
  * Venus's live context: the open-task count and the highest-priority task titles (priority
@@ -218,26 +231,39 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
   const today = localDate(clock.now, clock.timeZone);
   const out = new Builder();
 
+  const partial = sources.partial ?? {};
   const taskLines: Array<[string, Item?]> = [];
   if (out.usable('tasks/open.md', sources.tasks)) {
     const list: TaskList = parseTasks(sources.tasks);
-    if (list.openCount === 0) taskLines.push(['Open tasks: none.']);
+    if (list.openCount + list.doneCount === 0 && hasBodyLines(sources.tasks)) {
+      out.warnings.push('tasks/open.md: no "- [ ]" or "- [x]" task lines; left out');
+    } else if (list.openCount === 0) taskLines.push([partial.tasks ? 'Open tasks: none in the part of the list read.' : 'Open tasks: none.']);
     else {
-      taskLines.push([`Open tasks: ${list.openCount}. Most urgent first:`]);
+      taskLines.push([
+        partial.tasks
+          ? `Open tasks: at least ${groupThousands(list.openCount)} (the list was read only in part). Most urgent of those first:`
+          : `Open tasks: ${groupThousands(list.openCount)}. Most urgent first:`,
+      ]);
       for (const task of list.tasks.slice(0, options.topTasks ?? 3)) {
         const item = prepare(task.title, 160);
         taskLines.push([`- ${PRIORITY_LABEL[task.priority]}: ${item.text}`, item]);
       }
     }
-  } else taskLines.push(['Open tasks: unknown (no task list available).']);
+  }
 
   // Checked here so warnings follow the order of the text; parsed below, once its room is known.
-  const calendarUsable = out.usable('calendar/today.md', sources.calendar);
+  let calendar = out.usable('calendar/today.md', sources.calendar) ? parseCalendar(sources.calendar) : undefined;
+  if (calendar !== undefined && calendar.events.length === 0 && calendar.date === undefined && hasBodyLines(sources.calendar!)) {
+    out.warnings.push('calendar/today.md: no "- HH:MM title" event lines; left out');
+    calendar = undefined;
+  }
 
   const inboxLines: Array<[string, ...Item[]]> = [];
   if (out.usable('messages/inbox.md', sources.inbox)) {
     const inbox = parseInbox(sources.inbox);
-    if (inbox.unreadCount === 0) inboxLines.push(['Unread messages: none.']);
+    if (inbox.unreadCount + inbox.readCount === 0 && hasBodyLines(sources.inbox)) {
+      out.warnings.push('messages/inbox.md: no "- [unread]" or "- [read]" lines; left out');
+    } else if (inbox.unreadCount === 0) inboxLines.push([partial.inbox ? 'Unread messages: none in the part of the inbox read.' : 'Unread messages: none.']);
     else {
       const senders: Item[] = [];
       const seen = new Set<string>();
@@ -253,9 +279,10 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
         senders.push(sender);
       }
       const from = senders.length === 0 ? '' : ` (from ${senders.map((sender) => sender.text).join(', ')}${others > 0 ? ` and ${others} more` : ''})`;
-      inboxLines.push([`Unread messages: ${inbox.unreadCount}${from}.`, ...senders]);
+      const count = partial.inbox ? `at least ${groupThousands(inbox.unreadCount)}` : groupThousands(inbox.unreadCount);
+      inboxLines.push([`Unread messages: ${count}${from}.`, ...senders]);
     }
-  } else inboxLines.push(['Unread messages: unknown (no inbox available).']);
+  }
 
   const meetingLines: Array<[string, ...Item[]]> = [];
   if (sources.meeting === undefined) {
@@ -275,23 +302,23 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
 
   // Events take the room the other parts leave; past events go first when some must.
   const fixedLength = [...taskLines, ...inboxLines, ...meetingLines].reduce((sum, [line]) => sum + line.length + 1, LIVE_CONTEXT_HEADER.length + 1);
-  if (calendarUsable && sources.calendar !== undefined) {
-    const calendar = parseCalendar(sources.calendar);
+  if (calendar !== undefined) {
     const stale = calendar.date !== undefined && calendar.date !== today;
     if (stale) out.warnings.push(`calendar/today.md: dated ${calendar.date}, not today (${today})`);
     const heading = stale ? `Calendar (file dated ${calendar.date}; today is ${today}, so it may be out of date):` : `Today's calendar (${today}):`;
     if (calendar.events.length === 0) out.add(`${heading} no events listed.`);
     else {
       const chosen = fitEvents(calendar.events, localTime(clock.now, clock.timeZone), {
-        room: maxChars - fixedLength - heading.length - 1,
+        room: maxChars - fixedLength - heading.length - 1 - (partial.calendar ? CALENDAR_PARTIAL.length + 1 : 0),
         max: options.maxEvents ?? 12,
       });
       out.add(heading);
       if (chosen.earlier > 0) out.add(`- (${chosen.earlier} earlier ${chosen.earlier === 1 ? 'event' : 'events'} not shown)`);
       for (const event of chosen.shown) out.add(event.text, event.item);
       if (chosen.later > 0) out.add(`- (${chosen.later} later ${chosen.later === 1 ? 'event' : 'events'} not shown)`);
+      if (partial.calendar) out.add(CALENDAR_PARTIAL);
     }
-  } else out.add("Today's calendar: unknown (no calendar available).");
+  }
 
   for (const [line, ...items] of inboxLines) out.add(line, ...items);
   for (const [line, ...items] of meetingLines) out.add(line, ...items);

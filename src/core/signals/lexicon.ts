@@ -1,37 +1,148 @@
 /**
  * Word lists for the memory signals. The emotion lexicon is generic English feeling words
- * in their common inflections (no names, no topics); words are matched whole, so listing
- * `ache` never matches `cache` and nothing here is a prefix match. Stop-words are excluded
- * from recurring themes.
+ * (no names, no topics), one lemma per line followed by its inflections, and holds every
+ * word the context contract names — feel, heart, lonely, joy, grief, anger, fear, hope,
+ * ache, miss, alive, numb — with theirs. Words are matched whole, so listing `ache` never
+ * matches `cache` and nothing here is a prefix match; a line scores once per lemma, so
+ * "aches" and "ache" in one line count once. Stop-words are excluded from recurring themes
+ * only: `feel` is one (it is no theme) and still an emotion word.
  */
 
-export const EMOTION_WORDS: ReadonlySet<string> = new Set(
-  `
-  happy happier happiest happiness glad joy joyful joyous delighted delight cheerful contented
-  excited exciting excitement thrilled elated ecstatic eager enthusiastic
-  calm calmer calmed peaceful peace serene relaxed relieved relief
-  grateful gratitude thankful appreciative blessed
-  proud pride confident hopeful hope hoped optimistic inspired motivated energized
-  love loved loving adore affection tender warmth
-  sad sadder sadness unhappy gloomy miserable depressed depressing heartbroken heartache grief grieving
-  grieve mourning lonely loneliness lonesome alone isolated homesick nostalgic wistful melancholy
-  cry cried crying tears tearful
-  anxious anxiety worried worry worrying worries nervous nerves uneasy restless tense tension
-  afraid scared fear fearful frightened terrified panicked panicky dread dreading apprehensive
-  stressed stressful overwhelmed overwhelming pressured swamped frazzled
-  angry anger mad furious fuming irritated irritable irritation annoyed annoyance annoying
-  frustrated frustrating frustration resentful resentment bitter hostile outraged
-  ashamed shame embarrassed embarrassing guilty guilt regret regretful remorse humiliated
-  jealous envious envy insecure inadequate worthless
-  tired exhausted exhausting exhaustion drained weary fatigued numb
-  bored boring confused stuck helpless hopeless powerless vulnerable
-  hurt hurting ache aching pain painful upset upsetting disappointed disappointing disappointment
-  shocked surprised stunned startled
-  conflicted torn ambivalent uncertain doubtful unsure
-  `
-    .split(/\s+/)
-    .filter((word) => word.length > 0),
+const EMOTION_LEXICON = `
+feel feels feeling feelings felt
+heart hearts heartfelt heartsick
+lonely lonelier loneliest loneliness lonesome
+joy joys joyful joyous
+grief griefs grieve grieves grieved grieving
+anger angry angered angers
+fear fears feared fearing fearful
+hope hopes hoped hoping hopeful
+ache aches ached aching achy
+miss misses missed missing
+alive aliveness
+numb numbness numbed numbing
+happy happier happiest happiness
+glad gladness
+delight delighted delightful
+cheerful
+contented
+excited exciting excitement
+thrilled
+elated
+ecstatic
+eager
+enthusiastic
+calm calmer calmed
+peace peaceful
+serene
+relaxed
+relief relieved
+grateful gratitude thankful
+appreciative
+blessed
+proud pride
+confident
+optimistic
+inspired
+motivated
+energized
+love loved loving
+adore
+affection
+tender
+warmth
+sad sadder sadness
+unhappy
+gloomy
+miserable
+depressed depressing
+heartbroken heartbreak heartbreaking
+heartache heartaches
+mourning
+alone
+isolated
+homesick
+nostalgic
+wistful
+melancholy
+cry cried crying
+tears tearful
+anxious anxiety
+worry worried worrying worries
+nervous nerves
+uneasy
+restless
+tense tension
+afraid
+scared
+frightened
+terrified
+panicked panicky
+dread dreading
+apprehensive
+stressed stressful
+overwhelmed overwhelming
+pressured
+swamped
+frazzled
+mad
+furious
+fuming
+irritated irritable irritation
+annoyed annoyance annoying
+frustrated frustrating frustration
+resentful resentment
+bitter
+hostile
+outraged
+ashamed shame
+embarrassed embarrassing
+guilty guilt
+regret regretful
+remorse
+humiliated
+jealous
+envious envy
+insecure
+inadequate
+worthless
+tired
+exhausted exhausting exhaustion
+drained
+weary
+fatigued
+bored boring
+confused
+stuck
+helpless
+hopeless
+powerless
+vulnerable
+hurt hurting
+pain painful
+upset upsetting
+disappointed disappointing disappointment
+shocked
+surprised
+stunned
+startled
+conflicted
+torn
+ambivalent
+uncertain
+doubtful
+unsure
+`;
+
+/** Every emotion word → its lemma (`aches` → `ache`). */
+export const EMOTION_LEMMAS: ReadonlyMap<string, string> = new Map(
+  EMOTION_LEXICON.split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((words) => words[0] !== '')
+    .flatMap((words) => words.map((word) => [word, words[0]!] as const)),
 );
+
+export const EMOTION_WORDS: ReadonlySet<string> = new Set(EMOTION_LEMMAS.keys());
 
 export const STOP_WORDS: ReadonlySet<string> = new Set(
   `

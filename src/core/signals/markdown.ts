@@ -103,6 +103,15 @@ export function isRule(line: string): boolean {
   return /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/.test(line);
 }
 
+/** True when a file has a line that is not blank, a heading or a rule (outside fences and comments). */
+export function hasBodyLines(text: string): boolean {
+  for (const { text: line } of markdownLines(text)) {
+    const trimmed = line.trim();
+    if (trimmed.length > 0 && headingOf(trimmed) === undefined && !isRule(trimmed)) return true;
+  }
+  return false;
+}
+
 /**
  * True when a text looks like binary junk rather than markdown: NUL bytes, or many
  * replacement characters (invalid UTF-8) or control characters in its first 4 KiB.

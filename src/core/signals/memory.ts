@@ -1,7 +1,7 @@
 import { addCounts, clampRedacted, REDACTION_PLACEHOLDER, scrubPii, type RedactionCounts } from '../pii.js';
 import { addDays, isCalendarDate } from '../time.js';
 import { toSingleLine } from '../text.js';
-import { EMOTION_WORDS, STOP_WORDS } from './lexicon.js';
+import { EMOTION_LEMMAS, STOP_WORDS } from './lexicon.js';
 import { headingOf, isRule, listItemText, markdownLines } from './markdown.js';
 
 /**
@@ -78,12 +78,16 @@ function wordsOf(text: string): string[] {
 }
 
 /**
- * The distinct emotion words in a line, matched as whole words (`cache` is not `ache`,
- * `presentation` is not `present`, `heartbeat` is not `heart`). Score = how many.
+ * The distinct emotion words in a line, as lemmas (`aches` and `ache` are one), matched as
+ * whole words (`cache` is not `ache`, `presentation` is not `present`, `heartbeat` is not
+ * `heart`). Score = how many.
  */
 export function emotionWords(line: string): string[] {
   const found = new Set<string>();
-  for (const word of wordsOf(line)) if (EMOTION_WORDS.has(word)) found.add(word);
+  for (const word of wordsOf(line)) {
+    const lemma = EMOTION_LEMMAS.get(word);
+    if (lemma !== undefined) found.add(lemma);
+  }
   return [...found];
 }
 

@@ -4,6 +4,7 @@ import { EXAMPLE_BRAIN, PROJECT_ROOT } from '../../../src/config.js';
 import {
   buildMarsLiveContext,
   buildVenusLiveContext,
+  groupThousands,
   LIVE_CONTEXT_HEADER,
   LIVE_CONTEXT_MAX_CHARS,
   type LiveContext,
@@ -35,7 +36,9 @@ function exampleVenusSources(): VenusSources {
 /** The invariants every live context keeps, whatever its sources. */
 function expectWellFormed(context: LiveContext): void {
   expect(context.text.length).toBeLessThanOrEqual(LIVE_CONTEXT_MAX_CHARS);
-  expect(context.text.startsWith(LIVE_CONTEXT_HEADER)).toBe(true);
+  // Nothing to say is an empty text, never a header over nothing.
+  if (context.text !== '') expect(context.text.startsWith(`${LIVE_CONTEXT_HEADER}\n`)).toBe(true);
+  expect(context.text).not.toMatch(/^(?:Open tasks|Unread messages|Today's calendar|Recent feelings|Core context)\b[^\n]*(?:unknown|not available)/m);
   expect(context.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/);
   // Already scrubbed: a second scrub finds nothing, and no placeholder is broken.
   expect(scrubPii(context.text).counts).toEqual({ email: 0, phone: 0 });
@@ -51,7 +54,8 @@ describe('buildMarsLiveContext', () => {
     expect(context.redactions).toEqual({ email: 1, phone: 0 });
     const lines = context.text.split('\n');
     expect(lines[1]).toBe('Recent feelings from daily notes (2026-11-30, 2026-11-29), strongest first:');
-    expect(lines[2]).toBe('- 2026-11-30: Excited and a little nervous about presenting the roadmap today.');
+    // felt, peaceful, grateful: three emotion words, so first.
+    expect(lines[2]).toBe('- 2026-11-29: Read for an hour, which felt peaceful. Grateful for a slow afternoon.');
     expect(context.text).not.toContain('2026-11-28:');
     expect(context.text).toContain('- 2026-11-30: Email from [email] asking to move our 1:1.');
     expect(context.text).toContain('Core context from SOUL.md:\nI am happiest when I am building something slowly');
@@ -85,8 +89,12 @@ describe('buildMarsLiveContext', () => {
     const missing = buildMarsLiveContext({ soul: undefined, daily: [] }, clock);
     expectWellFormed(missing);
     expect(missing.warnings).toEqual(['memory/: no daily memory files on or before 2026-11-30', 'SOUL.md: missing']);
-    expect(missing.text).toContain('Recent feelings: no daily notes available.');
-    expect(missing.text).toContain('Core context: SOUL.md is not available.');
+    // A layout that does not match gives no line at all, and so no live context.
+    expect(missing.text).toBe('');
+    const soulOnly = buildMarsLiveContext({ soul: 'Long walks reset me.', daily: [] }, clock);
+    expect(soulOnly.text).toBe(`${LIVE_CONTEXT_HEADER}\nCore context from SOUL.md:\nLong walks reset me.`);
+    const notesOnly = buildMarsLiveContext({ soul: undefined, daily: [{ date: '2026-11-30', text: '- Tired.' }] }, clock);
+    expect(notesOnly.text).not.toContain('SOUL');
 
     const junk = buildMarsLiveContext({ soul: '\u0000\u0001\u0002', daily: [{ date: '2026-11-30', text: '\u0000\ufffd\ufffd' }] }, clock);
     expectWellFormed(junk);
@@ -144,7 +152,10 @@ describe('buildVenusLiveContext', () => {
     const missing = buildVenusLiveContext({ tasks: undefined, calendar: undefined, inbox: undefined, meeting: undefined }, clock);
     expectWellFormed(missing);
     expect(missing.warnings).toEqual(['tasks/open.md: missing', 'calendar/today.md: missing', 'messages/inbox.md: missing', 'meetings/: no meeting notes']);
-    expect(missing.text).toContain('Open tasks: unknown (no task list available).');
+    expect(missing.text).toBe('');
+    const noTasks = buildVenusLiveContext({ ...exampleVenusSources(), tasks: undefined }, clock);
+    expect(noTasks.text).not.toContain('Open tasks');
+    expect(noTasks.text).toContain('Unread messages: 3');
     const junk = buildVenusLiveContext({ tasks: '\u0000junk', calendar: '\u0000', inbox: '\u0000', meeting: { fileName: '2026-11-27-x.md', text: '\u0000' } }, clock);
     expectWellFormed(junk);
     expect(junk.warnings).toHaveLength(4);
@@ -207,8 +218,43 @@ describe('buildVenusLiveContext', () => {
     const tasks = `${'- [ ] routine chore !low\n'.repeat(200_000)}- [ ] the one that matters P0\n`;
     const context = buildVenusLiveContext({ ...exampleVenusSources(), tasks }, clock);
     expectWellFormed(context);
-    expect(context.text).toContain('Open tasks: 200001. Most urgent first:\n- P0: the one that matters\n- P3: routine chore');
+    expect(context.text).toContain('Open tasks: 200,001. Most urgent first:\n- P0: the one that matters\n- P3: routine chore');
   }, 20_000);
+
+  it('regression: a layout that does not match gives no line rather than "Open tasks: unknown"', () => {
+    const context = buildVenusLiveContext(
+      {
+        ...exampleVenusSources(),
+        tasks: '# Tasks\n\n| task | due |\n|---|---|\n| Renew passport | Friday |\n',
+        inbox: 'Three messages from the bank, all read.\n',
+        calendar: 'Dentist at nine, then lunch.\n',
+      },
+      clock,
+    );
+    expectWellFormed(context);
+    expect(context.text).not.toMatch(/Open tasks|Unread messages|calendar/);
+    expect(context.text).toContain('Latest meeting notes');
+    expect(context.warnings).toEqual([
+      'tasks/open.md: no "- [ ]" or "- [x]" task lines; left out',
+      'calendar/today.md: no "- HH:MM title" event lines; left out',
+      'messages/inbox.md: no "- [unread]" or "- [read]" lines; left out',
+    ]);
+  });
+
+  it('regression: a file read only in part gives its counts as lower bounds', () => {
+    const tasks = `${'- [ ] routine chore\n'.repeat(10_119)}- [ ] the one that matters P0\n`;
+    const inbox = '- [unread] Priya: the venue is booked\n'.repeat(1200);
+    const context = buildVenusLiveContext({ ...exampleVenusSources(), tasks, inbox, partial: { tasks: true, inbox: true, calendar: true } }, clock);
+    expectWellFormed(context);
+    expect(context.text).toContain('Open tasks: at least 10,120 (the list was read only in part). Most urgent of those first:\n- P0: the one that matters');
+    expect(context.text).toContain('Unread messages: at least 1,200 (from Priya).');
+    expect(context.text).toContain('- (the calendar was read only in part; later events may be missing)');
+    const whole = buildVenusLiveContext({ ...exampleVenusSources(), tasks, inbox }, clock);
+    expect(whole.text).toContain('Open tasks: 10,120. Most urgent first:');
+    expect(whole.text).toContain('Unread messages: 1,200 (from Priya).');
+    expect(groupThousands(7)).toBe('7');
+    expect(groupThousands(1234567)).toBe('1,234,567');
+  });
 
   it('is deterministic', () => {
     expect(buildVenusLiveContext(exampleVenusSources(), clock)).toEqual(buildVenusLiveContext(exampleVenusSources(), clock));

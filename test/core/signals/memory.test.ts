@@ -17,7 +17,8 @@ describe('emotionWords', () => {
     ['Spent two hours on the cache invalidation bug.', 'cache is not ache'],
     ['The presentation for Monday is still rough.', 'presentation is not present'],
     ['The heartbeat monitor flapped twice.', 'heartbeat is not heart'],
-    ['Discalmed the sadistic madness of the lovely fearless hopes.', 'no prefix or suffix matches'],
+    ['Discalmed the sadistic madness of the lovely fearless Hopewell.', 'no prefix or suffix matches'],
+    ['Missive from the alivestock co-op; numbers are in.', 'missive is not miss, numbers is not numb'],
   ])('finds nothing in %j (%s)', (line) => {
     expect(emotionWords(line)).toEqual([]);
   });
@@ -26,6 +27,34 @@ describe('emotionWords', () => {
     expect(emotionWords('Excited and a little NERVOUS, nervous again.')).toEqual(['excited', 'nervous']);
     expect(emotionWords('my back aches; the ache is back')).toEqual(['ache']);
     expect(emotionWords("I'm proud of Sam's garden")).toEqual(['proud']);
+  });
+
+  // SPEC §4: "the filter holds every word the contract names ... with their inflections".
+  it.each([
+    ['feel', ['feel', 'feels', 'feeling', 'feelings', 'felt']],
+    ['heart', ['heart', 'hearts']],
+    ['lonely', ['lonely', 'lonelier', 'loneliness']],
+    ['joy', ['joy', 'joys', 'joyful']],
+    ['grief', ['grief', 'grieve', 'grieves', 'grieved', 'grieving']],
+    ['anger', ['anger', 'angry', 'angered']],
+    ['fear', ['fear', 'fears', 'feared', 'fearing', 'fearful']],
+    ['hope', ['hope', 'hopes', 'hoped', 'hoping', 'hopeful']],
+    ['ache', ['ache', 'aches', 'ached', 'aching']],
+    ['miss', ['miss', 'misses', 'missed', 'missing']],
+    ['alive', ['alive']],
+    ['numb', ['numb', 'numbness', 'numbed']],
+  ])('holds the contract word %s with its inflections, each counted as the one lemma', (lemma, forms) => {
+    for (const form of forms) {
+      expect(EMOTION_WORDS.has(form), form).toBe(true);
+      expect(emotionWords(`Today I ${form.toUpperCase()} a lot.`), form).toEqual([lemma]);
+    }
+  });
+
+  it('regression: "I feel stretched thin" is an emotion line though feel is a theme stop-word', () => {
+    expect(emotionWords('I feel stretched thin')).toEqual(['feel']);
+    const picked = pickEmotionLines([{ date: '2026-11-30', text: '- Shipped the release.\n- I feel stretched thin\n' }]);
+    expect(picked.map((line) => line.text)).toEqual(['I feel stretched thin']);
+    expect(recurringThemes([{ date: '2026-11-29', text: 'I feel it.' }, { date: '2026-11-30', text: 'I feel it.' }])).not.toContain('feel');
   });
 
   it('holds only lowercase single words and no names', () => {

@@ -1,0 +1,29 @@
+/**
+ * The README's TypeScript is the code in examples/, which `npm run typecheck` compiles
+ * against the client (tsconfig maps `context-compiler` to src/client.ts): the README cannot
+ * show code that does not compile.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
+
+const read = (path: string) => readFile(join(PROJECT_ROOT, path), 'utf8');
+
+describe('README code', () => {
+  it('is, block for block, the type-checked files in examples/', async () => {
+    const readme = await read('README.md');
+    const blocks = [...readme.matchAll(/```ts\n([^]*?)```/g)].map((match) => match[1]);
+    expect(blocks).toEqual([await read('examples/client.ts'), await read('examples/voice-server.ts')]);
+    const tsconfig = JSON.parse(await read('tsconfig.json')) as { include: string[]; compilerOptions: { paths: Record<string, string[]> } };
+    expect(tsconfig.include).toContain('examples/**/*.ts');
+    expect(tsconfig.compilerOptions.paths['context-compiler']).toEqual(['./src/client.ts']);
+  });
+
+  it('wires a voice server in under ten lines, from the session the client returns', async () => {
+    const example = await read('examples/voice-server.ts');
+    expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThan(10);
+    expect(example).toContain('compiler.realtimeSession(persona, { topicId })');
+    expect(example).toContain("from 'context-compiler'");
+  });
+});
