@@ -16,7 +16,7 @@ import { personasRoutes } from '../routes/personas.js';
 import { createBrain, type Brain } from './io/brain.js';
 import { runsRoutes } from '../routes/runs.js';
 import { uiRoutes } from '../routes/ui.js';
-import { createTraceStore, type TraceStore } from './io/trace-store.js';
+import { createTraceStore, type TraceFs, type TraceStore } from './io/trace-store.js';
 import { isSafeId } from '../schemas/ids.js';
 
 declare module 'fastify' {
@@ -41,6 +41,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Socket and request timeouts; tests shorten them to watch a slow client being dropped. */
   timeouts?: Partial<ServerTimeouts>;
+  /** The trace store's file system; tests inject a full or failing one. */
+  traceFs?: TraceFs;
 }
 
 export interface ServerTimeouts {
@@ -61,6 +63,7 @@ export const LOG_REDACT_PATHS = [
   'authorization',
   'token',
   'tokens',
+  'traceSigningKey',
   'systemPrompt',
   'inputPrompt',
   'instructions',
@@ -157,6 +160,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const traces = createTraceStore(config.traceDir, app.log.child({ component: 'traces' }), {
     retentionMs: config.traceRetentionMs,
+    signingKey: config.traceSigningKey,
+    ...(options.traceFs ? { fs: options.traceFs } : {}),
     observeWrite: (seconds, ok) => app.metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
   });
   app.decorate('traces', traces);

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
@@ -14,6 +15,14 @@ describe('server process', () => {
     const server = startServer({ HOST: '0.0.0.0', PORT: '0' });
     expect(await server.exited).not.toBe(0);
     expect(server.output().stderr).toContain('CONTEXT_COMPILER_TOKENS');
+  });
+
+  it('refuses to start (exit 78, naming it) when TRACE_SIGNING_KEY_FILE holds no key', async () => {
+    const file = join(await tempDir(), 'trace-key');
+    await writeFile(file, '\n');
+    const server = startServer({ PORT: '0', TRACE_SIGNING_KEY_FILE: file });
+    expect(await server.exited).toBe(78);
+    expect(server.output().stderr).toContain(`TRACE_SIGNING_KEY_FILE: ${file} holds no key`);
   });
 
   it('serves the probes and exits 0 on SIGTERM', async () => {
