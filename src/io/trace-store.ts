@@ -835,7 +835,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
    */
   function lineEvent(entry: IndexedFile, line: Buffer, offset: number, length: number, count: boolean, needle?: Buffer): EventLocation | null {
     if (!startsWith(line, EVENT_PREFIX)) {
-      if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !line.toString('utf8', 0, 16).startsWith('{"t":"file"')) {
+      if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !startsWith(line, FILE_PREFIX)) {
         counters.unreadableLines++;
       }
       return null;
