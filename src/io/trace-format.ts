@@ -120,24 +120,46 @@ export function parseFileHeader(line: Buffer): FileHeader | null {
   }
 }
 
+/** A header's record of the previous file; its name is one this store writes, so looking it up never leaves TRACE_DIR. */
 function isPredecessor(value: unknown): value is Predecessor {
   const prev = value as Partial<Predecessor> | null;
   return (
     typeof prev === 'object' &&
     prev !== null &&
     typeof prev.file === 'string' &&
+    parseTraceFileName(prev.file) !== null &&
+    typeof prev.newest === 'string' &&
+    prev.newest.length <= 32 &&
+    Number.isFinite(Date.parse(prev.newest)) &&
     Number.isSafeInteger(prev.bytes) &&
     Number.isSafeInteger(prev.last) &&
     Number.isSafeInteger(prev.events) &&
-    typeof prev.newest === 'string' &&
     (prev.found === undefined || (typeof prev.found === 'object' && prev.found !== null && (prev.found.bytes === null || Number.isSafeInteger(prev.found.bytes))))
   );
+}
+
+/** A version 3 header whose chain fields are all well formed. */
+export type ChainHeader = FileHeader & { seq: number; mac: ChainMac; key: string | null; prev: Predecessor | null; p: string; c: string };
+
+/** The header as a chained one, or null when it is not version 3 or any chain field is malformed. */
+export function chainHeader(header: FileHeader | null): ChainHeader | null {
+  if (!header || header.v < 3) return null;
+  const hex64 = (value: unknown) => typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
+  const key = header.key ?? null;
+  const valid =
+    Number.isSafeInteger(header.seq) &&
+    (header.mac === 'sha256' || header.mac === 'hmac-sha256') &&
+    (key === null || (typeof key === 'string' && /^[0-9a-f]{16}$/.test(key))) &&
+    (header.prev === null || isPredecessor(header.prev)) &&
+    hex64(header.p) &&
+    hex64(header.c);
+  return valid ? (header as ChainHeader) : null;
 }
 
 /** What a full read of one file's chain found. */
 export interface FileChain {
   /** The version 3 header (null for version 2, or when the file has none). */
-  header: (FileHeader & { seq: number; mac: ChainMac; prev: Predecessor | null; p: string; c: string }) | null;
+  header: ChainHeader | null;
   /** Each event line's status, by byte offset. */
   events: Map<number, ChainStatus>;
   /** Why an event line is `broken`, by byte offset: it concerns that event's run. */
@@ -217,23 +239,24 @@ export class FileChainScan {
       return;
     }
     const sealed = unseal(line);
+    const chained = chainHeader(header);
     const named = parseTraceFileName(this.name);
-    if (!header || !sealed || typeof header.seq !== 'number' || (header.mac !== 'sha256' && header.mac !== 'hmac-sha256') || (header.prev !== null && !isPredecessor(header.prev))) {
+    if (!chained || !sealed) {
       this.broken('its header is unreadable');
       return;
     }
-    const reader = readerFor(this.signer, header.mac, header.key ?? null);
+    const reader = readerFor(this.signer, chained.mac, chained.key);
     if (reader.status === 'unverifiable') {
       const why = this.signer.keyId === null ? 'no TRACE_SIGNING_KEY is configured here' : 'TRACE_SIGNING_KEY is another key';
-      this.findings.push({ broken: false, text: `${this.name} is signed with key ${header.key ?? '?'}, and ${why}: its links cannot be checked` });
+      this.findings.push({ broken: false, text: `${this.name} is signed with key ${chained.key ?? '?'}, and ${why}: its links cannot be checked` });
     } else if (reader.status === 'linked' && this.signer.keyId !== null) {
       this.findings.push({ broken: false, text: `${this.name} was written without a signing key: anyone who can write TRACE_DIR could have written it` });
     }
     if (reader.check && !linkHolds(reader.check, sealed)) this.broken('its header was altered');
-    if (!named || named.writerId !== header.writer || named.sequence !== header.seq || new Date(named.createdMs).toISOString() !== header.created) {
+    if (!named || named.writerId !== chained.writer || named.sequence !== chained.seq || new Date(named.createdMs).toISOString() !== chained.created) {
       this.broken('its header does not match its name: it was copied or renamed');
     }
-    this.header = { ...header, seq: header.seq, mac: header.mac, prev: header.prev ?? null, p: sealed.previous, c: sealed.link };
+    this.header = { ...chained, p: sealed.previous, c: sealed.link };
     this.walk = new ChainWalk(sealed.link, reader);
   }
 

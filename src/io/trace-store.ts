@@ -24,6 +24,7 @@ import {
 import {
   BLOB_PREFIX,
   blobLine,
+  chainHeader,
   DATA_PREFIX,
   dataLine,
   EVENT_PREFIX,
@@ -1011,8 +1012,8 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     if (!handle) return null;
     const head = await readRange(handle, 0, HEADER_READ_BYTES);
     const end = head.indexOf(0x0a);
-    const header = end === -1 ? null : parseFileHeader(head.subarray(0, end));
-    return header && header.v >= 3 && typeof header.p === 'string' ? { prev: header.prev ?? null, p: header.p } : null;
+    const header = end === -1 ? null : chainHeader(parseFileHeader(head.subarray(0, end)));
+    return header ? { prev: header.prev, p: header.p } : null;
   }
 
   /** The same writer's nearest later file in the directory. */

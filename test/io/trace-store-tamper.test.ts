@@ -1,10 +1,11 @@
+import * as fsp from 'node:fs/promises';
 import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChainSigner, sealText, type ChainSigner } from '../../src/io/trace-chain.js';
 import { traceFileName } from '../../src/io/trace-format.js';
-import { createTraceStore, type TraceStore, type TraceStoreOptions } from '../../src/io/trace-store.js';
+import { createTraceStore, type TraceFs, type TraceStore, type TraceStoreOptions } from '../../src/io/trace-store.js';
 import { tempDir } from '../helpers/app.js';
 import { faultyFs } from '../helpers/faulty-fs.js';
 import { deliveredEvent, sha256 } from '../helpers/trace-events.js';
@@ -200,6 +201,22 @@ describe('tampering in TRACE_DIR is reported by readRun', () => {
         expect(run!.chain.notes, runId).toEqual([expect.stringContaining('was written without a signing key')]);
       }
     });
+  });
+});
+
+describe('a forged header', () => {
+  it('naming a "previous file" outside TRACE_DIR is refused as unreadable, and nothing outside is opened', async () => {
+    const { dir, path } = await written();
+    const all = await lines(path);
+    const prev = { file: '../../../../etc/passwd', bytes: 10, last: 0, events: 1, newest: new Date().toISOString() };
+    all[0] = all[0]!.replace('"prev":null', `"prev":${JSON.stringify(prev)}`);
+    await writeFile(path, rechain(all, 0, createChainSigner()).join(''));
+    const opened: string[] = [];
+    const fs: TraceFs = { ...fsp, open: (async (file: string, ...rest: unknown[]) => { opened.push(file); return (fsp.open as (...args: unknown[]) => unknown)(file, ...rest); }) as TraceFs['open'] };
+    const run = await open(dir, { fs }).readRun('run-a');
+    expect(run!.chain).toMatchObject({ status: 'broken', problems: expect.arrayContaining([expect.stringContaining('its header is unreadable')]) });
+    expect(run!.events[0]!.verified).toBe(false);
+    expect(opened.every((file) => file.startsWith(`${dir}/`))).toBe(true);
   });
 });
 
