@@ -419,6 +419,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
   const signer = createChainSigner(options.signingKey ?? null);
   /** Checked file chains, by name, with the stat they were checked at. */
   const chains = new Map<string, { stamp: string; chain: FileChain }>();
+  const chainScans = new Map<string, Promise<FileChain>>();
 
   const sweepTimer = setInterval(() => {
     sweep().catch((error: unknown) => log.warn({ err: error }, 'trace retention sweep failed'));
@@ -982,13 +983,22 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     const stamp = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
     const known = chains.get(name);
     if (known?.stamp === stamp) return known.chain;
-    const scan = new FileChainScan(name, signer);
-    await scanLines(name, 0, info.size, (line, offset) => scan.line(line, offset), handle);
-    const chain = scan.result();
-    chains.delete(name);
-    if (chains.size >= CHAIN_CACHE_FILES) chains.delete(chains.keys().next().value!);
-    chains.set(name, { stamp, chain });
-    return chain;
+    // Concurrent reads of one unchanged file share one scan.
+    const key = `${name}|${stamp}`;
+    let scanning = chainScans.get(key);
+    if (!scanning) {
+      scanning = (async () => {
+        const scan = new FileChainScan(name, signer);
+        await scanLines(name, 0, info.size, (line, offset) => scan.line(line, offset), handle);
+        const chain = scan.result();
+        chains.delete(name);
+        if (chains.size >= CHAIN_CACHE_FILES) chains.delete(chains.keys().next().value!);
+        chains.set(name, { stamp, chain });
+        return chain;
+      })().finally(() => chainScans.delete(key));
+      chainScans.set(key, scanning);
+    }
+    return scanning;
   }
 
   /** The bytes of a file in [from, to) when they are one whole line, newline excluded; null otherwise. */
