@@ -6,10 +6,13 @@ import { sendProblem, toProblem } from '../src/http/problem.js';
 import { ProblemError } from '../src/errors.js';
 import { HealthSchema, ReadySchema } from '../schemas/health.js';
 
-/** A dependency `/readyz` checks; `check` resolves when ready and throws a reason otherwise. */
+/**
+ * A dependency `/readyz` checks; `check` resolves when ready — with a note when something
+ * worth knowing happened that does not stop it serving — and throws a reason otherwise.
+ */
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<void>;
+  check(): Promise<string | undefined | void>;
 }
 
 export async function brainReadable(root: string): Promise<void> {
@@ -40,8 +43,8 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       const results = await Promise.all(
         checks.map(async ({ name, check }) => {
           try {
-            await check();
-            return { name, ok: true as const };
+            const note = await check();
+            return typeof note === 'string' ? { name, ok: true as const, note } : { name, ok: true as const };
           } catch (error) {
             return { name, ok: false as const, reason: (error as Error).message };
           }

@@ -47,14 +47,14 @@ export async function runsRoutes(app: FastifyInstance, options: RunsRoutesOption
     async (request, reply) => {
       const { runId } = request.params as { runId: string };
       const { verify } = request.query as { verify?: 'sources' };
-      const events = await app.traces.readRun(runId);
-      if (!events) {
+      const run = await app.traces.readRun(runId);
+      if (!run) {
         throw new ProblemError('CC_NOT_FOUND', `No trace for run ${runId}: it never ran here, or it is older than TRACE_RETENTION.`);
       }
-      if (verify === 'sources') await markFreshness(events, freshness);
+      if (verify === 'sources') await markFreshness(run.events, freshness);
       // The body holds delivered prompts: never cached by a proxy or browser.
       reply.header('cache-control', 'no-store');
-      return { runId, events };
+      return run;
     },
   );
 }

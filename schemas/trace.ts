@@ -69,6 +69,13 @@ export const TraceSegmentSchema = z.object({
   chars: z.number().int(),
 });
 
+/**
+ * `signed`: HMAC under the configured key holds; `linked`: SHA-256 link holds (no key);
+ * `unchained`: written before chaining (v2); `unverifiable`: signed with a key this service
+ * does not hold; `broken`: altered, inserted, out of place, or a loss nobody accounted for.
+ */
+export const ChainStatusSchema = z.enum(['signed', 'linked', 'unchained', 'unverifiable', 'broken']);
+
 export const TraceEventSchema = z.object({
   runId: z.string(),
   at: z.string(),
@@ -97,12 +104,29 @@ export const TraceEventSchema = z.object({
   segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
   systemPrompt: z.string().nullable(),
   inputPrompt: z.string().nullable(),
+  /**
+   * The rebuilt prompts match their digests and the event's chain link holds (with
+   * TRACE_SIGNING_KEY set: the event is signed with that key); null when the event carries
+   * no prompt and its link holds.
+   */
   verified: z.boolean().nullable(),
+  /** What the event's chain link proves (docs/traces.md, "Tamper evidence"). */
+  chain: ChainStatusSchema,
+});
+
+export const RunChainSchema = z.object({
+  /** The worst status of the run's events; `broken` when any problem was found in or around their files. */
+  status: ChainStatusSchema,
+  /** What breaks the chain: an event edited, inserted, removed or reordered, a file cut or missing within retention. */
+  problems: z.array(z.string()),
+  /** Accounted for, not tampering: e.g. a file its writer found truncated under it, said so, and left. */
+  notes: z.array(z.string()),
 });
 
 export const RunTraceSchema = z.object({
   runId: z.string(),
   events: z.array(TraceEventSchema),
+  chain: RunChainSchema,
 });
 
 export const RunTraceParamsSchema = z.object({ runId: RunIdSchema });
@@ -155,6 +179,7 @@ export const RunListQuerySchema = z.object({
 
 export type TraceEvent = z.infer<typeof TraceEventSchema>;
 export type RunTrace = z.infer<typeof RunTraceSchema>;
+export type ChainStatusName = z.infer<typeof ChainStatusSchema>;
 export type RunSummaryBody = z.infer<typeof RunSummarySchema>;
 export type RunList = z.infer<typeof RunListSchema>;
 export type RunListQuery = z.infer<typeof RunListQuerySchema>;

@@ -17,7 +17,7 @@ import { personasRoutes } from '../routes/personas.js';
 import { createBrain, type Brain } from './io/brain.js';
 import { runsRoutes } from '../routes/runs.js';
 import { uiRoutes } from '../routes/ui.js';
-import { createTraceStore, type TraceStore } from './io/trace-store.js';
+import { createTraceStore, type TraceFs, type TraceStore } from './io/trace-store.js';
 import { isSafeId } from '../schemas/ids.js';
 
 declare module 'fastify' {
@@ -47,6 +47,8 @@ export interface BuildOptions {
    * slow drip is cut within the timeout plus this; tests shorten it.
    */
   connectionsCheckIntervalMs?: number;
+  /** The trace store's file system; tests inject a full or failing one. */
+  traceFs?: TraceFs;
 }
 
 /** Default for `connectionsCheckIntervalMs` (Node's own is 30 s, which would triple a 10 s HEADERS_TIMEOUT). */
@@ -62,6 +64,7 @@ export const LOG_REDACT_PATHS = [
   'authorization',
   'token',
   'tokens',
+  'traceSigningKey',
   'systemPrompt',
   'inputPrompt',
   'instructions',
@@ -181,6 +184,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const traces = createTraceStore(config.traceDir, app.log.child({ component: 'traces' }), {
     retentionMs: config.traceRetentionMs,
+    signingKey: config.traceSigningKey,
+    ...(options.traceFs ? { fs: options.traceFs } : {}),
     observeWrite: (seconds, ok) => app.metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
   });
   app.decorate('traces', traces);

@@ -76,10 +76,9 @@ async function trace(runId: string | undefined, values: Values, env: NodeJS.Proc
   } else {
     const { createTraceStore } = await import('./io/trace-store.js');
     const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir } : {}) });
-    const store = createTraceStore(config.traceDir, pino({ level: 'silent' }), { retentionMs: config.traceRetentionMs });
+    const store = createTraceStore(config.traceDir, pino({ level: 'silent' }), { retentionMs: config.traceRetentionMs, signingKey: config.traceSigningKey });
     try {
-      const events = await store.readRun(runId);
-      run = events ? { runId, events: events as RunTrace['events'] } : null;
+      run = (await store.readRun(runId)) as RunTrace | null;
     } finally {
       await store.close();
     }

@@ -66,6 +66,8 @@ const EnvSchema = z.object({
   TRACE_RETENTION: duration.default(7 * 86_400_000),
   CONTEXT_COMPILER_TOKENS: z.string().optional(),
   CONTEXT_COMPILER_TOKENS_FILE: z.string().min(1).optional(),
+  TRACE_SIGNING_KEY: z.string().optional(),
+  TRACE_SIGNING_KEY_FILE: z.string().min(1).optional(),
   RATE_LIMIT_MAX: integer(1, 100_000_000).default(600),
   RATE_LIMIT_WINDOW: z
     .string()
@@ -103,6 +105,8 @@ export interface Config {
   readonly brainRoot: string;
   readonly traceDir: string;
   readonly traceRetentionMs: number;
+  /** HMAC key for trace chains (TRACE_SIGNING_KEY or its file); null for plain SHA-256 chains. */
+  readonly traceSigningKey: string | null;
   readonly tokens: readonly string[];
   readonly rateLimit: { readonly max: number; readonly windowMs: number };
   readonly bodyLimit: number;
@@ -163,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     );
   }
   const tokens = readTokens(vars.CONTEXT_COMPILER_TOKENS, vars.CONTEXT_COMPILER_TOKENS_FILE);
+  const traceSigningKey = readSigningKey(vars.TRACE_SIGNING_KEY, vars.TRACE_SIGNING_KEY_FILE);
   if (tokens.length === 0 && !isLoopback(vars.HOST)) {
     throw new ConfigError(
       `HOST=${vars.HOST} would expose the service without authentication; ` +
@@ -175,6 +180,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     brainRoot: resolve(vars.BRAIN_ROOT ?? EXAMPLE_BRAIN),
     traceDir: resolve(vars.TRACE_DIR),
     traceRetentionMs: vars.TRACE_RETENTION,
+    traceSigningKey,
     tokens: Object.freeze(tokens),
     rateLimit: Object.freeze({ max: vars.RATE_LIMIT_MAX, windowMs: vars.RATE_LIMIT_WINDOW }),
     bodyLimit: vars.BODY_LIMIT,
@@ -223,6 +229,37 @@ function tokensIn(text: string): string[] {
     .split(/[,\n]/)
     .map((token) => token.trim())
     .filter((token) => token.length > 0 && !token.startsWith('#'));
+}
+
+/** Enough for HMAC-SHA256 from a random string: 32 characters (e.g. `openssl rand -hex 32` gives 64). */
+const MIN_SIGNING_KEY_CHARS = 32;
+
+/**
+ * The trace signing key, from the variable or a file (one key, surrounding whitespace
+ * ignored). A file configured but holding no key stops the start rather than silently
+ * leaving traces unsigned; so do both sources at once, which would leave it unclear which
+ * key signs.
+ */
+function readSigningKey(inline: string | undefined, file: string | undefined): string | null {
+  if (inline !== undefined && file !== undefined) {
+    throw new ConfigError('TRACE_SIGNING_KEY and TRACE_SIGNING_KEY_FILE are both set; set one');
+  }
+  let key = inline;
+  let variable = 'TRACE_SIGNING_KEY';
+  if (file !== undefined) {
+    variable = 'TRACE_SIGNING_KEY_FILE';
+    try {
+      key = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new ConfigError(`TRACE_SIGNING_KEY_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (key === '') throw new ConfigError(`TRACE_SIGNING_KEY_FILE: ${file} holds no key`);
+  }
+  if (key === undefined) return null;
+  if (key.length < MIN_SIGNING_KEY_CHARS || /\s/.test(key)) {
+    throw new ConfigError(`${variable}: the key must be at least ${MIN_SIGNING_KEY_CHARS} characters without spaces`);
+  }
+  return key;
 }
 
 export function isLoopback(host: string): boolean {

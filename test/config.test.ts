@@ -88,6 +88,25 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: '/nonexistent/tokens' })).toThrow(/CONTEXT_COMPILER_TOKENS_FILE/);
   });
 
+  it('reads TRACE_SIGNING_KEY from the variable or a file, and has none by default', async () => {
+    const key = 'k'.repeat(32);
+    expect(loadConfig({}).traceSigningKey).toBeNull();
+    expect(loadConfig({ TRACE_SIGNING_KEY: key }).traceSigningKey).toBe(key);
+    const file = join(await tempDir(), 'trace-key');
+    await writeFile(file, `${key}\n`);
+    expect(loadConfig({ TRACE_SIGNING_KEY_FILE: file }).traceSigningKey).toBe(key);
+  });
+
+  it('refuses a signing key file that holds no key, a short key, and both sources at once, naming the variable', async () => {
+    const file = join(await tempDir(), 'trace-key');
+    await writeFile(file, '\n  \n');
+    expect(() => loadConfig({ TRACE_SIGNING_KEY_FILE: file })).toThrow(new ConfigError(`TRACE_SIGNING_KEY_FILE: ${file} holds no key`));
+    expect(() => loadConfig({ TRACE_SIGNING_KEY_FILE: '/nonexistent/key' })).toThrow(/^TRACE_SIGNING_KEY_FILE: cannot read/);
+    expect(() => loadConfig({ TRACE_SIGNING_KEY: 'too short' })).toThrow(/^TRACE_SIGNING_KEY: the key must be at least 32 characters/);
+    await writeFile(file, 'k'.repeat(32));
+    expect(() => loadConfig({ TRACE_SIGNING_KEY: 'k'.repeat(32), TRACE_SIGNING_KEY_FILE: file })).toThrow(/both set/);
+  });
+
   it('accepts the rate-limit window forms @fastify/rate-limit documents', () => {
     expect(loadConfig({ RATE_LIMIT_WINDOW: '30 seconds' }).rateLimit.windowMs).toBe(30_000);
     expect(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs).toBe(5000);

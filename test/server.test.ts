@@ -47,6 +47,14 @@ describe('server process', () => {
     expect(server.output().stderr).toContain(`CONTEXT_COMPILER_TOKENS_FILE: ${file} holds no token`);
   });
 
+  it('refuses to start (exit 78, naming it) when TRACE_SIGNING_KEY_FILE holds no key', async () => {
+    const file = join(await tempDir(), 'trace-key');
+    await writeFile(file, '\n');
+    const server = startServer({ PORT: '0', TRACE_SIGNING_KEY_FILE: file });
+    expect(await server.exited).toBe(78);
+    expect(server.output().stderr).toContain(`TRACE_SIGNING_KEY_FILE: ${file} holds no key`);
+  });
+
   it('serves the probes and exits 0 on SIGTERM', async () => {
     const traces = join(await tempDir(), 'traces');
     const server = startServer({ PORT: '0', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });

@@ -39,12 +39,31 @@ function listingState(listing: Listing): string {
   return `  FILES CHANGED since: ${names.length > 0 ? names.join(', ') : `${listing.currentCount} now`}`;
 }
 
+const CHAIN: Record<RunTrace['chain']['status'], string> = {
+  signed: 'chain signed: every event holds its HMAC link under TRACE_SIGNING_KEY, and nothing around them is missing',
+  linked: 'chain linked, without a key: consistent, but anyone who can write TRACE_DIR could have recomputed it',
+  unchained: 'no chain: written before traces were chained (format 2)',
+  unverifiable: 'chain unverifiable: signed with a key that is not configured here',
+  broken: 'CHAIN BROKEN: events were altered, inserted, removed or reordered, or a file is missing or cut',
+};
+
+/** Why an event is or is not vouched for, in a few words. */
+function eventVerdict(event: RunTrace['events'][number]): string {
+  if (event.chain === 'broken') return 'EVENT ALTERED, FORGED OR OUT OF PLACE (chain broken)';
+  if (event.verified === true) return 'prompts verified';
+  if (event.verified === null) return 'no prompt';
+  if (event.chain !== 'signed' && event.chain !== 'linked') return `NOT VOUCHED FOR (chain ${event.chain})`;
+  return 'PROMPTS DO NOT MATCH THEIR DIGESTS';
+}
+
 /** One run as plain text, events in order. */
 export function formatTrace(trace: RunTrace, options: FormatOptions = {}): string {
-  const lines = [`run ${trace.runId} — ${trace.events.length} event${trace.events.length === 1 ? '' : 's'}`];
+  const lines = [`run ${trace.runId} — ${trace.events.length} event${trace.events.length === 1 ? '' : 's'}`, CHAIN[trace.chain.status]];
+  for (const problem of trace.chain.problems) lines.push(`  problem: ${problem}`);
+  for (const note of trace.chain.notes) lines.push(`  note: ${note}`);
   trace.events.forEach((event, index) => {
     lines.push('');
-    const verified = event.verified === null ? 'no prompt' : event.verified ? 'prompts verified' : 'PROMPTS DO NOT MATCH THEIR DIGESTS';
+    const verified = eventVerdict(event);
     lines.push(
       `#${index + 1} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
         `${event.status} ${event.outcome}  ${verified}`,

@@ -10,14 +10,30 @@ import { BoundedMemo } from '../core/memo.js';
 import { ProblemError } from '../errors.js';
 import { isSafeId } from '../../schemas/ids.js';
 import {
+  checkSuccession,
+  createChainSigner,
+  GENESIS_LINK,
+  sealText,
+  summarizeRun,
+  type ChainFinding,
+  type ChainStatus,
+  type Predecessor,
+  type PredecessorState,
+  type RunChain,
+} from './trace-chain.js';
+import {
   BLOB_PREFIX,
   blobLine,
+  chainHeader,
   DATA_PREFIX,
   dataLine,
   EVENT_PREFIX,
-  eventLine,
-  fileHeaderLine,
+  eventBody,
+  FILE_PREFIX,
+  FileChainScan,
+  fileHeaderBody,
   makeWriterId,
+  parseFileHeader,
   parseBlobLine,
   parseDataLine,
   parseTraceFileName,
@@ -25,6 +41,7 @@ import {
   sha256Hex,
   startsWith,
   traceFileName,
+  type FileChain,
   type RecordRef,
 } from './trace-format.js';
 import {
@@ -43,6 +60,7 @@ import {
 } from './trace-index.js';
 
 export type { RunSummary } from './trace-index.js';
+export type { ChainStatus, RunChain } from './trace-chain.js';
 
 export type TraceOutcome = 'delivered' | 'not-modified' | 'failed';
 export const TRACE_OUTCOMES: readonly TraceOutcome[] = ['delivered', 'not-modified', 'failed'];
@@ -134,8 +152,21 @@ export interface TraceEventView extends Omit<TraceEventInput, 'segments'> {
   segments?: { system: TraceSegmentView[]; input: TraceSegmentView[] };
   systemPrompt: string | null;
   inputPrompt: string | null;
-  /** Rebuilt prompts match the recorded digests; null when the event carries no prompt. */
+  /**
+   * Rebuilt prompts match the recorded digests and the event's chain link holds — with a
+   * signing key configured, only an event signed with that key counts; null when the event
+   * carries no prompt and its link holds.
+   */
   verified: boolean | null;
+  /** What the event's link proves (trace-chain.ts `ChainStatus`). */
+  chain: ChainStatus;
+}
+
+/** A run as `readRun` returns it: its events in order, and what the chains of their files say. */
+export interface RunTraceView {
+  runId: string;
+  events: TraceEventView[];
+  chain: RunChain;
 }
 
 /** An event as written: segments, block summaries, sources and the cache plan by reference to records of the same file. */
@@ -177,6 +208,8 @@ export interface TraceStoreStats {
   dataReused: number;
   filesCreated: number;
   filesDeleted: number;
+  /** Files this writer found truncated, grown, replaced or removed under it, and left for a new one. */
+  filesDisturbed: number;
   /** Lines skipped on read because they could not be parsed (a torn tail after a crash). */
   unreadableLines: number;
   failures: number;
@@ -211,6 +244,8 @@ export interface TraceStoreOptions {
   fs?: TraceFs;
   /** Called once per append with the time it took to become durable (or to fail). */
   observeWrite?: (seconds: number, ok: boolean) => void;
+  /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
+  signingKey?: string | null;
 }
 
 export interface TraceStore {
@@ -218,12 +253,17 @@ export interface TraceStore {
   readonly writerId: string;
   /** Resolves once the event is durable (fsync'd); rejects with `CC_TRACE_UNAVAILABLE` otherwise. */
   append(event: TraceEventInput): Promise<void>;
-  /** The run's events in order, prompts rebuilt and verified; null for an unknown (or expired) run. */
-  readRun(runId: string): Promise<TraceEventView[] | null>;
+  /** The run's events in order, prompts rebuilt and verified, chains checked; null for an unknown (or expired) run. */
+  readRun(runId: string): Promise<RunTraceView | null>;
   /** Runs newest first, described by their latest event. */
   listRuns(query?: ListRunsQuery): Promise<RunPage>;
-  /** Resolves when appends can be made durable; rejects with the reason otherwise. */
-  health(): Promise<void>;
+  /**
+   * Resolves when appends can be made durable — opening the first file if there is none,
+   * so a full or read-only volume shows before the first compile — and rejects with the
+   * reason otherwise. Resolves with a note for a while after the writer had to leave a file
+   * that changed under it.
+   */
+  health(): Promise<string | undefined>;
   /** Deletes files whose newest event is older than the retention. */
   sweep(): Promise<{ deletedFiles: number }>;
   stats(): TraceStoreStats;
@@ -237,15 +277,35 @@ interface WriterFile {
   name: string;
   path: string;
   handle: FileHandle;
+  /** Bytes durable and acknowledged: where the next batch starts. */
   size: number;
   createdMs: number;
   ino: number;
   dev: number;
+  /** The link of its last chained record, its offset, and the events chained so far. */
+  link: string;
+  lastOffset: number;
+  events: number;
   /** Blobs already in this file: sha256 → the JSON of a reference to it. */
   blobs: Map<string, string>;
   /** Data records already in this file: sha256 → the JSON of a reference to it. */
   data: Map<string, string>;
   entry: IndexedFile;
+}
+
+/** What a change under the writer means for the events its file held, as `/readyz` says it. */
+const LOSS: Record<Disturbance['what'], string> = {
+  truncated: ', and the events it held are lost',
+  grown: '',
+  replaced: ', and the events it held are no longer in TRACE_DIR',
+  removed: ', and the events it held are no longer in TRACE_DIR',
+};
+
+/** What a writer found at its file's path instead of the file as it left it. */
+interface Disturbance {
+  what: 'truncated' | 'grown' | 'replaced' | 'removed';
+  /** The size found; null when the file was replaced or removed. */
+  bytes: number | null;
 }
 
 interface Pending {
@@ -256,6 +316,10 @@ interface Pending {
 }
 
 const HOUR = 3_600_000;
+/** How long `/readyz` mentions a file the writer had to leave. */
+const DISTURBANCE_NOTICE_MS = HOUR;
+/** File chains checked recently, kept while the file is unchanged (same inode, size, mtime and ctime). */
+const CHAIN_CACHE_FILES = 64;
 /** How far apart replica clocks and a writer's last age check may be before a file counts as sealed. */
 const SEAL_GRACE_MS = 60_000;
 const SCAN_CHUNK = 1 << 20;
@@ -264,6 +328,23 @@ const DIGEST_MEMO_SIZE = 512;
 /** Characters of segment text the digest memo may hold (its keys are the texts themselves). */
 const DIGEST_MEMO_CHARS = 4_000_000;
 export const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
+
+/** A header line is a few hundred bytes: names, times, counts. */
+const HEADER_READ_BYTES = 4096;
+
+interface OpenFiles {
+  /** The file opened for reading, or null when it is gone. */
+  open(name: string): Promise<FileHandle | null>;
+  close(): Promise<void>;
+}
+
+/** What the chain says about one file, for the runs it holds events of. */
+interface FileReport {
+  chain: FileChain;
+  findings: ChainFinding[];
+  /** Events at or after `from` come after the end the writer's next file vouches for. */
+  unvouched: { from: number; text: string } | null;
+}
 
 /** How an event's repeated parts become references, each given as its JSON text; see `eventRecord`. */
 interface Refs {
@@ -330,6 +411,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     dataReused: 0,
     filesCreated: 0,
     filesDeleted: 0,
+    filesDisturbed: 0,
     unreadableLines: 0,
     failures: 0,
   };
@@ -346,6 +428,15 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
   let closed = false;
   let closing: Promise<void> | null = null;
   let warnedChmod = false;
+  let rotating: Promise<WriterFile> | null = null;
+  /** The file this writer left last, as the next header vouches for it. */
+  let previous: (Predecessor & { link: string }) | null = null;
+  /** The last time the writer had to leave a file that changed under it, for `/readyz`. */
+  let notice: { atMs: number; text: string } | null = null;
+  const signer = createChainSigner(options.signingKey ?? null);
+  /** Checked file chains, by name, with the stat they were checked at. */
+  const chains = new Map<string, { stamp: string; chain: FileChain }>();
+  const chainScans = new Map<string, Promise<FileChain>>();
 
   const sweepTimer = setInterval(() => {
     sweep().catch((error: unknown) => log.warn({ err: error }, 'trace retention sweep failed'));
@@ -366,10 +457,11 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     }
   }
 
-  async function writeAll(handle: FileHandle, data: Buffer, position: number): Promise<void> {
+  /** Appends (the file is opened O_APPEND: every write lands at its end, wherever that is now). */
+  async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
     let done = 0;
     while (done < data.length) {
-      const { bytesWritten } = await handle.write(data, done, data.length - done, position + done);
+      const { bytesWritten } = await handle.write(data, done, data.length - done, null);
       if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
       done += bytesWritten;
     }
@@ -385,35 +477,91 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     }
   }
 
-  /** A file unlinked or a directory swapped under us would take our acknowledged writes with it. */
-  async function assertInPlace(target: WriterFile): Promise<void> {
-    const info = await fs.stat(target.path);
-    if (info.ino !== target.ino || info.dev !== target.dev) {
-      throw Object.assign(new Error('the trace file was replaced'), { code: 'EREPLACED' });
+  /** How a file looks at its path now, when that is not how this writer left it; null when it is. */
+  async function disturbance(target: WriterFile, expectedSize = target.size): Promise<Disturbance | null> {
+    let info;
+    try {
+      info = await fs.stat(target.path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { what: 'removed', bytes: null };
+      throw error;
     }
+    if (info.ino !== target.ino || info.dev !== target.dev) return { what: 'replaced', bytes: null };
+    if (info.size !== expectedSize) return { what: info.size < expectedSize ? 'truncated' : 'grown', bytes: info.size };
+    return null;
   }
 
-  function retire(target: WriterFile): void {
+  function retire(target: WriterFile, found?: { bytes: number | null }): void {
     if (file === target) file = null;
     target.entry.complete = true;
+    // The next file's header vouches for this one as it stands now (trace-chain.ts `Predecessor`).
+    previous = {
+      file: target.name,
+      bytes: target.size,
+      last: target.lastOffset,
+      events: target.events,
+      newest: new Date(target.entry.newestAtMs).toISOString(),
+      ...(found ? { found } : {}),
+      link: target.link,
+    };
     target.handle.close().catch(noop);
   }
 
-  /** Opens a fresh file (exclusive create, 0600), durable with its directory entry before use. */
-  async function rotate(): Promise<WriterFile> {
+  /**
+   * Leaves a file that changed under the writer (an operator "clearing" it, `logrotate
+   * copytruncate`, a deletion): whatever it still holds is read as any other writer's file,
+   * and the next header records what was found, so the loss reads as noticed, not forged.
+   */
+  function moveOn(target: WriterFile, found: Disturbance): void {
+    const at = new Date(now()).toISOString();
+    const change =
+      found.what === 'truncated' || found.what === 'grown'
+        ? `was ${found.what} under the writer (from ${target.size} to ${found.bytes} bytes)`
+        : `was ${found.what} under the writer`;
+    notice = {
+      atMs: now(),
+      text: `the current trace file ${change} at ${at}; appends continue in a new file${LOSS[found.what]}`,
+    };
+    counters.filesDisturbed++;
+    log.warn({ file: target.name, change: found.what, expectedBytes: target.size, foundBytes: found.bytes }, 'trace file changed under the writer; continuing in a new file');
+    retire(target, { bytes: found.bytes });
+    index.dropFile(target.name);
+  }
+
+  /** Opens the next file, once at a time: a health probe and a batch that both need one share it. */
+  function rotate(): Promise<WriterFile> {
+    rotating ??= openNext().finally(() => {
+      rotating = null;
+    });
+    return rotating;
+  }
+
+  /** Opens a fresh file (exclusive create, append-only, 0600), durable with its directory entry before use. */
+  async function openNext(): Promise<WriterFile> {
     if (file) retire(file);
     await ensureDir();
     const createdMs = now();
-    const name = traceFileName(createdMs, writerId, ++sequence);
+    const seq = ++sequence;
+    const name = traceFileName(createdMs, writerId, seq);
     const path = join(dir, name);
     openingName = name;
     const entry = index.file(name, createdMs, true);
     let handle: FileHandle | null = null;
     try {
-      handle = await fs.open(path, 'wx', 0o600);
+      // O_APPEND: were the file truncated under us, a write lands at its real end, and the size check after it notices.
+      handle = await fs.open(path, 'ax', 0o600);
       await handle.chmod(0o600);
-      const header = Buffer.from(fileHeaderLine(writerId, createdMs));
-      await writeAll(handle, header, 0);
+      const from = previous?.link ?? GENESIS_LINK;
+      let prev: Predecessor | null = null;
+      if (previous) {
+        const { link: _link, ...claim } = previous;
+        prev = claim;
+      }
+      const body = Buffer.from(fileHeaderBody({ writer: writerId, createdMs, seq, mac: signer.mac, key: signer.keyId, prev }));
+      const link = signer.link(from, body);
+      const header = Buffer.concat([body, Buffer.from(sealText(from, link))]);
+      await writeAll(handle, header);
       await handle.datasync();
       counters.fsyncs++;
       await syncDir();
@@ -421,7 +569,21 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       entry.scannedBytes = header.length;
       counters.filesCreated++;
       counters.bytes += header.length;
-      file = { name, path, handle, size: header.length, createdMs, ino: info.ino, dev: info.dev, blobs: new Map(), data: new Map(), entry };
+      file = {
+        name,
+        path,
+        handle,
+        size: header.length,
+        createdMs,
+        ino: info.ino,
+        dev: info.dev,
+        link,
+        lastOffset: 0,
+        events: 0,
+        blobs: new Map(),
+        data: new Map(),
+        entry,
+      };
       return file;
     } catch (error) {
       index.dropFile(name);
@@ -436,21 +598,43 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     }
   }
 
+  /**
+   * Writes a batch where it can be acknowledged: the current file if it is still as this
+   * writer left it, else a new one. A file that changes under the write itself is left too,
+   * and the batch written again to a new file, before anyone is answered.
+   */
   async function writeBatch(batch: Pending[]): Promise<void> {
-    let target = file;
-    if (!target || target.size >= rotateBytes || now() - target.createdMs >= rotateMs) target = await rotate();
+    for (let attempt = 0; ; attempt++) {
+      let target = file;
+      if (!target || target.size >= rotateBytes || now() - target.createdMs >= rotateMs) target = await rotate();
+      else {
+        const found = await disturbance(target);
+        if (found) {
+          moveOn(target, found);
+          target = await rotate();
+        }
+      }
+      const found = await writeTo(target, batch);
+      if (!found) return;
+      moveOn(target, found);
+      if (attempt > 0) throw Object.assign(new Error('trace files keep changing under the writer'), { code: 'EREPLACED' });
+    }
+  }
+
+  /** One write and one fdatasync for the whole batch; null once durable where it was meant to be. */
+  async function writeTo(target: WriterFile, batch: Pending[]): Promise<Disturbance | null> {
     const parts: Buffer[] = [];
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent }> = [];
     let position = target.size;
-    const append = (line: string): [number, number] => {
-      const bytes = Buffer.from(line);
+    const place = (bytes: Buffer): [number, number] => {
       const at: [number, number] = [position, bytes.length];
       position += bytes.length;
       parts.push(bytes);
       return at;
     };
+    const append = (line: string) => place(Buffer.from(line));
     const refs: Refs = {
       blob(text) {
         const sha = digest(text);
@@ -478,23 +662,44 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
         return refs.data({ json, sha: digest(json) });
       },
     };
+    let link = target.link;
+    let lastOffset = target.lastOffset;
     for (const { event } of batch) {
-      const { stored, line } = eventRecord(event, refs);
-      const at = append(line);
-      written.push({ offset: at[0], length: at[1], stored });
+      const { stored, body } = eventRecord(event, refs);
+      // The link is one MAC over bytes the write needs anyway.
+      const bytes = Buffer.from(body);
+      const next = signer.link(link, bytes);
+      const seal = Buffer.from(sealText(link, next));
+      const offset = position;
+      place(bytes);
+      place(seal);
+      written.push({ offset, length: bytes.length + seal.length, stored });
+      link = next;
+      lastOffset = offset;
     }
     const bytes = Buffer.concat(parts);
     try {
-      await writeAll(target.handle, bytes, target.size);
+      await writeAll(target.handle, bytes);
       await target.handle.datasync();
       counters.fsyncs++;
     } catch (error) {
       await discardTail(target);
       throw error;
     }
-    await assertInPlace(target);
+    const found = await disturbance(target, position);
+    if (found) {
+      // Emptied just before the write, which then landed at its start: take those lines back out.
+      if (found.what === 'truncated' && found.bytes === bytes.length) {
+        await target.handle.truncate(0).catch(noop);
+        found.bytes = 0;
+      }
+      return found;
+    }
     target.size = position;
     target.entry.scannedBytes = position;
+    target.link = link;
+    target.lastOffset = lastOffset;
+    target.events += batch.length;
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
@@ -502,13 +707,14 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     counters.batches++;
     counters.bytes += bytes.length;
     counters.largestBatch = Math.max(counters.largestBatch, batch.length);
+    return null;
   }
 
   /**
    * A batch whose write or fsync failed was answered with 503s, so none of its lines may
    * be read back as delivered later: cut the file back to its last durable size. Best
    * effort (truncating frees space, so it works on a full disk); if it fails too, the file
-   * is retired anyway and the residue is documented in docs/traces.md.
+   * is retired anyway, and the next file's header says where the acknowledged part ended.
    */
   async function discardTail(target: WriterFile): Promise<void> {
     try {
@@ -605,25 +811,35 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     });
   }
 
-  async function health(): Promise<void> {
+  function currentNotice(): string | undefined {
+    return notice && now() - notice.atMs < DISTURBANCE_NOTICE_MS ? notice.text : undefined;
+  }
+
+  async function health(): Promise<string | undefined> {
     if (closed) throw new Error('trace store is closed');
     if (failure) {
       if (retryDue()) await recover();
       if (failure) throw new Error(failure.reason);
-      return;
+      return currentNotice();
     }
+    // A batch in flight checks its file itself; between batches the probe does.
+    if (flushing) return currentNotice();
     const current = file;
     try {
-      if (current) await assertInPlace(current);
+      // No file yet (a fresh start): opening one writes and syncs its header — the write path, probed.
+      if (!current) await rotate();
       else {
-        await ensureDir();
-        await fs.access(dir, constants.W_OK | constants.X_OK);
+        const found = await disturbance(current);
+        if (found && file === current && !flushing) {
+          moveOn(current, found);
+          await rotate();
+        }
       }
     } catch (error) {
-      // A file removed under us: fail now so the retry timer recovers without waiting for traffic.
-      if (current && file === current && !flushing && !failure) fail(error);
+      if (!failure && !closed) fail(error);
       throw new Error(describeWriteFailure(error));
     }
+    return currentNotice();
   }
 
   // ---- reading -------------------------------------------------------------------------
@@ -638,7 +854,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
    */
   function lineEvent(entry: IndexedFile, line: Buffer, offset: number, length: number, count: boolean, needle?: Buffer): EventLocation | null {
     if (!startsWith(line, EVENT_PREFIX)) {
-      if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !line.toString('utf8', 0, 16).startsWith('{"t":"file"')) {
+      if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !startsWith(line, FILE_PREFIX)) {
         counters.unreadableLines++;
       }
       return null;
@@ -655,8 +871,14 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
   }
 
   /** Calls `visit` for each complete line from `from` up to `size`; returns where the last complete line ends. */
-  async function scanLines(name: string, from: number, size: number, visit: (line: Buffer, offset: number, length: number) => void): Promise<number> {
-    const handle = await fs.open(join(dir, name), 'r');
+  async function scanLines(
+    name: string,
+    from: number,
+    size: number,
+    visit: (line: Buffer, offset: number, length: number) => void,
+    opened?: FileHandle,
+  ): Promise<number> {
+    const handle = opened ?? (await fs.open(join(dir, name), 'r'));
     try {
       const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
       let position = from;
@@ -676,7 +898,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       }
       return position;
     } finally {
-      await handle.close();
+      if (!opened) await handle.close();
     }
   }
 
@@ -745,70 +967,228 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
     return refreshing;
   }
 
+  // ---- chains --------------------------------------------------------------------------
+
+  /** Files opened at most once for one read, whatever it needs of them; closed together. */
+  function openFiles(): OpenFiles {
+    const handles = new Map<string, Promise<FileHandle | null>>();
+    return {
+      open(name) {
+        let handle = handles.get(name);
+        if (!handle) {
+          handle = fs.open(join(dir, name), 'r').catch((error: unknown) => {
+            if (isGone(error)) return null;
+            throw error;
+          });
+          handles.set(name, handle);
+        }
+        return handle;
+      },
+      async close() {
+        for (const handle of handles.values()) await (await handle.catch(() => null))?.close().catch(noop);
+        handles.clear();
+      },
+    };
+  }
+
+  /** The file's chain, checked in full, or as checked before while the file is unchanged; null when it is gone. */
+  async function fileChain(name: string, files: OpenFiles): Promise<FileChain | null> {
+    const handle = await files.open(name);
+    if (!handle) return null;
+    const info = await handle.stat();
+    // ctime moves on every write and truncate, and cannot be set back without the clock.
+    const stamp = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+    const known = chains.get(name);
+    if (known?.stamp === stamp) return known.chain;
+    // Concurrent reads of one unchanged file share one scan.
+    const key = `${name}|${stamp}`;
+    let scanning = chainScans.get(key);
+    if (!scanning) {
+      scanning = (async () => {
+        const scan = new FileChainScan(name, signer);
+        await scanLines(name, 0, info.size, (line, offset) => scan.line(line, offset), handle);
+        const chain = scan.result();
+        chains.delete(name);
+        if (chains.size >= CHAIN_CACHE_FILES) chains.delete(chains.keys().next().value!);
+        chains.set(name, { stamp, chain });
+        return chain;
+      })().finally(() => chainScans.delete(key));
+      chainScans.set(key, scanning);
+    }
+    return scanning;
+  }
+
+  /** The bytes of a file in [from, to) when they are one whole line, newline excluded; null otherwise. */
+  /** A predecessor as it is now: its size, and the whole line where its last record should be. */
+  async function predecessorState(claim: Predecessor, files: OpenFiles): Promise<PredecessorState> {
+    const handle = await files.open(claim.file);
+    if (!handle) return { exists: false };
+    const { size } = await handle.stat();
+    let lastRecord: Buffer | null = null;
+    if (size >= claim.bytes && claim.last < claim.bytes) {
+      const bytes = await readRange(handle, claim.last, claim.bytes - claim.last);
+      const whole = bytes.length === claim.bytes - claim.last && bytes.indexOf(0x0a) === bytes.length - 1;
+      lastRecord = whole ? bytes.subarray(0, -1) : null;
+    }
+    return { exists: true, bytes: size, lastRecord };
+  }
+
+  /** A version 3 header with the link it continues from; null for anything else. */
+  async function headerOf(name: string, files: OpenFiles): Promise<{ prev: Predecessor | null; p: string } | null> {
+    const handle = await files.open(name);
+    if (!handle) return null;
+    const head = await readRange(handle, 0, HEADER_READ_BYTES);
+    const end = head.indexOf(0x0a);
+    const header = end === -1 ? null : chainHeader(parseFileHeader(head.subarray(0, end)));
+    return header ? { prev: header.prev, p: header.p } : null;
+  }
+
+  /** The same writer's nearest later file in the directory. */
+  function nextOfWriter(name: string): string | null {
+    const me = parseTraceFileName(name);
+    if (!me) return null;
+    let next: string | null = null;
+    let nextSequence = Number.POSITIVE_INFINITY;
+    for (const other of index.files.keys()) {
+      const parsed = parseTraceFileName(other);
+      if (parsed && parsed.writerId === me.writerId && parsed.sequence > me.sequence && parsed.sequence < nextSequence) {
+        next = other;
+        nextSequence = parsed.sequence;
+      }
+    }
+    return next;
+  }
+
+  /**
+   * What the chain says about one file: its own breaks, its hand-over from the writer's
+   * previous file (missing within retention, cut, altered), and how its own end compares
+   * with what the writer's next file vouches for. Null when the file is gone.
+   */
+  async function fileReport(name: string, files: OpenFiles): Promise<FileReport | null> {
+    const chain = await fileChain(name, files);
+    if (!chain) return null;
+    const findings = [...chain.findings];
+    let unvouched: FileReport['unvouched'] = null;
+    const header = chain.header;
+    const nowMs = now();
+    if (header?.prev) {
+      const { finding } = checkSuccession(header.prev, header.p, await predecessorState(header.prev, files), nowMs, retentionMs);
+      if (finding) findings.push(finding);
+    }
+    const next = header ? nextOfWriter(name) : null;
+    const following = next ? await headerOf(next, files) : null;
+    if (following?.prev) {
+      // The next file continues from this one, or from one in between that is gone.
+      const state = following.prev.file === name ? await predecessorState(following.prev, files) : ({ exists: false } as const);
+      const succession = checkSuccession(following.prev, following.p, state, nowMs, retentionMs);
+      if (succession.finding) findings.push(succession.finding);
+      unvouched = succession.unvouched;
+    }
+    return { chain, findings, unvouched };
+  }
+
+  /**
+   * Own events are indexed as written, never rescanned; if lines were removed or inserted
+   * since, their offsets are stale. The file is then left (the writer's current one, when it
+   * changed under it) or indexed again from disk.
+   */
+  async function reindex(names: string[]): Promise<void> {
+    for (const name of names) {
+      const current = file;
+      if (current?.name === name) {
+        if (flushing) continue;
+        const found = await disturbance(current);
+        if (found && file === current && !flushing) moveOn(current, found);
+      } else if (name !== openingName) index.dropFile(name);
+    }
+    await refresh();
+  }
+
   function readFailure(error: unknown): ProblemError {
     return new ProblemError('CC_TRACE_UNAVAILABLE', 'Traces cannot be read right now.', { cause: error });
   }
 
-  async function readRun(runId: string): Promise<TraceEventView[] | null> {
-    if (!isSafeId(runId)) return null;
-    try {
-      await refresh();
-    } catch (error) {
-      throw readFailure(error);
-    }
+  /** The run's event locations within retention: from memory, and from evicted files that may hold it. */
+  async function locateRun(runId: string): Promise<EventLocation[]> {
     const minAtMs = now() - retentionMs;
     const locations = index.locations(runId, minAtMs);
+    const found: EventLocation[] = [];
+    await scanEvicted(minAtMs, (location) => {
+      if (location.summary.runId === runId && location.atMs >= minAtMs) found.push(location);
+    }, runId);
+    if (found.length > 0) {
+      locations.push(...found);
+      locations.sort(eventOrder);
+    }
+    return locations;
+  }
+
+  async function readRun(runId: string): Promise<RunTraceView | null> {
+    if (!isSafeId(runId)) return null;
+    let locations: EventLocation[];
+    const reports = new Map<string, FileReport | null>();
+    let files = openFiles();
     try {
-      const found: EventLocation[] = [];
-      await scanEvicted(minAtMs, (location) => {
-        if (location.summary.runId === runId && location.atMs >= minAtMs) found.push(location);
-      }, runId);
-      if (found.length > 0) {
-        locations.push(...found);
-        locations.sort(eventOrder);
+      await refresh();
+      locations = await locateRun(runId);
+      for (let attempt = 0; ; attempt++) {
+        for (const location of locations) if (!reports.has(location.file)) reports.set(location.file, await fileReport(location.file, files));
+        const stale = [...new Set(locations.filter((location) => reports.get(location.file)?.chain.events.has(location.offset) === false).map((location) => location.file))];
+        if (stale.length === 0 || attempt > 0) break;
+        await files.close();
+        files = openFiles();
+        await reindex(stale);
+        reports.clear();
+        locations = await locateRun(runId);
       }
     } catch (error) {
+      await files.close();
       throw readFailure(error);
     }
-    if (locations.length === 0) return null;
-    const handles = new Map<string, FileHandle | null>();
-    const open = async (name: string): Promise<FileHandle | null> => {
-      if (!handles.has(name)) {
-        handles.set(
-          name,
-          await fs.open(join(dir, name), 'r').catch((error: NodeJS.ErrnoException) => {
-            if (error.code === 'ENOENT') return null;
-            throw error;
-          }),
-        );
-      }
-      return handles.get(name)!;
-    };
+    if (locations.length === 0) {
+      await files.close();
+      return null;
+    }
     try {
       const events: TraceEventView[] = [];
+      const statuses: ChainStatus[] = [];
+      const findings = [...reports.values()].flatMap((report) => report?.findings ?? []);
       // Records repeat from event to event of a run; each is read and checked once.
       const known = new Map<string, unknown>();
       for (const location of locations) {
-        const handle = await open(location.file);
-        if (!handle) continue;
-        const stored = (JSON.parse((await readRange(handle, location.offset, location.length)).toString('utf8')) as { event: StoredEvent }).event;
+        const report = reports.get(location.file);
+        const status = report?.chain.events.get(location.offset);
+        const handle = report && status ? await files.open(location.file) : null;
+        if (!report || !status || !handle) continue;
+        const stored = parseEventLine(await readRange(handle, location.offset, location.length));
+        if (!stored || stored.runId !== runId) continue;
+        const unvouched = report.unvouched !== null && location.offset >= report.unvouched.from;
+        const link = unvouched ? 'broken' : status;
+        const altered = unvouched ? report.unvouched!.text : report.chain.altered.get(location.offset);
+        if (altered) findings.push({ broken: true, text: altered });
         const record = async ([sha, offset, length]: RecordRef, parse: (line: string, sha: string) => unknown) => {
           const key = `${location.file}:${offset}`;
           if (!known.has(key)) known.set(key, parse((await readRange(handle, offset, length)).toString('utf8'), sha));
           return known.get(key);
         };
-        const view = await rebuild(stored, {
-          blob: async (ref) => (await record(ref, parseBlobLine)) as string | null,
-          data: (ref) => record(ref, parseDataLine),
-        });
+        const view = await rebuild(
+          stored,
+          {
+            blob: async (ref) => (await record(ref, parseBlobLine)) as string | null,
+            data: (ref) => record(ref, parseDataLine),
+          },
+          { status: link, holds: signer.keyId !== null ? link === 'signed' : link !== 'broken' },
+        );
         counters.unreadableLines += view.unreadable;
         events.push(view.event);
+        statuses.push(link);
       }
-      return events.length > 0 ? events : null;
+      if (events.length === 0) return null;
+      return { runId, events, chain: summarizeRun(statuses, findings) };
     } catch (error) {
       throw error instanceof ProblemError ? error : readFailure(error);
     } finally {
-      for (const handle of handles.values()) await handle?.close().catch(noop);
+      await files.close();
     }
   }
 
@@ -907,6 +1287,7 @@ export function createTraceStore(dir: string, log: TraceLog, options: TraceStore
       if (retryTimer) clearInterval(retryTimer);
       await flushing;
       await recovering;
+      await rotating?.catch(noop);
       if (file) {
         const last = file;
         file = null;
@@ -978,6 +1359,21 @@ function eventProblem(event: TraceEventInput): string | null {
   return null;
 }
 
+function isGone(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** The event an event line holds; null when the line is not one (a file changed under its index). */
+function parseEventLine(line: Buffer): StoredEvent | null {
+  try {
+    const event = (JSON.parse(line.toString('utf8')) as { event?: unknown }).event;
+    return isStoredEvent(event) ? event : null;
+  } catch {
+    return null;
+  }
+}
+
 function isStoredEvent(value: unknown): value is StoredEvent {
   const event = value as Partial<StoredEvent> | null;
   return (
@@ -999,13 +1395,13 @@ function refJson(sha: string, [offset, length]: [number, number]): string {
 }
 
 /**
- * The event as written. Segment texts, block summaries (only their summary fields: a
+ * The event as written (its line without the chain seal). Segment texts, block summaries (only their summary fields: a
  * compiled block passed whole would store its content a second time), source records and
  * the cache plan become references to records stored once per file; the references are
  * spliced in as ready JSON, so only the event's own small fields are serialised per call.
  * `stored` holds those own fields, for the index.
  */
-function eventRecord(event: TraceEventInput, refs: Refs): { stored: StoredEvent; line: string } {
+function eventRecord(event: TraceEventInput, refs: Refs): { stored: StoredEvent; body: string } {
   const { segments, blocks, sources, cache } = event;
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
@@ -1046,7 +1442,7 @@ function eventRecord(event: TraceEventInput, refs: Refs): { stored: StoredEvent;
   }
   const stored = plain as StoredEvent;
   stored.chars = chars;
-  return { stored, line: eventLine(stored, references) };
+  return { stored, body: eventBody(stored, references) };
 }
 
 function summarize(event: StoredEvent): EventSummary {
@@ -1085,9 +1481,14 @@ interface RecordReader {
 /**
  * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
  * block, source or cache record that cannot be read back leaves that field out of the
- * view and counts as unreadable; the prompts stand on their own digests.
+ * view and counts as unreadable; the prompts stand on their own digests. `link` is what
+ * the event's chain link proves, and whether that is enough to vouch for it.
  */
-async function rebuild(stored: StoredEvent, read: RecordReader): Promise<{ event: TraceEventView; unreadable: number }> {
+async function rebuild(
+  stored: StoredEvent,
+  read: RecordReader,
+  link: { status: ChainStatus; holds: boolean },
+): Promise<{ event: TraceEventView; unreadable: number }> {
   const { segments, blocks, sources, cache, ...rest } = stored;
   let unreadable = 0;
   const all = async <T>(refs: RecordRef[]): Promise<T[] | undefined> => {
@@ -1115,7 +1516,12 @@ async function rebuild(stored: StoredEvent, read: RecordReader): Promise<{ event
     const values = await all<object>([cache]);
     if (values) parts.cache = values[0]!;
   }
-  if (!segments) return { event: { ...rest, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: null }, unreadable };
+  if (!segments) {
+    return {
+      event: { ...rest, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds ? null : false, chain: link.status },
+      unreadable,
+    };
+  }
   const texts = new Map<string, string | null>();
   let complete = true;
   const assemble = async (refs: RecordRef[]) => {
@@ -1139,6 +1545,7 @@ async function rebuild(stored: StoredEvent, read: RecordReader): Promise<{ event
   const input = await assemble(segments.input);
   const inputPrompt = stored.inputSha256 === null && input.text === '' ? null : input.text;
   const verified =
+    link.holds &&
     complete &&
     typeof stored.promptSha256 === 'string' &&
     sha256Hex(system.text) === stored.promptSha256 &&
@@ -1152,6 +1559,7 @@ async function rebuild(stored: StoredEvent, read: RecordReader): Promise<{ event
       systemPrompt: complete ? system.text : null,
       inputPrompt: complete ? inputPrompt : null,
       verified,
+      chain: link.status,
     },
     unreadable,
   };

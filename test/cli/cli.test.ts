@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
@@ -58,6 +58,32 @@ describe('context-compiler CLI', () => {
     const missing = await cli(['trace', 'no-such-run', '--dir', traceDir]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no run no-such-run');
+  });
+
+  it('says whether a run’s chain is signed, and reports an event edited on disk', async () => {
+    const key = 'trace-signing-key-0123456789abcdef-0123';
+    const traceDir = join(await tempDir(), 'traces');
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir, TRACE_SIGNING_KEY: key });
+    const payload = { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', now: NOW };
+    for (const runId of ['cli-run-a', 'cli-run-b']) expect((await app.inject({ method: 'POST', url: '/compile', payload: { ...payload, runId } })).statusCode).toBe(200);
+    await app.close();
+
+    const signed = await cli(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key });
+    expect(signed.code).toBe(0);
+    expect(signed.stdout).toContain('chain signed: every event holds its HMAC link');
+    expect(signed.stdout).toContain('prompts verified');
+
+    const [name] = (await readdir(traceDir)).filter((file) => file.endsWith('.jsonl'));
+    const path = join(traceDir, name!);
+    await writeFile(path, (await readFile(path, 'utf8')).replace(/("runId":"cli-run-a".*?)"status":200/, '$1"status":299'));
+    const broken = await cli(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key });
+    expect(broken.code).toBe(0);
+    expect(broken.stdout).toContain('CHAIN BROKEN');
+    expect(broken.stdout).toMatch(/problem: .*the event at .* was altered or forged/);
+    expect(broken.stdout).toContain('EVENT ALTERED, FORGED OR OUT OF PLACE');
+    // Without the key the same file cannot be checked, and says so.
+    const keyless = await cli(['trace', 'cli-run-b', '--dir', traceDir]);
+    expect(keyless.stdout).toContain('chain unverifiable');
   });
 
   it('compiles the mars persona in process, reproducibly, with identity first', async () => {

@@ -20,9 +20,11 @@ function trace(event: Partial<RunTrace['events'][number]>): RunTrace {
         systemPrompt: null,
         inputPrompt: null,
         verified: null,
+        chain: 'linked',
         ...event,
       },
     ],
+    chain: { status: 'linked', problems: [], notes: [] },
   };
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach } from 'vitest';
-import { buildApp, createLogger } from '../../src/app.js';
+import { buildApp, createLogger, type BuildOptions } from '../../src/app.js';
 import { EXAMPLE_BRAIN, loadConfig, type Config } from '../../src/config.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -38,9 +38,10 @@ export interface TestApp {
 
 /**
  * Builds the app on a temp trace dir (and the example brain unless BRAIN_ROOT is given)
- * from an explicit environment, never `process.env`; closed after the test.
+ * from an explicit environment, never `process.env`; closed after the test. `options` may
+ * give the trace store a failing file system.
  */
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function buildTestApp(env: Record<string, string> = {}, options: Pick<BuildOptions, 'traceFs'> = {}): Promise<TestApp> {
   const traceDir = env['TRACE_DIR'] ?? join(await tempDir('cc-traces-'), 'traces');
   const config = loadConfig({ LOG_LEVEL: 'info', ...env, TRACE_DIR: traceDir });
   const chunks: string[] = [];
@@ -51,7 +52,7 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
     },
   });
   const logger = createLogger(config, stream);
-  const app = await buildApp(config, { logger });
+  const app = await buildApp(config, { logger, ...options });
   await app.ready();
   cleanups.push(() => app.close());
   return {

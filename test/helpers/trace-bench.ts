@@ -1,7 +1,7 @@
 /**
  * Measures the trace store alone (a script, not a test): concurrent appenders, each
  * appending a persona-sized event (≈8 KB of stable segments repeated by every call, ≈2.5 KB
- * of volatile live context) for a fixed time. Prints appends/s and fsyncs per append.
+ * of volatile live context) for a fixed time. Prints appends/s, fsyncs and process CPU per append.
  *
  *   node --import tsx test/helpers/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
  */
@@ -33,10 +33,12 @@ async function client(): Promise<void> {
 }
 
 const startedAt = performance.now();
+const cpuBefore = process.cpuUsage();
 setTimeout(() => (stop = true), seconds * 1000);
 await Promise.all(Array.from({ length: clients }, () => client()));
 const elapsed = (performance.now() - startedAt) / 1000;
 await store.close();
+const cpu = process.cpuUsage(cpuBefore);
 const stats = store.stats();
 latencies.sort((a, b) => a - b);
 const percentile = (p: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2));
@@ -51,6 +53,8 @@ process.stdout.write(
       bytesPerAppend: Math.round(stats.bytes / stats.appends),
       appendP50Ms: percentile(0.5),
       appendP99Ms: percentile(0.99),
+      // User + system CPU of the whole process (event construction included), per append.
+      cpuUsPerAppend: Math.round((cpu.user + cpu.system) / stats.appends),
       stats,
     },
     null,

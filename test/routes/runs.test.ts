@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN, readyStatus } from '../helpers/app.js';
@@ -113,6 +113,24 @@ describe('GET /runs/:runId/trace', () => {
     expect(sources[1]!.currentSha256).toBeNull();
     expect(sources[3]!.currentSha256).toBeNull();
     expect(sources[4]!.currentSha256).toBeNull();
+  });
+
+  it('says the chain is signed when TRACE_SIGNING_KEY is set, and reports an event edited on disk as broken', async () => {
+    const { app, config } = await buildTestApp({ TRACE_SIGNING_KEY: 'trace-signing-key-0123456789abcdef-0123' });
+    for (const runId of ['run-a', 'run-b', 'run-c']) await app.traces.append(deliveredEvent(runId));
+    const intact = (await app.inject('/runs/run-b/trace')).json();
+    expect(intact.chain).toEqual({ status: 'signed', problems: [], notes: [] });
+    expect(intact.events.map((event: { verified: boolean; chain: string }) => [event.verified, event.chain])).toEqual([[true, 'signed']]);
+
+    const [name] = (await readdir(config.traceDir)).filter((file) => file.endsWith('.jsonl'));
+    const path = join(config.traceDir, name!);
+    // Same length: the running writer's file stays the size it wrote, only the bytes differ.
+    await writeFile(path, (await readFile(path, 'utf8')).replace(/("runId":"run-b".*?)"status":200/, '$1"status":201'));
+    const response = await app.inject('/runs/run-b/trace');
+    expect(response.statusCode).toBe(200);
+    expect(response.json().events.map((event: { status: number; verified: boolean; chain: string }) => [event.status, event.verified, event.chain])).toEqual([[201, false, 'broken']]);
+    expect(response.json().chain).toMatchObject({ status: 'broken', problems: [expect.stringContaining('was altered or forged')] });
+    expect((await app.inject('/runs/run-c/trace')).json().chain.status).toBe('signed');
   });
 
   it('rejects an unknown verify mode', async () => {

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, readyStatus } from '../helpers/app.js';
 import { driveCompiles, newPool, turnPayload } from '../helpers/compile-load.js';
+import { faultyFs } from '../helpers/faulty-fs.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const NOW = '2026-11-30T17:20:00Z';
@@ -23,8 +24,8 @@ const turn = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-async function harness(env: Record<string, string> = {}) {
-  const built = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain(), ...env });
+async function harness(env: Record<string, string> = {}, options: Parameters<typeof buildTestApp>[1] = {}) {
+  const built = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain(), ...env }, options);
   const { app } = built;
   return {
     ...built,
@@ -232,6 +233,56 @@ describe('when the trace store cannot make an event durable', () => {
     expect((await trace('after')).json().events[0]).toMatchObject({ verified: true, promptSha256: back.json().promptSha256 });
     expect((await trace('before')).json().events[0].verified).toBe(true);
     expect(rawLogs()).not.toContain('You are Scribe');
+  });
+});
+
+describe('a trace file truncated under the running service (logrotate copytruncate)', () => {
+  it('keeps every later run readable and verified, also after a restart, and /readyz says what happened', async () => {
+    const dir = join(await tempDir('cc-trace-cut-'), 'traces');
+    const { app, compile, trace, rawLogs } = await harness({ TRACE_DIR: dir });
+    for (let i = 0; i < 5; i++) expect((await compile(turn({ runId: `before-${i}` }))).statusCode).toBe(200);
+    const [first] = (await readdir(dir)).filter((name) => name.endsWith('.jsonl'));
+    await truncate(join(dir, first!), 0);
+
+    const delivered = new Map<string, string>();
+    for (let i = 0; i < 10; i++) {
+      const answer = await compile(turn({ runId: `after-${i}` }));
+      expect(answer.statusCode).toBe(200);
+      delivered.set(`after-${i}`, answer.json().promptSha256);
+    }
+    const ready = await app.inject('/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().checks).toContainEqual({ name: 'traces', ok: true, note: expect.stringMatching(/^the current trace file was truncated under the writer/) });
+    expect(rawLogs().split('trace file changed under the writer; continuing in a new file')).toHaveLength(2);
+    const readAll = async (read: (runId: string) => Promise<{ statusCode: number; json(): { events: Array<{ verified: boolean; promptSha256: string }>; chain: { status: string; problems: string[] } } }>) => {
+      for (const [runId, promptSha256] of delivered) {
+        const response = await read(runId);
+        expect(response.statusCode, runId).toBe(200);
+        expect(response.json().events.map((event) => [event.verified, event.promptSha256]), runId).toEqual([[true, promptSha256]]);
+        expect(response.json().chain).toMatchObject({ status: 'linked', problems: [] });
+      }
+    };
+    await readAll(trace);
+    await app.close();
+
+    const { app: restarted } = await harness({ TRACE_DIR: dir });
+    await readAll((runId) => restarted.inject(`/runs/${runId}/trace`));
+  });
+});
+
+describe('a full trace volume at start', () => {
+  it('makes /readyz 503 from the first probe, compiles 503, until a write works', async () => {
+    const { fs, state } = faultyFs();
+    state.failWith = 'ENOSPC';
+    const { app, compile } = await harness({}, { traceFs: fs });
+    const ready = await app.inject('/readyz');
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ code: 'CC_NOT_READY', detail: expect.stringContaining('traces: trace directory is not writable (TRACE_DIR): disk full (ENOSPC)') });
+    expect((await compile(turn())).statusCode).toBe(503);
+    expect((await app.inject('/readyz')).statusCode).toBe(503);
+    state.failWith = null;
+    expect(await readyStatus(app)).toBe(200);
+    expect((await compile(turn())).statusCode).toBe(200);
   });
 });
 

@@ -237,24 +237,20 @@ describe('bodies, content types, URLs and methods', () => {
 });
 
 describe('trace store faults over HTTP (tracing.test.ts covers a file in place of TRACE_DIR)', () => {
-  it('answers 503 with no prompt while TRACE_DIR is deleted, then recreates it and recovers', async () => {
+  it('notices TRACE_DIR deleted before acknowledging anything, recreates it, traces the next compile there, and says so', async () => {
     const { app, config } = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain() });
     const before = await app.inject({ method: 'POST', url: '/compile', payload: turn({ runId: 'before-delete' }) });
     expect(before.statusCode).toBe(200);
     await rm(config.traceDir, { recursive: true, force: true });
-    const down = await app.inject({ method: 'POST', url: '/compile', payload: turn({ runId: 'while-deleted' }) });
-    const problem = expectProblem(down, [503]);
-    expect(problem['code']).toBe('CC_TRACE_UNAVAILABLE');
-    expect(down.body).not.toContain('You are Scribe');
-    expect(down.headers['etag']).toBeUndefined();
-    expect((await app.inject('/readyz')).statusCode).toBe(503);
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      status = (await app.inject({ method: 'POST', url: '/compile', payload: turn({ runId: `after-delete-${i}` }) })).statusCode;
-    }
-    expect(status).toBe(200);
-    expect((await app.inject('/readyz')).statusCode).toBe(200);
+    const next = await app.inject({ method: 'POST', url: '/compile', payload: turn({ runId: 'after-delete' }) });
+    expect(next.statusCode).toBe(200);
+    const trace = (await app.inject('/runs/after-delete/trace')).json();
+    expect(trace.events.map((event: { verified: boolean; promptSha256: string }) => [event.verified, event.promptSha256])).toEqual([[true, next.json().promptSha256]]);
+    expect(trace.chain.notes).toEqual([expect.stringContaining('was replaced or removed under its writer, which noticed')]);
+    const ready = await app.inject('/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().checks).toContainEqual({ name: 'traces', ok: true, note: expect.stringContaining('the current trace file was removed under the writer') });
+    expect((await app.inject('/runs/before-delete/trace')).statusCode).toBe(404);
   });
 
   it('answers 503 with no prompt once the disk is full, and every run it answered 200 is readable after a restart', async () => {

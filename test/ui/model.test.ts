@@ -106,6 +106,7 @@ describe('layoutEvent', () => {
       systemPrompt: null,
       inputPrompt: null,
       verified: null,
+      chain: 'linked',
       budget: { limitChars: '10', omitted: 3 },
       cache: { boundaries: [null, 'x', { class: 'worker-stable' }, { prefixChars: 4 }] },
     } satisfies TraceEvent;

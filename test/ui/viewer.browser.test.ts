@@ -136,7 +136,8 @@ describe('trace viewer in chromium', () => {
     expect(await text(page, '.redactions [data-kind="email"]')).toBe('1 email');
     expect(await text(page, '.redactions [data-kind="phone"]')).toBe('0 phone');
     expect(await text(page, '.warnings')).toContain('topic "launch" is a fixture');
-    expect(await text(page, '.verified')).toContain('match');
+    expect(await text(page, '.chain[data-chain="linked"]')).toContain('Chain linked, without a key');
+    expect(await text(page, 'article.event .verified')).toContain('match');
     expect(await text(page, '.digests')).toContain(event.promptSha256!);
     expect(await text(page, 'tr[data-path="topics/launch.md"]')).toContain('changed since');
     expect(await text(page, 'tr[data-path="workers/scribe/identity.md"]')).toContain('unchanged');

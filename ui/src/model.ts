@@ -75,11 +75,16 @@ export interface TraceEvent {
   systemPrompt: string | null;
   inputPrompt: string | null;
   verified: boolean | null;
+  chain: ChainStatus;
 }
+
+/** What a chain link proves; see docs/traces.md, "Tamper evidence". */
+export type ChainStatus = 'signed' | 'linked' | 'unchained' | 'unverifiable' | 'broken';
 
 export interface RunTrace {
   runId: string;
   events: TraceEvent[];
+  chain: { status: ChainStatus; problems: string[]; notes: string[] };
 }
 
 /** A run described by its most recent event. */

@@ -17,6 +17,7 @@ import {
   shortSha,
   type BlockView,
   type BoundaryView,
+  type ChainStatus,
   type EventLayout,
   type RunFilter,
   type RunList,
@@ -186,6 +187,7 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   const count = trace.events.length;
   replace(
     body,
+    chainSection(trace.chain),
     count > 1 ? h('p', { class: 'muted' }, `${count} events, in order.`) : null,
     trace.events.map((event, i) => renderEvent(event, count > 1 ? `Event ${i + 1} of ${count}` : null)),
   );
@@ -243,8 +245,33 @@ function requestFacts(request: Record<string, unknown>): Child {
   );
 }
 
+const CHAIN_TEXT: Record<ChainStatus, string> = {
+  signed: '✓ Chain signed: every event holds its HMAC link under the service’s key, and nothing around them is missing.',
+  linked: 'Chain linked, without a key: consistent, but anyone who can write the trace directory could have recomputed it.',
+  unchained: 'No chain: these events were written before traces were chained.',
+  unverifiable: 'Chain unverifiable: signed with a key this service does not hold.',
+  broken: '✗ Chain broken: events were altered, inserted, removed or reordered, or a trace file is missing or cut.',
+};
+
+function chainSection(chain: RunTrace['chain']): HTMLElement {
+  const bad = chain.status === 'broken';
+  return h(
+    'section',
+    { class: `chain chain-${chain.status}`, data: { chain: chain.status }, ...(bad ? { role: 'alert' } : {}) },
+    h('p', { class: `verified ${chain.status === 'signed' ? 'ok' : bad ? 'bad' : 'muted'}` }, CHAIN_TEXT[chain.status]),
+    chain.problems.length > 0 ? h('ul', { class: 'chain-problems' }, chain.problems.map((problem) => h('li', {}, problem))) : null,
+    chain.notes.length > 0 ? h('ul', { class: 'chain-notes muted' }, chain.notes.map((note) => h('li', {}, note))) : null,
+  );
+}
+
 function verification(event: TraceEvent): Child {
+  if (event.chain === 'broken') {
+    return h('p', { class: 'verified bad', role: 'alert' }, '✗ This event was altered, forged or is out of place: its chain link does not hold.');
+  }
   if (event.verified === true) return h('p', { class: 'verified ok' }, '✓ The rebuilt prompts match their recorded sha256 digests.');
+  if (event.verified === false && event.chain !== 'signed' && event.chain !== 'linked') {
+    return h('p', { class: 'verified bad', role: 'alert' }, `✗ Not vouched for: the service has a signing key, and this event’s chain is ${event.chain}.`);
+  }
   if (event.verified === false) {
     return h('p', { class: 'verified bad', role: 'alert' }, '✗ The stored prompt text does not match its recorded digests (a segment is missing or was altered).');
   }
