@@ -18,9 +18,10 @@ import { constants as fsConstants, lstat as lstatCallback, type Stats } from 'no
 import { open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
+import { MAX_READ_BYTES } from '../core/types.js';
 
 export interface ReadOptions {
-  /** Largest number of bytes read; a bigger file is cut at a line boundary. Default 256 KiB. */
+  /** Largest number of bytes read, a whole number from 1 to `MAX_READ_BYTES` (1 MiB); a bigger file is cut at a line boundary. Default 256 KiB. */
   maxBytes?: number;
   /** Which end of an over-size file to keep: `head` (default) or `tail` (for files that grow at the end). */
   keep?: 'head' | 'tail';
@@ -189,6 +190,15 @@ export function unsafePathReason(path: string): string | undefined {
     if (segment === '..') return 'parent segment (..) in path';
     if (segment === '.' || segment === '') return 'empty or "." segment in path';
   }
+  return undefined;
+}
+
+/** Why a read's bounds are refused: a forged trace may hold anything, and no reader uses more than `MAX_READ_BYTES`. */
+function boundsRefusal(maxBytes: unknown, keep: unknown): string | undefined {
+  if (typeof maxBytes !== 'number' || !Number.isInteger(maxBytes) || maxBytes < 1 || maxBytes > MAX_READ_BYTES) {
+    return `maxBytes must be a whole number from 1 to ${MAX_READ_BYTES}`;
+  }
+  if (keep !== 'head' && keep !== 'tail') return 'keep must be head or tail';
   return undefined;
 }
 
@@ -455,8 +465,10 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   }
 
   async function read(path: string, options: ReadOptions = {}): Promise<ReadResult> {
-    const maxBytes = Math.max(1, options.maxBytes ?? defaultMaxBytes);
+    const maxBytes = options.maxBytes ?? defaultMaxBytes;
     const keep = options.keep ?? 'head';
+    const refusal = boundsRefusal(maxBytes, keep);
+    if (refusal !== undefined) return { status: 'refused', path, reason: refusal };
     // The confinement is part of the key: a text read under the root alone never answers a read that must stay within a directory.
     const key = `${keep}:${maxBytes}:${options.within ?? ''}:${path}`;
     const cached = files.get(key);
@@ -514,6 +526,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   }
 
   async function verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep'>>): Promise<VerifyResult> {
+    // A recorded bound is read as recorded, and refused (by `read`) when no reader would have used it.
     const readOptions: ReadOptions = { keep: source.keep ?? 'head' };
     if (source.maxBytes !== undefined) readOptions.maxBytes = source.maxBytes;
     const result = await read(source.path, readOptions);
@@ -558,7 +571,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
             mtimeMs: result.mtimeMs,
             sha256: result.sha256,
             truncated: result.truncated,
-            maxBytes: Math.max(1, readOptions.maxBytes ?? defaultMaxBytes),
+            maxBytes: readOptions.maxBytes ?? defaultMaxBytes,
             keep: readOptions.keep ?? 'head',
           });
         } else if (result.status === 'missing') absent.add(path);

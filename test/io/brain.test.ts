@@ -3,6 +3,8 @@ import { lstat, writeFileSync } from 'node:fs';
 import { link, mkdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TraceSourceSchema } from '../../schemas/trace.js';
+import { MAX_READ_BYTES } from '../../src/core/types.js';
 import {
   createBrain,
   LISTING_NAMES_MAX,
@@ -387,6 +389,22 @@ describe('brain: sessions and verification', () => {
     expect(await brain.verify(recorded!)).toMatchObject({ status: 'changed' });
     await rm(join(root, 'a.md'));
     expect(await brain.verify(recorded!)).toEqual({ status: 'missing', path: 'a.md' });
+  });
+});
+
+describe('brain: read bounds', () => {
+  it('refuses to verify a record whose read bound is over MAX_READ_BYTES (a forged trace) or not a whole number, and the trace schema refuses it too', async () => {
+    const root = await brainDir({ 'big.md': 'x'.repeat(2 * MAX_READ_BYTES) });
+    const brain = createBrain(root, logger());
+    const sha256 = createHash('sha256').update('x').digest('hex');
+    for (const maxBytes of [MAX_READ_BYTES + 1, 2 ** 40, 1.5, 0, -1, Number.NaN]) {
+      expect(await brain.verify({ path: 'big.md', sha256, maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused', reason: expect.stringMatching(/^maxBytes must be a whole number from 1 to 1048576/) });
+      expect(await brain.read('big.md', { maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused' });
+    }
+    expect(await brain.verify({ path: 'big.md', sha256, maxBytes: MAX_READ_BYTES })).toMatchObject({ status: 'changed' });
+    const source = { path: 'big.md', size: 1, mtimeMs: 1, sha256, truncated: true, keep: 'head' };
+    expect(TraceSourceSchema.safeParse({ ...source, maxBytes: MAX_READ_BYTES }).success).toBe(true);
+    expect(TraceSourceSchema.safeParse({ ...source, maxBytes: MAX_READ_BYTES + 1 }).success).toBe(false);
   });
 });
 
