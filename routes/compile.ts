@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { compile } from '../src/core/compile.js';
 import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../src/core/memory-notes.js';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
-import type { Policy, SourceText } from '../src/core/types.js';
+import { MAX_READ_BYTES, type Policy, type SourceText } from '../src/core/types.js';
 import { ProblemError } from '../src/errors.js';
 import { compileAndDeliver, runIdFor, type DeliveryRequest } from '../src/http/deliver.js';
 import { responseJsonSchema } from '../src/http/zod.js';
@@ -11,8 +11,8 @@ import { CompileQuerySchema, CompileRequestSchema, type CompileRequest } from '.
 import { CompiledResponseSchema } from '../schemas/compiled.js';
 import { PolicyFileSchema } from '../schemas/policy.js';
 
-/** Mandatory sources are read with a cap far above any block limit: a bigger file is a 422, never cut. */
-const MANDATORY_READ_BYTES = 1024 * 1024;
+/** Mandatory sources are read with a cap far above any block limit (the largest any read may use): a bigger file is a 422, never cut. */
+const MANDATORY_READ_BYTES = MAX_READ_BYTES;
 const MEMORY_FILE_BYTES = 64 * 1024;
 const MAX_MEMORY_FILES = 64;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_READ_BYTES } from '../src/core/types.js';
 import { PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
@@ -30,7 +31,8 @@ export const TraceSourceSchema = z.object({
   mtimeMs: z.number(),
   sha256: z.string(),
   truncated: z.boolean().optional(),
-  maxBytes: z.number().int().optional(),
+  /** The read bound the file was read with: no reader uses more than `MAX_READ_BYTES`, and verification refuses more. */
+  maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
   keep: z.enum(['head', 'tail']).optional(),
   /** With `?verify=sources`: whether the file differs now (missing counts as changed). */
   changed: z.boolean().optional(),

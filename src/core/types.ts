@@ -4,6 +4,13 @@
  * `CompiledContext`, and routes deliver and trace that.
  */
 
+/**
+ * The most bytes any read of a brain file may take (mandatory worker files are read with
+ * it, never cut). A trace records no larger bound, and verification refuses one, so a
+ * forged trace cannot make the service allocate more.
+ */
+export const MAX_READ_BYTES = 1024 * 1024;
+
 /** What a block is; the order here is the order blocks are laid out in. */
 export const BLOCK_KINDS = [
   'identity',

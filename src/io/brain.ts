@@ -1,26 +1,29 @@
 /**
  * The brain reader: the only code that reads the mounted brain. What is read is what was
- * checked: a path is resolved (links inside the brain are followed), opened without
- * following a link, and the opened descriptor itself must lie under the root (its path
- * through `/proc/self/fd`, else its device and inode against the path resolved again), so
- * a file or directory swapped for a link out of the root between the check and the read
- * is refused, never read. Reads are bounded and asynchronous; results read through no link
- * at all are cached by (path, device, inode, size, mtime) and revalidated with `lstat`s of
- * the path and each parent directory that began after the read was asked for (reads of
- * one path in the same event-loop turn share them), so a cached text is served only while
- * its path still leads to the same file without any link. A file problem is a result
- * (`missing`, `refused`, `error`), never a thrown error, so one bad file degrades one
- * source and never the request.
+ * checked, and nothing outside the root is ever opened: on Linux a path is walked one name
+ * at a time, each looked up in the directory opened before it (`/proc/self/fd/<fd>/<name>`
+ * with `O_NOFOLLOW`, as `openat` would), so the kernel follows no link on the way; a link
+ * inside the brain is read and its target walked in its place, confined to the root. The
+ * opened descriptor's own path must lie under the root before anything about the object is
+ * looked at. Where /proc is absent the path is resolved, opened and checked by device and
+ * inode instead (weaker; see SECURITY.md). Reads are bounded (`MAX_READ_BYTES`) and
+ * asynchronous. A result is cached with every lookup it relied on (the directories on the
+ * way, each link, the file or directory itself by device, inode, size, mtime and ctime)
+ * and served again only while `lstat`s of those paths, issued after the read was asked for
+ * (reads in the same event-loop turn share them), show the same; a result stamped within a
+ * tick of its read is not trusted. A file problem is a result (`missing`, `refused`,
+ * `error`), never a thrown error, so one bad file degrades one source and never the request.
  */
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { constants as fsConstants, lstat as lstatCallback, type Stats } from 'node:fs';
-import { open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
-import { sep } from 'node:path';
+import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
 import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
+import { MAX_READ_BYTES } from '../core/types.js';
 
 export interface ReadOptions {
-  /** Largest number of bytes read; a bigger file is cut at a line boundary. Default 256 KiB. */
+  /** Largest number of bytes read, a whole number from 1 to `MAX_READ_BYTES` (1 MiB); a bigger file is cut at a line boundary. Default 256 KiB. */
   maxBytes?: number;
   /** Which end of an over-size file to keep: `head` (default) or `tail` (for files that grow at the end). */
   keep?: 'head' | 'tail';
@@ -131,10 +134,11 @@ export interface BrainLog {
   warn(obj: object, msg: string): void;
 }
 
-/** The file system call revalidation uses (callback style: cheaper per call than the promise API); tests count calls through it. */
+/** The file system calls of the hot path and the descriptor check; tests count calls through them. */
 export interface BrainFs {
+  /** What revalidation uses (callback style: cheaper per call than the promise API). */
   lstat(path: string, callback: (error: NodeJS.ErrnoException | null, stats: Stats) => void): void;
-  /** Reads `/proc/self/fd/<fd>`; a test makes it fail to exercise the device and inode check used where /proc is absent. */
+  /** Reads `/proc/self/fd/<fd>` (where a descriptor is); a test makes it fail to exercise the reader used where /proc is absent. */
   readlink?(path: string): Promise<string>;
 }
 
@@ -144,16 +148,106 @@ export interface BrainOptions {
   /** Upper bound on the bytes of text kept in the read cache. */
   cacheBytes?: number;
   fs?: BrainFs;
+  /** The clock file times are compared with, to tell a change too recent to trust (`Date.now` by default). */
+  now?: () => number;
 }
 
 export const DEFAULT_MAX_BYTES = 256 * 1024;
+
+// O_NONBLOCK: opening a FIFO inside the brain for reading would otherwise wait for a writer
+// forever, holding one of libuv's four file threads; regular files ignore the flag.
+const OPEN_FILE = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW;
+// O_DIRECTORY: anything else (a FIFO, a device) is refused before it is opened.
+const OPEN_DIRECTORY = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_DIRECTORY;
+/** Links followed per path at most, as the kernel does (MAXSYMLINKS). */
+const MAX_LINKS = 40;
+/**
+ * A result whose timestamps lie within a tick of its read is not trusted (the racy-git
+ * rule): a change later in the same tick could leave size and times as they are. Linux
+ * stamps files from a clock that lags by up to a jiffy (4–10 ms); a file system that keeps
+ * whole seconds (ext3, FAT, some NFS) has a tick of up to 2 s.
+ */
+const TICK_MS = 20;
+const COARSE_TICK_MS = 2000;
 
 interface Pending<T> {
   promise: Promise<T>;
   settle(value: T): void;
 }
 
-/** A path resolved inside the root: its real path, the path as given (under the real root), and the prefix its descriptor must have. */
+/** What a cached result relied on: a brain path (through real directories only) and what an `lstat` of it must show for the result to stand. */
+interface Lookup {
+  path: string;
+  holds(info: Stats | string): boolean;
+}
+
+function directoryLookup(path: string): Lookup {
+  return { path, holds: (info) => typeof info !== 'string' && info.isDirectory() };
+}
+
+function absentLookup(path: string): Lookup {
+  return { path, holds: (info) => info === 'ENOENT' };
+}
+
+/** The very object seen (a link, file or directory): device, inode, type and mode, size, mtime and ctime. */
+function sameLookup(path: string, seen: Stats): Lookup {
+  const { dev, ino, mode, size, mtimeMs, ctimeMs } = seen;
+  return {
+    path,
+    holds: (info) =>
+      typeof info !== 'string' && info.ino === ino && info.dev === dev && info.mode === mode && info.size === size && info.mtimeMs === mtimeMs && info.ctimeMs === ctimeMs,
+  };
+}
+
+/**
+ * Whether a change after a read (from `startedAt` to `finishedAt`) could leave `info` as it
+ * is. A ctime cannot be set from user space, so one older than a tick before the read proves
+ * that any later change shows; one from the future proves nothing. An mtime in the future
+ * (`touch -d`, `rsync -t` from a clock ahead) is harmless: the next write moves it.
+ */
+function tooRecent(info: Stats, startedAt: number, finishedAt: number): boolean {
+  const tick = info.ctimeMs % 1000 === 0 && info.mtimeMs % 1000 === 0 ? COARSE_TICK_MS : TICK_MS;
+  return info.ctimeMs > startedAt - tick || (info.mtimeMs > startedAt - tick && info.mtimeMs < finishedAt + tick);
+}
+
+/** A file or directory opened inside the root, and what opening it relied on. */
+interface Opened {
+  status: 'found';
+  handle: FileHandle;
+  /** Its brain path, links resolved ('' for the root). */
+  resolved: string;
+  /** Its absolute path, for the checks that go by path where /proc is absent. */
+  where: string;
+  /** The directories, links and misses on the way, to revalidate a cached result with. */
+  lookups: Lookup[];
+  /** The links on the way, whose times must be old enough too. */
+  links: Stats[];
+  /** Whether a result may be cached: the descriptor lies exactly where the lookups lead. */
+  cacheable: boolean;
+  /** Where /proc is absent: whether the path still leads to the opened object (after a listing). */
+  recheck?: () => Promise<boolean>;
+}
+
+/** A miss, with the lookups that found it when they can confirm it again. */
+interface Missed {
+  status: 'missing';
+  lookups: Lookup[] | undefined;
+}
+
+interface Refused {
+  status: 'refused' | 'error';
+  reason: string;
+}
+
+interface Walked {
+  status: 'found';
+  handle: FileHandle | undefined;
+  resolved: string;
+  lookups: Lookup[];
+  links: Stats[];
+}
+
+/** A path resolved by `realpath` where /proc is absent: its real path, the path as given (under the real root), and the prefix the opened object must have. */
 interface Confined {
   real: string;
   literal: string;
@@ -161,17 +255,12 @@ interface Confined {
 }
 
 interface CachedFile {
-  ino: number;
-  dev: number;
-  size: number;
-  mtimeMs: number;
+  lookups: Lookup[];
   result: BrainFile;
 }
 
 interface CachedListing {
-  ino: number;
-  dev: number;
-  mtimeMs: number;
+  lookups: Lookup[];
   result: ListResult & { status: 'ok' };
 }
 
@@ -192,15 +281,54 @@ export function unsafePathReason(path: string): string | undefined {
   return undefined;
 }
 
+/** Why a read's bounds are refused: a forged trace may hold anything, and no reader uses more than `MAX_READ_BYTES`. */
+function boundsRefusal(maxBytes: unknown, keep: unknown): string | undefined {
+  if (typeof maxBytes !== 'number' || !Number.isInteger(maxBytes) || maxBytes < 1 || maxBytes > MAX_READ_BYTES) {
+    return `maxBytes must be a whole number from 1 to ${MAX_READ_BYTES}`;
+  }
+  if (keep !== 'head' && keep !== 'tail') return 'keep must be head or tail';
+  return undefined;
+}
+
+/** Why a path (and `within`) is refused before the file system is touched. */
+function pathRefusal(path: unknown, within: unknown): string | undefined {
+  if (typeof path !== 'string') return 'path is not a string';
+  const unsafe = unsafePathReason(path);
+  if (unsafe !== undefined) return unsafe;
+  if (within !== undefined && (typeof within !== 'string' || unsafePathReason(within) !== undefined || !path.startsWith(`${within}/`))) {
+    return `not under ${String(within)}/`;
+  }
+  return undefined;
+}
+
 function outsideReason(within: string | undefined): string {
   return within === undefined ? 'resolves outside the brain root' : `resolves outside ${within}/`;
 }
 
-/** What a failed open means for the read: a miss, a link swapped in since the path was resolved, or an error. */
-function openFailure(path: string, code: string): { status: 'missing'; path: string } | { status: 'refused' | 'error'; path: string; reason: string } {
-  if (code === 'ENOENT') return { status: 'missing', path };
-  if (code === 'ELOOP') return { status: 'refused', path, reason: 'replaced by a symbolic link while being read' };
-  return { status: 'error', path, reason: code };
+const CHANGED = 'changed while being read';
+
+function codeOf(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? 'unreadable';
+}
+
+async function openAt(path: string, flags: number): Promise<FileHandle | string> {
+  try {
+    return await open(path, flags);
+  } catch (error) {
+    return codeOf(error);
+  }
+}
+
+async function lstatAt(path: string): Promise<Stats | string> {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    return codeOf(error);
+  }
+}
+
+function release(handle: FileHandle): void {
+  handle.close().catch(() => undefined);
 }
 
 /** Builds the brain reader for `root`. Nothing is read until the first call. */
@@ -210,34 +338,49 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   const cacheLimit = options.cacheBytes ?? 16 * 1024 * 1024;
   const fs: BrainFs = options.fs ?? { lstat: lstatCallback };
   const readDescriptorLink = fs.readlink ?? readlink;
+  const now = options.now ?? Date.now;
+  const configuredRoot = resolve(root);
   const files = new Map<string, CachedFile>();
   const listings = new Map<string, CachedListing>();
-  // Paths last found missing: a missing file is normal, and one stat (ENOENT) confirms it again.
-  const missing = new Set<string>();
+  // Paths last found missing: a missing file is normal, and the lookups that missed it confirm it again.
+  const missing = new Map<string, Lookup[]>();
   let cachedBytes = 0;
   let realRoot: Promise<string> | undefined;
   /** The resolved root once known; every cached entry was read under it. */
   let resolvedRoot: string | undefined;
-  /** Whether `/proc/self/fd` shows where a descriptor is (Linux); unknown until the first check. */
+  /** Whether `/proc/self/fd` shows where a descriptor is (Linux); known once the root is resolved. */
   let procFd: boolean | undefined;
 
   function rootPath(): Promise<string> {
     // Resolved once; a failure is not remembered, so a root mounted later is picked up.
-    realRoot ??= realpath(root).then(
-      (resolved) => (resolvedRoot = resolved),
-      (error: unknown) => {
-        realRoot = undefined;
-        throw error;
-      },
-    );
+    realRoot ??= (async () => {
+      const resolved = await realpath(root);
+      procFd ??= await descriptorsShowPaths(resolved);
+      return (resolvedRoot = resolved);
+    })().catch((error: unknown) => {
+      realRoot = undefined;
+      throw error;
+    });
     return realRoot;
+  }
+
+  /** Whether `/proc/self/fd/<fd>` names the root for a descriptor of it: the walk and the descriptor check rely on it. */
+  async function descriptorsShowPaths(base: string): Promise<boolean> {
+    const handle = await open(base, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    try {
+      return (await readDescriptorLink(`/proc/self/fd/${handle.fd}`)) === base;
+    } catch {
+      return false;
+    } finally {
+      release(handle);
+    }
   }
 
   // Freshness: file system calls are not issued when a read asks for them but at the end of
   // the current event-loop turn (setImmediate), and every read of the same path (stat) or
   // key (fresh read) asked for in that turn shares the one call. A read never joins a call
   // issued before it was asked for, so it sees every change completed before then, exactly
-  // as if it had made its own; concurrent requests cost one stat per file per turn.
+  // as if it had made its own; concurrent requests cost one stat per path per turn.
   let pendingStats = new Map<string, Pending<Stats | string>>();
   let pendingReads = new Map<string, Pending<ReadResult> & { path: string; maxBytes: number; keep: 'head' | 'tail'; within: string | undefined }>();
   let batchScheduled = false;
@@ -255,14 +398,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       readFresh(read.path, read.maxBytes, read.keep, read.within, key).then(
         (result) => {
           if (result.status !== 'ok') forget(key);
-          if (result.status !== 'missing') missing.delete(read.path);
-          else if (resolvedRoot !== undefined) {
-            if (missing.size >= 4096) missing.clear();
-            missing.add(read.path);
-          }
           read.settle(result);
         },
-        (error: unknown) => read.settle({ status: 'error', path: read.path, reason: (error as NodeJS.ErrnoException).code ?? 'unreadable' }),
+        (error: unknown) => read.settle({ status: 'error', path: read.path, reason: codeOf(error) }),
       );
     }
   }
@@ -277,10 +415,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     return { promise, settle };
   }
 
-  /**
-   * An `lstat` of a path read before (a link, even one that points back to the same file,
-   * never matches a cached entry), or the error code it failed with.
-   */
+  /** An `lstat` of a brain path, or the error code it failed with. */
   function revalidationStat(path: string): Promise<Stats | string> {
     let check = pendingStats.get(path);
     if (!check) pendingStats.set(path, (check = pending()));
@@ -288,17 +423,13 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   }
 
   /**
-   * Whether `path` still leads to the cached object through no link: every parent is a
-   * directory (not a link to one) and the object itself `matches`. Parents are shared by
-   * every path under them, so a turn stats each directory once too.
+   * Whether every lookup a result relied on still shows the same: the walk would take the
+   * same way (the same directories, the same links) to the same object. Directories are
+   * shared by every path under them, so a turn stats each once.
    */
-  async function stillDirect(path: string, matches: (info: Stats) => boolean): Promise<boolean> {
-    const own = revalidationStat(path);
-    const parents: Array<Promise<Stats | string>> = [];
-    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) parents.push(revalidationStat(path.slice(0, slash)));
-    const info = await own;
-    if (typeof info === 'string' || !matches(info)) return false;
-    return (await Promise.all(parents)).every((parent) => typeof parent !== 'string' && parent.isDirectory());
+  async function stillHolds(lookups: Lookup[]): Promise<boolean> {
+    const infos = await Promise.all(lookups.map((lookup) => revalidationStat(lookup.path)));
+    return lookups.every((lookup, i) => lookup.holds(infos[i]!));
   }
 
   /** A read of the file itself (not from the cache). */
@@ -308,22 +439,181 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     return read.promise;
   }
 
-  /**
-   * The real path of `path` if it lies inside the root (and inside `within`), with the
-   * prefix (`scope`) the opened descriptor must have too, else a refusal or a miss.
-   */
-  async function confine(path: string, within?: string): Promise<Confined | { status: 'missing' } | { status: 'refused' | 'error'; reason: string }> {
-    const unsafe = unsafePathReason(path);
-    if (unsafe) return { status: 'refused', reason: unsafe };
-    if (within !== undefined && (unsafePathReason(within) !== undefined || !path.startsWith(`${within}/`))) {
-      return { status: 'refused', reason: `not under ${within}/` };
+  /** The part of an absolute link target below the root (named by its real path or as configured), or undefined when it leads anywhere else. */
+  function belowRoot(target: string, base: string): string | undefined {
+    for (const prefix of [base, configuredRoot]) {
+      if (target === prefix) return '';
+      const withSep = prefix.endsWith(sep) ? prefix : `${prefix}${sep}`;
+      if (target.startsWith(withSep)) return target.slice(withSep.length);
     }
+    return undefined;
+  }
+
+  /**
+   * Walks `path` from the root one name at a time (Linux): each name is looked up in the
+   * directory opened before it, as `/proc/self/fd/<fd>/<name>` with `O_NOFOLLOW`, so the
+   * kernel follows no link on the way and nothing outside the root is opened or even looked
+   * up. A link is read (`lstat`, then `readlink`) and its target walked in its place,
+   * confined to the root, at most `MAX_LINKS` per path; `..` returns to the directory walked
+   * before, never to the kernel's parent. The last name is opened as a file or a directory,
+   * or (`probe`) only looked at.
+   */
+  async function walk(path: string, mode: 'file' | 'directory' | 'probe', base: string): Promise<Walked | Missed | Refused> {
+    const remaining = path.split('/');
+    const held: FileHandle[] = [];
+    const names: string[] = [];
+    const lookups = new Map<string, Lookup>();
+    const links: Stats[] = [];
+    const found = (handle: FileHandle | undefined, resolved: string): Walked => ({ status: 'found', handle, resolved, lookups: [...lookups.values()], links });
+    try {
+      while (remaining.length > 0) {
+        const name = remaining.shift()!;
+        if (name === '' || name === '.') continue;
+        if (name === '..') {
+          if (held.length === 0) return { status: 'refused', reason: outsideReason(undefined) };
+          names.pop();
+          release(held.pop()!);
+          continue;
+        }
+        const inBrain = names.length === 0 ? name : `${names.join('/')}/${name}`;
+        const parent = held[held.length - 1];
+        // The root's own path is the operator's (resolved once); every name below it is looked up in a held directory.
+        const at = parent === undefined ? `${base}${sep}${name}` : `/proc/self/fd/${parent.fd}/${name}`;
+        const last = remaining.length === 0;
+        let entry: Stats | string;
+        if (last && mode === 'probe') {
+          entry = await lstatAt(at);
+          if (typeof entry !== 'string' && !entry.isSymbolicLink()) return found(undefined, inBrain);
+        } else {
+          const opened = await openAt(at, last && mode === 'file' ? OPEN_FILE : OPEN_DIRECTORY);
+          if (typeof opened !== 'string') {
+            if (last) return found(opened, inBrain);
+            held.push(opened);
+            names.push(name);
+            lookups.set(inBrain, directoryLookup(inBrain));
+            continue;
+          }
+          // O_NOFOLLOW met a link (ELOOP; ENOTDIR with O_DIRECTORY), or this is not a directory: the entry tells which.
+          entry = opened === 'ELOOP' || opened === 'ENOTDIR' ? await lstatAt(at) : opened;
+          if (typeof entry !== 'string' && !entry.isSymbolicLink()) {
+            if (opened === 'ELOOP' || entry.isDirectory()) return { status: 'refused', reason: CHANGED };
+            if (last && mode === 'directory') return { status: 'refused', reason: 'not a directory' };
+            return { status: 'missing', lookups: undefined };
+          }
+        }
+        if (typeof entry === 'string') {
+          if (entry !== 'ENOENT') return { status: 'error', reason: entry };
+          lookups.set(inBrain, absentLookup(inBrain));
+          return { status: 'missing', lookups: [...lookups.values()] };
+        }
+        // A link inside the brain: its target is walked in its place.
+        if (links.length >= MAX_LINKS) return { status: 'refused', reason: 'symbolic link loop' };
+        let target: string;
+        try {
+          target = await readlink(at);
+        } catch (error) {
+          const code = codeOf(error);
+          return code === 'ENOENT' ? { status: 'missing', lookups: undefined } : code === 'EINVAL' ? { status: 'refused', reason: CHANGED } : { status: 'error', reason: code };
+        }
+        // Identity first, target second: a link replaced in between leaves an identity that no longer holds.
+        lookups.set(inBrain, sameLookup(inBrain, entry));
+        links.push(entry);
+        if (target.startsWith(sep)) {
+          const below = belowRoot(target, base);
+          if (below === undefined) return { status: 'refused', reason: outsideReason(undefined) };
+          while (held.length > 0) release(held.pop()!);
+          names.length = 0;
+          target = below;
+        }
+        remaining.unshift(...target.split('/'));
+      }
+      // The walk ended on a directory: the root or one walked into (`..`, a link to a directory, a trailing slash).
+      if (mode === 'file') return { status: 'refused', reason: 'not a regular file' };
+      if (mode === 'probe') return found(undefined, names.join('/'));
+      const handle = held.pop() ?? (await openAt(base, OPEN_DIRECTORY));
+      if (typeof handle === 'string') return { status: 'error', reason: handle };
+      return found(handle, names.join('/'));
+    } finally {
+      for (const handle of held) release(handle);
+    }
+  }
+
+  /**
+   * Opens `path` as a file or directory inside the root (and inside `within`), or says why
+   * not. The descriptor's own path (`/proc/self/fd/<fd>`) must lie there too before anything
+   * about the object is looked at, so a refusal never tells what lies outside.
+   */
+  async function openInside(path: string, within: string | undefined, mode: 'file' | 'directory'): Promise<Opened | Missed | Refused> {
     let base: string;
     try {
       base = await rootPath();
     } catch {
       return { status: 'error', reason: 'brain root is not readable' };
     }
+    if (procFd !== true) return openByPath(path, within, mode, base);
+    const walked = await walk(path, mode, base);
+    if (walked.status === 'refused' && walked.reason === outsideReason(undefined)) return { status: 'refused', reason: outsideReason(within) };
+    if (walked.status !== 'found') return walked;
+    const handle = walked.handle!;
+    const scope = within === undefined ? '' : `${within}/`;
+    const expected = walked.resolved === '' ? base : `${base}${sep}${walked.resolved}`;
+    let where: string | undefined;
+    if (walked.resolved.startsWith(scope)) {
+      try {
+        where = await readDescriptorLink(`/proc/self/fd/${handle.fd}`);
+      } catch {
+        // Once /proc has answered, a failure is not a reason to trust anything weaker.
+      }
+    }
+    if (where === undefined || (where !== expected && !where.startsWith(`${base}${sep}${scope}`))) {
+      release(handle);
+      return { status: 'refused', reason: outsideReason(within) };
+    }
+    return { status: 'found', handle, resolved: walked.resolved, where, lookups: walked.lookups, links: walked.links, cacheable: where === expected };
+  }
+
+  /**
+   * Where /proc is absent (macOS, for development): the path is resolved, opened without
+   * following a final link, and accepted only when resolving it again leads to the same
+   * device and inode. Weaker than the walk: a directory on the way swapped during the open is
+   * followed by the kernel (the object is then refused, but it was opened). See SECURITY.md.
+   */
+  async function openByPath(path: string, within: string | undefined, mode: 'file' | 'directory', base: string): Promise<Opened | Missed | Refused> {
+    const confined = await confine(path, within, base);
+    if (!('real' in confined)) return confined;
+    let handle: FileHandle;
+    try {
+      handle = await open(confined.real, mode === 'file' ? OPEN_FILE : OPEN_DIRECTORY);
+    } catch (error) {
+      const code = codeOf(error);
+      if (code === 'ENOENT') return { status: 'missing', lookups: undefined };
+      if (code === 'ELOOP') return { status: 'refused', reason: CHANGED };
+      if (code === 'ENOTDIR' && mode === 'directory') return { status: 'refused', reason: 'not a directory' };
+      return { status: 'error', reason: code };
+    }
+    const recheck = async (): Promise<boolean> => {
+      try {
+        const info = await handle.stat();
+        const again = await realpath(confined.literal);
+        if (!again.startsWith(confined.scope)) return false;
+        const current = await stat(again);
+        return current.dev === info.dev && current.ino === info.ino;
+      } catch {
+        return false;
+      }
+    };
+    if (!(await recheck())) {
+      release(handle);
+      return { status: 'refused', reason: outsideReason(within) };
+    }
+    const lookups: Lookup[] = [];
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) lookups.push(directoryLookup(path.slice(0, slash)));
+    // Only an object reached through no link at all can be revalidated by these lookups.
+    return { status: 'found', handle, resolved: path, where: confined.real, lookups, links: [], cacheable: confined.real === confined.literal, recheck };
+  }
+
+  /** The real path of `path` if it lies inside the root (and inside `within`), else a refusal or a miss. */
+  async function confine(path: string, within: string | undefined, base: string): Promise<Confined | Missed | Refused> {
     const scope = within === undefined ? `${base}${sep}` : `${base}${sep}${within}${sep}`;
     const literal = `${base}${sep}${path}`;
     try {
@@ -331,50 +621,10 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       if (!real.startsWith(scope)) return { status: 'refused', reason: outsideReason(within) };
       return { real, literal, scope };
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 'missing' };
+      const code = codeOf(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 'missing', lookups: [absentLookup(path)] };
       if (code === 'ELOOP') return { status: 'refused', reason: 'symbolic link loop' };
-      return { status: 'error', reason: code ?? 'unreadable' };
-    }
-  }
-
-  /**
-   * Where an opened descriptor really is, if that is inside `confined.scope`, else
-   * undefined: its path through `/proc/self/fd` (Linux: the kernel's own answer), else the
-   * path resolved again, accepted only when it is the same file (device and inode) as the
-   * descriptor — so a file or directory swapped between the check and the open is caught.
-   */
-  async function verifiedPath(handle: FileHandle, info: Stats, confined: Confined): Promise<string | undefined> {
-    if (procFd !== false) {
-      try {
-        const opened = await readDescriptorLink(`/proc/self/fd/${handle.fd}`);
-        procFd = true;
-        return opened.startsWith(confined.scope) ? opened : undefined;
-      } catch {
-        // Once /proc has answered, a failure is not a reason to trust the weaker check.
-        if (procFd === true) return undefined;
-        procFd = false;
-      }
-    }
-    try {
-      const again = await realpath(confined.literal);
-      if (!again.startsWith(confined.scope)) return undefined;
-      const now = await stat(again);
-      return now.dev === info.dev && now.ino === info.ino ? again : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** Opens a confined path without following a final link; an error code on failure. */
-  async function openConfined(confined: Confined, directory: boolean): Promise<FileHandle | string> {
-    try {
-      // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever,
-      // holding one of libuv's four file threads; regular files ignore the flag.
-      const flags = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW | (directory ? fsConstants.O_DIRECTORY : 0);
-      return await open(confined.real, flags);
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      return { status: 'error', reason: code };
     }
   }
 
@@ -399,16 +649,24 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     cachedBytes += bytes;
   }
 
+  /** Whether a result read from `opened` may be cached: reached exactly as its lookups say, and no stamp on the way within a tick of the read. */
+  function trusted(opened: Opened, info: Stats, startedAt: number): boolean {
+    const finishedAt = now();
+    return opened.cacheable && !tooRecent(info, startedAt, finishedAt) && !opened.links.some((link) => tooRecent(link, startedAt, finishedAt));
+  }
+
   async function readFresh(path: string, maxBytes: number, keep: 'head' | 'tail', within: string | undefined, key: string): Promise<ReadResult> {
-    const confined = await confine(path, within);
-    if (!('real' in confined)) return { path, ...confined } as ReadResult;
-    const handle = await openConfined(confined, false);
-    if (typeof handle === 'string') return openFailure(path, handle);
+    const startedAt = now();
+    const opened = await openInside(path, within, 'file');
+    if (opened.status === 'missing' && opened.lookups !== undefined) {
+      if (missing.size >= 4096) missing.clear();
+      missing.set(path, opened.lookups);
+    } else missing.delete(path);
+    if (opened.status !== 'found') return opened.status === 'missing' ? { status: 'missing', path } : { status: opened.status, path, reason: opened.reason };
+    const { handle } = opened;
     try {
       const info = await handle.stat();
       if (!info.isFile()) return { status: 'refused', path, reason: 'not a regular file' };
-      const where = await verifiedPath(handle, info, confined);
-      if (where === undefined) return { status: 'refused', path, reason: outsideReason(within) };
       const truncated = info.size > maxBytes;
       const length = truncated ? maxBytes : info.size;
       const position = truncated && keep === 'tail' ? info.size - maxBytes : 0;
@@ -444,53 +702,49 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
         truncated,
         warnings,
       };
-      // Only a file read through no link at all can be revalidated by lstat; one behind a link is read afresh each turn.
-      if (where === confined.literal) remember(key, { ino: info.ino, dev: info.dev, size: info.size, mtimeMs: info.mtimeMs, result });
+      if (trusted(opened, info, startedAt)) remember(key, { lookups: [...opened.lookups, sameLookup(opened.resolved, info)], result });
       return result;
     } catch (error) {
-      return { status: 'error', path, reason: (error as NodeJS.ErrnoException).code ?? 'unreadable' };
+      return { status: 'error', path, reason: codeOf(error) };
     } finally {
-      await handle.close().catch(() => undefined);
+      release(handle);
     }
   }
 
   async function read(path: string, options: ReadOptions = {}): Promise<ReadResult> {
-    const maxBytes = Math.max(1, options.maxBytes ?? defaultMaxBytes);
+    const maxBytes = options.maxBytes ?? defaultMaxBytes;
     const keep = options.keep ?? 'head';
+    const refusal = boundsRefusal(maxBytes, keep) ?? pathRefusal(path, options.within);
+    if (refusal !== undefined) return { status: 'refused', path, reason: refusal };
     // The confinement is part of the key: a text read under the root alone never answers a read that must stay within a directory.
     const key = `${keep}:${maxBytes}:${options.within ?? ''}:${path}`;
     const cached = files.get(key);
     if (cached) {
-      const same = (info: Stats) =>
-        info.isFile() && info.ino === cached.ino && info.dev === cached.dev && info.size === cached.size && info.mtimeMs === cached.mtimeMs;
-      if (await stillDirect(path, same)) return cached.result;
+      if (await stillHolds(cached.lookups)) return cached.result;
       // Otherwise a fresh read reports what is there (or wrong) now.
-    } else if (missing.has(path)) {
-      const info = await revalidationStat(path);
-      if (info === 'ENOENT' || info === 'ENOTDIR') return { status: 'missing', path };
+    } else {
+      const gone = missing.get(path);
+      if (gone !== undefined && (await stillHolds(gone))) return { status: 'missing', path };
     }
     return freshRead(path, maxBytes, keep, options.within, key);
   }
 
   async function list(path: string): Promise<ListResult> {
+    const refusal = pathRefusal(path, undefined);
+    if (refusal !== undefined) return { status: 'refused', path, reason: refusal };
     const cached = listings.get(path);
-    if (cached) {
-      const same = (info: Stats) => info.isDirectory() && info.ino === cached.ino && info.dev === cached.dev && info.mtimeMs === cached.mtimeMs;
-      if (await stillDirect(path, same)) return cached.result;
-    }
-    const confined = await confine(path);
-    if (!('real' in confined)) return { path, ...confined } as ListResult;
-    const handle = await openConfined(confined, true);
-    if (typeof handle === 'string') return handle === 'ENOTDIR' ? { status: 'refused', path, reason: 'not a directory' } : openFailure(path, handle);
+    if (cached && (await stillHolds(cached.lookups))) return cached.result;
+    const startedAt = now();
+    const opened = await openInside(path, undefined, 'directory');
+    if (opened.status !== 'found') return opened.status === 'missing' ? { status: 'missing', path } : { status: opened.status, path, reason: opened.reason };
+    const { handle } = opened;
     try {
       const info = await handle.stat();
       if (!info.isDirectory()) return { status: 'refused', path, reason: 'not a directory' };
-      const where = await verifiedPath(handle, info, confined);
-      if (where === undefined) return { status: 'refused', path, reason: outsideReason(undefined) };
-      // On Linux the entries are read through the checked descriptor itself; elsewhere the
+      // On Linux the entries are read through the walked descriptor itself; elsewhere the
       // directory's identity is checked again once they are read.
-      const entries = await readdir(procFd === true ? `/proc/self/fd/${handle.fd}` : where, { withFileTypes: true });
-      if (procFd !== true && (await verifiedPath(handle, info, confined)) !== where) return { status: 'refused', path, reason: outsideReason(undefined) };
+      const entries = await readdir(opened.recheck === undefined ? `/proc/self/fd/${handle.fd}` : opened.where, { withFileTypes: true });
+      if (opened.recheck !== undefined && !(await opened.recheck())) return { status: 'refused', path, reason: outsideReason(undefined) };
       const filesIn: string[] = [];
       const directories: string[] = [];
       for (const entry of entries) {
@@ -499,21 +753,22 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       }
       const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
       const result = { status: 'ok' as const, path, files: filesIn.sort(byName), directories: directories.sort(byName) };
-      if (where === confined.literal) {
+      if (trusted(opened, info, startedAt)) {
         if (listings.size >= 4096) listings.clear();
-        listings.set(path, { ino: info.ino, dev: info.dev, mtimeMs: info.mtimeMs, result });
-      }
+        listings.set(path, { lookups: [...opened.lookups, sameLookup(opened.resolved, info)], result });
+      } else listings.delete(path);
       return result;
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
+      const code = codeOf(error);
       if (code === 'ENOENT') return { status: 'missing', path };
-      return { status: 'error', path, reason: code ?? 'unreadable' };
+      return { status: 'error', path, reason: code };
     } finally {
-      await handle.close().catch(() => undefined);
+      release(handle);
     }
   }
 
   async function verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep'>>): Promise<VerifyResult> {
+    // A recorded bound is read as recorded, and refused (by `read`) when no reader would have used it.
     const readOptions: ReadOptions = { keep: source.keep ?? 'head' };
     if (source.maxBytes !== undefined) readOptions.maxBytes = source.maxBytes;
     const result = await read(source.path, readOptions);
@@ -523,8 +778,19 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
 
   async function verifyAbsent(path: string): Promise<{ path: string; appeared: boolean }> {
     // An unsafe path was never looked for, so it cannot have appeared; an unreadable root shows nothing.
-    if (unsafePathReason(path) !== undefined) return { path, appeared: false };
-    const confined = await confine(path);
+    if (pathRefusal(path, undefined) !== undefined) return { path, appeared: false };
+    let base: string;
+    try {
+      base = await rootPath();
+    } catch {
+      return { path, appeared: false };
+    }
+    // A link the reader would refuse counts: something is there.
+    if (procFd === true) {
+      const walked = await walk(path, 'probe', base);
+      return { path, appeared: walked.status === 'found' || walked.status === 'refused' };
+    }
+    const confined = await confine(path, undefined, base);
     return { path, appeared: 'real' in confined || confined.status === 'refused' };
   }
 
@@ -558,7 +824,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
             mtimeMs: result.mtimeMs,
             sha256: result.sha256,
             truncated: result.truncated,
-            maxBytes: Math.max(1, readOptions.maxBytes ?? defaultMaxBytes),
+            maxBytes: readOptions.maxBytes ?? defaultMaxBytes,
             keep: readOptions.keep ?? 'head',
           });
         } else if (result.status === 'missing') absent.add(path);

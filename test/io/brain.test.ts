@@ -1,8 +1,12 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstat, writeFileSync } from 'node:fs';
-import { link, mkdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { closeSync, lstat, openSync, writeFileSync, writeSync } from 'node:fs';
+import { link, mkdir, readlink, realpath, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TraceSourceSchema } from '../../schemas/trace.js';
+import { MAX_READ_BYTES } from '../../src/core/types.js';
 import {
   createBrain,
   LISTING_NAMES_MAX,
@@ -38,6 +42,16 @@ async function brainDir(files: Record<string, string | Buffer> = {}): Promise<st
 function ok(result: ReadResult) {
   if (result.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(result)}`);
   return result;
+}
+
+/** Waits until a file just written is older than the tick within which the reader does not trust it. */
+const settle = () => sleep(25);
+
+/** Sets a path's mtime back to the nanosecond, as `cp -p` and `rsync -t` do (utimensat). */
+function restoreMtime(path: string, mtimeNs: bigint): void {
+  const seconds = mtimeNs / 1_000_000_000n;
+  const nanoseconds = String(mtimeNs % 1_000_000_000n).padStart(9, '0');
+  execFileSync('touch', ['-m', '-d', `@${seconds}.${nanoseconds}`, path]);
 }
 
 describe('brain: confinement', () => {
@@ -134,6 +148,71 @@ describe('brain: confinement', () => {
     expect(await storm.stop()).toBeGreaterThan(10);
     const leaks = [...seen.keys()].filter((shown) => shown.includes('OUTSIDE') || shown.includes('outside-only'));
     expect(leaks, JSON.stringify([...seen])).toEqual([]);
+  });
+
+  it('never opens anything outside the root: a FIFO behind a directory swapped for a link out is neither opened nor named', async () => {
+    const outside = await tempDir('cc-outside-');
+    await mkdir(join(outside, 'a'));
+    const fifo = join(outside, 'a', 'f.md');
+    execFileSync('mkfifo', [fifo]);
+    const root = await brainDir({ '.a-aside/f.md': 'INSIDE' });
+    await symlink(join(outside, 'a'), join(root, 'a'));
+    // Opening a FIFO to write waits for a reader: the writer says so the moment anything opens it.
+    const writer = spawn('sh', ['-c', 'exec 3>"$0"; echo opened', fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let opened = false;
+    writer.stdout.on('data', () => (opened = true));
+    onTestFinished(() => void writer.kill('SIGKILL'));
+    const storm = startSwapStorm([{ path: join(root, 'a'), tmp: join(root, '.swap-a'), aside: join(root, '.a-aside'), outside: join(outside, 'a') }]);
+    const brain = createBrain(root, logger());
+    const seen = new Map<string, number>();
+    const until = Date.now() + 2000;
+    while (Date.now() < until && !opened) {
+      const results = await Promise.all([brain.read('a/f.md'), brain.read('a/f.md', { within: 'a' }), brain.list('a')]);
+      for (const result of results) {
+        const shown = result.status === 'ok' ? ('text' in result ? result.text : result.files.join(',')) : `${result.status}${'reason' in result ? `: ${result.reason}` : ''}`;
+        seen.set(shown, (seen.get(shown) ?? 0) + 1);
+      }
+    }
+    expect(await storm.stop()).toBeGreaterThan(10);
+    await sleep(100);
+    expect(opened, JSON.stringify([...seen])).toBe(false);
+    // What a refusal says never depends on what lies outside (a FIFO there is not "not a regular file").
+    const allowed = ['INSIDE', 'f.md', 'missing', 'refused: resolves outside the brain root', 'refused: resolves outside a/', 'refused: changed while being read'];
+    expect([...seen.keys()].filter((shown) => !allowed.includes(shown)), JSON.stringify([...seen])).toEqual([]);
+  });
+
+  it('refuses a link whose target leaves the root, even one that leads back in, without looking outside', async () => {
+    const outside = await tempDir('cc-outside-');
+    const root = await brainDir({ 'real.md': 'real text', 'notes/n.md': 'note' });
+    await symlink(root, join(outside, 'back'));
+    await symlink(join(outside, 'back', 'real.md'), join(root, 'through-outside.md'));
+    await symlink(join(outside, 'back', 'notes'), join(root, 'notes-through-outside'));
+    await symlink(join(outside, 'nothing-here.md'), join(root, 'dangling-out.md'));
+    await symlink('../../nothing-here.md', join(root, 'notes', 'up-and-out.md'));
+    await symlink('real.md', join(root, 'relative.md'));
+    await symlink(join(root, 'notes', 'n.md'), join(root, 'absolute.md'));
+    const brain = createBrain(root, logger());
+    const outsideRoot = { status: 'refused', reason: 'resolves outside the brain root' };
+    expect(await brain.read('through-outside.md')).toMatchObject(outsideRoot);
+    expect(await brain.read('notes-through-outside/n.md')).toMatchObject(outsideRoot);
+    expect(await brain.list('notes-through-outside')).toMatchObject(outsideRoot);
+    // Whether a file exists outside is never looked up, so a dangling link out is refused, not missing.
+    expect(await brain.read('dangling-out.md')).toMatchObject(outsideRoot);
+    expect(await brain.read('notes/up-and-out.md')).toMatchObject(outsideRoot);
+    expect(ok(await brain.read('relative.md')).text).toBe('real text');
+    expect(ok(await brain.read('absolute.md')).text).toBe('note');
+    expect(await brain.verifyAbsent('dangling-out.md')).toEqual({ path: 'dangling-out.md', appeared: true });
+  });
+
+  it('follows a chain of links inside the brain up to a bound, and refuses a loop', async () => {
+    const root = await brainDir({ 'end.md': 'the end' });
+    await symlink('end.md', join(root, 'l0.md'));
+    for (let i = 1; i <= 30; i++) await symlink(`l${i - 1}.md`, join(root, `l${i}.md`));
+    await symlink('loop-b.md', join(root, 'loop-a.md'));
+    await symlink('loop-a.md', join(root, 'loop-b.md'));
+    const brain = createBrain(root, logger());
+    expect(ok(await brain.read('l30.md')).text).toBe('the end');
+    expect(await brain.read('loop-a.md')).toMatchObject({ status: 'refused', reason: 'symbolic link loop' });
   });
 
   it('checks the opened file by device and inode where /proc/self/fd is absent', async () => {
@@ -240,6 +319,7 @@ describe('brain: bounded reads', () => {
 describe('brain: caching', () => {
   it('serves a cached read while the file is unchanged and revalidates after it changes', async () => {
     const root = await brainDir({ 'a.md': 'first version' });
+    await settle();
     const brain = createBrain(root, logger());
     const first = ok(await brain.read('a.md'));
     expect(await brain.read('a.md')).toBe(first);
@@ -274,6 +354,119 @@ describe('brain: caching', () => {
   });
 });
 
+describe('brain: changes that keep size and mtime', () => {
+  it('sees a same-size in-place rewrite whose mtime was restored (cp -p, rsync --inplace -t)', async () => {
+    const root = await brainDir({ 'a.md': 'AAAA\n' });
+    const { mtimeNs } = await stat(join(root, 'a.md'), { bigint: true });
+    await settle();
+    const brain = createBrain(root, logger());
+    const first = ok(await brain.read('a.md'));
+    expect(await brain.read('a.md')).toBe(first);
+    const fd = openSync(join(root, 'a.md'), 'r+');
+    writeSync(fd, 'BBBB\n', 0);
+    closeSync(fd);
+    restoreMtime(join(root, 'a.md'), mtimeNs);
+    expect((await stat(join(root, 'a.md'), { bigint: true })).mtimeNs).toBe(mtimeNs);
+    expect(ok(await brain.read('a.md')).text).toBe('BBBB\n');
+  });
+
+  it('sees a file added to a directory whose mtime was restored (rsync -t)', async () => {
+    const root = await brainDir({ 'memory/a.md': 'a' });
+    const { mtimeNs } = await stat(join(root, 'memory'), { bigint: true });
+    await settle();
+    const brain = createBrain(root, logger());
+    const first = await brain.list('memory');
+    expect(await brain.list('memory')).toBe(first);
+    await writeFile(join(root, 'memory/b.md'), 'b');
+    restoreMtime(join(root, 'memory'), mtimeNs);
+    expect(await brain.list('memory')).toMatchObject({ files: ['a.md', 'b.md'] });
+  });
+
+  it('does not trust a file whose change time is within a tick of its read, and reads it again next time', async () => {
+    const root = await brainDir({ 'a.md': 'AAAA', 'memory/b.md': 'b' });
+    const { ctimeMs } = await stat(join(root, 'a.md'));
+    const memory = await stat(join(root, 'memory'));
+    // The reader's clock, set just after the file changed: a change later in the same tick would leave every stamp as it is.
+    let clock = Math.max(ctimeMs, memory.ctimeMs) + 5;
+    const brain = createBrain(root, logger(), { now: () => clock });
+    const first = ok(await brain.read('a.md'));
+    expect(await brain.read('a.md')).not.toBe(first);
+    const listed = await brain.list('memory');
+    expect(await brain.list('memory')).not.toBe(listed);
+    clock += 1000;
+    const trusted = ok(await brain.read('a.md'));
+    expect(await brain.read('a.md')).toBe(trusted);
+    const kept = await brain.list('memory');
+    expect(await brain.list('memory')).toBe(kept);
+  });
+});
+
+describe('brain: links inside the root', () => {
+  /** A ConfigMap volume as kubelet writes it: files are links through `..data`, itself a link to a timestamped directory. */
+  async function configMapBrain(files: Record<string, string>): Promise<string> {
+    const root = await brainDir();
+    await mkdir(join(root, '..2026_01_01'));
+    for (const [name, text] of Object.entries(files)) {
+      await writeFile(join(root, '..2026_01_01', name), text);
+      await symlink(`..data/${name}`, join(root, name));
+    }
+    await symlink('..2026_01_01', join(root, '..data'));
+    return root;
+  }
+
+  /** kubelet's atomic update: a new timestamped directory, `..data` swapped to it by a rename, the old one removed. */
+  async function updateConfigMap(root: string, dir: string, files: Record<string, string>): Promise<void> {
+    const previous = await readlink(join(root, '..data'));
+    await mkdir(join(root, dir));
+    for (const [name, text] of Object.entries(files)) await writeFile(join(root, dir, name), text);
+    await symlink(dir, join(root, '..data_tmp'));
+    await rename(join(root, '..data_tmp'), join(root, '..data'));
+    await rm(join(root, previous), { recursive: true });
+  }
+
+  it('caches a brain built from links (a ConfigMap volume) with lstats alone, and sees its atomic ..data update', async () => {
+    const root = await configMapBrain({ 'SOUL.md': 'soul, first version' });
+    await settle();
+    const stats: string[] = [];
+    let descriptorChecks = 0;
+    const fs: BrainFs = {
+      lstat: (path, callback) => (stats.push(path), lstat(path, callback)),
+      readlink: (path) => (descriptorChecks++, readlink(path)),
+    };
+    const brain = createBrain(root, logger(), { fs });
+    const first = ok(await brain.read('SOUL.md'));
+    expect(first.text).toBe('soul, first version');
+    const checksForOneRead = descriptorChecks;
+    for (let i = 0; i < 5; i++) expect(await brain.read('SOUL.md')).toBe(first);
+    // Each cached read: the link, the ..data link, the directory it names and the file; nothing opened, nothing read.
+    const real = await realpath(root);
+    expect(stats.slice(0, 4).map((path) => relative(real, path)).sort()).toEqual(['..2026_01_01', '..2026_01_01/SOUL.md', '..data', 'SOUL.md']);
+    expect(stats).toHaveLength(5 * 4);
+    expect(descriptorChecks).toBe(checksForOneRead);
+
+    await updateConfigMap(root, '..2026_02_01', { 'SOUL.md': 'soul, second version' });
+    expect(ok(await brain.read('SOUL.md')).text).toBe('soul, second version');
+    await settle();
+    const second = ok(await brain.read('SOUL.md'));
+    expect(await brain.read('SOUL.md')).toBe(second);
+  });
+
+  it('never serves a cached linked file once a link on the way is retargeted out of the root, even to the very same file', async () => {
+    const outside = await tempDir('cc-outside-');
+    const root = await configMapBrain({ 'SOUL.md': 'inside soul' });
+    await settle();
+    const brain = createBrain(root, logger());
+    const first = ok(await brain.read('SOUL.md'));
+    expect(await brain.read('SOUL.md')).toBe(first);
+    // The same inode, size and times, now behind a ..data that leads out of the root.
+    await mkdir(join(outside, 'data'));
+    await link(join(root, '..2026_01_01', 'SOUL.md'), join(outside, 'data', 'SOUL.md'));
+    await symlink(join(outside, 'data'), join(root, '..data_tmp'));
+    await rename(join(root, '..data_tmp'), join(root, '..data'));
+    expect(await brain.read('SOUL.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+  });
+});
+
 /** The real lstat, counting the paths it was asked for. */
 function countingFs(): { fs: BrainFs; stats: string[] } {
   const stats: string[] = [];
@@ -283,6 +476,7 @@ function countingFs(): { fs: BrainFs; stats: string[] } {
 describe('brain: revalidation', () => {
   it('revalidates concurrent reads of a cached file with one stat', async () => {
     const root = await brainDir({ 'a.md': 'alpha', 'memory/b.md': 'beta' });
+    await settle();
     const counting = countingFs();
     const brain = createBrain(root, logger(), { fs: counting.fs });
     const first = ok(await brain.read('a.md'));
@@ -346,6 +540,7 @@ describe('brain: revalidation', () => {
 describe('brain: values derived per file', () => {
   it('derives once per version of a file, and again after it changes', async () => {
     const root = await brainDir({ 'a.md': 'one two' });
+    await settle();
     const brain = createBrain(root, logger());
     const seen: string[] = [];
     const words = memoizePerFile((file: BrainFile) => {
@@ -387,6 +582,22 @@ describe('brain: sessions and verification', () => {
     expect(await brain.verify(recorded!)).toMatchObject({ status: 'changed' });
     await rm(join(root, 'a.md'));
     expect(await brain.verify(recorded!)).toEqual({ status: 'missing', path: 'a.md' });
+  });
+});
+
+describe('brain: read bounds', () => {
+  it('refuses to verify a record whose read bound is over MAX_READ_BYTES (a forged trace) or not a whole number, and the trace schema refuses it too', async () => {
+    const root = await brainDir({ 'big.md': 'x'.repeat(2 * MAX_READ_BYTES) });
+    const brain = createBrain(root, logger());
+    const sha256 = createHash('sha256').update('x').digest('hex');
+    for (const maxBytes of [MAX_READ_BYTES + 1, 2 ** 40, 1.5, 0, -1, Number.NaN]) {
+      expect(await brain.verify({ path: 'big.md', sha256, maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused', reason: expect.stringMatching(/^maxBytes must be a whole number from 1 to 1048576/) });
+      expect(await brain.read('big.md', { maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused' });
+    }
+    expect(await brain.verify({ path: 'big.md', sha256, maxBytes: MAX_READ_BYTES })).toMatchObject({ status: 'changed' });
+    const source = { path: 'big.md', size: 1, mtimeMs: 1, sha256, truncated: true, keep: 'head' };
+    expect(TraceSourceSchema.safeParse({ ...source, maxBytes: MAX_READ_BYTES }).success).toBe(true);
+    expect(TraceSourceSchema.safeParse({ ...source, maxBytes: MAX_READ_BYTES + 1 }).success).toBe(false);
   });
 });
 
