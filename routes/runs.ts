@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ProblemError } from '../src/errors.js';
 import { responseJsonSchema } from '../src/http/zod.js';
 import type { Brain, ListingVerifyResult } from '../src/io/brain.js';
-import type { TraceAbsent, TraceEventView, TraceListing, TraceSource } from '../src/io/trace-store.js';
+import type { TraceAbsent, TraceEventView, TraceListing, TraceSource } from '../src/io/trace/index.js';
 import {
   RunListQuerySchema,
   RunListSchema,

@@ -74,9 +74,10 @@ async function trace(runId: string | undefined, values: Values, env: NodeJS.Proc
       await client.close();
     }
   } else {
-    const { createTraceStore } = await import('./io/trace-store.js');
-    const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir } : {}) });
-    const store = createTraceStore(config.traceDir, pino({ level: 'silent' }), { retentionMs: config.traceRetentionMs, signingKey: config.traceSigningKey });
+    const { createTraceStoreFromConfig } = await import('./io/trace/index.js');
+    // --dir reads trace files even where the service is configured for a database.
+    const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir, TRACE_DATABASE_URL: '', TRACE_DATABASE_URL_FILE: '' } : {}) });
+    const store = createTraceStoreFromConfig(config, pino({ level: 'silent' }));
     try {
       run = (await store.readRun(runId)) as RunTrace | null;
     } finally {

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createTraceStore } from '../../src/io/trace-store.js';
+import { createFileTraceStore as createTraceStore } from '../../src/io/trace/index.js';
 import { deliveredEvent } from './trace-events.js';
 
 const seconds = Number(process.argv[2] ?? 5);

@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProblemError } from '../../src/errors.js';
-import { RunIdFilter } from '../../src/io/trace-index.js';
-import { createTraceStore, type TraceFs, type TraceStore, type TraceStoreOptions } from '../../src/io/trace-store.js';
+import { RunIdFilter } from '../../src/io/trace/files/run-id-filter.js';
+import { createFileTraceStore as createTraceStore, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../src/io/trace/index.js';
 import { tempDir } from '../helpers/app.js';
 import { faultyFs } from '../helpers/faulty-fs.js';
 import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../helpers/trace-events.js';
@@ -629,7 +629,7 @@ describe('bounded index', () => {
     clock += DAY / 2 + 1000;
     expect((await store.listRuns()).runs.map((run) => run.runId)).toEqual(['newer', 'new']);
     expect(await store.readRun('old')).toBeNull();
-    expect((await store.sweep()).deletedFiles).toBe(1);
+    expect((await store.sweep()).deleted).toBe(1);
     expect((await store.readRun('new'))!.events).toHaveLength(1);
   });
 });
@@ -646,13 +646,13 @@ describe('retention', () => {
 
     expect(await store.readRun('old')).toBeNull();
     expect((await store.listRuns()).runs.map((run) => run.runId)).toEqual(['new']);
-    expect(await store.sweep()).toEqual({ deletedFiles: 1 });
+    expect(await store.sweep()).toEqual({ deleted: 1 });
     expect(await traceFiles(dir)).toHaveLength(1);
     expect((await store.readRun('new'))!.events[0]!.verified).toBe(true);
 
     // An idle service deletes its own current file too, once it has expired.
     clock += 8 * DAY;
-    expect(await store.sweep()).toEqual({ deletedFiles: 1 });
+    expect(await store.sweep()).toEqual({ deleted: 1 });
     expect(await traceFiles(dir)).toHaveLength(0);
     await store.append(deliveredEvent('later', { at: new Date(clock).toISOString() }));
     expect((await store.readRun('later'))!.events[0]!.verified).toBe(true);
@@ -667,9 +667,9 @@ describe('retention', () => {
     const store = open(dir, { now: () => clock, writerId: 'mine-2-bbbb', retentionMs: 60_000 });
     clock += 70_000;
     expect(await store.readRun('theirs')).toBeNull();
-    expect(await store.sweep()).toEqual({ deletedFiles: 0 });
+    expect(await store.sweep()).toEqual({ deleted: 0 });
     clock += 10_000;
-    expect(await store.sweep()).toEqual({ deletedFiles: 1 });
+    expect(await store.sweep()).toEqual({ deleted: 1 });
   });
 });
 
