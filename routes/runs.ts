@@ -69,8 +69,8 @@ async function markFreshness(events: TraceEventView[], brain: FreshnessChecks): 
   const sources: Array<TraceSource & { changed?: boolean; currentSha256?: string | null }> = events.flatMap((event) => event.sources ?? []);
   const absent: Array<TraceAbsent & { appeared?: boolean }> = events.flatMap((event) => event.absent ?? []);
   const listings: Array<TraceListing & Partial<ListingVerifyResult>> = events.flatMap((event) => event.listings ?? []);
-  // Keyed by how the file was read: the same path read with other bounds has another digest.
-  const sourceKey = (source: TraceSource) => `${source.keep ?? 'head'}:${source.maxBytes ?? ''}:${source.path}`;
+  // Keyed by how the file was read: the same path read with other bounds or confinement has another answer.
+  const sourceKey = (source: TraceSource) => `${source.keep ?? 'head'}:${source.maxBytes ?? ''}:${source.within ?? ''}:${source.path}`;
   const listingKey = (listing: TraceListing) => `${listing.sha256}:${listing.names === undefined ? '-' : 'names'}:${listing.path}`;
   // A check that fails leaves its answer unset: a source then counts as changed, a path as not appeared.
   const sourceNow = new Map<string, string | null>();
@@ -82,6 +82,7 @@ async function markFreshness(events: TraceEventView[], brain: FreshnessChecks): 
       const options: Parameters<Brain['verify']>[0] = { path: source.path, sha256: source.sha256 };
       if (source.maxBytes !== undefined) options.maxBytes = source.maxBytes;
       if (source.keep !== undefined) options.keep = source.keep;
+      if (source.within !== undefined) options.within = source.within;
       const result = await brain.verify(options);
       sourceNow.set(sourceKey(source), result.status === 'changed' || result.status === 'unchanged' ? result.sha256 : null);
     });
