@@ -1,9 +1,17 @@
 import type { Config } from '../../config.js';
 import { createFileTraceStore, type TraceFs } from './files/store.js';
+import { createPostgresTraceStore } from './postgres/store.js';
 import type { TraceLog, TraceStore } from './store.js';
 
 export * from './store.js';
 export { createFileTraceStore, describeWriteFailure, type FileTraceStore, type FileTraceStoreOptions, type FileTraceStoreStats, type TraceFs } from './files/store.js';
+export {
+  createPostgresTraceStore,
+  migrateTraceDatabase,
+  type PostgresTraceStore,
+  type PostgresTraceStoreOptions,
+  type PostgresTraceStoreStats,
+} from './postgres/store.js';
 
 export interface TraceStoreFromConfigOptions {
   /** The files backend's file system; tests inject a full or failing one. */
@@ -20,7 +28,7 @@ export interface TraceStoreFromConfigOptions {
  * everything else holds a `TraceStore`.
  */
 export function createTraceStoreFromConfig(
-  config: Pick<Config, 'traceDir' | 'traceRetentionMs' | 'traceSigningKey'>,
+  config: Pick<Config, 'traceDir' | 'traceRetentionMs' | 'traceSigningKey' | 'traceDatabaseUrl'>,
   log: TraceLog,
   options: TraceStoreFromConfigOptions = {},
 ): TraceStore {
@@ -30,5 +38,6 @@ export function createTraceStoreFromConfig(
     ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeCommit ? { observeCommit: options.observeCommit } : {}),
   };
+  if (config.traceDatabaseUrl !== null) return createPostgresTraceStore(config.traceDatabaseUrl, log, common);
   return createFileTraceStore(config.traceDir, log, { ...common, ...(options.fs ? { fs: options.fs } : {}) });
 }

@@ -3,12 +3,12 @@ import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createChainSigner, sealText, type ChainSigner } from '../../src/io/trace/chain.js';
-import { traceFileName } from '../../src/io/trace/files/format.js';
-import { createFileTraceStore as createTraceStore, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../src/io/trace/index.js';
-import { tempDir } from '../helpers/app.js';
-import { faultyFs } from '../helpers/faulty-fs.js';
-import { deliveredEvent, sha256 } from '../helpers/trace-events.js';
+import { createChainSigner, sealText, type ChainSigner } from '../../../src/io/trace/chain.js';
+import { traceFileName } from '../../../src/io/trace/files/format.js';
+import { createFileTraceStore as createTraceStore, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';
+import { tempDir } from '../../helpers/app.js';
+import { faultyFs } from '../../helpers/faulty-fs.js';
+import { deliveredEvent, sha256 } from '../../helpers/trace-events.js';
 
 /**
  * Regression: `verified` only checked a trace against itself, so anyone who could write
