@@ -227,7 +227,7 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
 });
 
 describe('the service on PostgreSQL traces, in process, without a reachable database', () => {
-  it('starts, answers /readyz 503 with the reason, and compiles 503 with no prompt', async () => {
+  it('starts, answers /readyz 503 with the reason, compiles and trace reads 503 with no prompt, and logs no address or password', async () => {
     // Port 1 on loopback: nothing listens there, on any machine; no server binaries needed.
     const { app, rawLogs } = await buildTestApp({ TRACE_DATABASE_URL: 'postgres://traces:not-a-real-password@127.0.0.1:1/traces' });
     const ready = await app.inject('/readyz');
@@ -237,7 +237,13 @@ describe('the service on PostgreSQL traces, in process, without a reachable data
     expect(compiled.statusCode).toBe(503);
     expect(compiled.json()).toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
     expect(compiled.body).not.toContain('systemPrompt');
+    const listed = await app.inject('/runs');
+    const traced = await app.inject('/runs/pg-down-1/trace');
+    expect([listed.statusCode, traced.statusCode]).toEqual([503, 503]);
+    expect(traced.json()).toMatchObject({ code: 'CC_TRACE_UNAVAILABLE', detail: 'Traces cannot be read right now.' });
     expect(rawLogs()).toContain('trace store cannot make events durable');
-    expect(compiled.body + ready.body + rawLogs()).not.toContain('not-a-real-password');
+    for (const leaked of ['not-a-real-password', '127.0.0.1:1']) {
+      expect(compiled.body + ready.body + listed.body + traced.body + rawLogs(), leaked).not.toContain(leaked);
+    }
   });
 });

@@ -14,6 +14,7 @@ import {
   type RunTraceView,
   type TraceEventView,
 } from '../store.js';
+import { safeDatabaseError } from './failure.js';
 import { headBody, parseSegmentHeader, segmentId, type SegmentHeader } from './segment.js';
 import { DAY_MS, recordKey, type DatabaseContext, type RecordKind } from './writer.js';
 
@@ -98,7 +99,7 @@ export class DatabaseReader {
     try {
       return await this.read(runId);
     } catch (error) {
-      throw readFailure(error);
+      throw readFailure(safeDatabaseError(error));
     }
   }
 
@@ -145,7 +146,7 @@ export class DatabaseReader {
       });
       return runPage(runs, rows.length > limit);
     } catch (error) {
-      throw readFailure(error);
+      throw readFailure(safeDatabaseError(error));
     }
   }
 

@@ -122,9 +122,11 @@ export class DatabaseWriter {
       await this.rotate();
       return;
     }
-    const result = await this.ctx.pool.query('UPDATE cc_trace_segments SET probed_ms = $2 WHERE segment = $1 AND last_seq = $3', [current.id, this.ctx.now(), current.lastSeq]);
+    const expected = current.lastSeq;
+    const result = await this.ctx.pool.query('UPDATE cc_trace_segments SET probed_ms = $2 WHERE segment = $1 AND last_seq = $3', [current.id, this.ctx.now(), expected]);
     this.ctx.committed();
-    if (result.rowCount !== 1 && this.segment === current && !this.ctx.busy()) {
+    // Not found as this writer left it — unless a batch committed since the probe began.
+    if (result.rowCount !== 1 && this.segment === current && current.lastSeq === expected && !this.ctx.busy()) {
       this.moveOn(current);
       await this.rotate();
     }
