@@ -34,6 +34,12 @@ for (const backend of traceBackends()) {
 
   describe.skipIf(backend.skipped !== null)(title, () => {
     describe('append and read back', () => {
+      it('reads an empty store before anything was written: no runs, no run', async () => {
+        const store = (await backend.storage()).open();
+        expect(await store.listRuns()).toEqual({ runs: [], nextCursor: null });
+        expect(await store.readRun('run-1')).toBeNull();
+      });
+
       it('rebuilds the exact delivered prompts and checks them against the recorded digests', async () => {
         const store = (await backend.storage()).open();
         const event = deliveredEvent('run-1');

@@ -14,9 +14,12 @@ import {
   type RunTraceView,
   type TraceEventView,
 } from '../store.js';
-import { safeDatabaseError } from './failure.js';
+import { databaseErrorCode, safeDatabaseError } from './failure.js';
 import { headBody, parseSegmentHeader, segmentId, type SegmentHeader } from './segment.js';
 import { DAY_MS, recordKey, type DatabaseContext, type RecordKind } from './writer.js';
+
+/** SQLSTATE of a query on a table that does not exist. */
+const UNDEFINED_TABLE = '42P01';
 
 /** At most this many events of one run are read (a run is one session: a handful, usually). */
 export const MAX_RUN_EVENTS = 1000;
@@ -99,6 +102,8 @@ export class DatabaseReader {
     try {
       return await this.read(runId);
     } catch (error) {
+      // Nothing was ever written: the tables come with the first segment.
+      if (databaseErrorCode(error) === UNDEFINED_TABLE) return null;
       throw readFailure(safeDatabaseError(error));
     }
   }
@@ -146,6 +151,7 @@ export class DatabaseReader {
       });
       return runPage(runs, rows.length > limit);
     } catch (error) {
+      if (databaseErrorCode(error) === UNDEFINED_TABLE) return runPage([], false);
       throw readFailure(safeDatabaseError(error));
     }
   }
