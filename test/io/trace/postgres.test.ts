@@ -180,6 +180,23 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
       expect(run!.chain).toEqual({ status: 'linked', problems: [], notes: [] });
     });
 
+    it('continues in a new segment when its own is removed under it, says so in readiness, and reports the removal', async () => {
+      const { url, query } = await database();
+      const { log, text } = capture();
+      const store = open(url, {}, log);
+      await store.append(deliveredEvent('before'));
+      await query('DELETE FROM cc_trace_segments');
+      await store.append(deliveredEvent('after'));
+      expect(await store.health()).toMatch(/^the current trace segment was removed or changed in the database at .*; appends continue in a new segment$/);
+      expect(text()).toContain('trace segment changed under the writer; continuing in a new segment');
+      const after = await store.readRun('after');
+      expect(after!.events.map((event) => event.verified)).toEqual([true]);
+      const before = await store.readRun('before');
+      expect(before!.chain.status).toBe('broken');
+      expect(before!.chain.problems.join('\n')).toMatch(/its segment record is missing/);
+      expect(before!.events.map((event) => event.verified)).toEqual([false]);
+    });
+
     it('reports a row added to a segment past the last event its writer committed', async () => {
       const { url, query } = await database();
       const store = open(url);
