@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract.
+    globalSetup: ['test/helpers/postgres-setup.ts'],
   },
 });

@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
 import { ensureBrain, type BrainManifest } from './generate-brain.js';
+import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from './postgres-cluster.js';
 import { parseStartCommand } from './start-command.js';
 
 /** Targets of SPEC §7 (2-core machine, 10,000-page brain, durable traces on). */
@@ -42,6 +43,11 @@ const KnobsSchema = z.object({
   BENCH_CPU_PROF: z.enum(['0', '1']).default('0'),
   /** NODE_OPTIONS for the measured server *instead of* `npm start`'s node flags; unset, it runs exactly as `npm start` runs it. */
   BENCH_NODE_OPTIONS: z.string().optional(),
+  /**
+   * `postgres`: also start a throwaway local PostgreSQL cluster and a second server tracing
+   * to it, and measure the persona routes on both backends side by side.
+   */
+  BENCH_TRACE: z.enum(['files', 'postgres']).default('files'),
 });
 type Knobs = z.infer<typeof KnobsSchema>;
 type RouteKey = Knobs['BENCH_ROUTES'][number];
@@ -80,6 +86,8 @@ interface WindowResult {
   /** Server CPU time per response, from /proc (null where /proc is missing). */
   serverCpuUsPerRequest: number | null;
   serverPeakRssMB: number | null;
+  /** Durable trace commits (fsyncs, or transactions) per response, from `cc_trace_commits_total`; null for the bare server. */
+  commitsPerRequest: number | null;
 }
 
 type Verdict = 'pass' | 'fail' | 'invalid' | 'n/a';
@@ -96,6 +104,7 @@ const children = new Set<ChildProcess>();
 let currentLoad: autocannon.Instance | undefined;
 let traceRoot: string | undefined;
 let keepTraces = false;
+let cluster: ClusterInfo | undefined;
 
 process.on('exit', () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -105,8 +114,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.stderr.write(`\nbench: ${signal}, stopping the servers\n`);
     currentLoad?.stop();
     for (const child of children) child.kill('SIGKILL');
-    if (traceRoot && !keepTraces) void rm(traceRoot, { recursive: true, force: true }).finally(() => process.exit(130));
-    else process.exit(130);
+    const cleanup = Promise.all([
+      traceRoot && !keepTraces ? rm(traceRoot, { recursive: true, force: true }) : undefined,
+      cluster ? destroyCluster(cluster) : undefined,
+    ]);
+    void cleanup.finally(() => process.exit(130));
   });
 }
 
@@ -294,11 +306,24 @@ async function load(target: Target, seconds: number, connections: number, { onRe
   }
 }
 
+/** The server's `cc_trace_commits_total`, or null when it cannot be read. */
+async function traceCommits(base: string, token: string): Promise<number | null> {
+  try {
+    const response = await request(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` }, headersTimeout: 10_000, bodyTimeout: 10_000 });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) return null;
+    const match = /^cc_trace_commits_total (\d+)$/m.exec(text);
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return null;
+  }
+}
+
 async function measureWindow(
   index: number,
   target: Target,
   knobs: Knobs,
-  server: { pid: number; rss?: ReturnType<typeof createRssSampler> },
+  server: { pid: number; rss?: ReturnType<typeof createRssSampler>; commits?: () => Promise<number | null> },
   options: { warmupSeconds?: number; seconds?: number; nextBody?: () => string } = {},
 ): Promise<WindowResult> {
   const warmup = options.warmupSeconds ?? knobs.BENCH_WARMUP;
@@ -306,6 +331,7 @@ async function measureWindow(
   const latencies: number[] = [];
   const status: Record<string, number> = {};
   server.rss?.startWindow();
+  const commitsBefore = (await server.commits?.()) ?? null;
   const cpuBefore = await procCpuMs(server.pid);
   const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, {
     onResponse: (code, ms) => {
@@ -315,6 +341,7 @@ async function measureWindow(
     ...(options.nextBody ? { nextBody: options.nextBody } : {}),
   });
   const cpuAfter = await procCpuMs(server.pid);
+  const commitsAfter = (await server.commits?.()) ?? null;
   const requests = latencies.length;
   return {
     index,
@@ -330,6 +357,7 @@ async function measureWindow(
     timeouts: result.timeouts,
     serverCpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && requests > 0 ? ((cpuAfter - cpuBefore) * 1000) / requests : null,
     serverPeakRssMB: server.rss?.windowPeakMB() ?? null,
+    commitsPerRequest: commitsBefore !== null && commitsAfter !== null && requests > 0 ? (commitsAfter - commitsBefore) / requests : null,
   };
 }
 
@@ -514,6 +542,82 @@ async function summarizeProfile(dir: string, top: number): Promise<ProfileSummar
 }
 
 // ---------------------------------------------------------------------------------------
+// BENCH_TRACE=postgres: the same persona routes against a server tracing to PostgreSQL.
+
+interface BackendComparison {
+  /** The database runs on this machine too: its CPU competes with the server's. */
+  database: string;
+  routes: Array<{ key: RouteKey; label: string; files: WindowResult; postgres: WindowResult }>;
+}
+
+async function compareBackends(options: {
+  knobs: Knobs;
+  brain: BrainManifest;
+  token: string;
+  serverEntry: string;
+  nodeFlags: string[];
+  serverEnv: Record<string, string>;
+  files: { pid: number; port: number; commits: () => Promise<number | null> };
+}): Promise<BackendComparison> {
+  const { knobs, brain, token, serverEntry, nodeFlags, serverEnv, files } = options;
+  const bin = findServerBinaries();
+  if (!bin) throw new BenchError('BENCH_TRACE=postgres needs the PostgreSQL server binaries in /usr/lib/postgresql/*/bin (apt-get install postgresql)');
+  process.stdout.write('postgres: starting a throwaway cluster … ');
+  cluster = await createCluster(bin);
+  const version = /\/(\d+)\/bin$/.exec(bin)?.[1] ?? '?';
+  const url = await createDatabase(cluster.url, 'cc_bench');
+  out(`PostgreSQL ${version} on 127.0.0.1:${cluster.port} (initdb in a temporary directory, defaults but for max_connections)`);
+  const port = await freePort();
+  const { TRACE_DIR: _traceDir, ...rest } = serverEnv;
+  const server = spawnNode(serverEntry, [], { ...rest, PORT: String(port), TRACE_DATABASE_URL: url }, nodeFlags);
+  await waitForPort(port, server, 20_000);
+  const base = `http://127.0.0.1:${port}`;
+  const personas = knobs.BENCH_ROUTES.filter((key) => key === 'mars' || key === 'venus');
+  const routes: BackendComparison['routes'] = [];
+  const forFiles = buildTargets(`http://127.0.0.1:${files.port}`, token, brain, personas);
+  const forPostgres = buildTargets(base, token, brain, personas);
+  for (const target of forPostgres) {
+    const response = await send(target);
+    if (response.status !== 200) throw new BenchError(`preflight on PostgreSQL traces: ${target.label} answered ${response.status} ${problemSummary(response.body) ?? ''}`);
+  }
+  const commits = () => traceCommits(base, token);
+  for (const [i, key] of personas.entries()) {
+    process.stdout.write(`[${key}] files traces … `);
+    const onFiles = await measureWindow(i, forFiles[i]!, knobs, { pid: files.pid, commits: files.commits });
+    process.stdout.write(`${fmt.int(onFiles.requestsPerSecond)} req/s; PostgreSQL traces … `);
+    const onPostgres = await measureWindow(i, forPostgres[i]!, knobs, { pid: server.pid, commits });
+    out(`${fmt.int(onPostgres.requestsPerSecond)} req/s`);
+    routes.push({ key, label: forFiles[i]!.label, files: onFiles, postgres: onPostgres });
+    if (server.child.exitCode !== null) throw new BenchError(`the PostgreSQL-traced server exited; output:\n${server.tail()}`);
+  }
+  await stopChild(server, 20_000);
+  return { database: `PostgreSQL ${version}, local, same machine`, routes };
+}
+
+function printComparison(comparison: BackendComparison): void {
+  out();
+  out(`persona routes by trace backend (${comparison.database}; alternating windows of this run):`);
+  const header = ['route', 'files req/s', 'p99 ms', 'commits/req', '', 'postgres req/s', 'p99 ms', 'commits/req', 'CPU µs/req'];
+  const rows = [header];
+  const commits = (value: number | null) => (value === null ? '—' : value.toFixed(3));
+  for (const { label, files, postgres } of comparison.routes) {
+    rows.push([
+      label,
+      fmt.int(files.requestsPerSecond),
+      fmt.ms(files.latencyMs.p99),
+      commits(files.commitsPerRequest),
+      '',
+      fmt.int(postgres.requestsPerSecond),
+      fmt.ms(postgres.latencyMs.p99),
+      commits(postgres.commitsPerRequest),
+      postgres.serverCpuUsPerRequest === null ? '' : `${fmt.int(postgres.serverCpuUsPerRequest)} (node only)`,
+    ]);
+  }
+  const widths = header.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) out(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+}
+
+// ---------------------------------------------------------------------------------------
 // Report.
 
 function verdict(ok: boolean, valid = true): Verdict {
@@ -630,6 +734,7 @@ async function main(): Promise<void> {
   const rss = createRssSampler(server.pid);
   const listeningAt = await waitForPort(port, server, 20_000);
   const targets = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, knobs.BENCH_ROUTES);
+  const commits = () => traceCommits(`http://127.0.0.1:${port}`, token);
   const coldTarget = targets.find((target) => target.key === 'mars') ?? buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, ['mars'])[0]!;
   const cold = await measureCold(coldTarget, spawnedAt, listeningAt);
   out(`cold: listening ${fmt.ms(cold.spawnToListeningMs)} ms after spawn; first /context/mars ${fmt.ms(cold.firstRequestMs)} ms ` +
@@ -648,7 +753,7 @@ async function main(): Promise<void> {
   const windows: WindowResult[] = [];
   for (const [index, target] of plan.entries()) {
     process.stdout.write(`[${index + 1}/${plan.length}] ${target.label} … `);
-    const window = await measureWindow(index, target, knobs, target.key === 'bare' ? { pid: bare.pid } : { pid: server.pid, rss });
+    const window = await measureWindow(index, target, knobs, target.key === 'bare' ? { pid: bare.pid } : { pid: server.pid, rss, commits });
     windows.push(window);
     out(`${fmt.int(window.requestsPerSecond)} req/s, p99 ${fmt.ms(window.latencyMs.p99)} ms${window.non2xx ? `, ${window.non2xx} non-2xx` : ''}${window.errors ? `, ${window.errors} errors` : ''}`);
     if (server.child.exitCode !== null || server.child.signalCode !== null) {
@@ -664,7 +769,7 @@ async function main(): Promise<void> {
     let turn = 0;
     const target: Target = { ...compile, key: 'compile-distinct', label: 'POST /compile, distinct inputs' };
     process.stdout.write(`[${plan.length + 1}/${plan.length + 1}] ${target.label} (${knobs.BENCH_DISTINCT_DURATION} s) … `);
-    distinct = await measureWindow(plan.length, target, knobs, { pid: server.pid, rss }, {
+    distinct = await measureWindow(plan.length, target, knobs, { pid: server.pid, rss, commits }, {
       warmupSeconds: 0,
       seconds: knobs.BENCH_DISTINCT_DURATION,
       nextBody: () => JSON.stringify({ ...template, message: `${String(template['message'])} (turn ${++turn})` }),
@@ -679,6 +784,12 @@ async function main(): Promise<void> {
 
   const peakRssMB = await rss.finalPeakMB();
   rss.stop();
+
+  // BENCH_TRACE=postgres: the persona routes on both backends, in alternating windows of the same run.
+  let backends: BackendComparison | null = null;
+  if (knobs.BENCH_TRACE === 'postgres') {
+    backends = await compareBackends({ knobs, brain: brain.manifest, token, serverEntry, nodeFlags, serverEnv, files: { pid: server.pid, port, commits } });
+  }
   const serverStop = await stopChild(server, 20_000);
   await stopChild(bare, 5_000);
   const traces = await dirUsage(traceDir);
@@ -753,6 +864,7 @@ async function main(): Promise<void> {
   }
   out(`in-process compiles/s: ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
   out(`traces written: ${traces.files} files, ${(traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${serverStop.ms} ms (exit ${serverStop.code ?? serverStop.signal}); ${server.logLines()} warn/error log lines`);
+  if (backends) printComparison(backends);
   const warnings: string[] = [];
   const delivered = windows.filter((w) => w.key !== 'bare').reduce((sum, w) => sum + w.requests - w.non2xx, 0);
   if (delivered > 0 && traces.files === 0) {
@@ -784,6 +896,7 @@ async function main(): Promise<void> {
       routes: knobs.BENCH_ROUTES,
       distinctSeconds: knobs.BENCH_DISTINCT_DURATION,
       server: { ...serverEnv, CONTEXT_COMPILER_TOKENS: '[bench token]', TRACE_DIR: '[temp dir]', nodeFlags, entry: start.entry, asNpmStart: knobs.BENCH_NODE_OPTIONS === undefined },
+      trace: knobs.BENCH_TRACE,
     },
     brain: { dir: brain.dir, generated: brain.generated, ms: brainMs, manifest: brain.manifest },
     targets: TARGETS,
@@ -795,6 +908,7 @@ async function main(): Promise<void> {
     compile,
     verdicts,
     traces: { ...traces, kept: keepTraces ? traceDir : null },
+    traceBackends: backends,
     warnings,
     serverStop: { ...serverStop, logLines: server.logLines() },
     cpuProfile,
@@ -814,4 +928,6 @@ try {
   for (const child of children) child.kill('SIGKILL');
   if (traceRoot && !keepTraces) await rm(traceRoot, { recursive: true, force: true });
   process.exitCode = 1;
+} finally {
+  if (cluster) await destroyCluster(cluster);
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ProblemError } from '../src/errors.js';
 import { responseJsonSchema } from '../src/http/zod.js';
 import type { Brain, ListingVerifyResult } from '../src/io/brain.js';
-import type { TraceAbsent, TraceEventView, TraceListing, TraceSource } from '../src/io/trace-store.js';
+import type { TraceEventView } from '../src/io/trace/index.js';
 import {
   RunListQuerySchema,
   RunListSchema,
@@ -10,6 +10,11 @@ import {
   RunTraceQuerySchema,
   RunTraceSchema,
   type RunListQuery,
+  type TraceAbsentView,
+  type TraceListing,
+  type TraceListingView,
+  type TraceSource,
+  type TraceSourceView,
 } from '../schemas/trace.js';
 
 /** How `?verify=sources` checks what a run relied on: the brain reader, so bounds, confinement and truncation match the original reads. */
@@ -66,11 +71,11 @@ export async function runsRoutes(app: FastifyInstance, options: RunsRoutesOption
  * most `VERIFY_CONCURRENCY` at a time.
  */
 async function markFreshness(events: TraceEventView[], brain: FreshnessChecks): Promise<void> {
-  const sources: Array<TraceSource & { changed?: boolean; currentSha256?: string | null }> = events.flatMap((event) => event.sources ?? []);
-  const absent: Array<TraceAbsent & { appeared?: boolean }> = events.flatMap((event) => event.absent ?? []);
-  const listings: Array<TraceListing & Partial<ListingVerifyResult>> = events.flatMap((event) => event.listings ?? []);
-  // Keyed by how the file was read: the same path read with other bounds has another digest.
-  const sourceKey = (source: TraceSource) => `${source.keep ?? 'head'}:${source.maxBytes ?? ''}:${source.path}`;
+  const sources: TraceSourceView[] = events.flatMap((event) => event.sources ?? []);
+  const absent: TraceAbsentView[] = events.flatMap((event) => event.absent ?? []);
+  const listings: TraceListingView[] = events.flatMap((event) => event.listings ?? []);
+  // Keyed by how the file was read: the same path read with other bounds or confinement has another answer.
+  const sourceKey = (source: TraceSource) => `${source.keep ?? 'head'}:${source.maxBytes ?? ''}:${source.within ?? ''}:${source.path}`;
   const listingKey = (listing: TraceListing) => `${listing.sha256}:${listing.names === undefined ? '-' : 'names'}:${listing.path}`;
   // A check that fails leaves its answer unset: a source then counts as changed, a path as not appeared.
   const sourceNow = new Map<string, string | null>();
@@ -82,6 +87,7 @@ async function markFreshness(events: TraceEventView[], brain: FreshnessChecks): 
       const options: Parameters<Brain['verify']>[0] = { path: source.path, sha256: source.sha256 };
       if (source.maxBytes !== undefined) options.maxBytes = source.maxBytes;
       if (source.keep !== undefined) options.keep = source.keep;
+      if (source.within !== undefined) options.within = source.within;
       const result = await brain.verify(options);
       sourceNow.set(sourceKey(source), result.status === 'changed' || result.status === 'unchanged' ? result.sha256 : null);
     });

@@ -15,6 +15,7 @@ export const TraceSubjectSchema = z.object({
   id: z.string(),
 });
 
+/** A block as the trace records it: its summary, never its content (the text is in the segments). */
 export const TraceBlockSchema = z.object({
   kind: z.string(),
   authority: z.string(),
@@ -25,27 +26,31 @@ export const TraceBlockSchema = z.object({
   sha256: z.string(),
 });
 
+/**
+ * A brain file a compile read, as its trace records it: enough to read it again exactly the
+ * same way (`maxBytes`, `keep`, `within`) and compare. The brain session records all of
+ * them; events written before a field existed lack it.
+ */
 export const TraceSourceSchema = z.object({
   path: z.string(),
   size: z.number(),
   mtimeMs: z.number(),
+  /** Of the bytes read: the whole file unless `truncated`. */
   sha256: z.string(),
   truncated: z.boolean().optional(),
   /** The read bound the file was read with: no reader uses more than `MAX_READ_BYTES`, and verification refuses more. */
   maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
   keep: z.enum(['head', 'tail']).optional(),
-  /** With `?verify=sources`: whether the file differs now (missing counts as changed). */
-  changed: z.boolean().optional(),
-  /** With `?verify=sources`: the file's sha256 now, null when it is gone or unreadable. */
-  currentSha256: z.string().nullable().optional(),
+  /** The directory the read was confined to (a topic: `topics`), so a check is confined alike. */
+  within: z.string().optional(),
 });
 
+/** A brain path a compile looked for and found missing. */
 export const TraceAbsentSchema = z.object({
   path: z.string(),
-  /** With `?verify=sources`: whether the path exists now (it was missing when the run read the brain). */
-  appeared: z.boolean().optional(),
 });
 
+/** A directory listing a compile relied on: its files' count and digest, and their names when few. */
 export const TraceListingSchema = z.object({
   path: z.string(),
   /** Files the directory held (subdirectories are not counted). */
@@ -54,6 +59,62 @@ export const TraceListingSchema = z.object({
   sha256: z.string(),
   /** The sorted file names, recorded for a directory of at most 64 files. */
   names: z.array(z.string()).optional(),
+});
+
+/** A part whose shape belongs to the compiler (budget, cache plan, tokens), recorded as given. */
+const RecordedPart = z.custom<object>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object');
+
+/**
+ * One delivery (or failed compile) of a run, as the deliver path hands it to the trace store
+ * (docs/traces.md, "What an event holds"). Both backends store exactly this and give it
+ * back as a `TraceEvent`.
+ */
+export const TraceEventInputSchema = z.object({
+  runId: RunIdSchema,
+  /** ISO 8601, server clock. */
+  at: z.string().refine((text) => Number.isFinite(Date.parse(text)), 'must be an ISO time'),
+  route: z.string(),
+  subject: TraceSubjectSchema,
+  surface: z.string().optional(),
+  /** The HTTP status delivered. */
+  status: z.number().int(),
+  outcome: TraceOutcomeSchema,
+  /** Identifiers and options only: never tokens, never prompt text. */
+  request: z.record(z.string(), z.unknown()),
+  blocks: z.array(TraceBlockSchema).optional(),
+  /** Exact text pieces: `system.join('')` is the delivered systemPrompt, `input.join('')` the inputPrompt. */
+  segments: z.object({ system: z.array(z.string()), input: z.array(z.string()) }).optional(),
+  promptSha256: z.string().optional(),
+  /** null when there is no input prompt. */
+  inputSha256: z.string().nullable().optional(),
+  budget: RecordedPart.optional(),
+  cache: RecordedPart.optional(),
+  tokens: RecordedPart.optional(),
+  redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
+  warnings: z.array(z.string()).optional(),
+  sources: z.array(TraceSourceSchema).optional(),
+  /** So a later check can tell a file that appeared since (stored inline). */
+  absent: z.array(TraceAbsentSchema).optional(),
+  /** So a later check can tell files added to or removed from a directory since (stored inline). */
+  listings: z.array(TraceListingSchema).optional(),
+  error: z.object({ code: z.string(), status: z.number().int(), detail: z.string() }).optional(),
+  timing: z.record(z.string(), z.number()).optional(),
+});
+
+/** A recorded source as `?verify=sources` answers it. */
+export const TraceSourceViewSchema = TraceSourceSchema.extend({
+  /** With `?verify=sources`: whether the file differs now (missing counts as changed). */
+  changed: z.boolean().optional(),
+  /** With `?verify=sources`: the file's sha256 now, null when it is gone or unreadable. */
+  currentSha256: z.string().nullable().optional(),
+});
+
+export const TraceAbsentViewSchema = TraceAbsentSchema.extend({
+  /** With `?verify=sources`: whether the path exists now (it was missing when the run read the brain). */
+  appeared: z.boolean().optional(),
+});
+
+export const TraceListingViewSchema = TraceListingSchema.extend({
   /** With `?verify=sources`: whether the directory's files differ now (a directory gone holds none). */
   changed: z.boolean().optional(),
   /** With `?verify=sources`: files now; null when it cannot be listed. */
@@ -78,30 +139,19 @@ export const TraceSegmentSchema = z.object({
  */
 export const ChainStatusSchema = z.enum(['signed', 'linked', 'unchained', 'unverifiable', 'broken']);
 
-export const TraceEventSchema = z.object({
+/** A stored event as `GET /runs/:runId/trace` returns it: the prompts rebuilt from their segments and checked. */
+export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, budget: true, cache: true, tokens: true, sources: true, absent: true, listings: true }).extend({
   runId: z.string(),
   at: z.string(),
-  route: z.string(),
-  subject: TraceSubjectSchema,
-  surface: z.string().optional(),
-  status: z.number().int(),
-  outcome: TraceOutcomeSchema,
-  request: Recorded,
-  blocks: z.array(TraceBlockSchema).optional(),
-  promptSha256: z.string().optional(),
-  inputSha256: z.string().nullable().optional(),
   budget: Recorded.optional(),
   cache: Recorded.optional(),
   tokens: Recorded.optional(),
-  redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
-  warnings: z.array(z.string()).optional(),
-  sources: z.array(TraceSourceSchema).optional(),
+  sources: z.array(TraceSourceViewSchema).optional(),
   /** Paths the compile looked for and found missing. */
-  absent: z.array(TraceAbsentSchema).optional(),
+  absent: z.array(TraceAbsentViewSchema).optional(),
   /** Directory listings the compile relied on. */
-  listings: z.array(TraceListingSchema).optional(),
-  error: z.object({ code: z.string(), status: z.number().int(), detail: z.string() }).optional(),
-  timing: z.record(z.string(), z.number()).optional(),
+  listings: z.array(TraceListingViewSchema).optional(),
+  /** Characters delivered (system + input prompt). */
   chars: z.number().int(),
   segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
   systemPrompt: z.string().nullable(),
@@ -179,7 +229,19 @@ export const RunListQuerySchema = z.object({
   outcome: TraceOutcomeSchema.optional(),
 });
 
+export type TraceOutcome = z.infer<typeof TraceOutcomeSchema>;
+export type TraceSubject = z.infer<typeof TraceSubjectSchema>;
+export type TraceBlock = z.infer<typeof TraceBlockSchema>;
+export type TraceSource = z.infer<typeof TraceSourceSchema>;
+export type TraceAbsent = z.infer<typeof TraceAbsentSchema>;
+export type TraceListing = z.infer<typeof TraceListingSchema>;
+export type TraceEventInput = z.infer<typeof TraceEventInputSchema>;
+export type TraceSourceView = z.infer<typeof TraceSourceViewSchema>;
+export type TraceAbsentView = z.infer<typeof TraceAbsentViewSchema>;
+export type TraceListingView = z.infer<typeof TraceListingViewSchema>;
+export type TraceSegmentView = z.infer<typeof TraceSegmentSchema>;
 export type TraceEvent = z.infer<typeof TraceEventSchema>;
+export type RunChain = z.infer<typeof RunChainSchema>;
 export type RunTrace = z.infer<typeof RunTraceSchema>;
 export type ChainStatusName = z.infer<typeof ChainStatusSchema>;
 export type RunSummaryBody = z.infer<typeof RunSummarySchema>;

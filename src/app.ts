@@ -17,7 +17,7 @@ import { personasRoutes } from '../routes/personas.js';
 import { createBrain, type Brain } from './io/brain.js';
 import { runsRoutes } from '../routes/runs.js';
 import { uiRoutes } from '../routes/ui.js';
-import { createTraceStore, type TraceFs, type TraceStore } from './io/trace-store.js';
+import { createTraceStoreFromConfig, type TraceFs, type TraceStore } from './io/trace/index.js';
 import { isSafeId } from '../schemas/ids.js';
 
 declare module 'fastify' {
@@ -27,7 +27,7 @@ declare module 'fastify' {
     readinessChecks: ReadinessCheck[];
     /** The brain reader (BRAIN_ROOT): confined, bounded, stat-revalidated reads for every route. */
     brain: Brain;
-    /** The durable trace store (TRACE_DIR); the deliver path appends to it before answering. */
+    /** The durable trace store (TRACE_DIR, or TRACE_DATABASE_URL); the deliver path appends to it before answering. */
     traces: TraceStore;
     /** The listening server's sockets: the MAX_CONNECTIONS cap, and which to close when shutting down. */
     connections: ConnectionGuard;
@@ -47,7 +47,7 @@ export interface BuildOptions {
    * slow drip is cut within the timeout plus this; tests shorten it.
    */
   connectionsCheckIntervalMs?: number;
-  /** The trace store's file system; tests inject a full or failing one. */
+  /** The files trace store's file system; tests inject a full or failing one. */
   traceFs?: TraceFs;
 }
 
@@ -65,6 +65,10 @@ export const LOG_REDACT_PATHS = [
   'token',
   'tokens',
   'traceSigningKey',
+  'traceDatabaseUrl',
+  'connectionString',
+  'password',
+  'password',
   'systemPrompt',
   'inputPrompt',
   'instructions',
@@ -182,11 +186,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done();
   });
 
-  const traces = createTraceStore(config.traceDir, app.log.child({ component: 'traces' }), {
-    retentionMs: config.traceRetentionMs,
-    signingKey: config.traceSigningKey,
+  const traces = createTraceStoreFromConfig(config, app.log.child({ component: 'traces' }), {
     ...(options.traceFs ? { fs: options.traceFs } : {}),
     observeWrite: (seconds, ok) => app.metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
+    observeCommit: () => app.metrics.traceCommits.inc(),
   });
   app.decorate('traces', traces);
   app.addHook('onClose', () => traces.close());

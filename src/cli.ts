@@ -24,13 +24,16 @@ Commands:
       --timezone <zone>          The operator's IANA time zone (default: heartbeat-state, else DEFAULT_TIMEZONE).
       --ascii                    Replace typographic Unicode with ASCII.
       --json                     Print the whole compile result as JSON instead of the prompt.
-  trace <runId>                  Print every traced event of a run.
-      --dir <dir>                Read the trace store in this directory (default: TRACE_DIR or ./var/traces).
+  trace <runId>                  Print every traced event of a run, from the trace store the service
+                                 is configured with (TRACE_DATABASE_URL, else TRACE_DIR).
+      --dir <dir>                Read the trace files in this directory instead.
       --url <url>                Ask a running service instead (token from CONTEXT_COMPILER_TOKEN).
       --verify-sources           With --url: mark brain files that changed since the run, paths
                                  that appeared and directories whose files changed.
       --prompts                  Also print the exact delivered prompts.
       --json                     Print the trace as JSON.
+  migrate                        Create or migrate the PostgreSQL trace tables (TRACE_DATABASE_URL or
+                                 TRACE_DATABASE_URL_FILE); the service also does it at start.
   help                           Show this help.
 
 Exit status: 0 on success, 1 on a failed command, 2 on a usage error.`;
@@ -74,9 +77,10 @@ async function trace(runId: string | undefined, values: Values, env: NodeJS.Proc
       await client.close();
     }
   } else {
-    const { createTraceStore } = await import('./io/trace-store.js');
-    const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir } : {}) });
-    const store = createTraceStore(config.traceDir, pino({ level: 'silent' }), { retentionMs: config.traceRetentionMs, signingKey: config.traceSigningKey });
+    const { createTraceStoreFromConfig } = await import('./io/trace/index.js');
+    // --dir reads trace files even where the service is configured for a database.
+    const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir, TRACE_DATABASE_URL: '', TRACE_DATABASE_URL_FILE: '' } : {}) });
+    const store = createTraceStoreFromConfig(config, pino({ level: 'silent' }));
     try {
       run = (await store.readRun(runId)) as RunTrace | null;
     } finally {
@@ -85,6 +89,26 @@ async function trace(runId: string | undefined, values: Values, env: NodeJS.Proc
   }
   if (!run) throw new Error(`no run ${runId} in the trace store`);
   await write(values.json ? `${JSON.stringify(run, null, 2)}\n` : formatTrace(run, { prompts: values.prompts === true }));
+}
+
+async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
+  const config = loadConfig(env);
+  if (config.traceDatabaseUrl === null) {
+    throw new UsageError('migrate needs TRACE_DATABASE_URL (or TRACE_DATABASE_URL_FILE); trace files need no migration');
+  }
+  const { migrateTraceDatabase } = await import('./io/trace/index.js');
+  let result;
+  try {
+    result = await migrateTraceDatabase(config.traceDatabaseUrl, pino({ level: 'silent' }));
+  } catch (error) {
+    // The message says what failed and its code, never where the database is or how to log in.
+    throw new Error(`trace database: ${(error as Error).message}`);
+  }
+  await write(
+    result.applied.length > 0
+      ? `trace schema migrated to version ${result.version} (applied ${result.applied.join(', ')})\n`
+      : `trace schema already at version ${result.version}\n`,
+  );
 }
 
 async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
@@ -135,6 +159,9 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
         return 0;
       case 'trace':
         await trace(rest[0], values, env);
+        return 0;
+      case 'migrate':
+        await migrate(env);
         return 0;
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -68,6 +68,9 @@ const EnvSchema = z.object({
   CONTEXT_COMPILER_TOKENS_FILE: z.string().min(1).optional(),
   TRACE_SIGNING_KEY: z.string().optional(),
   TRACE_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  // Checked after the parse by readDatabaseUrl, which never repeats the value (it holds a password).
+  TRACE_DATABASE_URL: z.string().optional(),
+  TRACE_DATABASE_URL_FILE: z.string().min(1).optional(),
   RATE_LIMIT_MAX: integer(1, 100_000_000).default(600),
   RATE_LIMIT_WINDOW: z
     .string()
@@ -107,6 +110,11 @@ export interface Config {
   readonly traceRetentionMs: number;
   /** HMAC key for trace chains (TRACE_SIGNING_KEY or its file); null for plain SHA-256 chains. */
   readonly traceSigningKey: string | null;
+  /**
+   * The PostgreSQL trace backend (TRACE_DATABASE_URL or its file); null for trace files
+   * under `traceDir`. Holds a password: never log it or put it in a message.
+   */
+  readonly traceDatabaseUrl: string | null;
   readonly tokens: readonly string[];
   readonly rateLimit: { readonly max: number; readonly windowMs: number };
   readonly bodyLimit: number;
@@ -168,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const tokens = readTokens(vars.CONTEXT_COMPILER_TOKENS, vars.CONTEXT_COMPILER_TOKENS_FILE);
   const traceSigningKey = readSigningKey(vars.TRACE_SIGNING_KEY, vars.TRACE_SIGNING_KEY_FILE);
+  const traceDatabaseUrl = readDatabaseUrl(vars.TRACE_DATABASE_URL, vars.TRACE_DATABASE_URL_FILE);
   if (tokens.length === 0 && !isLoopback(vars.HOST)) {
     throw new ConfigError(
       `HOST=${vars.HOST} would expose the service without authentication; ` +
@@ -181,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     traceDir: resolve(vars.TRACE_DIR),
     traceRetentionMs: vars.TRACE_RETENTION,
     traceSigningKey,
+    traceDatabaseUrl,
     tokens: Object.freeze(tokens),
     rateLimit: Object.freeze({ max: vars.RATE_LIMIT_MAX, windowMs: vars.RATE_LIMIT_WINDOW }),
     bodyLimit: vars.BODY_LIMIT,
@@ -260,6 +270,36 @@ function readSigningKey(inline: string | undefined, file: string | undefined): s
     throw new ConfigError(`${variable}: the key must be at least ${MIN_SIGNING_KEY_CHARS} characters without spaces`);
   }
   return key;
+}
+
+const DATABASE_URL = /^postgres(?:ql)?:\/\/\S+$/i;
+
+/**
+ * The trace database URL, from the variable or a file (surrounding whitespace ignored).
+ * Every message names the variable or the file, never the value: it holds a password.
+ */
+function readDatabaseUrl(inline: string | undefined, file: string | undefined): string | null {
+  if (inline !== undefined && file !== undefined) {
+    throw new ConfigError('TRACE_DATABASE_URL and TRACE_DATABASE_URL_FILE are both set; set one');
+  }
+  let url = inline?.trim();
+  let variable = 'TRACE_DATABASE_URL';
+  if (file !== undefined) {
+    variable = 'TRACE_DATABASE_URL_FILE';
+    try {
+      url = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new ConfigError(`TRACE_DATABASE_URL_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (url === '') throw new ConfigError(`TRACE_DATABASE_URL_FILE: ${file} holds no URL`);
+  }
+  if (url === undefined) return null;
+  if (!DATABASE_URL.test(url)) {
+    throw new ConfigError(
+      `${variable}: must be a URL such as postgres://user:password@host:5432/database (the value is not shown: it may hold a password)`,
+    );
+  }
+  return url;
 }
 
 export function isLoopback(host: string): boolean {

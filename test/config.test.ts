@@ -107,6 +107,39 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRACE_SIGNING_KEY: 'k'.repeat(32), TRACE_SIGNING_KEY_FILE: file })).toThrow(/both set/);
   });
 
+  it('reads TRACE_DATABASE_URL from the variable or a file, and uses trace files without one', async () => {
+    const url = 'postgres://traces:s3cret-pw@db.internal:5432/traces?sslmode=require';
+    expect(loadConfig({}).traceDatabaseUrl).toBeNull();
+    expect(loadConfig({ TRACE_DATABASE_URL: url }).traceDatabaseUrl).toBe(url);
+    const file = join(await tempDir(), 'database-url');
+    await writeFile(file, `${url}\n`);
+    expect(loadConfig({ TRACE_DATABASE_URL_FILE: file }).traceDatabaseUrl).toBe(url);
+  });
+
+  it('refuses a bad TRACE_DATABASE_URL naming the variable, never the value (it holds a password)', async () => {
+    const secret = 'hunter2-do-not-print';
+    const attempts: Record<string, string>[] = [{ TRACE_DATABASE_URL: `mysql://traces:${secret}@db/traces` }, { TRACE_DATABASE_URL: `traces:${secret}@db` }];
+    for (const env of attempts) {
+      const error = (() => {
+        try {
+          loadConfig(env);
+        } catch (caught) {
+          return caught as Error;
+        }
+        return null;
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error!.message).toMatch(/^TRACE_DATABASE_URL: must be a URL such as postgres:\/\/user:password@host:5432\/database \(the value is not shown/);
+      expect(error!.message).not.toContain(secret);
+    }
+    const file = join(await tempDir(), 'database-url');
+    await writeFile(file, '\n');
+    expect(() => loadConfig({ TRACE_DATABASE_URL_FILE: file })).toThrow(new ConfigError(`TRACE_DATABASE_URL_FILE: ${file} holds no URL`));
+    await writeFile(file, `https://user:${secret}@db/traces`);
+    expect(() => loadConfig({ TRACE_DATABASE_URL_FILE: file })).toThrow(/^TRACE_DATABASE_URL_FILE: must be a URL/);
+    expect(() => loadConfig({ TRACE_DATABASE_URL: 'postgres://a@b/c', TRACE_DATABASE_URL_FILE: file })).toThrow(/both set/);
+  });
+
   it('accepts the rate-limit window forms @fastify/rate-limit documents', () => {
     expect(loadConfig({ RATE_LIMIT_WINDOW: '30 seconds' }).rateLimit.windowMs).toBe(30_000);
     expect(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs).toBe(5000);

@@ -12,7 +12,7 @@ import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { BrainSession, ListingRecord, SourceRecord } from '../io/brain.js';
-import type { TraceEventInput } from '../io/trace-store.js';
+import type { TraceEventInput } from '../io/trace/index.js';
 import { BlockSummarySchema, CacheBoundarySchema, CachePlanSchema, SourceSummarySchema, TopicSummarySchema } from '../../schemas/compiled.js';
 import { asProblemError, toProblem } from './problem.js';
 

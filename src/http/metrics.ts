@@ -129,6 +129,7 @@ export interface Metrics {
   readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
   readonly compileFailures: Counter<'route' | 'code'>;
   readonly traceWriteDuration: Histogram<'result'>;
+  readonly traceCommits: Counter;
   readonly connectionsShed: Counter<'reason'>;
   render(): string;
 }
@@ -138,17 +139,22 @@ export function createMetrics(): Metrics {
   const requestDuration = new Histogram('cc_http_request_duration_seconds', 'HTTP request latency by route, method and status.', ['route', 'method', 'status']);
   const compileFailures = new Counter('cc_compile_failures_total', 'Compiles that delivered no prompt, by route and error code.', ['route', 'code']);
   const traceWriteDuration = new Histogram('cc_trace_write_duration_seconds', 'Time for a trace event to become durable.', ['result']);
+  const traceCommits = new Counter(
+    'cc_trace_commits_total',
+    'Durable commits of the trace store: an fsync of a trace file, or a committed transaction. Group commit makes them far fewer than trace events.',
+  );
   const connectionsShed = new Counter(
     'cc_http_connections_shed_total',
     'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
     ['reason'],
   );
-  const all = [requests, requestDuration, compileFailures, traceWriteDuration, connectionsShed];
+  const all = [requests, requestDuration, compileFailures, traceWriteDuration, traceCommits, connectionsShed];
   return {
     requests,
     requestDuration,
     compileFailures,
     traceWriteDuration,
+    traceCommits,
     connectionsShed,
     render: () => `${all.map((metric) => metric.render()).join('\n')}\n`,
   };

@@ -21,6 +21,7 @@ import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 
 import { resolve, sep } from 'node:path';
 import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
 import { MAX_READ_BYTES } from '../core/types.js';
+import type { TraceListing, TraceSource } from '../../schemas/trace.js';
 
 export interface ReadOptions {
   /** Largest number of bytes read, a whole number from 1 to `MAX_READ_BYTES` (1 MiB); a bigger file is cut at a line boundary. Default 256 KiB. */
@@ -61,27 +62,15 @@ export type ListResult =
   | { status: 'refused'; path: string; reason: string }
   | { status: 'error'; path: string; reason: string };
 
-/** What the trace records of each brain file a compile read. */
-export interface SourceRecord {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  sha256: string;
-  truncated: boolean;
-  maxBytes: number;
-  keep: 'head' | 'tail';
-}
+/**
+ * What the trace records of each brain file a compile read (schemas/trace.ts): how it was
+ * read (`maxBytes`, `keep`, and `within` when the read was confined), so a later check
+ * reads it exactly the same way.
+ */
+export type SourceRecord = TraceSource & Required<Pick<TraceSource, 'truncated' | 'maxBytes' | 'keep'>>;
 
 /** What the trace records of a directory listing a compile relied on: its files (subdirectories are never relied on). */
-export interface ListingRecord {
-  path: string;
-  /** How many files the directory held. */
-  count: number;
-  /** sha256 of the sorted file names, each followed by a newline. */
-  sha256: string;
-  /** The sorted names themselves, when there are at most `LISTING_NAMES_MAX`. */
-  names?: string[];
-}
+export type ListingRecord = TraceListing;
 
 /** Up to this many file names a listing record keeps, so a check can say which files came and went. */
 export const LISTING_NAMES_MAX = 64;
@@ -121,8 +110,8 @@ export interface BrainSession extends BrainReader {
 export interface Brain extends BrainReader {
   readonly root: string;
   session(): BrainSession;
-  /** Tells whether a recorded source still has the same bytes (read the same way). */
-  verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep'>>): Promise<VerifyResult>;
+  /** Tells whether a recorded source still has the same bytes (read the same way: bounds, end kept, confinement). */
+  verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep' | 'within'>>): Promise<VerifyResult>;
   /** Tells whether a path found missing exists now (as anything: a file, a directory, a link the reader would refuse). */
   verifyAbsent(path: string): Promise<{ path: string; appeared: boolean }>;
   /** Tells whether a recorded listing's files are still the same, and which came and went. */
@@ -767,10 +756,11 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     }
   }
 
-  async function verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep'>>): Promise<VerifyResult> {
+  async function verify(source: Pick<SourceRecord, 'path' | 'sha256'> & Partial<Pick<SourceRecord, 'maxBytes' | 'keep' | 'within'>>): Promise<VerifyResult> {
     // A recorded bound is read as recorded, and refused (by `read`) when no reader would have used it.
     const readOptions: ReadOptions = { keep: source.keep ?? 'head' };
     if (source.maxBytes !== undefined) readOptions.maxBytes = source.maxBytes;
+    if (source.within !== undefined) readOptions.within = source.within;
     const result = await read(source.path, readOptions);
     if (result.status !== 'ok') return result;
     return { status: result.sha256 === source.sha256 ? 'unchanged' : 'changed', path: source.path, sha256: result.sha256 };
@@ -818,7 +808,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       async read(path, readOptions = {}) {
         const result = await read(path, readOptions);
         if (result.status === 'ok' && !recorded.has(path)) {
-          recorded.set(path, {
+          const record: SourceRecord = {
             path,
             size: result.size,
             mtimeMs: result.mtimeMs,
@@ -826,7 +816,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
             truncated: result.truncated,
             maxBytes: readOptions.maxBytes ?? defaultMaxBytes,
             keep: readOptions.keep ?? 'head',
-          });
+          };
+          if (readOptions.within !== undefined) record.within = readOptions.within;
+          recorded.set(path, record);
         } else if (result.status === 'missing') absent.add(path);
         return result;
       },

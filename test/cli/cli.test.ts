@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { createDatabase, dropDatabase } from '../helpers/postgres.js';
 import { runNode } from '../helpers/server-process.js';
+import { postgresCluster } from '../helpers/trace-backends.js';
 
 const CLI = join(PROJECT_ROOT, 'src/cli.ts');
 
@@ -135,4 +137,44 @@ describe('context-compiler CLI', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--persona');
   });
+});
+
+const cluster = postgresCluster();
+
+describe('context-compiler migrate without a database', () => {
+  it('exits 2 and says what it needs', async () => {
+    const result = await cli(['migrate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('migrate needs TRACE_DATABASE_URL');
+  });
+});
+
+describe.skipIf(cluster.skipped !== null)(`context-compiler migrate and trace on PostgreSQL${cluster.skipped ? ` (SKIPPED: ${cluster.skipped})` : ''}`, () => {
+  it('migrates the trace tables idempotently, reads a run from the database, and never prints the password', async () => {
+    const url = await createDatabase(cluster.url!);
+    try {
+      const first = await cli(['migrate'], { TRACE_DATABASE_URL: url });
+      expect(first).toMatchObject({ code: 0, stdout: 'trace schema migrated to version 1 (applied 1)\n' });
+      expect((await cli(['migrate'], { TRACE_DATABASE_URL: url })).stdout).toBe('trace schema already at version 1\n');
+
+      const { app } = await buildTestApp({ TRACE_DATABASE_URL: url });
+      const compiled = await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', runId: 'cli-pg-1', now: NOW } });
+      expect(compiled.statusCode).toBe(200);
+      await app.close();
+      const text = await cli(['trace', 'cli-pg-1'], { TRACE_DATABASE_URL: url });
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain('run cli-pg-1 — 1 event');
+      expect(text.stdout).toContain('prompts verified');
+
+      const wrong = new URL(url);
+      wrong.password = 'not-the-password-4f1c9e';
+      const refused = await cli(['migrate'], { TRACE_DATABASE_URL: wrong.toString() });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('trace database: password authentication failed (28P01)');
+      expect(refused.stderr + refused.stdout).not.toContain('not-the-password-4f1c9e');
+    } finally {
+      await dropDatabase(cluster.url!, url);
+    }
+  });
+
 });

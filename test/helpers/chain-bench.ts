@@ -5,7 +5,7 @@
  *
  *   node --import tsx test/helpers/chain-bench.ts [events=200000]
  */
-import { createChainSigner, GENESIS_LINK, sealText, type ChainSigner } from '../../src/io/trace-chain.js';
+import { createChainSigner, GENESIS_LINK, sealText, type ChainSigner } from '../../src/io/trace/chain.js';
 
 const events = Number(process.argv[2] ?? 200_000);
 const body = `{"t":"event","event":${JSON.stringify({ runId: 'bench-123456', at: new Date(0).toISOString(), refs: 'r'.repeat(3300) })}`;

@@ -1,5 +1,5 @@
 import * as fsp from 'node:fs/promises';
-import type { TraceFs } from '../../src/io/trace-store.js';
+import type { TraceFs } from '../../src/io/trace/index.js';
 
 function injected(code: string): Error {
   return Object.assign(new Error(`${code}: injected`), { code });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildApp, createLogger } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import type { FileTraceStoreStats } from '../../src/io/trace/index.js';
 import { driveCompiles, newPool, turnPayload } from './compile-load.js';
 
 const requests = Number(process.argv[2] ?? 5000);
@@ -23,12 +24,12 @@ try {
   const origin = await app.listen({ port: 0, host: '127.0.0.1' });
   const pool = newPool(origin, clients);
   await driveCompiles(pool, { concurrency: clients, total: clients * 2, payload: (i) => turnPayload(`warm-${i}`) }).done;
-  const before = app.traces.stats();
+  const before = app.traces.stats() as FileTraceStoreStats;
   const began = performance.now();
   const load = driveCompiles(pool, { concurrency: clients, total: requests, payload: (i) => turnPayload(`run-${i}`) });
   await load.done;
   const seconds = (performance.now() - began) / 1000;
-  const after = app.traces.stats();
+  const after = app.traces.stats() as FileTraceStoreStats;
   await pool.close();
   const ok = load.outcomes.filter((outcome) => outcome.status === 200).length;
   const appends = after.appends - before.appends;

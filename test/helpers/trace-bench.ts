@@ -1,23 +1,36 @@
 /**
  * Measures the trace store alone (a script, not a test): concurrent appenders, each
  * appending a persona-sized event (≈8 KB of stable segments repeated by every call, ≈2.5 KB
- * of volatile live context) for a fixed time. Prints appends/s, fsyncs and process CPU per append.
+ * of volatile live context) for a fixed time. Prints appends/s, commits (fsyncs, or
+ * transactions) and process CPU per append.
  *
  *   node --import tsx test/helpers/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
+ *   node --import tsx test/helpers/trace-bench.ts 5 32 --postgres     (a throwaway local cluster)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createTraceStore } from '../../src/io/trace-store.js';
+import { createFileTraceStore, createPostgresTraceStore, type TraceStore } from '../../src/io/trace/index.js';
+import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from './postgres.js';
 import { deliveredEvent } from './trace-events.js';
 
-const seconds = Number(process.argv[2] ?? 5);
-const clients = Number(process.argv[3] ?? 32);
-const dir = await mkdtemp(join(process.argv[4] ?? tmpdir(), 'cc-trace-bench-'));
+const args = process.argv.slice(2).filter((arg) => arg !== '--postgres');
+const postgres = process.argv.includes('--postgres');
+const seconds = Number(args[0] ?? 5);
+const clients = Number(args[1] ?? 32);
+const dir = await mkdtemp(join(args[2] ?? tmpdir(), 'cc-trace-bench-'));
+let cluster: ClusterInfo | null = null;
+if (postgres) {
+  const bin = findServerBinaries();
+  if (!bin) throw new Error('--postgres needs the PostgreSQL server binaries (apt-get install postgresql)');
+  cluster = await createCluster(bin);
+}
 
 const stable = Array.from({ length: 8 }, (_, i) => `### block ${i}\n${'stable persona text. '.repeat(48)}\n`);
-const store = createTraceStore(join(dir, 'traces'), pino({ level: 'silent' }), { retentionMs: 86_400_000 });
+const store: TraceStore = cluster
+  ? createPostgresTraceStore(await createDatabase(cluster.url), pino({ level: 'silent' }), { retentionMs: 86_400_000 })
+  : createFileTraceStore(join(dir, 'traces'), pino({ level: 'silent' }), { retentionMs: 86_400_000 });
 const latencies: number[] = [];
 let stop = false;
 let next = 0;
@@ -48,9 +61,10 @@ process.stdout.write(
       clients,
       seconds: Number(elapsed.toFixed(2)),
       appendsPerSecond: Math.round(stats.appends / elapsed),
-      fsyncsPerAppend: Number((stats.fsyncs / stats.appends).toFixed(4)),
+      backend: stats.backend,
+      commitsPerAppend: Number((stats.commits / stats.appends).toFixed(4)),
       meanBatch: Number((stats.appends / stats.batches).toFixed(1)),
-      bytesPerAppend: Math.round(stats.bytes / stats.appends),
+      ...('bytes' in stats ? { bytesPerAppend: Math.round(Number(stats.bytes) / stats.appends) } : {}),
       appendP50Ms: percentile(0.5),
       appendP99Ms: percentile(0.99),
       // User + system CPU of the whole process (event construction included), per append.
@@ -62,3 +76,4 @@ process.stdout.write(
   )}\n`,
 );
 await rm(dir, { recursive: true, force: true });
+if (cluster) await destroyCluster(cluster);

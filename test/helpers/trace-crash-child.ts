@@ -4,7 +4,7 @@
  * A run id is printed only after its append resolved, so every printed id must survive.
  */
 import { pino } from 'pino';
-import { createTraceStore } from '../../src/io/trace-store.js';
+import { createFileTraceStore as createTraceStore } from '../../src/io/trace/index.js';
 import { deliveredEvent } from './trace-events.js';
 
 const dir = process.argv[2];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TraceEventInput } from '../../src/io/trace-store.js';
+import type { TraceEventInput } from '../../src/io/trace/index.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 

@@ -57,7 +57,7 @@ describe('metrics', () => {
     metrics.requests.inc({ route: '/healthz', method: 'GET', status: '200' });
     metrics.compileFailures.inc({ route: 'POST /compile', code: 'CC_NOT_FOUND' });
     const text = metrics.render();
-    for (const name of ['cc_http_requests_total', 'cc_http_request_duration_seconds', 'cc_compile_failures_total', 'cc_trace_write_duration_seconds']) {
+    for (const name of ['cc_http_requests_total', 'cc_http_request_duration_seconds', 'cc_compile_failures_total', 'cc_trace_write_duration_seconds', 'cc_trace_commits_total']) {
       expect(text.split(`# TYPE ${name} `)).toHaveLength(2);
     }
     expect(text).toContain('cc_compile_failures_total{code="CC_NOT_FOUND",route="POST /compile"} 1');

@@ -117,23 +117,56 @@ async function healthcheckCommand(runtime: Stage): Promise<string[]> {
 
 type K8sObject = { kind: string; apiVersion: string; metadata: { name: string }; spec: any };
 
-async function k8sObjects(): Promise<{ files: string[]; objects: K8sObject[]; kustomization: any }> {
-  const dir = join(PROJECT_ROOT, 'docker/k8s');
-  const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml')).sort();
+/** What `kubectl apply -k <dir>` would apply, for the features our kustomizations use: resources (files and directories) and strategic-merge patches. */
+async function render(dir: string): Promise<{ objects: K8sObject[]; kustomization: any; files: string[] }> {
+  const kustomization = parse(await readFile(join(dir, 'kustomization.yaml'), 'utf8'));
   const objects: K8sObject[] = [];
-  let kustomization: any;
-  for (const file of files) {
-    const text = await readFile(join(dir, file), 'utf8');
-    if (file === 'kustomization.yaml') {
-      kustomization = parse(text);
+  for (const resource of kustomization.resources as string[]) {
+    const path = join(dir, resource);
+    if ((await stat(path)).isDirectory()) {
+      objects.push(...(await render(path)).objects);
       continue;
     }
-    for (const document of parseAllDocuments(text)) {
-      expect(document.errors, file).toEqual([]);
+    for (const document of parseAllDocuments(await readFile(path, 'utf8'))) {
+      expect(document.errors, path).toEqual([]);
       objects.push(document.toJS() as K8sObject);
     }
   }
-  return { files, objects, kustomization };
+  for (const { path } of (kustomization.patches ?? []) as Array<{ path: string }>) {
+    const patch = parse(await readFile(join(dir, path), 'utf8')) as K8sObject;
+    const target = objects.find((object) => object.kind === patch.kind && object.metadata.name === patch.metadata.name);
+    expect(target, `${path} patches ${patch.kind}/${patch.metadata.name}`).toBeDefined();
+    Object.assign(target!, merge(target, patch));
+  }
+  return { objects, kustomization, files: (await readdir(dir)).filter((name) => name.endsWith('.yaml')).sort() };
+}
+
+/** Kubernetes' strategic merge for what our patches touch: lists of named things (containers, env, volumes) or mounts merge by key. */
+function merge(base: any, patch: any): any {
+  if (Array.isArray(base) && Array.isArray(patch)) {
+    const key = ['name', 'mountPath'].find((field) => patch.every((item) => item && typeof item === 'object' && field in item));
+    if (!key) return patch;
+    const merged = [...base];
+    for (const item of patch) {
+      const at = merged.findIndex((existing) => existing?.[key] === item[key]);
+      if (at === -1) merged.push(item);
+      else merged[at] = merge(merged[at], item);
+    }
+    return merged;
+  }
+  if (base && patch && typeof base === 'object' && typeof patch === 'object' && !Array.isArray(base) && !Array.isArray(patch)) {
+    const merged = { ...base };
+    for (const [field, value] of Object.entries(patch)) merged[field] = field in base ? merge(base[field], value) : value;
+    return merged;
+  }
+  return patch;
+}
+
+const OVERLAYS = { postgres: 'docker/k8s', 'shared-volume': 'docker/k8s/shared-volume' } as const;
+type Overlay = keyof typeof OVERLAYS;
+
+async function k8sObjects(overlay: Overlay = 'postgres'): Promise<{ files: string[]; objects: K8sObject[]; kustomization: any }> {
+  return render(join(PROJECT_ROOT, OVERLAYS[overlay]));
 }
 
 function one(objects: K8sObject[], kind: string): K8sObject {
@@ -142,14 +175,24 @@ function one(objects: K8sObject[], kind: string): K8sObject {
   return found[0]!;
 }
 
-async function deployment() {
-  const { objects } = await k8sObjects();
+async function deployment(overlay: Overlay = 'postgres') {
+  const { objects } = await k8sObjects(overlay);
   const object = one(objects, 'Deployment');
   const pod = object.spec.template.spec;
   expect(pod.containers).toHaveLength(1);
   const container = pod.containers[0];
   const containerEnv: Record<string, string> = Object.fromEntries(container.env.map((entry: any) => [entry.name, entry.value]));
   return { objects, object, pod, container, env: containerEnv };
+}
+
+/** Compose's `${VAR}`, `${VAR:-default}` and `${VAR:?message}` against `vars`. */
+function interpolate(text: string, vars: Record<string, string>): string {
+  return text.replace(/\$\{([A-Z_]+)(?::([-?])([^}]*))?\}/g, (_match, name: string, operator?: string, rest?: string) => {
+    const value = vars[name];
+    if (value !== undefined && value !== '') return value;
+    if (operator === '?') throw new Error(rest);
+    return operator === '-' ? (rest ?? '') : '';
+  });
 }
 
 async function composeService() {
@@ -247,16 +290,30 @@ describe('Dockerfile', () => {
 });
 
 describe('docker/compose.yaml', () => {
-  it('mounts the brain read-only and keeps traces on a named volume at the image TRACE_DIR', async () => {
+  it('mounts the brain read-only and sends traces to its PostgreSQL service, started healthy first', async () => {
     const { document, service } = await composeService();
-    const { env: imageEnv } = await dockerfile();
     const brain = service.volumes.find((volume: any) => volume.target === service.environment.BRAIN_ROOT);
     expect(brain).toMatchObject({ type: 'bind', read_only: true, source: '${BRAIN_DIR:-../examples/brain}' });
     expect(await exists('examples/brain/SOUL.md')).toBe(true);
-    const traces = service.volumes.find((volume: any) => volume.target === imageEnv['TRACE_DIR']);
-    expect(traces).toMatchObject({ type: 'volume' });
-    expect(Object.keys(document.volumes)).toContain(traces.source);
-    expect(service.environment.TRACE_DIR).toBe(imageEnv['TRACE_DIR']);
+    expect(service.volumes).toHaveLength(1);
+    const database = document.services.postgres;
+    const url = new URL(interpolate(service.environment.TRACE_DATABASE_URL, { POSTGRES_PASSWORD: 'pw0123' }));
+    expect([url.protocol, url.hostname, url.port, url.username, url.password, url.pathname]).toEqual([
+      'postgres:',
+      'postgres',
+      '5432',
+      database.environment.POSTGRES_USER,
+      'pw0123',
+      `/${database.environment.POSTGRES_DB}`,
+    ]);
+    expect(interpolate(database.environment.POSTGRES_PASSWORD, { POSTGRES_PASSWORD: 'pw0123' })).toBe('pw0123');
+    // Without a password, compose refuses to start, saying which variable to set.
+    expect(() => interpolate(service.environment.TRACE_DATABASE_URL, {})).toThrow(/set POSTGRES_PASSWORD in docker\/.env/);
+    expect(service.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(database.healthcheck.test).toContain('pg_isready');
+    expect(database.ports).toBeUndefined();
+    const data = database.volumes.find((volume: any) => volume.target === '/var/lib/postgresql/data');
+    expect(Object.keys(document.volumes)).toContain(data.source);
   });
 
   it('runs read-only, unprivileged, with /tmp on tmpfs', async () => {
@@ -280,10 +337,14 @@ describe('docker/compose.yaml', () => {
         .filter((line) => /^[A-Z_]+=/.test(line))
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
-    expect(Object.keys(example)).toContain('CONTEXT_COMPILER_TOKENS');
-    const containerEnv = { ...imageEnv, ...example, ...service.environment };
+    expect(Object.keys(example)).toEqual(expect.arrayContaining(['CONTEXT_COMPILER_TOKENS', 'POSTGRES_PASSWORD']));
+    expect(example['POSTGRES_PASSWORD']).toBe('');
+    const environment = Object.fromEntries(Object.entries(service.environment).map(([key, value]) => [key, interpolate(String(value), { POSTGRES_PASSWORD: 'pw0123' })]));
+    const containerEnv = { ...imageEnv, ...example, ...environment };
     expect(() => loadConfig(containerEnv)).toThrow(/CONTEXT_COMPILER_TOKENS/);
-    expect(loadConfig({ ...containerEnv, CONTEXT_COMPILER_TOKENS: TEST_TOKEN }).brainRoot).toBe('/brain');
+    const config = loadConfig({ ...containerEnv, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    expect(config.brainRoot).toBe('/brain');
+    expect(config.traceDatabaseUrl).toMatch(/^postgres:\/\/context_compiler:pw0123@postgres:5432\/traces$/);
   });
 
   it('publishes the port the server listens on and health-checks like the image', async () => {
@@ -298,7 +359,8 @@ describe('docker/compose.yaml', () => {
   it('sets an open-files limit that holds MAX_CONNECTIONS sockets and the files the service opens', async () => {
     const { service } = await composeService();
     const { env: imageEnv } = await dockerfile();
-    const config = loadConfig({ ...imageEnv, ...service.environment, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const environment = Object.fromEntries(Object.entries(service.environment).map(([key, value]) => [key, interpolate(String(value), { POSTGRES_PASSWORD: 'pw0123' })]));
+    const config = loadConfig({ ...imageEnv, ...environment, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const { soft, hard } = service.ulimits.nofile;
     expect(soft).toBeGreaterThanOrEqual(config.maxConnections + DESCRIPTORS_BESIDES_SOCKETS);
     expect(hard).toBeGreaterThanOrEqual(soft);
@@ -306,114 +368,156 @@ describe('docker/compose.yaml', () => {
 });
 
 describe('docker/k8s', () => {
-  it('lists every manifest in kustomization.yaml, and nothing that does not exist', async () => {
-    const { files, kustomization } = await k8sObjects();
-    expect([...kustomization.resources].sort()).toEqual(files.filter((file) => file !== 'kustomization.yaml'));
-  });
-
-  it('probes liveness at /healthz and readiness at /readyz, public routes the app serves', async () => {
-    const { container } = await deployment();
-    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
-    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
-    const paths = [container.livenessProbe, container.readinessProbe, container.startupProbe]
-      .filter(Boolean)
-      .map((probe: any) => probe.httpGet.path as string);
-    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
-    for (const path of paths) {
-      expect(app.routeTable(), path).toContainEqual({ method: 'GET', url: path });
-      // Kubelet probes carry no token.
-      expect((await app.inject({ method: 'GET', url: path })).statusCode, path).toBe(200);
+  it('lists every manifest of each kustomization, and nothing that does not exist', async () => {
+    for (const dir of ['docker/k8s', 'docker/k8s/base', 'docker/k8s/shared-volume']) {
+      const kustomization = parse(await read(`${dir}/kustomization.yaml`));
+      const listed = [...kustomization.resources, ...(kustomization.patches ?? []).map((patch: { path: string }) => patch.path)];
+      for (const entry of listed) expect(await exists(posix.join(dir, entry)), `${dir}: ${entry}`).toBe(true);
+      const files = (await readdir(join(PROJECT_ROOT, dir))).filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml');
+      for (const file of files) expect(listed, `${dir}: ${file}`).toContain(file);
     }
   });
 
-  it('probes, the Service and the image agree on the port', async () => {
-    const { objects, container, env: podEnv } = await deployment();
-    const { env: imageEnv } = await dockerfile();
-    const [http] = container.ports;
-    expect(container.ports).toHaveLength(1);
-    expect(String(http.containerPort)).toBe(imageEnv['PORT']);
-    expect(podEnv['PORT']).toBe(imageEnv['PORT']);
-    for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
-      expect(probe.httpGet.port).toBe(http.name);
-    }
-    const service = one(objects, 'Service');
-    expect(service.spec.ports.map((port: any) => port.targetPort)).toEqual([http.name]);
-  });
-
-  it('selects the Deployment pods from the Service, HPA and PodDisruptionBudget', async () => {
-    const { objects, object, pod } = await deployment();
-    const podLabels = object.spec.template.metadata.labels;
-    expect(object.spec.selector.matchLabels).toEqual(podLabels);
-    expect(pod).toBeDefined();
-    expect(one(objects, 'Service').spec.selector).toEqual(podLabels);
-    expect(one(objects, 'PodDisruptionBudget').spec.selector.matchLabels).toEqual(podLabels);
-    const hpa = one(objects, 'HorizontalPodAutoscaler');
-    expect(hpa.apiVersion).toBe('autoscaling/v2');
-    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: object.metadata.name });
-    expect(hpa.spec.metrics.map((metric: any) => metric.resource.name)).toContain('cpu');
-    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
-    // The HPA owns the replica count; a fixed one would be reset on every apply.
-    expect(object.spec.replicas).toBeUndefined();
-  });
-
-  it('runs non-root with a read-only root filesystem, no privilege escalation and no capabilities', async () => {
-    const { pod, container } = await deployment();
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
-    expect(container.securityContext).toMatchObject({
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-    });
-    expect(container.securityContext.capabilities.add).toBeUndefined();
-    expect(pod.automountServiceAccountToken).toBe(false);
-  });
-
-  it('mounts the brain read-only at BRAIN_ROOT and TRACE_DIR on a writable trace volume', async () => {
-    const { objects, pod, container, env: podEnv } = await deployment();
-    const mountAt = (path: string) => container.volumeMounts.find((mount: any) => mount.mountPath === path);
-    const volume = (name: string) => pod.volumes.find((entry: any) => entry.name === name);
-    const brain = mountAt(podEnv['BRAIN_ROOT']!);
-    expect(brain.readOnly).toBe(true);
-    expect(volume(brain.name).persistentVolumeClaim.readOnly).toBe(true);
-    const traceDir = podEnv['TRACE_DIR']!;
-    const traces = container.volumeMounts.find((mount: any) => traceDir === mount.mountPath || traceDir.startsWith(`${mount.mountPath}/`));
-    expect(traces.readOnly).not.toBe(true);
-    const claims = objects.filter((object) => object.kind === 'PersistentVolumeClaim').map((object) => object.metadata.name);
-    expect(claims).toContain(volume(brain.name).persistentVolumeClaim.claimName);
-    expect(claims).toContain(volume(traces.name).persistentVolumeClaim.claimName);
-  });
-
-  it('reads tokens from a Secret mounted as a file, never from an inline value', async () => {
+  it('keeps the brain in the pod: cloned by an init container, kept current by a sidecar, read-only to the service', async () => {
     const { pod, container, env: podEnv } = await deployment();
-    expect(podEnv['CONTEXT_COMPILER_TOKENS']).toBeUndefined();
-    const file = podEnv['CONTEXT_COMPILER_TOKENS_FILE']!;
+    const brainMount = container.volumeMounts.find((mount: any) => mount.mountPath === podEnv['BRAIN_ROOT']);
+    expect(brainMount.readOnly).toBe(true);
+    const volume = pod.volumes.find((entry: any) => entry.name === brainMount.name);
+    expect(volume.emptyDir).toBeDefined();
+    const writers = pod.initContainers.filter((init: any) => init.volumeMounts.some((mount: any) => mount.name === brainMount.name && mount.readOnly !== true));
+    expect(writers.map((init: any) => init.name)).toEqual(['brain-clone', 'brain-sync']);
+    // The sidecar runs beside the service (a native sidecar) and updates files in place: no symlink swap.
+    expect(writers[1].restartPolicy).toBe('Always');
+    expect(writers[1].command.join(' ')).toMatch(/reset --quiet --hard FETCH_HEAD/);
+    for (const writer of writers) {
+      expect(writer.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+      expect(writer.image).toMatch(/^alpine\/git:\d+\.\d+\.\d+$/);
+    }
+    const repository = writers[0].env.find((entry: any) => entry.name === 'BRAIN_REPOSITORY');
+    expect(repository.valueFrom.secretKeyRef).toEqual({ name: 'context-compiler-brain', key: 'repository' });
+  });
+
+  it('by default (PostgreSQL) runs stateless pods: no volume claim at all, the database URL from a Secret file', async () => {
+    const { objects, pod, container, env: podEnv } = await deployment('postgres');
+    expect(objects.filter((object) => object.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(pod.volumes.filter((entry: any) => entry.persistentVolumeClaim)).toEqual([]);
+    expect(podEnv['TRACE_DATABASE_URL']).toBeUndefined();
+    const file = podEnv['TRACE_DATABASE_URL_FILE']!;
     const mount = container.volumeMounts.find((entry: any) => file.startsWith(`${entry.mountPath}/`));
     expect(mount.readOnly).toBe(true);
     const secret = pod.volumes.find((entry: any) => entry.name === mount.name).secret;
+    expect(secret.secretName).toBe('context-compiler-database');
     expect(secret.items.map((item: any) => posix.join(mount.mountPath, item.path))).toContain(file);
+    // Nothing is writable but the memory-backed /tmp.
+    const writable = container.volumeMounts.filter((entry: any) => entry.readOnly !== true).map((entry: any) => entry.mountPath);
+    expect(writable).toEqual(['/tmp']);
   });
 
-  it("gives the container an environment the service accepts, and a grace period longer than the service's", async () => {
-    const { pod, container, env: podEnv } = await deployment();
-    const tokens = join(await tempDir(), 'tokens');
-    await writeFile(tokens, `${TEST_TOKEN}\n`);
-    const config = loadConfig({ ...podEnv, CONTEXT_COMPILER_TOKENS_FILE: tokens });
-    expect([config.host, config.port, config.traceDir, config.brainRoot]).toEqual(['0.0.0.0', 8080, podEnv['TRACE_DIR'], podEnv['BRAIN_ROOT']]);
-    const preStopSeconds = Number(container.lifecycle?.preStop?.exec?.command?.at(-1) ?? 0);
-    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownGraceMs + SHUTDOWN_FLUSH_MS + preStopSeconds * 1000);
-    // Kubernetes cannot set a pod's open-files limit; the cap is explicit so the runtime's limit can be checked against it.
-    expect(podEnv['MAX_CONNECTIONS']).toBe(String(config.maxConnections));
+  it('in the shared-volume overlay, puts TRACE_DIR on a writable ReadWriteMany claim', async () => {
+    const { objects, pod, container, env: podEnv } = await deployment('shared-volume');
+    expect(podEnv['TRACE_DATABASE_URL_FILE']).toBeUndefined();
+    const traceDir = podEnv['TRACE_DIR']!;
+    const traces = container.volumeMounts.find((mount: any) => traceDir === mount.mountPath || traceDir.startsWith(`${mount.mountPath}/`));
+    expect(traces.readOnly).not.toBe(true);
+    const claimName = pod.volumes.find((entry: any) => entry.name === traces.name).persistentVolumeClaim.claimName;
+    const claim = objects.find((object) => object.kind === 'PersistentVolumeClaim' && object.metadata.name === claimName);
+    expect(claim?.spec.accessModes).toEqual(['ReadWriteMany']);
   });
 
-  it('sizes memory for the 200 MB RSS target, with the heap capped below the limit', async () => {
-    const { container, env: podEnv } = await deployment();
-    const mebibytes = (quantity: string) => Number(/^(\d+)Mi$/.exec(quantity)?.[1] ?? Number.NaN);
-    const limit = mebibytes(container.resources.limits.memory);
-    expect(limit).toBeGreaterThanOrEqual(200);
-    expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(limit);
-    expect(container.resources.requests.cpu).toBeDefined();
-    const heap = Number(/--max-old-space-size=(\d+)/.exec(podEnv['NODE_OPTIONS'] ?? '')?.[1]);
-    expect(heap).toBeLessThan(limit);
+  describe.each(['postgres', 'shared-volume'] as const)('the %s overlay', (overlay) => {
+    it('probes liveness at /healthz and readiness at /readyz, public routes the app serves', async () => {
+      const { container } = await deployment(overlay);
+      expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+      const paths = [container.livenessProbe, container.readinessProbe, container.startupProbe]
+        .filter(Boolean)
+        .map((probe: any) => probe.httpGet.path as string);
+      const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+      for (const path of paths) {
+        expect(app.routeTable(), path).toContainEqual({ method: 'GET', url: path });
+        // Kubelet probes carry no token.
+        expect((await app.inject({ method: 'GET', url: path })).statusCode, path).toBe(200);
+      }
+    });
+
+    it('probes, the Service and the image agree on the port', async () => {
+      const { objects, container, env: podEnv } = await deployment(overlay);
+      const { env: imageEnv } = await dockerfile();
+      const [http] = container.ports;
+      expect(container.ports).toHaveLength(1);
+      expect(String(http.containerPort)).toBe(imageEnv['PORT']);
+      expect(podEnv['PORT']).toBe(imageEnv['PORT']);
+      for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
+        expect(probe.httpGet.port).toBe(http.name);
+      }
+      const service = one(objects, 'Service');
+      expect(service.spec.ports.map((port: any) => port.targetPort)).toEqual([http.name]);
+    });
+
+    it('selects the Deployment pods from the Service, HPA and PodDisruptionBudget', async () => {
+      const { objects, object, pod } = await deployment(overlay);
+      const podLabels = object.spec.template.metadata.labels;
+      expect(object.spec.selector.matchLabels).toEqual(podLabels);
+      expect(pod).toBeDefined();
+      expect(one(objects, 'Service').spec.selector).toEqual(podLabels);
+      expect(one(objects, 'PodDisruptionBudget').spec.selector.matchLabels).toEqual(podLabels);
+      const hpa = one(objects, 'HorizontalPodAutoscaler');
+      expect(hpa.apiVersion).toBe('autoscaling/v2');
+      expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: object.metadata.name });
+      expect(hpa.spec.metrics.map((metric: any) => metric.resource.name)).toContain('cpu');
+      expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+      // The HPA owns the replica count; a fixed one would be reset on every apply.
+      expect(object.spec.replicas).toBeUndefined();
+    });
+
+    it('runs non-root with a read-only root filesystem, no privilege escalation and no capabilities', async () => {
+      const { pod, container } = await deployment(overlay);
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+      expect(container.securityContext).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(container.securityContext.capabilities.add).toBeUndefined();
+      expect(pod.automountServiceAccountToken).toBe(false);
+    });
+
+    it('reads tokens from a Secret mounted as a file, never from an inline value', async () => {
+      const { pod, container, env: podEnv } = await deployment(overlay);
+      expect(podEnv['CONTEXT_COMPILER_TOKENS']).toBeUndefined();
+      const file = podEnv['CONTEXT_COMPILER_TOKENS_FILE']!;
+      const mount = container.volumeMounts.find((entry: any) => file.startsWith(`${entry.mountPath}/`));
+      expect(mount.readOnly).toBe(true);
+      const secret = pod.volumes.find((entry: any) => entry.name === mount.name).secret;
+      expect(secret.items.map((item: any) => posix.join(mount.mountPath, item.path))).toContain(file);
+    });
+
+    it("gives the container an environment the service accepts, and a grace period longer than the service's", async () => {
+      const { pod, container, env: podEnv } = await deployment(overlay);
+      const tokens = join(await tempDir(), 'tokens');
+      await writeFile(tokens, `${TEST_TOKEN}\n`);
+      const database = join(await tempDir(), 'url');
+      await writeFile(database, 'postgres://context_compiler:secret@db:5432/traces\n');
+      const files = { CONTEXT_COMPILER_TOKENS_FILE: tokens, ...(podEnv['TRACE_DATABASE_URL_FILE'] ? { TRACE_DATABASE_URL_FILE: database } : {}) };
+      const config = loadConfig({ ...podEnv, ...files });
+      expect([config.host, config.port, config.brainRoot]).toEqual(['0.0.0.0', 8080, podEnv['BRAIN_ROOT']]);
+      expect(config.traceDatabaseUrl === null ? 'files' : 'postgres').toBe(overlay === 'postgres' ? 'postgres' : 'files');
+      const preStopSeconds = Number(container.lifecycle?.preStop?.exec?.command?.at(-1) ?? 0);
+      expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownGraceMs + SHUTDOWN_FLUSH_MS + preStopSeconds * 1000);
+      // Kubernetes cannot set a pod's open-files limit; the cap is explicit so the runtime's limit can be checked against it.
+      expect(podEnv['MAX_CONNECTIONS']).toBe(String(config.maxConnections));
+    });
+
+    it('sizes memory for the 200 MB RSS target, with the heap capped below the limit', async () => {
+      const { container, env: podEnv } = await deployment(overlay);
+      const mebibytes = (quantity: string) => Number(/^(\d+)Mi$/.exec(quantity)?.[1] ?? Number.NaN);
+      const limit = mebibytes(container.resources.limits.memory);
+      expect(limit).toBeGreaterThanOrEqual(200);
+      expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(limit);
+      expect(container.resources.requests.cpu).toBeDefined();
+      const heap = Number(/--max-old-space-size=(\d+)/.exec(podEnv['NODE_OPTIONS'] ?? '')?.[1]);
+      expect(heap).toBeLessThan(limit);
+    });
   });
 });

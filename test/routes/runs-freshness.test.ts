@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
@@ -117,5 +117,26 @@ describe('GET /runs/:runId/trace?verify=sources: source freshness sees new and r
     const after = listing(await event('scribe-big'), 'workers/scribe/memory')!;
     expect(after).toMatchObject({ changed: true, currentCount: before.count + 1 });
     expect(after).not.toHaveProperty('added');
+  });
+});
+
+describe('regression: ?verify=sources reads a source confined as the compile read it', () => {
+  it('reports a topic file replaced by a link out of topics/ as changed (it was read back unconfined, as unchanged)', async () => {
+    const { brain, event, run } = await harness();
+    await mkdir(join(brain, 'topics'), { recursive: true });
+    const text = '# Moving house\n\nSummary: boxes, the van on Saturday.\n';
+    await writeFile(join(brain, 'topics/moving.md'), text);
+    await run('/context/mars?topicId=moving', 'topic-1');
+    const before = await event('topic-1');
+    const topic = before.sources.find((source) => source.path === 'topics/moving.md') as { within?: string; changed?: boolean } | undefined;
+    expect(topic).toMatchObject({ within: 'topics', changed: false });
+
+    // The same bytes, but now behind a link that leaves topics/: a compile now refuses it.
+    await mkdir(join(brain, 'archive'), { recursive: true });
+    await writeFile(join(brain, 'archive/moving.md'), text);
+    await rm(join(brain, 'topics/moving.md'));
+    await symlink('../archive/moving.md', join(brain, 'topics/moving.md'));
+    const after = await event('topic-1');
+    expect(after.sources.find((source) => source.path === 'topics/moving.md')).toMatchObject({ changed: true, currentSha256: null });
   });
 });

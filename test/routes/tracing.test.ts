@@ -301,10 +301,12 @@ describe('group commit over HTTP', () => {
       const after = app.traces.stats();
       expect(load.outcomes.filter((outcome) => outcome.status === 200)).toHaveLength(640);
       const appends = after.appends - before.appends;
-      const fsyncs = after.fsyncs - before.fsyncs;
+      const fsyncs = after.commits - before.commits;
       expect(appends).toBe(640);
       expect(fsyncs).toBeGreaterThan(0);
       expect(fsyncs).toBeLessThan(appends / 4);
+      const metrics = await app.inject({ url: '/metrics' });
+      expect(metrics.body).toContain(`cc_trace_commits_total ${after.commits}\n`);
       const [sample] = (await app.inject('/runs/burst-639/trace')).json().events;
       expect(sample.verified).toBe(true);
       expect(sha256(sample.systemPrompt)).toBe(load.outcomes.find((outcome) => outcome.runId === 'burst-639')!.promptSha256);

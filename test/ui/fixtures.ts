@@ -8,7 +8,7 @@ import { compile } from '../../src/core/compile.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import type { SourceText } from '../../src/core/types.js';
 import type { BrainSession } from '../../src/io/brain.js';
-import type { TraceEventInput } from '../../src/io/trace-store.js';
+import type { TraceEventInput } from '../../src/io/trace/index.js';
 
 /** Builds dist/ui the way `npm run build` does; staged renames make parallel builds safe. */
 export async function buildViewer(): Promise<void> {

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { ChainStatusName } from '../../schemas/trace.js';
+import type { ChainStatusName } from '../../../schemas/trace.js';
 
 /**
  * Tamper evidence for traces, independent of where they are stored (docs/traces.md,

@@ -3,12 +3,12 @@ import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createChainSigner, sealText, type ChainSigner } from '../../src/io/trace-chain.js';
-import { traceFileName } from '../../src/io/trace-format.js';
-import { createTraceStore, type TraceFs, type TraceStore, type TraceStoreOptions } from '../../src/io/trace-store.js';
-import { tempDir } from '../helpers/app.js';
-import { faultyFs } from '../helpers/faulty-fs.js';
-import { deliveredEvent, sha256 } from '../helpers/trace-events.js';
+import { createChainSigner, sealText, type ChainSigner } from '../../../src/io/trace/chain.js';
+import { traceFileName } from '../../../src/io/trace/files/format.js';
+import { createFileTraceStore as createTraceStore, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';
+import { tempDir } from '../../helpers/app.js';
+import { faultyFs } from '../../helpers/faulty-fs.js';
+import { deliveredEvent, sha256 } from '../../helpers/trace-events.js';
 
 /**
  * Regression: `verified` only checked a trace against itself, so anyone who could write
@@ -261,8 +261,8 @@ describe('files of one writer vouch for each other', () => {
     const store = open(dir, { now: () => clock, retentionMs: DAY });
     await store.append(deliveredEvent('late', { at: new Date(clock).toISOString() }));
     clock += DAY / 2 + 60_000;
-    const { deletedFiles } = await store.sweep();
-    expect(deletedFiles).toBe(names.length);
+    const { deleted } = await store.sweep();
+    expect(deleted).toBe(names.length);
     const run = await store.readRun('late');
     expect(run!.chain).toEqual({ status: 'linked', problems: [], notes: [] });
   });
@@ -276,7 +276,7 @@ describe('files of one writer vouch for each other', () => {
     await store.append(deliveredEvent('new', { at: new Date(clock).toISOString() }));
     await store.append(deliveredEvent('newer', { at: new Date(clock + 1).toISOString() }));
     clock += DAY / 2 + 1000;
-    expect((await store.sweep()).deletedFiles).toBe(1);
+    expect((await store.sweep()).deleted).toBe(1);
     expect((await store.readRun('new'))!.chain).toEqual({ status: 'linked', problems: [], notes: [] });
   });
 

@@ -1,15 +1,24 @@
-import type { TraceEventInput, TraceOutcome } from './trace-store.js';
-
-/** One line of `GET /runs`: a run, described by its most recent event. */
-export interface RunSummary extends Pick<TraceEventInput, 'runId' | 'at' | 'route' | 'subject' | 'surface' | 'status' | 'outcome'> {
-  /** Characters delivered (system + input prompt); 0 when nothing was delivered. */
-  chars: number;
-  promptSha256: string | null;
-  /** Events of this run still within retention. */
-  events: number;
-}
+import type { StoredEvent } from '../event-record.js';
+import type { RunFilter, RunPosition, RunSummary } from '../store.js';
+import { RunIdFilter } from './run-id-filter.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;
+
+/** The fields of a stored event that listing needs (≈ 600 bytes of heap per event, with its location). */
+export function summarize(event: StoredEvent<unknown>): EventSummary {
+  const summary: EventSummary = {
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: { kind: event.subject.kind, id: event.subject.id },
+    status: event.status,
+    outcome: event.outcome,
+    chars: event.chars ?? 0,
+    promptSha256: event.promptSha256 ?? null,
+  };
+  if (event.surface !== undefined) summary.surface = event.surface;
+  return summary;
+}
 
 /** Where one event record lives, with what listing needs so listing never touches the disk. */
 export interface EventLocation {
@@ -41,38 +50,6 @@ export interface IndexedFile {
   runFilter: RunIdFilter | null;
 }
 
-/** A Bloom filter of run ids: ≈ 10 bits per run, about 1 % false positives. */
-export class RunIdFilter {
-  private readonly bits: Uint8Array;
-  private readonly size: number;
-
-  constructor(runIds: Iterable<string>, count: number) {
-    this.size = Math.max(64, count * 10);
-    this.bits = new Uint8Array(Math.ceil(this.size / 8));
-    for (const runId of runIds) for (const bit of this.positions(runId)) this.bits[bit >> 3]! |= 1 << (bit & 7);
-  }
-
-  mayContain(runId: string): boolean {
-    for (const bit of this.positions(runId)) if ((this.bits[bit >> 3]! & (1 << (bit & 7))) === 0) return false;
-    return true;
-  }
-
-  private positions(runId: string): number[] {
-    // Two FNV-1a hashes (different offsets), combined as h1 + i·h2 for 7 probes.
-    let h1 = 0x811c9dc5;
-    let h2 = 0x01000193;
-    for (let i = 0; i < runId.length; i++) {
-      const code = runId.charCodeAt(i);
-      h1 = Math.imul(h1 ^ code, 0x01000193);
-      h2 = Math.imul(h2 ^ code, 0x5bd1e995);
-    }
-    h2 |= 1;
-    const out: number[] = [];
-    for (let i = 0; i < 7; i++) out.push(((h1 + Math.imul(i, h2)) >>> 0) % this.size);
-    return out;
-  }
-}
-
 /** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
 export interface RunTally {
   latest: EventLocation;
@@ -89,18 +66,6 @@ export function tally(tallies: Map<string, RunTally>, location: EventLocation, m
     known.events++;
     if (eventOrder(location, known.latest) > 0) known.latest = location;
   }
-}
-
-export interface RunFilter {
-  persona?: string;
-  worker?: string;
-  status?: number;
-  outcome?: TraceOutcome;
-}
-
-export interface RunPosition {
-  atMs: number;
-  runId: string;
 }
 
 /** Newest first: later `at`, then the larger run id. */
@@ -128,7 +93,7 @@ function matches(summary: EventSummary, filter: RunFilter): boolean {
  * (name, times, size) and read from disk when asked for. Own files are indexed as they
  * are written; other writers' files by incremental scans.
  */
-export class TraceIndex {
+export class RunIndex {
   readonly files = new Map<string, IndexedFile>();
   private readonly runs = new Map<string, EventLocation[]>();
   private events = 0;
@@ -252,14 +217,4 @@ export class TraceIndex {
     for (const [runId, tally] of older) if (!this.runs.has(runId)) consider(runId, [], tally);
     return { runs: page.slice(0, limit).map((entry) => entry.summary), more: page.length > limit };
   }
-}
-
-export function encodeCursor(position: RunPosition): string {
-  return Buffer.from(`${position.atMs}.${position.runId}`, 'utf8').toString('base64url');
-}
-
-export function decodeCursor(cursor: string): RunPosition | null {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^(-?\d{1,16})\.([A-Za-z0-9_:-]{1,128})$/.exec(text);
-  return match ? { atMs: Number(match[1]), runId: match[2]! } : null;
 }

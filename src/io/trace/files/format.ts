@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../../core/digest.js';
+import { parseRecordJson } from '../event-record.js';
 import {
   ChainWalk,
   linkHolds,
@@ -9,7 +10,7 @@ import {
   type ChainSigner,
   type ChainStatus,
   type Predecessor,
-} from './trace-chain.js';
+} from '../chain.js';
 
 /**
  * The on-disk format of the trace store (docs/traces.md): append-only JSONL files, one
@@ -41,10 +42,6 @@ export const EVENT_PREFIX = Buffer.from('{"t":"event"');
 export type RecordRef = [sha256: string, offset: number, length: number];
 export type SegmentRef = RecordRef;
 
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
 function compactStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:.]/g, '');
 }
@@ -68,12 +65,6 @@ export function parseTraceFileName(name: string): { createdMs: number; writerId:
     Number(s.slice(15, 18)),
   );
   return Number.isFinite(createdMs) ? { createdMs, writerId: match[2]!, sequence: Number(match[3]) } : null;
-}
-
-/** A writer id safe in a file name: host (pod name) and pid, plus randomness against pid reuse. */
-export function makeWriterId(hostname: string, pid: number, random: string): string {
-  const host = hostname.replace(/[^A-Za-z0-9-]/g, '-').replace(/-+/g, '-').slice(0, 63) || 'host';
-  return `${host}-${pid}-${random}`;
 }
 
 export interface FileHeaderFields {
@@ -275,13 +266,9 @@ export function dataLine(sha: string, json: string): string {
   return `{"t":"data","sha":"${sha}","data":${json}}\n`;
 }
 
-/**
- * An event line without its seal. `references` is ready JSON (`,"name":value` members)
- * appended to the event object's own fields.
- */
-export function eventBody(stored: object, references = ''): string {
-  const own = JSON.stringify(stored);
-  return `{"t":"event","event":${own.slice(0, -1)}${references}}`;
+/** An event line without its seal: `json` is the stored event (event-record.ts `eventRecord`). */
+export function eventBody(json: string): string {
+  return `{"t":"event","event":${json}`;
 }
 
 export function startsWith(line: Buffer, prefix: Buffer): boolean {
@@ -299,52 +286,10 @@ export function parseBlobLine(line: string, expectedSha: string): string | null 
   }
 }
 
-/** Parses a data line whose JSON text hashes to the sha expected; undefined otherwise. */
+/** Parses a data line whose JSON text hashes to the sha256 expected; undefined otherwise. */
 export function parseDataLine(line: string, expectedSha: string): unknown {
   const head = `{"t":"data","sha":"${expectedSha}","data":`;
   const end = line.endsWith('\n') ? line.length - 2 : line.length - 1;
   if (!line.startsWith(head) || line[end] !== '}') return undefined;
-  const json = line.slice(head.length, end);
-  if (sha256Hex(json) !== expectedSha) return undefined;
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The JSON text and sha256 of small records that repeat from event to event (block
- * summaries, source records) as new objects with the same values, found without
- * serialising them again: looked up by `id`, then compared with `same`. The JSON is that
- * of `pick(record)`. Bounded: it starts over when full.
- */
-export class RecordMemo<R> {
-  private readonly entries = new Map<unknown, Array<{ record: R; json: string; sha: string }>>();
-  private count = 0;
-
-  constructor(
-    private readonly id: (record: R) => unknown,
-    private readonly same: (known: R, record: R) => boolean,
-    private readonly pick: (record: R) => R,
-    private readonly maxEntries = 4096,
-  ) {}
-
-  get(record: R): { json: string; sha: string } {
-    const key = this.id(record);
-    const candidates = this.entries.get(key);
-    if (candidates) for (const entry of candidates) if (this.same(entry.record, record)) return entry;
-    const picked = this.pick(record);
-    const json = JSON.stringify(picked);
-    const entry = { record: picked, json, sha: sha256Hex(json) };
-    if (this.count >= this.maxEntries) {
-      this.entries.clear();
-      this.count = 0;
-    }
-    const list = this.entries.get(key);
-    if (list) list.push(entry);
-    else this.entries.set(key, [entry]);
-    this.count++;
-    return entry;
-  }
+  return parseRecordJson(line.slice(head.length, end), expectedSha);
 }

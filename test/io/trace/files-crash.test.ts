@@ -4,10 +4,10 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config.js';
-import { createTraceStore } from '../../src/io/trace-store.js';
-import { tempDir } from '../helpers/app.js';
-import { deliveredEvent } from '../helpers/trace-events.js';
+import { PROJECT_ROOT } from '../../../src/config.js';
+import { createFileTraceStore as createTraceStore } from '../../../src/io/trace/index.js';
+import { tempDir } from '../../helpers/app.js';
+import { deliveredEvent } from '../../helpers/trace-events.js';
 
 const CHILD = join(PROJECT_ROOT, 'test/helpers/trace-crash-child.ts');
 

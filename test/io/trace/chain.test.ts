@@ -11,7 +11,7 @@ import {
   summarizeRun,
   unseal,
   type Predecessor,
-} from '../../src/io/trace-chain.js';
+} from '../../../src/io/trace/chain.js';
 
 const KEY = 'k'.repeat(40);
 const DAY = 86_400_000;

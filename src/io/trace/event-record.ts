@@ -1,0 +1,277 @@
+import { sha256Hex } from '../../core/digest.js';
+import { BoundedMemo } from '../../core/memo.js';
+import type { ChainStatus } from './chain.js';
+import type { TraceBlock, TraceEventInput, TraceEventView, TraceSegmentView, TraceSource } from './store.js';
+
+/**
+ * An event as both backends store it: its own small fields inline, and everything that
+ * repeats from call to call — segment texts, block summaries, source records, the cache
+ * plan — as references to records stored once by sha256 (per file, or per day in the
+ * database). `R` is how a backend refers to a record: `[sha256, offset, length]` in a file,
+ * the sha256 alone in the database.
+ */
+export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'> {
+  /** Characters delivered (system + input prompt). */
+  chars: number;
+  segments?: { system: R[]; input: R[] };
+  blocks?: R[];
+  sources?: R[];
+  cache?: R;
+}
+
+/** How an event's repeated parts become references, each given as its JSON text. */
+export interface Refs {
+  blob(text: string): string;
+  data(entry: { json: string; sha: string }): string;
+  block(block: TraceBlock): string;
+  source(source: TraceSource): string;
+  json(value: object): string;
+}
+
+const DIGEST_MEMO_SIZE = 512;
+/** Characters of segment text the digest memo may hold (its keys are the texts themselves). */
+const DIGEST_MEMO_CHARS = 4_000_000;
+
+/**
+ * The sha256 of segment texts, block summaries and source records as an append needs them,
+ * found without hashing or serialising the same values again: stable segments arrive as
+ * the same strings on every call, block summaries and source records as new objects with
+ * the same fields.
+ */
+export class RecordDigests {
+  private readonly digests = new BoundedMemo<string, string>(DIGEST_MEMO_SIZE, DIGEST_MEMO_CHARS);
+  readonly block = new RecordMemo<TraceBlock>(
+    (block) => block.sha256,
+    (a, b) =>
+      a.kind === b.kind && a.authority === b.authority && a.cacheClass === b.cacheClass && a.source === b.source && a.chars === b.chars && a.approxTokens === b.approxTokens,
+    ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }) => ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }),
+  );
+  readonly source = new RecordMemo<TraceSource>(
+    (source) => source.sha256,
+    (a, b) =>
+      a.path === b.path && a.size === b.size && a.mtimeMs === b.mtimeMs && a.truncated === b.truncated && a.maxBytes === b.maxBytes && a.keep === b.keep && a.within === b.within,
+    ({ path, size, mtimeMs, sha256, truncated, maxBytes, keep, within }) => {
+      const picked: TraceSource = { path, size, mtimeMs, sha256 };
+      if (truncated !== undefined) picked.truncated = truncated;
+      if (maxBytes !== undefined) picked.maxBytes = maxBytes;
+      if (keep !== undefined) picked.keep = keep;
+      if (within !== undefined) picked.within = within;
+      return picked;
+    },
+  );
+
+  text(text: string): string {
+    return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
+  }
+}
+
+/**
+ * The event as stored, as JSON text (an object), and its own fields for an index. Segment
+ * texts, block summaries (only their summary fields: a compiled block passed whole would
+ * store its content a second time), source records and the cache plan become references;
+ * the references are spliced in as ready JSON, so only the event's own small fields are
+ * serialised per call.
+ */
+export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
+  const { segments, blocks, sources, cache } = event;
+  // Field by field rather than a rest spread, which costs more on this per-event path; the
+  // type lists every other field of TraceEventInput, so a new one cannot be left out.
+  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'>>]: TraceEventInput[K] } = {
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    request: event.request,
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+    warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
+    error: event.error,
+    timing: event.timing,
+  };
+  let chars = 0;
+  let references = '';
+  if (blocks) references += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
+  if (sources) references += `,"sources":[${sources.map(refs.source).join(',')}]`;
+  if (cache) references += `,"cache":${refs.json(cache)}`;
+  if (segments) {
+    const texts = (list: string[]) =>
+      list
+        .map((text) => {
+          chars += text.length;
+          return refs.blob(text);
+        })
+        .join(',');
+    references += `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
+  }
+  const stored = plain as StoredEvent<R>;
+  stored.chars = chars;
+  const own = JSON.stringify(stored);
+  return { stored, json: `${own.slice(0, -1)}${references}}` };
+}
+
+/** Whether a parsed value has the fields every stored event has. */
+export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
+  const event = value as Partial<StoredEvent<R>> | null;
+  return (
+    typeof event === 'object' &&
+    event !== null &&
+    typeof event.runId === 'string' &&
+    typeof event.at === 'string' &&
+    Number.isFinite(Date.parse(event.at)) &&
+    typeof event.route === 'string' &&
+    typeof event.subject?.id === 'string' &&
+    typeof event.status === 'number' &&
+    typeof event.outcome === 'string'
+  );
+}
+
+/** How `rebuild` resolves references: a record's sha256, and its value (checked against it). */
+export interface RecordReader<R> {
+  sha(ref: R): string;
+  /** A blob's text, or null when it is missing or altered. */
+  blob(ref: R): Promise<string | null>;
+  /** A data record's value, or undefined when it is missing or altered. */
+  data(ref: R): Promise<unknown>;
+}
+
+/**
+ * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
+ * block, source or cache record that cannot be read back leaves that field out of the
+ * view and counts as unreadable; the prompts stand on their own digests. `link` is what
+ * the event's chain link proves, and whether that is enough to vouch for it.
+ */
+export async function rebuild<R>(
+  stored: StoredEvent<R>,
+  read: RecordReader<R>,
+  link: { status: ChainStatus; holds: boolean },
+): Promise<{ event: TraceEventView; unreadable: number }> {
+  const { segments, blocks, sources, cache, ...rest } = stored;
+  let unreadable = 0;
+  const all = async <T>(refs: R[]): Promise<T[] | undefined> => {
+    const values: T[] = [];
+    for (const ref of refs) {
+      const value = await read.data(ref);
+      if (value === undefined) {
+        unreadable++;
+        return undefined;
+      }
+      values.push(value as T);
+    }
+    return values;
+  };
+  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache'>> = {};
+  if (blocks) {
+    const values = await all<TraceBlock>(blocks);
+    if (values) parts.blocks = values;
+  }
+  if (sources) {
+    const values = await all<TraceSource>(sources);
+    if (values) parts.sources = values;
+  }
+  if (cache) {
+    const values = await all<Record<string, unknown>>([cache]);
+    if (values) parts.cache = values[0]!;
+  }
+  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache'>;
+  if (!segments) {
+    return {
+      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds ? null : false, chain: link.status },
+      unreadable,
+    };
+  }
+  const texts = new Map<string, string | null>();
+  let complete = true;
+  const assemble = async (refs: R[]) => {
+    const views: TraceSegmentView[] = [];
+    let text = '';
+    for (const segmentRef of refs) {
+      const sha = read.sha(segmentRef);
+      if (!texts.has(sha)) texts.set(sha, await read.blob(segmentRef));
+      const piece = texts.get(sha);
+      if (piece === null || piece === undefined) {
+        complete = false;
+        views.push({ sha256: sha, offset: text.length, chars: 0 });
+        continue;
+      }
+      views.push({ sha256: sha, offset: text.length, chars: piece.length });
+      text += piece;
+    }
+    return { views, text };
+  };
+  const system = await assemble(segments.system);
+  const input = await assemble(segments.input);
+  const inputPrompt = stored.inputSha256 === null && input.text === '' ? null : input.text;
+  const verified =
+    link.holds &&
+    complete &&
+    typeof stored.promptSha256 === 'string' &&
+    sha256Hex(system.text) === stored.promptSha256 &&
+    (stored.inputSha256 === null ? inputPrompt === null : stored.inputSha256 === undefined || (inputPrompt !== null && sha256Hex(inputPrompt) === stored.inputSha256));
+  return {
+    event: {
+      ...base,
+      ...parts,
+      chars: stored.chars,
+      segments: { system: system.views, input: input.views },
+      systemPrompt: complete ? system.text : null,
+      inputPrompt: complete ? inputPrompt : null,
+      verified,
+      chain: link.status,
+    },
+    unreadable,
+  };
+}
+
+/**
+ * The JSON text and sha256 of small records that repeat from event to event (block
+ * summaries, source records) as new objects with the same values, found without
+ * serialising them again: looked up by `id`, then compared with `same`. The JSON is that
+ * of `pick(record)`. Bounded: it starts over when full.
+ */
+export class RecordMemo<R> {
+  private readonly entries = new Map<unknown, Array<{ record: R; json: string; sha: string }>>();
+  private count = 0;
+
+  constructor(
+    private readonly id: (record: R) => unknown,
+    private readonly same: (known: R, record: R) => boolean,
+    private readonly pick: (record: R) => R,
+    private readonly maxEntries = 4096,
+  ) {}
+
+  get(record: R): { json: string; sha: string } {
+    const key = this.id(record);
+    const candidates = this.entries.get(key);
+    if (candidates) for (const entry of candidates) if (this.same(entry.record, record)) return entry;
+    const picked = this.pick(record);
+    const json = JSON.stringify(picked);
+    const entry = { record: picked, json, sha: sha256Hex(json) };
+    if (this.count >= this.maxEntries) {
+      this.entries.clear();
+      this.count = 0;
+    }
+    const list = this.entries.get(key);
+    if (list) list.push(entry);
+    else this.entries.set(key, [entry]);
+    this.count++;
+    return entry;
+  }
+}
+
+/** Parses a data record's JSON text when it hashes to the sha256 expected; undefined otherwise. */
+export function parseRecordJson(json: string, expectedSha: string): unknown {
+  if (sha256Hex(json) !== expectedSha) return undefined;
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return undefined;
+  }
+}

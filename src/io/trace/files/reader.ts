@@ -1,0 +1,481 @@
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isSafeId } from '../../../../schemas/ids.js';
+import { checkSuccession, summarizeRun, type ChainFinding, type ChainStatus, type Predecessor, type PredecessorState } from '../chain.js';
+import { isStoredEvent, rebuild, type StoredEvent } from '../event-record.js';
+import {
+  pageRequest,
+  readFailure,
+  runPage,
+  type ListRunsQuery,
+  type RunFilter,
+  type RunPage,
+  type RunPosition,
+  type RunSummary,
+  type RunTraceView,
+  type TraceEventView,
+} from '../store.js';
+import { SEAL_GRACE_MS } from '../store.js';
+import {
+  BLOB_PREFIX,
+  chainHeader,
+  DATA_PREFIX,
+  EVENT_PREFIX,
+  FILE_PREFIX,
+  FileChainScan,
+  parseBlobLine,
+  parseDataLine,
+  parseFileHeader,
+  parseTraceFileName,
+  startsWith,
+  type FileChain,
+  type RecordRef,
+} from './format.js';
+import { eventOrder, tally, type EventLocation, type IndexedFile, type RunTally } from './run-index.js';
+import { locate, type FileWriter, type FilesContext } from './writer.js';
+
+/** File chains checked recently, kept while the file is unchanged (same inode, size, mtime and ctime). */
+const CHAIN_CACHE_FILES = 64;
+const SCAN_CHUNK = 1 << 20;
+/** A header line is a few hundred bytes: names, times, counts. */
+const HEADER_READ_BYTES = 4096;
+
+interface OpenFiles {
+  /** The file opened for reading, or null when it is gone. */
+  open(name: string): Promise<FileHandle | null>;
+  close(): Promise<void>;
+}
+
+/** What the chain says about one file, for the runs it holds events of. */
+interface FileReport {
+  chain: FileChain;
+  findings: ChainFinding[];
+  /** Events at or after `from` come after the end the writer's next file vouches for. */
+  unvouched: { from: number; text: string } | null;
+}
+
+const noop = () => {};
+
+/**
+ * The reading half of the files backend: an index of every file in the directory (own
+ * events as written, other writers' files scanned incrementally, the oldest evicted to
+ * a Bloom filter per file past a budget), runs read back by positional reads, and the
+ * chain of every file that holds one checked. See docs/traces.md, "Reading".
+ */
+export class FileReader {
+  private refreshing: Promise<void> | null = null;
+  /** Checked file chains, by name, with the stat they were checked at. */
+  private readonly chains = new Map<string, { stamp: string; chain: FileChain }>();
+  private readonly chainScans = new Map<string, Promise<FileChain>>();
+
+  constructor(
+    private readonly ctx: FilesContext,
+    private readonly writer: FileWriter,
+  ) {}
+
+  /** Brings the index up to date with the directory: new files and lines of other writers, files gone. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.doRefresh().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  async readRun(runId: string): Promise<RunTraceView | null> {
+    if (!isSafeId(runId)) return null;
+    const { signer, counters } = this.ctx;
+    let locations: EventLocation[];
+    const reports = new Map<string, FileReport | null>();
+    let files = this.openFiles();
+    try {
+      await this.refresh();
+      locations = await this.locateRun(runId);
+      for (let attempt = 0; ; attempt++) {
+        for (const location of locations) if (!reports.has(location.file)) reports.set(location.file, await this.fileReport(location.file, files));
+        const stale = [...new Set(locations.filter((location) => reports.get(location.file)?.chain.events.has(location.offset) === false).map((location) => location.file))];
+        if (stale.length === 0 || attempt > 0) break;
+        await files.close();
+        files = this.openFiles();
+        await this.reindex(stale);
+        reports.clear();
+        locations = await this.locateRun(runId);
+      }
+    } catch (error) {
+      await files.close();
+      throw readFailure(error);
+    }
+    if (locations.length === 0) {
+      await files.close();
+      return null;
+    }
+    try {
+      const events: TraceEventView[] = [];
+      const statuses: ChainStatus[] = [];
+      const findings = [...reports.values()].flatMap((report) => report?.findings ?? []);
+      // Records repeat from event to event of a run; each is read and checked once.
+      const known = new Map<string, unknown>();
+      for (const location of locations) {
+        const report = reports.get(location.file);
+        const status = report?.chain.events.get(location.offset);
+        const handle = report && status ? await files.open(location.file) : null;
+        if (!report || !status || !handle) continue;
+        const stored = parseEventLine(await readRange(handle, location.offset, location.length));
+        if (!stored || stored.runId !== runId) continue;
+        const unvouched = report.unvouched !== null && location.offset >= report.unvouched.from;
+        const link = unvouched ? 'broken' : status;
+        const altered = unvouched ? report.unvouched!.text : report.chain.altered.get(location.offset);
+        if (altered) findings.push({ broken: true, text: altered });
+        const record = async ([sha, offset, length]: RecordRef, parse: (line: string, sha: string) => unknown) => {
+          const key = `${location.file}:${offset}`;
+          if (!known.has(key)) known.set(key, parse((await readRange(handle, offset, length)).toString('utf8'), sha));
+          return known.get(key);
+        };
+        const view = await rebuild<RecordRef>(
+          stored,
+          {
+            sha: (ref) => ref[0],
+            blob: async (ref) => (await record(ref, parseBlobLine)) as string | null,
+            data: (ref) => record(ref, parseDataLine),
+          },
+          { status: link, holds: signer.keyId !== null ? link === 'signed' : link !== 'broken' },
+        );
+        counters.unreadableLines += view.unreadable;
+        events.push(view.event);
+        statuses.push(link);
+      }
+      if (events.length === 0) return null;
+      return { runId, events, chain: summarizeRun(statuses, findings) };
+    } catch (error) {
+      throw readFailure(error);
+    } finally {
+      await files.close();
+    }
+  }
+
+  async listRuns(query: ListRunsQuery = {}): Promise<RunPage> {
+    const { limit, filter, after } = pageRequest(query);
+    try {
+      await this.refresh();
+    } catch (error) {
+      throw readFailure(error);
+    }
+    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
+    let page: { runs: RunSummary[]; more: boolean };
+    try {
+      page = (await this.pageFromMemory(limit, filter, minAtMs, after)) ?? (await this.pageFromAll(limit, filter, minAtMs, after));
+    } catch (error) {
+      throw readFailure(error);
+    }
+    return runPage(page.runs, page.more);
+  }
+
+  /**
+   * The page when memory decides it: every evicted event is at or before the newest
+   * evicted file's newest event, so runs listed from memory after that instant (one more
+   * than the page, to know there are more) are exactly the newest; only their event
+   * counts may miss events in evicted files, found through the run filters. Null otherwise.
+   */
+  private async pageFromMemory(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean } | null> {
+    const { index } = this.ctx;
+    const evicted = index.evictedFiles(minAtMs);
+    const candidates = index.list(limit + 1, filter, minAtMs, after).runs;
+    if (evicted.length === 0) return { runs: candidates.slice(0, limit), more: candidates.length > limit };
+    const newestEvicted = Math.max(...evicted.map((entry) => entry.newestAtMs));
+    if (candidates.length <= limit || Date.parse(candidates[limit]!.at) <= newestEvicted) return null;
+    const runs = candidates.slice(0, limit);
+    for (const run of runs) {
+      await this.scanEvicted(minAtMs, (location) => {
+        if (location.summary.runId === run.runId && location.atMs >= minAtMs) run.events++;
+      }, run.runId);
+    }
+    return { runs, more: true };
+  }
+
+  /** The page from memory and a scan of every evicted file within retention. */
+  private async pageFromAll(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean }> {
+    const older = new Map<string, RunTally>();
+    await this.scanEvicted(minAtMs, (location) => tally(older, location, minAtMs));
+    return this.ctx.index.list(limit, filter, minAtMs, after, older);
+  }
+
+  /**
+   * The event a line holds, or null (counted as unreadable unless it is a blob, data or
+   * header line). With `needle`, an event line without those bytes is skipped unparsed.
+   */
+  private lineEvent(entry: IndexedFile, line: Buffer, offset: number, length: number, count: boolean, needle?: Buffer): EventLocation | null {
+    const { counters } = this.ctx;
+    if (!startsWith(line, EVENT_PREFIX)) {
+      if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !startsWith(line, FILE_PREFIX)) {
+        counters.unreadableLines++;
+      }
+      return null;
+    }
+    if (needle && line.indexOf(needle) === -1) return null;
+    const stored = parseEventLine(line);
+    if (stored) return locate(entry, offset, length, stored);
+    if (count) counters.unreadableLines++;
+    return null;
+  }
+
+  /** Calls `visit` for each complete line from `from` up to `size`; returns where the last complete line ends. */
+  private async scanLines(
+    name: string,
+    from: number,
+    size: number,
+    visit: (line: Buffer, offset: number, length: number) => void,
+    opened?: FileHandle,
+  ): Promise<number> {
+    const handle = opened ?? (await this.ctx.fs.open(join(this.ctx.dir, name), 'r'));
+    try {
+      const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
+      let position = from;
+      let carry = Buffer.alloc(0);
+      while (position + carry.length < size) {
+        const want = Math.min(chunk.length, size - position - carry.length);
+        const { bytesRead } = await handle.read(chunk, 0, want, position + carry.length);
+        if (bytesRead === 0) break;
+        const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+        let start = 0;
+        for (let newline = data.indexOf(0x0a, start); newline !== -1; newline = data.indexOf(0x0a, start)) {
+          visit(data.subarray(start, newline), position + start, newline - start + 1);
+          start = newline + 1;
+        }
+        position += start;
+        carry = Buffer.from(data.subarray(start));
+      }
+      return position;
+    } finally {
+      if (!opened) await handle.close();
+    }
+  }
+
+  /** Reads another writer's file from where the last scan stopped; an incomplete last line waits for next time. */
+  private async scanFile(entry: IndexedFile, size: number): Promise<void> {
+    entry.scannedBytes = await this.scanLines(entry.name, entry.scannedBytes, size, (line, offset, length) => {
+      const location = this.lineEvent(entry, line, offset, length, true);
+      if (location) this.ctx.index.add(entry, location);
+    });
+  }
+
+  /**
+   * The events of evicted files (those no longer held in memory), read from disk: a read
+   * of every such file within retention or, for one run, of those whose run filter may
+   * hold it. A vanished file holds nothing.
+   */
+  private async scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId?: string): Promise<void> {
+    // Event lines without the run id are skipped unparsed.
+    const needle = runId === undefined ? undefined : Buffer.from(`"runId":${JSON.stringify(runId)}`);
+    for (const entry of this.ctx.index.evictedFiles(minAtMs, runId)) {
+      try {
+        await this.scanLines(entry.name, 0, entry.scannedBytes, (line, offset, length) => {
+          const location = this.lineEvent(entry, line, offset, length, false, needle);
+          if (location) visit(location);
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+  }
+
+  private async listTraceFiles(): Promise<string[]> {
+    try {
+      return (await this.ctx.fs.readdir(this.ctx.dir)).filter((name) => parseTraceFileName(name) !== null);
+    } catch (error) {
+      if (isGone(error)) return [];
+      throw error;
+    }
+  }
+
+  private async doRefresh(): Promise<void> {
+    const { index, fs, dir, now, rotateMs } = this.ctx;
+    const names = await this.listTraceFiles();
+    const present = new Set(names);
+    const sealedBefore = now() - rotateMs - SEAL_GRACE_MS;
+    for (const name of names) {
+      const known = index.files.get(name);
+      if (known && (known.own || known.complete)) continue;
+      const info = await fs.stat(join(dir, name)).catch(() => null);
+      if (!info) continue;
+      const entry = known ?? index.file(name, parseTraceFileName(name)!.createdMs, false);
+      if (info.size > entry.scannedBytes) await this.scanFile(entry, info.size);
+      // Writers rotate before a file is rotateMs old, so an older file never grows again.
+      if (entry.createdMs < sealedBefore) entry.complete = true;
+    }
+    index.evictOverBudget();
+    for (const name of [...index.files.keys()]) {
+      if (!present.has(name) && name !== this.writer.currentName && name !== this.writer.openingName) index.dropFile(name);
+    }
+  }
+
+  /** Files opened at most once for one read, whatever it needs of them; closed together. */
+  private openFiles(): OpenFiles {
+    const { fs, dir } = this.ctx;
+    const handles = new Map<string, Promise<FileHandle | null>>();
+    return {
+      open(name) {
+        let handle = handles.get(name);
+        if (!handle) {
+          handle = fs.open(join(dir, name), 'r').catch((error: unknown) => {
+            if (isGone(error)) return null;
+            throw error;
+          });
+          handles.set(name, handle);
+        }
+        return handle;
+      },
+      async close() {
+        for (const handle of handles.values()) await (await handle.catch(() => null))?.close().catch(noop);
+        handles.clear();
+      },
+    };
+  }
+
+  /** The file's chain, checked in full, or as checked before while the file is unchanged; null when it is gone. */
+  private async fileChain(name: string, files: OpenFiles): Promise<FileChain | null> {
+    const handle = await files.open(name);
+    if (!handle) return null;
+    const info = await handle.stat();
+    // ctime moves on every write and truncate, and cannot be set back without the clock.
+    const stamp = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+    const known = this.chains.get(name);
+    if (known?.stamp === stamp) return known.chain;
+    // Concurrent reads of one unchanged file share one scan.
+    const key = `${name}|${stamp}`;
+    let scanning = this.chainScans.get(key);
+    if (!scanning) {
+      scanning = (async () => {
+        const scan = new FileChainScan(name, this.ctx.signer);
+        await this.scanLines(name, 0, info.size, (line, offset) => scan.line(line, offset), handle);
+        const chain = scan.result();
+        this.chains.delete(name);
+        if (this.chains.size >= CHAIN_CACHE_FILES) this.chains.delete(this.chains.keys().next().value!);
+        this.chains.set(name, { stamp, chain });
+        return chain;
+      })().finally(() => this.chainScans.delete(key));
+      this.chainScans.set(key, scanning);
+    }
+    return scanning;
+  }
+
+  /** A predecessor as it is now: its size, and the whole line where its last record should be. */
+  private async predecessorState(claim: Predecessor, files: OpenFiles): Promise<PredecessorState> {
+    const handle = await files.open(claim.file);
+    if (!handle) return { exists: false };
+    const { size } = await handle.stat();
+    let lastRecord: Buffer | null = null;
+    if (size >= claim.bytes && claim.last < claim.bytes) {
+      const bytes = await readRange(handle, claim.last, claim.bytes - claim.last);
+      const whole = bytes.length === claim.bytes - claim.last && bytes.indexOf(0x0a) === bytes.length - 1;
+      lastRecord = whole ? bytes.subarray(0, -1) : null;
+    }
+    return { exists: true, bytes: size, lastRecord };
+  }
+
+  /** A version 3 header with the link it continues from; null for anything else. */
+  private async headerOf(name: string, files: OpenFiles): Promise<{ prev: Predecessor | null; p: string } | null> {
+    const handle = await files.open(name);
+    if (!handle) return null;
+    const head = await readRange(handle, 0, HEADER_READ_BYTES);
+    const end = head.indexOf(0x0a);
+    const header = end === -1 ? null : chainHeader(parseFileHeader(head.subarray(0, end)));
+    return header ? { prev: header.prev, p: header.p } : null;
+  }
+
+  /** The same writer's nearest later file in the directory. */
+  private nextOfWriter(name: string): string | null {
+    const me = parseTraceFileName(name);
+    if (!me) return null;
+    let next: string | null = null;
+    let nextSequence = Number.POSITIVE_INFINITY;
+    for (const other of this.ctx.index.files.keys()) {
+      const parsed = parseTraceFileName(other);
+      if (parsed && parsed.writerId === me.writerId && parsed.sequence > me.sequence && parsed.sequence < nextSequence) {
+        next = other;
+        nextSequence = parsed.sequence;
+      }
+    }
+    return next;
+  }
+
+  /**
+   * What the chain says about one file: its own breaks, its hand-over from the writer's
+   * previous file (missing within retention, cut, altered), and how its own end compares
+   * with what the writer's next file vouches for. Null when the file is gone.
+   */
+  private async fileReport(name: string, files: OpenFiles): Promise<FileReport | null> {
+    const { now, retentionMs } = this.ctx;
+    const chain = await this.fileChain(name, files);
+    if (!chain) return null;
+    const findings = [...chain.findings];
+    let unvouched: FileReport['unvouched'] = null;
+    const header = chain.header;
+    const nowMs = now();
+    if (header?.prev) {
+      const { finding } = checkSuccession(header.prev, header.p, await this.predecessorState(header.prev, files), nowMs, retentionMs);
+      if (finding) findings.push(finding);
+    }
+    const next = header ? this.nextOfWriter(name) : null;
+    const following = next ? await this.headerOf(next, files) : null;
+    if (following?.prev) {
+      // The next file continues from this one, or from one in between that is gone.
+      const state = following.prev.file === name ? await this.predecessorState(following.prev, files) : ({ exists: false } as const);
+      const succession = checkSuccession(following.prev, following.p, state, nowMs, retentionMs);
+      if (succession.finding) findings.push(succession.finding);
+      unvouched = succession.unvouched;
+    }
+    return { chain, findings, unvouched };
+  }
+
+  /**
+   * Own events are indexed as written, never rescanned; if lines were removed or inserted
+   * since, their offsets are stale. The file is then left (the writer's current one, when it
+   * changed under it) or indexed again from disk.
+   */
+  private async reindex(names: string[]): Promise<void> {
+    for (const name of names) {
+      if (!(await this.writer.recheck(name))) this.ctx.index.dropFile(name);
+    }
+    await this.refresh();
+  }
+
+  /** The run's event locations within retention: from memory, and from evicted files that may hold it. */
+  private async locateRun(runId: string): Promise<EventLocation[]> {
+    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
+    const locations = this.ctx.index.locations(runId, minAtMs);
+    const found: EventLocation[] = [];
+    await this.scanEvicted(minAtMs, (location) => {
+      if (location.summary.runId === runId && location.atMs >= minAtMs) found.push(location);
+    }, runId);
+    if (found.length > 0) {
+      locations.push(...found);
+      locations.sort(eventOrder);
+    }
+    return locations;
+  }
+}
+
+function isGone(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** The event an event line holds; null when the line is not one (a file changed under its index). */
+function parseEventLine(line: Buffer): StoredEvent<RecordRef> | null {
+  try {
+    const event = (JSON.parse(line.toString('utf8')) as { event?: unknown }).event;
+    return isStoredEvent<RecordRef>(event) ? event : null;
+  } catch {
+    return null;
+  }
+}
+
+async function readRange(handle: FileHandle, offset: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(buffer, done, length - done, offset + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buffer.subarray(0, done);
+}

@@ -1,0 +1,508 @@
+import { constants } from 'node:fs';
+import type * as fsp from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
+import { eventRecord, type RecordDigests, type Refs, type StoredEvent } from '../event-record.js';
+import type { TraceEventInput, TraceLog } from '../store.js';
+import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
+import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
+import { summarize } from './run-index.js';
+
+export type TraceFs = Pick<typeof fsp, 'access' | 'chmod' | 'mkdir' | 'open' | 'readdir' | 'stat' | 'unlink'>;
+
+/** What the files backend counts besides group commit (see `FileTraceStoreStats`). */
+export interface FileCounters {
+  /** Every fsync/fdatasync issued, including file creation and directory syncs. */
+  fsyncs: number;
+  /** Bytes written, headers included. */
+  bytes: number;
+  blobsWritten: number;
+  /** Segments that cost nothing because their text was already in the file. */
+  blobsReused: number;
+  /** Data records (block summaries, sources, cache plans) written, and references to ones already in the file. */
+  dataWritten: number;
+  dataReused: number;
+  filesCreated: number;
+  filesDeleted: number;
+  /** Files this writer found truncated, grown, replaced or removed under it, and left for a new one. */
+  filesDisturbed: number;
+  /** Lines skipped on read because they could not be parsed (a torn tail after a crash). */
+  unreadableLines: number;
+}
+
+/** What the writer, the reader and retention share. */
+export interface FilesContext {
+  dir: string;
+  fs: TraceFs;
+  now: () => number;
+  log: TraceLog;
+  index: RunIndex;
+  counters: FileCounters;
+  signer: ChainSigner;
+  writerId: string;
+  retentionMs: number;
+  rotateMs: number;
+  /** A batch is being written now (group commit is busy): the writer checks its file itself. */
+  busy: () => boolean;
+  /** Counts one fsync or fdatasync that returned: a durable commit. */
+  synced(): void;
+}
+
+interface WriterFile {
+  name: string;
+  path: string;
+  handle: FileHandle;
+  /** Bytes durable and acknowledged: where the next batch starts. */
+  size: number;
+  createdMs: number;
+  ino: number;
+  dev: number;
+  /** The link of its last chained record, its offset, and the events chained so far. */
+  link: string;
+  lastOffset: number;
+  events: number;
+  /** Blobs already in this file: sha256 → the JSON of a reference to it. */
+  blobs: Map<string, string>;
+  /** Data records already in this file: sha256 → the JSON of a reference to it. */
+  data: Map<string, string>;
+  entry: IndexedFile;
+}
+
+/** What a writer found at its file's path instead of the file as it left it. */
+interface Disturbance {
+  what: 'truncated' | 'grown' | 'replaced' | 'removed';
+  /** The size found; null when the file was replaced or removed. */
+  bytes: number | null;
+}
+
+/** What a change under the writer means for the events its file held, as `/readyz` says it. */
+const LOSS: Record<Disturbance['what'], string> = {
+  truncated: ', and the events it held are lost',
+  grown: '',
+  replaced: ', and the events it held are no longer in TRACE_DIR',
+  removed: ', and the events it held are no longer in TRACE_DIR',
+};
+
+/** How long `/readyz` mentions a file the writer had to leave. */
+const DISTURBANCE_NOTICE_MS = 3_600_000;
+
+const noop = () => {};
+
+/**
+ * The writing half of the files backend: one file at a time, created exclusively and
+ * opened `O_APPEND`, each batch one `write` and one `fdatasync`, every line chained. The
+ * file at its path is compared with what this writer left before and after each batch;
+ * when it changed (truncated, replaced, removed) the writer leaves it for a new file, whose
+ * header records what it found. See docs/traces.md, "Durability and group commit".
+ */
+export class FileWriter {
+  private file: WriterFile | null = null;
+  private opening: string | null = null;
+  private sequence = 0;
+  private rotating: Promise<WriterFile> | null = null;
+  /** The file this writer left last, as the next header vouches for it. */
+  private previous: (Predecessor & { link: string }) | null = null;
+  /** The last time the writer had to leave a file that changed under it, for `/readyz`. */
+  private notice: { atMs: number; text: string } | null = null;
+  private warnedChmod = false;
+
+  constructor(
+    private readonly ctx: FilesContext,
+    private readonly digests: RecordDigests,
+    private readonly rotateBytes: number,
+  ) {}
+
+  /** The file being written, if any. */
+  get currentName(): string | null {
+    return this.file?.name ?? null;
+  }
+
+  /** A file being created right now, not yet in use. */
+  get openingName(): string | null {
+    return this.opening;
+  }
+
+  /** Writes a batch durably (group commit's `write`). */
+  async write(batch: TraceEventInput[]): Promise<void> {
+    await this.writeBatch(batch);
+  }
+
+  /** Opens a fresh file (group commit's `reopen`, after a failure). */
+  async reopen(): Promise<void> {
+    await this.rotate();
+  }
+
+  /** After a failure: leave the current file; the next one's header says where its acknowledged part ended. */
+  abandon(): void {
+    if (this.file) this.retire(this.file);
+  }
+
+  /**
+   * The health probe between batches: with no file yet (a fresh start, or after retention
+   * deleted an idle one), open one — header written, fdatasync, directory fsync — so a full
+   * or read-only volume shows at once; otherwise check the current file is as it was left.
+   */
+  async probe(): Promise<void> {
+    const current = this.file;
+    if (!current) {
+      await this.rotate();
+      return;
+    }
+    const found = await this.disturbance(current);
+    if (found && this.file === current && !this.ctx.busy()) {
+      this.moveOn(current, found);
+      await this.rotate();
+    }
+  }
+
+  /** The note `/readyz` carries for an hour after the writer had to leave a file. */
+  note(): string | undefined {
+    return this.notice && this.ctx.now() - this.notice.atMs < DISTURBANCE_NOTICE_MS ? this.notice.text : undefined;
+  }
+
+  /**
+   * For a reader that found its index of `name` stale: when it is the file being written,
+   * check it is as this writer left it, and leave it if not. Returns whether `name` is
+   * the writer's own current or opening file (the reader must not drop it).
+   */
+  async recheck(name: string): Promise<boolean> {
+    const current = this.file;
+    if (current?.name === name) {
+      if (this.ctx.busy()) return true;
+      const found = await this.disturbance(current);
+      if (found && this.file === current && !this.ctx.busy()) this.moveOn(current, found);
+      return true;
+    }
+    return name === this.opening;
+  }
+
+  /** Retention: an idle file past retention is retired, so an idle service deletes it too. */
+  retireIfIdle(cutoffMs: number): void {
+    if (this.file && !this.ctx.busy() && this.file.entry.newestAtMs < cutoffMs) this.retire(this.file);
+  }
+
+  async close(): Promise<void> {
+    await this.rotating?.catch(noop);
+    if (this.file) {
+      const last = this.file;
+      this.file = null;
+      await last.handle.close().catch(noop);
+    }
+  }
+
+  private async ensureDir(): Promise<void> {
+    const { fs, dir, log } = this.ctx;
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    try {
+      await fs.chmod(dir, 0o700);
+    } catch (error) {
+      // A volume root owned by someone else: writable is what matters; say so once.
+      if ((error as NodeJS.ErrnoException).code !== 'EPERM' || this.warnedChmod) throw error;
+      this.warnedChmod = true;
+      log.warn({ dir }, 'cannot chmod the trace directory to 0700; check its owner and mode');
+    }
+  }
+
+  /** Appends (the file is opened O_APPEND: every write lands at its end, wherever that is now). */
+  private async writeAll(handle: FileHandle, data: Buffer): Promise<void> {
+    let done = 0;
+    while (done < data.length) {
+      const { bytesWritten } = await handle.write(data, done, data.length - done, null);
+      if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      done += bytesWritten;
+    }
+  }
+
+  private async syncDir(): Promise<void> {
+    const handle = await this.ctx.fs.open(this.ctx.dir, constants.O_RDONLY);
+    try {
+      await handle.sync();
+      this.ctx.synced();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** How a file looks at its path now, when that is not how this writer left it; null when it is. */
+  private async disturbance(target: WriterFile, expectedSize = target.size): Promise<Disturbance | null> {
+    let info;
+    try {
+      info = await this.ctx.fs.stat(target.path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { what: 'removed', bytes: null };
+      throw error;
+    }
+    if (info.ino !== target.ino || info.dev !== target.dev) return { what: 'replaced', bytes: null };
+    if (info.size !== expectedSize) return { what: info.size < expectedSize ? 'truncated' : 'grown', bytes: info.size };
+    return null;
+  }
+
+  private retire(target: WriterFile, found?: { bytes: number | null }): void {
+    if (this.file === target) this.file = null;
+    target.entry.complete = true;
+    // The next file's header vouches for this one as it stands now (chain.ts `Predecessor`).
+    this.previous = {
+      file: target.name,
+      bytes: target.size,
+      last: target.lastOffset,
+      events: target.events,
+      newest: new Date(target.entry.newestAtMs).toISOString(),
+      ...(found ? { found } : {}),
+      link: target.link,
+    };
+    target.handle.close().catch(noop);
+  }
+
+  /**
+   * Leaves a file that changed under the writer (an operator "clearing" it, `logrotate
+   * copytruncate`, a deletion): whatever it still holds is read as any other writer's file,
+   * and the next header records what was found, so the loss reads as noticed, not forged.
+   */
+  private moveOn(target: WriterFile, found: Disturbance): void {
+    const { now, counters, log, index } = this.ctx;
+    const at = new Date(now()).toISOString();
+    const change =
+      found.what === 'truncated' || found.what === 'grown'
+        ? `was ${found.what} under the writer (from ${target.size} to ${found.bytes} bytes)`
+        : `was ${found.what} under the writer`;
+    this.notice = {
+      atMs: now(),
+      text: `the current trace file ${change} at ${at}; appends continue in a new file${LOSS[found.what]}`,
+    };
+    counters.filesDisturbed++;
+    log.warn({ file: target.name, change: found.what, expectedBytes: target.size, foundBytes: found.bytes }, 'trace file changed under the writer; continuing in a new file');
+    this.retire(target, { bytes: found.bytes });
+    index.dropFile(target.name);
+  }
+
+  /** Opens the next file, once at a time: a health probe and a batch that both need one share it. */
+  private rotate(): Promise<WriterFile> {
+    this.rotating ??= this.openNext().finally(() => {
+      this.rotating = null;
+    });
+    return this.rotating;
+  }
+
+  /** Opens a fresh file (exclusive create, append-only, 0600), durable with its directory entry before use. */
+  private async openNext(): Promise<WriterFile> {
+    const { fs, dir, now, index, counters, signer, writerId } = this.ctx;
+    if (this.file) this.retire(this.file);
+    await this.ensureDir();
+    const createdMs = now();
+    const seq = ++this.sequence;
+    const name = traceFileName(createdMs, writerId, seq);
+    const path = join(dir, name);
+    this.opening = name;
+    const entry = index.file(name, createdMs, true);
+    let handle: FileHandle | null = null;
+    try {
+      // O_APPEND: were the file truncated under us, a write lands at its real end, and the size check after it notices.
+      handle = await fs.open(path, 'ax', 0o600);
+      await handle.chmod(0o600);
+      const from = this.previous?.link ?? GENESIS_LINK;
+      let prev: Predecessor | null = null;
+      if (this.previous) {
+        const { link: _link, ...claim } = this.previous;
+        prev = claim;
+      }
+      const body = Buffer.from(fileHeaderBody({ writer: writerId, createdMs, seq, mac: signer.mac, key: signer.keyId, prev }));
+      const link = signer.link(from, body);
+      const header = Buffer.concat([body, Buffer.from(sealText(from, link))]);
+      await this.writeAll(handle, header);
+      await handle.datasync();
+      this.ctx.synced();
+      await this.syncDir();
+      const info = await handle.stat();
+      entry.scannedBytes = header.length;
+      counters.filesCreated++;
+      counters.bytes += header.length;
+      this.file = {
+        name,
+        path,
+        handle,
+        size: header.length,
+        createdMs,
+        ino: info.ino,
+        dev: info.dev,
+        link,
+        lastOffset: 0,
+        events: 0,
+        blobs: new Map(),
+        data: new Map(),
+        entry,
+      };
+      return this.file;
+    } catch (error) {
+      index.dropFile(name);
+      if (handle) {
+        await handle.close().catch(noop);
+        // Retries while the disk is full must not leave an empty file behind each time.
+        await fs.unlink(path).catch(noop);
+      }
+      throw error;
+    } finally {
+      this.opening = null;
+    }
+  }
+
+  /**
+   * Writes a batch where it can be acknowledged: the current file if it is still as this
+   * writer left it, else a new one. A file that changes under the write itself is left too,
+   * and the batch written again to a new file, before anyone is answered.
+   */
+  private async writeBatch(batch: TraceEventInput[]): Promise<void> {
+    const { now, rotateMs } = this.ctx;
+    for (let attempt = 0; ; attempt++) {
+      let target = this.file;
+      if (!target || target.size >= this.rotateBytes || now() - target.createdMs >= rotateMs) target = await this.rotate();
+      else {
+        const found = await this.disturbance(target);
+        if (found) {
+          this.moveOn(target, found);
+          target = await this.rotate();
+        }
+      }
+      const found = await this.writeTo(target, batch);
+      if (!found) return;
+      this.moveOn(target, found);
+      if (attempt > 0) throw Object.assign(new Error('trace files keep changing under the writer'), { code: 'EREPLACED' });
+    }
+  }
+
+  /** One write and one fdatasync for the whole batch; null once durable where it was meant to be. */
+  private async writeTo(target: WriterFile, batch: TraceEventInput[]): Promise<Disturbance | null> {
+    const { counters, signer, index } = this.ctx;
+    const digests = this.digests;
+    const parts: Buffer[] = [];
+    const freshBlobs = new Map<string, string>();
+    const freshData = new Map<string, string>();
+    const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
+    let position = target.size;
+    const place = (bytes: Buffer): [number, number] => {
+      const at: [number, number] = [position, bytes.length];
+      position += bytes.length;
+      parts.push(bytes);
+      return at;
+    };
+    const append = (line: string) => place(Buffer.from(line));
+    const refs: Refs = {
+      blob(text) {
+        const sha = digests.text(text);
+        let ref = target.blobs.get(sha) ?? freshBlobs.get(sha);
+        if (ref) counters.blobsReused++;
+        else {
+          freshBlobs.set(sha, (ref = refJson(sha, append(blobLine(sha, text)))));
+          counters.blobsWritten++;
+        }
+        return ref;
+      },
+      data({ json, sha }) {
+        let ref = target.data.get(sha) ?? freshData.get(sha);
+        if (ref) counters.dataReused++;
+        else {
+          freshData.set(sha, (ref = refJson(sha, append(dataLine(sha, json)))));
+          counters.dataWritten++;
+        }
+        return ref;
+      },
+      block: (block) => refs.data(digests.block.get(block)),
+      source: (source) => refs.data(digests.source.get(source)),
+      json(value) {
+        const json = JSON.stringify(value);
+        return refs.data({ json, sha: digests.text(json) });
+      },
+    };
+    let link = target.link;
+    let lastOffset = target.lastOffset;
+    for (const event of batch) {
+      const { stored, json } = eventRecord<RecordRef>(event, refs);
+      // The link is one MAC over bytes the write needs anyway.
+      const bytes = Buffer.from(eventBody(json));
+      const next = signer.link(link, bytes);
+      const seal = Buffer.from(sealText(link, next));
+      const offset = position;
+      place(bytes);
+      place(seal);
+      written.push({ offset, length: bytes.length + seal.length, stored });
+      link = next;
+      lastOffset = offset;
+    }
+    const bytes = Buffer.concat(parts);
+    try {
+      await this.writeAll(target.handle, bytes);
+      await target.handle.datasync();
+      this.ctx.synced();
+    } catch (error) {
+      await this.discardTail(target);
+      throw error;
+    }
+    const found = await this.disturbance(target, position);
+    if (found) {
+      // Emptied just before the write, which then landed at its start: take those lines back out.
+      if (found.what === 'truncated' && found.bytes === bytes.length) {
+        await target.handle.truncate(0).catch(noop);
+        found.bytes = 0;
+      }
+      return found;
+    }
+    target.size = position;
+    target.entry.scannedBytes = position;
+    target.link = link;
+    target.lastOffset = lastOffset;
+    target.events += batch.length;
+    for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
+    for (const [sha, ref] of freshData) target.data.set(sha, ref);
+    for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
+    index.evictOverBudget();
+    counters.bytes += bytes.length;
+    return null;
+  }
+
+  /**
+   * A batch whose write or fsync failed was answered with 503s, so none of its lines may
+   * be read back as delivered later: cut the file back to its last durable size. Best
+   * effort (truncating frees space, so it works on a full disk); if it fails too, the file
+   * is retired anyway, and the next file's header says where the acknowledged part ended.
+   */
+  private async discardTail(target: WriterFile): Promise<void> {
+    try {
+      await target.handle.truncate(target.size);
+      await target.handle.datasync();
+      this.ctx.synced();
+    } catch (error) {
+      this.ctx.log.error({ err: error, file: target.name }, 'could not cut a failed batch from a trace file');
+    }
+  }
+}
+
+/** Where an event line is, with the fields listing needs. */
+export function locate(entry: IndexedFile, offset: number, length: number, stored: StoredEvent<RecordRef>): EventLocation {
+  return { file: entry.name, fileCreatedMs: entry.createdMs, offset, length, atMs: Date.parse(stored.at), summary: summarize(stored) };
+}
+
+/** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */
+function refJson(sha: string, [offset, length]: [number, number]): string {
+  return `["${sha}",${offset},${length}]`;
+}
+
+const REASONS: Record<string, string> = {
+  ENOSPC: 'disk full',
+  EDQUOT: 'disk quota exceeded',
+  EROFS: 'read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOENT: 'directory missing',
+  ENOTDIR: 'not a directory',
+  EEXIST: 'not a directory',
+  EIO: 'I/O error',
+  EREPLACED: 'trace file removed or replaced',
+  EMFILE: 'too many open files',
+};
+
+/** A reason fit for a public readiness answer: the variable to check and the errno, never a path. */
+export function describeWriteFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? 'error';
+  return `trace directory is not writable (TRACE_DIR): ${REASONS[code] ?? 'write failed'} (${code})`;
+}

@@ -1,0 +1,190 @@
+import { performance } from 'node:perf_hooks';
+import type { TraceLog } from './store.js';
+import { unavailable } from './store.js';
+
+/**
+ * Group commit and the failure state around it, the same for every backend: appends queue
+ * while one batch is being made durable, and everything queued when it finishes (up to
+ * `maxBatch`) becomes the next batch — one write and one fsync, or one transaction. Nobody
+ * waits for a timer. When a batch fails, it and everything queued behind it reject with
+ * `CC_TRACE_UNAVAILABLE`; further appends reject at once, without touching storage, until a
+ * retry (`reopen`, every `retryIntervalMs` from an unref'd timer, or when an append or a
+ * health check finds one due) works again.
+ */
+export interface GroupCommitOptions<T> {
+  log: TraceLog;
+  maxBatch: number;
+  retryIntervalMs: number;
+  now: () => number;
+  /** Makes the whole batch durable, or throws (nothing of it may then count as durable). */
+  write(batch: T[]): Promise<void>;
+  /** Opens the write path anew after a failure (a fresh file, a fresh chain segment); throws while it cannot. */
+  reopen(): Promise<void>;
+  /** A failure happened: leave whatever the writer was appending to. */
+  abandon(): void;
+  /** A reason fit for a public readiness answer (no paths, no credentials). */
+  describe(error: unknown): string;
+  /** Called once per append with the time it took to become durable (or to fail). */
+  observe(seconds: number, ok: boolean): void;
+}
+
+interface Pending<T> {
+  item: T;
+  startedAt: number;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export interface GroupCommitCounters {
+  /** Appends that resolved (durable). */
+  appends: number;
+  /** Appends that rejected. */
+  rejected: number;
+  /** Batches made durable: one write and fsync, or one transaction, each. */
+  batches: number;
+  largestBatch: number;
+  /** Times the store went from working to failing. */
+  failures: number;
+}
+
+export class GroupCommit<T> {
+  readonly counters: GroupCommitCounters = { appends: 0, rejected: 0, batches: 0, largestBatch: 0, failures: 0 };
+  private readonly queue: Array<Pending<T>> = [];
+  private flushing: Promise<void> | null = null;
+  private failure: { reason: string; since: number; lastAttemptAt: number } | null = null;
+  private recovering: Promise<boolean> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly options: GroupCommitOptions<T>) {}
+
+  /** A batch is being made durable now. */
+  get busy(): boolean {
+    return this.flushing !== null;
+  }
+
+  get failing(): boolean {
+    return this.failure !== null;
+  }
+
+  get state(): 'ok' | 'failed' | 'closed' {
+    return this.closed ? 'closed' : this.failure ? 'failed' : 'ok';
+  }
+
+  /** Resolves once `item` is durable; rejects with `CC_TRACE_UNAVAILABLE` otherwise. */
+  async append(item: T): Promise<void> {
+    const startedAt = performance.now();
+    if (this.failure && !(this.retryDue() && (await this.recover()))) {
+      this.counters.rejected++;
+      this.options.observe((performance.now() - startedAt) / 1000, false);
+      throw unavailable(this.failure?.reason ?? 'trace store closed', undefined);
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ item, startedAt, resolve, reject });
+      this.flushing ??= this.flushLoop();
+    });
+  }
+
+  /**
+   * Resolves when appends can be made durable: while failing, a retry that is due runs
+   * first; otherwise, between batches, `probe` checks the write path (a batch in flight
+   * checks it itself). Rejects with the reason; a failed probe puts the store in the
+   * failure state, so appends fail fast until a retry works.
+   */
+  async health(probe: () => Promise<void>): Promise<void> {
+    if (this.closed) throw new Error('trace store is closed');
+    if (this.failure) {
+      if (this.retryDue()) await this.recover();
+      if (this.failure) throw new Error(this.failure.reason);
+      return;
+    }
+    if (this.flushing) return;
+    try {
+      await probe();
+    } catch (error) {
+      if (!this.failure && !this.closed) this.fail(error);
+      throw new Error(this.options.describe(error));
+    }
+  }
+
+  /** Waits for appends in flight and queued, and stops retrying. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearInterval(this.retryTimer);
+    this.retryTimer = null;
+    await this.flushing;
+    await this.recovering;
+  }
+
+  private settle(batch: Array<Pending<T>>, error: unknown): void {
+    const end = performance.now();
+    for (const pending of batch) {
+      this.options.observe((end - pending.startedAt) / 1000, error === null);
+      if (error === null) {
+        this.counters.appends++;
+        pending.resolve();
+      } else {
+        this.counters.rejected++;
+        pending.reject(error);
+      }
+    }
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.options.maxBatch);
+        try {
+          await this.options.write(batch.map((pending) => pending.item));
+          this.counters.batches++;
+          this.counters.largestBatch = Math.max(this.counters.largestBatch, batch.length);
+          this.settle(batch, null);
+        } catch (error) {
+          this.fail(error);
+          this.settle([...batch, ...this.queue.splice(0)], unavailable(this.failure!.reason, error));
+        }
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private fail(error: unknown): void {
+    const reason = this.options.describe(error);
+    const first = this.failure === null;
+    this.failure = { reason, since: this.options.now(), lastAttemptAt: performance.now() };
+    this.counters.failures++;
+    this.options.abandon();
+    if (!first) return;
+    this.options.log.error({ err: error }, 'trace store cannot make events durable; appends fail until it recovers');
+    this.retryTimer = setInterval(() => void this.recover(), this.options.retryIntervalMs);
+    this.retryTimer.unref();
+  }
+
+  private retryDue(): boolean {
+    return this.failure !== null && performance.now() - this.failure.lastAttemptAt >= this.options.retryIntervalMs;
+  }
+
+  private recover(): Promise<boolean> {
+    if (!this.failure) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    this.recovering ??= (async () => {
+      const down = this.failure!;
+      down.lastAttemptAt = performance.now();
+      try {
+        await this.options.reopen();
+        this.failure = null;
+        if (this.retryTimer) clearInterval(this.retryTimer);
+        this.retryTimer = null;
+        this.options.log.info({ downMs: Math.max(0, this.options.now() - down.since) }, 'trace store recovered');
+        return true;
+      } catch (error) {
+        down.reason = this.options.describe(error);
+        return false;
+      } finally {
+        this.recovering = null;
+      }
+    })();
+    return this.recovering;
+  }
+}

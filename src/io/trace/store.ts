@@ -1,0 +1,203 @@
+import type { BaseLogger } from 'pino';
+import { ProblemError } from '../../errors.js';
+import { isSafeId } from '../../../schemas/ids.js';
+import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
+
+/**
+ * The trace store as the rest of the service sees it (SPEC §6, docs/traces.md): one
+ * interface, two backends — files under TRACE_DIR (`files/`), the embedded default, and
+ * PostgreSQL (`postgres/`) for several machines. Routes, `deliver()`, the viewer and the
+ * CLI only use this interface; `index.ts` picks the backend from the configuration. The
+ * event model itself is `schemas/trace.ts` (zod); the types here are inferred from it.
+ */
+
+export type {
+  RunChain,
+  TraceAbsent,
+  TraceBlock,
+  TraceEventInput,
+  TraceListing,
+  TraceOutcome,
+  TraceSegmentView,
+  TraceSource,
+  TraceSubject,
+} from '../../../schemas/trace.js';
+export type { ChainStatus } from './chain.js';
+
+/** A stored event as `readRun` returns it: the prompts rebuilt from their segments and checked. */
+export type TraceEventView = TraceEvent;
+
+export const TRACE_OUTCOMES: readonly TraceOutcome[] = ['delivered', 'not-modified', 'failed'];
+
+/** A run as `readRun` returns it: its events in order, and what the chains around them say. */
+export interface RunTraceView {
+  runId: string;
+  events: TraceEventView[];
+  chain: RunChain;
+}
+
+/** One line of `GET /runs`: a run, described by its most recent event. */
+export type RunSummary = RunSummaryBody;
+
+/** `GET /runs` filters; they apply to a run's latest event. */
+export interface RunFilter {
+  persona?: string;
+  worker?: string;
+  status?: number;
+  outcome?: TraceOutcome;
+}
+
+export interface ListRunsQuery extends RunFilter {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunSummary[];
+  nextCursor: string | null;
+}
+
+/** What every backend counts. */
+export interface TraceStoreStats {
+  backend: 'files' | 'postgres';
+  /** Appends that resolved (durable). */
+  appends: number;
+  /** Appends that rejected. */
+  rejected: number;
+  /** Group commits: appends made durable together. */
+  batches: number;
+  /**
+   * Durable commits issued: an fsync/fdatasync (file creation and directory syncs included),
+   * or a committed transaction (a new chain segment included). With group commit, far fewer
+   * than appends.
+   */
+  commits: number;
+  largestBatch: number;
+  /** Times the store went from working to failing. */
+  failures: number;
+  state: 'ok' | 'failed' | 'closed';
+}
+
+export interface TraceStore {
+  readonly backend: 'files' | 'postgres';
+  /** Resolves once the event is durable (fsync'd, or committed); rejects with `CC_TRACE_UNAVAILABLE` otherwise. */
+  append(event: TraceEventInput): Promise<void>;
+  /** The run's events in order, prompts rebuilt and verified, chains checked; null for an unknown (or expired) run. */
+  readRun(runId: string): Promise<RunTraceView | null>;
+  /** Runs newest first, described by their latest event. */
+  listRuns(query?: ListRunsQuery): Promise<RunPage>;
+  /**
+   * Resolves when appends can be made durable — probing the write path when nothing was
+   * written yet, so a full volume or an unreachable database shows before the first
+   * compile — and rejects with the reason otherwise. May resolve with a note: something
+   * worth knowing that does not stop the store working.
+   */
+  health(): Promise<string | undefined>;
+  /** Removes events older than the retention; `deleted` counts files or rows, as the backend stores them. */
+  sweep(): Promise<{ deleted: number }>;
+  stats(): TraceStoreStats;
+  /** Flushes pending appends, stops timers, and closes files or connections. */
+  close(): Promise<void>;
+}
+
+export type TraceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+
+export const HOUR = 3_600_000;
+export const MAX_PAGE = 100;
+/** How far apart replica clocks may be before a writer's file or chain segment counts as sealed. */
+export const SEAL_GRACE_MS = 60_000;
+
+/** A writer id safe in a file name: host (pod name) and pid, plus randomness against pid reuse. */
+export function makeWriterId(hostname: string, pid: number, random: string): string {
+  const host = hostname.replace(/[^A-Za-z0-9-]/g, '-').replace(/-+/g, '-').slice(0, 63) || 'host';
+  return `${host}-${pid}-${random}`;
+}
+
+/** Defaults both backends derive from the retention. */
+export function rotateMsFor(retentionMs: number): number {
+  return Math.max(1000, Math.min(HOUR, Math.floor(retentionMs / 4)));
+}
+
+export function sweepIntervalFor(retentionMs: number): number {
+  return Math.max(1000, Math.min(10 * 60_000, Math.floor(retentionMs / 10)));
+}
+
+export function unavailable(reason: string, cause: unknown): ProblemError {
+  return new ProblemError('CC_TRACE_UNAVAILABLE', `The trace event could not be made durable: ${reason}.`, { cause });
+}
+
+export function closedStore(): ProblemError {
+  return new ProblemError('CC_TRACE_UNAVAILABLE', 'The trace store is closed.');
+}
+
+export function readFailure(error: unknown): ProblemError {
+  return error instanceof ProblemError ? error : new ProblemError('CC_TRACE_UNAVAILABLE', 'Traces cannot be read right now.', { cause: error });
+}
+
+/** Rejects an event the store must not write (a bug in the caller, never user input). */
+export function checkEvent(event: TraceEventInput): void {
+  const problem = eventProblem(event);
+  if (problem) throw new ProblemError('CC_INTERNAL', `trace event is malformed: ${problem}`);
+}
+
+// Field checks rather than a schema parse: this runs on every append, and the event holds
+// the whole prompt; the deliver path builds it from validated parts.
+function eventProblem(event: TraceEventInput): string | null {
+  if (typeof event !== 'object' || event === null) return 'not an object';
+  if (typeof event.runId !== 'string' || !isSafeId(event.runId)) return 'runId is not a safe id';
+  if (typeof event.at !== 'string' || !Number.isFinite(Date.parse(event.at))) return 'at is not an ISO time';
+  if (typeof event.route !== 'string') return 'route is missing';
+  const subject = event.subject as Partial<TraceSubject> | undefined;
+  if (!subject || (subject.kind !== 'persona' && subject.kind !== 'worker') || typeof subject.id !== 'string') return 'subject is invalid';
+  if (!Number.isInteger(event.status)) return 'status is not an integer';
+  if (!TRACE_OUTCOMES.includes(event.outcome)) return 'outcome is invalid';
+  if (typeof event.request !== 'object' || event.request === null) return 'request is missing';
+  const segments = event.segments;
+  if (segments !== undefined) {
+    const texts = (list: unknown) => Array.isArray(list) && list.every((piece) => typeof piece === 'string');
+    if (!texts(segments.system) || !texts(segments.input)) return 'segments must be arrays of strings';
+  }
+  return null;
+}
+
+/** Where a page of runs ends: the last run's latest event time and its id. */
+export interface RunPosition {
+  atMs: number;
+  runId: string;
+}
+
+export function encodeCursor(position: RunPosition): string {
+  return Buffer.from(`${position.atMs}.${position.runId}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): RunPosition | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(-?\d{1,16})\.([A-Za-z0-9_:-]{1,128})$/.exec(text);
+  return match ? { atMs: Number(match[1]), runId: match[2]! } : null;
+}
+
+/** The page size, filter and position a `listRuns` query asks for; a cursor this service did not issue is a 400. */
+export function pageRequest(query: ListRunsQuery): { limit: number; filter: RunFilter; after: RunPosition | null } {
+  const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(query.limit ?? 20)));
+  let after = null;
+  if (query.cursor !== undefined) {
+    after = decodeCursor(query.cursor);
+    if (!after) {
+      throw new ProblemError('CC_VALIDATION_FAILED', '/query/cursor: not a cursor this service issued', {
+        errors: [{ path: '/query/cursor', message: 'not a cursor this service issued' }],
+      });
+    }
+  }
+  const filter: RunFilter = {};
+  if (query.persona !== undefined) filter.persona = query.persona;
+  if (query.worker !== undefined) filter.worker = query.worker;
+  if (query.status !== undefined) filter.status = query.status;
+  if (query.outcome !== undefined) filter.outcome = query.outcome;
+  return { limit, filter, after };
+}
+
+/** The page as `listRuns` returns it: a cursor only when more runs follow. */
+export function runPage(runs: RunSummary[], more: boolean): RunPage {
+  const last = runs[runs.length - 1];
+  return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null };
+}

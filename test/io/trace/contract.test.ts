@@ -1,0 +1,453 @@
+import { describe, expect, it } from 'vitest';
+import { ProblemError } from '../../../src/errors.js';
+import type { TraceStore } from '../../../src/io/trace/index.js';
+import { traceBackends } from '../../helpers/trace-backends.js';
+import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
+
+/**
+ * One contract for every trace backend (SPEC §6): what the service relies on of a trace
+ * store, run against files and against PostgreSQL alike. Backend-specific behaviour (file
+ * rotation, the in-memory index, migrations, indexes) has its own suites.
+ */
+
+const DAY = 86_400_000;
+const KEY = 'trace-signing-key-0123456789abcdef-0123';
+/** Tests that write fixed `at` times read them with a clock just after. */
+const MARCH = { now: () => Date.parse('2026-03-02T00:00:00.000Z') };
+
+async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const healthy = (store: TraceStore) => () =>
+  store.health().then(
+    () => true,
+    () => false,
+  );
+
+for (const backend of traceBackends()) {
+  const title = backend.skipped ? `trace store contract: ${backend.name} (SKIPPED: ${backend.skipped})` : `trace store contract: ${backend.name}`;
+
+  describe.skipIf(backend.skipped !== null)(title, () => {
+    describe('append and read back', () => {
+      it('reads an empty store before anything was written: no runs, no run', async () => {
+        const store = (await backend.storage()).open();
+        expect(await store.listRuns()).toEqual({ runs: [], nextCursor: null });
+        expect(await store.readRun('run-1')).toBeNull();
+      });
+
+      it('rebuilds the exact delivered prompts and checks them against the recorded digests', async () => {
+        const store = (await backend.storage()).open();
+        const event = deliveredEvent('run-1');
+        await store.append(event);
+        const run = await store.readRun('run-1');
+        expect(run?.events).toHaveLength(1);
+        const read = run!.events[0]!;
+        expect(read.systemPrompt).toBe(event.segments!.system.join(''));
+        expect(read.inputPrompt).toBe(event.segments!.input.join(''));
+        expect(read.verified).toBe(true);
+        expect(read.chars).toBe(read.systemPrompt!.length + read.inputPrompt!.length);
+        expect(read).toMatchObject({ runId: 'run-1', route: '/context/mars', status: 200, outcome: 'delivered', blocks: event.blocks, sources: event.sources, cache: event.cache, budget: event.budget });
+        const pieces = read.segments!.system.map((segment) => read.systemPrompt!.slice(segment.offset, segment.offset + segment.chars));
+        expect(pieces).toEqual(event.segments!.system);
+        expect(read.segments!.system.map((segment) => segment.sha256)).toEqual(event.segments!.system.map(sha256));
+        expect(run!.chain).toEqual({ status: 'linked', problems: [], notes: [] });
+      });
+
+      it('keeps text byte for byte, whatever characters it holds (NUL and a lone surrogate included)', async () => {
+        const store = (await backend.storage()).open();
+        const volatile = 'line\nwith "quotes", \\ backslashes, \u2028 separators, emoji 🪐, \u0000 and a lone \ud800 surrogate\n';
+        await store.append(deliveredEvent('run-odd', { volatile, input: [] }));
+        const [read] = (await store.readRun('run-odd'))!.events;
+        expect(read!.systemPrompt).toBe([...STABLE_SYSTEM, volatile].join(''));
+        expect(read!.inputPrompt).toBeNull();
+        expect(read!.verified).toBe(true);
+      });
+
+      it('returns a run’s events in order, and null for an unknown or unsafe run id', async () => {
+        const store = (await backend.storage()).open(MARCH);
+        await store.append(deliveredEvent('run-2', { at: '2026-03-01T10:00:00.000Z', status: 200 }));
+        await store.append(deliveredEvent('other', { at: '2026-03-01T10:00:01.000Z' }));
+        await store.append(deliveredEvent('run-2', { at: '2026-03-01T10:00:02.000Z', status: 304, outcome: 'not-modified' }));
+        const events = (await store.readRun('run-2'))?.events;
+        expect(events!.map((event) => [event.at, event.status])).toEqual([
+          ['2026-03-01T10:00:00.000Z', 200],
+          ['2026-03-01T10:00:02.000Z', 304],
+        ]);
+        expect(await store.readRun('never-ran')).toBeNull();
+        expect(await store.readRun('../../etc/passwd')).toBeNull();
+      });
+
+      it('traces a failed compile with its error and no prompt', async () => {
+        const store = (await backend.storage()).open();
+        await store.append(failedEvent('run-failed'));
+        const [read] = (await store.readRun('run-failed'))!.events;
+        expect(read).toMatchObject({ outcome: 'failed', status: 422, error: { code: 'CC_BUDGET_EXCEEDED' }, chars: 0 });
+        expect(read!.systemPrompt).toBeNull();
+        expect(read!.verified).toBeNull();
+      });
+
+      it('records a source’s confinement, absent paths and listings as given', async () => {
+        const store = (await backend.storage()).open();
+        const sources = [{ path: 'topics/moving.md', size: 40, mtimeMs: 1, sha256: sha256('topic'), truncated: false, maxBytes: 65536, keep: 'tail' as const, within: 'topics' }];
+        const absent = [{ path: 'calendar/today.md' }];
+        const listings = [{ path: 'meetings', count: 2, sha256: sha256('a\nb\n'), names: ['a', 'b'] }];
+        await store.append(deliveredEvent('run-relied', { sources, absent, listings }));
+        expect((await store.readRun('run-relied'))!.events[0]).toMatchObject({ sources, absent, listings });
+      });
+
+      it('reports verified: false when the recorded digest does not match the delivered text', async () => {
+        const store = (await backend.storage()).open();
+        await store.append(deliveredEvent('run-wrong', { promptSha256: sha256('something else') }));
+        const [read] = (await store.readRun('run-wrong'))!.events;
+        expect(read!.verified).toBe(false);
+        expect(read!.systemPrompt).toContain('You are mars');
+      });
+
+      it('rejects a malformed event instead of storing it', async () => {
+        const store = (await backend.storage()).open();
+        await expect(store.append({ ...deliveredEvent('x'), runId: '../x' })).rejects.toMatchObject({ code: 'CC_INTERNAL' });
+        await expect(store.append({ ...deliveredEvent('x'), at: 'yesterday' })).rejects.toMatchObject({ code: 'CC_INTERNAL' });
+        expect(store.stats().appends).toBe(0);
+      });
+
+      it('flushes pending appends on close, and rejects appends after it', async () => {
+        const storage = await backend.storage();
+        const store = storage.open();
+        const pending = Array.from({ length: 50 }, (_, i) => store.append(deliveredEvent(`run-${i}`)));
+        await store.close();
+        await Promise.all(pending);
+        await expect(store.append(deliveredEvent('late'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+        expect((await storage.open().readRun('run-49'))!.events[0]!.verified).toBe(true);
+      });
+    });
+
+    describe('storage', () => {
+      it('stores each distinct prompt text, block summary, source record and cache plan once, however many events repeat them', async () => {
+        const storage = await backend.storage();
+        const store = storage.open();
+        // New objects with equal values each time, as a compiler hands them over.
+        const events = Array.from({ length: 20 }, (_, i) => deliveredEvent(`run-${i}`));
+        for (const event of events) await store.append(structuredClone(event));
+        const stored = await storage.dump();
+        expect(stored.split('You are mars, an introspective thought partner.').length - 1).toBe(1);
+        expect(stored.split(`"sha256":"${events[0]!.blocks![0]!.sha256}"`).length - 1).toBe(1);
+        expect(stored.split('"routeKey":"rk-1"').length - 1).toBe(1);
+        expect(stored.split('"path":"SOUL.md"').length - 1).toBe(1);
+        for (const event of [events[0]!, events[19]!]) {
+          expect((await store.readRun(event.runId))!.events[0]).toMatchObject({ blocks: event.blocks, sources: event.sources, cache: event.cache });
+        }
+      });
+
+      it('never stores block content beside the prompt texts', async () => {
+        const storage = await backend.storage();
+        const store = storage.open();
+        const event = deliveredEvent('run-blocks');
+        await store.append({ ...event, blocks: event.blocks!.map((block) => ({ ...block, content: 'SECRET BLOCK TEXT' })) });
+        expect(await storage.dump()).not.toContain('SECRET BLOCK TEXT');
+        expect((await store.readRun('run-blocks'))!.events[0]!.blocks).toEqual(event.blocks);
+      });
+
+      it('keeps records apart that differ in one field only', async () => {
+        const store = (await backend.storage()).open();
+        const event = deliveredEvent('run-a');
+        const [first] = event.blocks!;
+        const twin = { ...first!, source: 'personas/mars.md' };
+        const sources = [
+          event.sources![0]!,
+          { ...event.sources![0]!, mtimeMs: 2 },
+          { ...event.sources![0]!, truncated: true, maxBytes: 5, keep: 'tail' as const },
+          { ...event.sources![0]!, within: 'topics' },
+        ];
+        await store.append({ ...event, blocks: [first!, twin, { ...first! }], sources });
+        await store.append({ ...deliveredEvent('run-b'), blocks: [twin, first!], sources: [...sources].reverse() });
+        const [a] = (await store.readRun('run-a'))!.events;
+        const [b] = (await store.readRun('run-b'))!.events;
+        expect(a!.blocks).toEqual([first, twin, first]);
+        expect(a!.sources).toEqual(sources);
+        expect(b!.blocks).toEqual([twin, first]);
+        expect(b!.sources).toEqual([...sources].reverse());
+      });
+
+      it('shares commits between concurrent appends (group commit)', async () => {
+        const store = (await backend.storage()).open();
+        await store.health();
+        const before = store.stats().commits;
+        const clients = 32;
+        const rounds = 20;
+        await Promise.all(
+          Array.from({ length: clients }, async (_, client) => {
+            for (let round = 0; round < rounds; round++) await store.append(deliveredEvent(`run-${client}-${round}`));
+          }),
+        );
+        const stats = store.stats();
+        expect(stats.appends).toBe(clients * rounds);
+        expect(stats.commits - before).toBeLessThan(stats.appends / 8);
+        expect(stats.largestBatch).toBeGreaterThan(1);
+        expect((await store.listRuns({ limit: 100 })).runs).toHaveLength(100);
+        expect((await store.readRun('run-31-19'))!.events[0]!.verified).toBe(true);
+      });
+    });
+
+    describe('failure and recovery', () => {
+      it('rejects with CC_TRACE_UNAVAILABLE while writes fail, fails fast, says why, and recovers by itself', async () => {
+        const storage = await backend.storage();
+        const store = storage.open({ retryIntervalMs: 50 });
+        await store.append(deliveredEvent('before'));
+
+        await storage.fail();
+        const error = await store.append(deliveredEvent('lost')).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(ProblemError);
+        expect(error).toMatchObject({ code: 'CC_TRACE_UNAVAILABLE', statusCode: 503 });
+        await expect(store.health()).rejects.toThrow(backend.name === 'files' ? /TRACE_DIR.*disk full/ : /trace database is unavailable \(TRACE_DATABASE_URL\)/);
+        expect(store.stats().state).toBe('failed');
+        const failures = store.stats().rejected;
+        await expect(store.append(deliveredEvent('fast'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+        expect(store.stats().rejected).toBe(failures + 1);
+
+        await storage.repair();
+        await waitFor(healthy(store), 'the store to recover');
+        await store.append(deliveredEvent('after'));
+        expect((await store.readRun('before'))!.events[0]!.verified).toBe(true);
+        expect((await store.readRun('after'))!.events[0]!.verified).toBe(true);
+        expect(await store.readRun('lost')).toBeNull();
+        expect(await store.readRun('fast')).toBeNull();
+        const restarted = storage.open();
+        expect((await restarted.readRun('after'))!.chain).toEqual({ status: 'linked', problems: [], notes: [] });
+      });
+
+      it('makes the first health check fail with the reason when nothing can be written, until a write works', async () => {
+        const storage = await backend.storage();
+        await storage.fail();
+        const store = storage.open({ retryIntervalMs: 50 });
+        await expect(store.health()).rejects.toThrow(backend.name === 'files' ? 'trace directory is not writable (TRACE_DIR): disk full (ENOSPC)' : /trace database is unavailable \(TRACE_DATABASE_URL\): read-only/);
+        expect(store.stats().state).toBe('failed');
+        await expect(store.append(deliveredEvent('lost'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE', statusCode: 503 });
+        await storage.repair();
+        await waitFor(healthy(store), 'the store to recover');
+        await store.append(deliveredEvent('after'));
+        expect((await store.readRun('after'))!.events[0]!.verified).toBe(true);
+      });
+    });
+
+    describe('listRuns', () => {
+      async function seeded(): Promise<TraceStore> {
+        const store = (await backend.storage()).open(MARCH);
+        const base = Date.parse('2026-03-01T12:00:00.000Z');
+        for (let i = 0; i < 25; i++) {
+          const at = new Date(base + i * 1000).toISOString();
+          if (i % 5 === 4) await store.append(failedEvent(`w-${i}`, { at }));
+          else await store.append(deliveredEvent(`p-${i}`, { at, subject: { kind: 'persona', id: i % 2 === 0 ? 'mars' : 'venus' } }));
+        }
+        return store;
+      }
+
+      it('lists runs newest first and pages through all of them exactly once', async () => {
+        const store = await seeded();
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.listRuns({ limit: 7, ...(cursor ? { cursor } : {}) });
+          seen.push(...page.runs.map((run) => run.runId));
+          cursor = page.nextCursor ?? undefined;
+          pages++;
+        } while (cursor);
+        expect(pages).toBe(4);
+        expect(seen).toHaveLength(25);
+        expect(new Set(seen).size).toBe(25);
+        expect(seen[0]).toBe('w-24');
+        expect(seen[24]).toBe('p-0');
+        const first = (await store.listRuns({ limit: 1 })).runs[0]!;
+        expect(first).toEqual({ runId: 'w-24', at: '2026-03-01T12:00:24.000Z', route: '/compile', subject: { kind: 'worker', id: 'scribe' }, status: 422, outcome: 'failed', chars: 0, promptSha256: null, events: 1 });
+        const persona = (await store.listRuns({ limit: 1, persona: 'mars' })).runs[0]!;
+        expect(persona).toMatchObject({ runId: 'p-22', surface: 'voice', chars: expect.any(Number), promptSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      });
+
+      it('orders runs of the same instant by run id, and pages through them', async () => {
+        const store = (await backend.storage()).open(MARCH);
+        const at = '2026-03-01T12:00:00.000Z';
+        const ids = ['b', 'a', 'C', 'c', 'a-1', 'Z9'];
+        for (const runId of ids) await store.append(deliveredEvent(runId, { at }));
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.listRuns({ limit: 2, ...(cursor ? { cursor } : {}) });
+          seen.push(...page.runs.map((run) => run.runId));
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        expect(seen).toEqual([...ids].sort().reverse());
+      });
+
+      it('filters by persona, worker, status and outcome, on each run’s latest event', async () => {
+        const store = await seeded();
+        const ids = async (query: Parameters<TraceStore['listRuns']>[0]) => (await store.listRuns({ limit: 100, ...query })).runs.map((run) => run.runId);
+        expect(await ids({ persona: 'mars' })).toEqual(['p-22', 'p-20', 'p-18', 'p-16', 'p-12', 'p-10', 'p-8', 'p-6', 'p-2', 'p-0']);
+        expect(await ids({ worker: 'scribe' })).toEqual(['w-24', 'w-19', 'w-14', 'w-9', 'w-4']);
+        expect(await ids({ status: 422 })).toEqual(await ids({ outcome: 'failed' }));
+        expect(await ids({ persona: 'venus', status: 200 })).toHaveLength(10);
+        expect(await ids({ worker: 'mars' })).toEqual([]);
+        // p-0 delivered again, not modified: it now lists by its latest event.
+        await store.append(deliveredEvent('p-0', { at: '2026-03-01T12:01:00.000Z', status: 304, outcome: 'not-modified' }));
+        expect((await ids({ status: 304 }))).toEqual(['p-0']);
+        expect(await ids({ persona: 'mars', status: 200 })).not.toContain('p-0');
+      });
+
+      it('describes a run by its latest event and counts its events', async () => {
+        const store = (await backend.storage()).open(MARCH);
+        await store.append(deliveredEvent('r', { at: '2026-03-01T12:00:05.000Z', status: 304, outcome: 'not-modified' }));
+        await store.append(deliveredEvent('r', { at: '2026-03-01T12:00:00.000Z', status: 200 }));
+        const [run] = (await store.listRuns()).runs;
+        expect(run).toMatchObject({ runId: 'r', at: '2026-03-01T12:00:05.000Z', status: 304, events: 2 });
+      });
+
+      it('rejects a cursor it did not issue', async () => {
+        const store = (await backend.storage()).open();
+        await expect(store.listRuns({ cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
+      });
+    });
+
+    describe('retention', () => {
+      it('hides expired events at once and removes them on a sweep, keeping newer ones', async () => {
+        const storage = await backend.storage();
+        let clock = Date.parse('2026-01-01T00:00:00.000Z');
+        const store = storage.open({ now: () => clock });
+        await store.append(deliveredEvent('old', { at: new Date(clock).toISOString() }));
+        await store.append(deliveredEvent('both', { at: new Date(clock).toISOString() }));
+        clock += 8 * DAY;
+        await store.append(deliveredEvent('new', { at: new Date(clock).toISOString() }));
+        await store.append(deliveredEvent('both', { at: new Date(clock).toISOString(), status: 304, outcome: 'not-modified' }));
+
+        expect(await store.readRun('old')).toBeNull();
+        expect((await store.readRun('both'))!.events.map((event) => event.status)).toEqual([304]);
+        expect((await store.listRuns()).runs.map((run) => [run.runId, run.events])).toEqual([
+          ['new', 1],
+          ['both', 1],
+        ].sort((a, b) => (a[0]! < b[0]! ? 1 : -1)));
+        expect((await store.sweep()).deleted).toBeGreaterThan(0);
+        expect(await storage.dump()).not.toContain('"runId":"old"');
+        const run = await store.readRun('new');
+        expect(run!.events[0]!.verified).toBe(true);
+        // A sweep of what expired is not tampering.
+        expect(run!.chain.problems).toEqual([]);
+        expect((await storage.open({ now: () => clock }).readRun('both'))!.chain.problems).toEqual([]);
+
+        // An idle service removes its own latest events too, once they expire, and keeps working.
+        clock += 8 * DAY;
+        expect((await store.sweep()).deleted).toBeGreaterThan(0);
+        expect((await store.listRuns()).runs).toEqual([]);
+        await store.append(deliveredEvent('later', { at: new Date(clock).toISOString() }));
+        expect((await store.readRun('later'))!.events[0]!.verified).toBe(true);
+        expect((await store.readRun('later'))!.chain.problems).toEqual([]);
+      });
+    });
+
+    describe('several writers on one store (replicas, restarts)', () => {
+      it('reads each other’s runs, including events added later, and a restart continues', async () => {
+        const storage = await backend.storage();
+        const a = storage.open({ writerId: 'replica-a-1-aaaa' });
+        const b = storage.open({ writerId: 'replica-b-1-bbbb' });
+        await Promise.all([
+          ...Array.from({ length: 20 }, (_, i) => a.append(deliveredEvent(`a-${i}`))),
+          ...Array.from({ length: 20 }, (_, i) => b.append(deliveredEvent(`b-${i}`))),
+        ]);
+        expect((await a.readRun('b-7'))!.events[0]!.verified).toBe(true);
+        expect((await b.readRun('a-7'))!.events[0]!.verified).toBe(true);
+        await b.append(deliveredEvent('a-7', { status: 304, outcome: 'not-modified' }));
+        expect((await a.readRun('a-7'))!.events.map((event) => event.status)).toEqual([200, 304]);
+        expect((await a.listRuns({ limit: 100 })).runs).toHaveLength(40);
+        await a.close();
+        const restarted = storage.open();
+        await restarted.append(deliveredEvent('after-restart'));
+        for (const runId of ['a-0', 'b-19', 'after-restart']) {
+          const run = await restarted.readRun(runId);
+          expect(run!.events.every((event) => event.verified === true), runId).toBe(true);
+          expect(run!.chain, runId).toEqual({ status: 'linked', problems: [], notes: [] });
+        }
+      });
+    });
+
+    describe('verification', () => {
+      async function written(signingKey: string | null = null) {
+        const storage = await backend.storage();
+        const store = storage.open({ signingKey });
+        for (const runId of ['run-a', 'run-b', 'run-c']) await store.append(deliveredEvent(runId));
+        await store.close();
+        return storage;
+      }
+
+      it('is linked without a key and signed with one; a reader without the key cannot vouch for signed runs', async () => {
+        const unsigned = await written();
+        expect((await unsigned.open().readRun('run-b'))!.chain.status).toBe('linked');
+        const signed = await written(KEY);
+        const withKey = await signed.open({ signingKey: KEY }).readRun('run-b');
+        expect(withKey!.events.map((event) => [event.verified, event.chain])).toEqual([[true, 'signed']]);
+        expect(withKey!.chain).toEqual({ status: 'signed', problems: [], notes: [] });
+        const withoutKey = await signed.open().readRun('run-b');
+        expect(withoutKey!.events.map((event) => event.chain)).toEqual(['unverifiable']);
+        expect(withoutKey!.chain.notes.join('\n')).toMatch(/signed with key [0-9a-f]{16}, and no TRACE_SIGNING_KEY is configured here/);
+        const otherKey = await signed.open({ signingKey: `${KEY}-other` }).readRun('run-b');
+        expect(otherKey!.events.map((event) => [event.verified, event.chain])).toEqual([[false, 'unverifiable']]);
+      });
+
+      it('reports a stored prompt text altered: verified false, the prompts withheld', async () => {
+        const storage = await written();
+        await storage.alterRecords('You are mars', 'You are MARS');
+        const [read] = (await storage.open().readRun('run-b'))!.events;
+        expect(read!.verified).toBe(false);
+        expect(read!.systemPrompt).toBeNull();
+      });
+
+      it('leaves out a block summary whose record was altered, and still verifies the prompts', async () => {
+        const storage = await written();
+        await storage.alterRecords('"source":"builtin:mars"', '"source":"builtin:MARS"');
+        const [read] = (await storage.open().readRun('run-b'))!.events;
+        expect(read!.blocks).toBeUndefined();
+        expect(read!.sources).toEqual(deliveredEvent('x').sources);
+        expect(read!.verified).toBe(true);
+      });
+
+      it('reports an event edited in place as altered, with or without a key', async () => {
+        for (const key of [null, KEY]) {
+          const storage = await written(key);
+          await storage.alterEvent('run-b', '"status":200', '"status":201');
+          const run = await storage.open({ signingKey: key }).readRun('run-b');
+          expect(run!.events.map((event) => [event.status, event.verified, event.chain]), String(key)).toEqual([[201, false, 'broken']]);
+          expect(run!.chain.status).toBe('broken');
+          expect(run!.chain.problems.join('\n')).toMatch(/the event at .* was altered or forged: its link does not hold/);
+        }
+      });
+
+      it('reports an event removed from the middle of a writer’s chain on the run after it', async () => {
+        const storage = await written(KEY);
+        await storage.removeEvent('run-b');
+        const reader = storage.open({ signingKey: KEY });
+        expect(await reader.readRun('run-b')).toBeNull();
+        const after = await reader.readRun('run-c');
+        expect(after!.chain.status).toBe('broken');
+        expect(after!.chain.problems.join('\n')).toMatch(/removed/);
+        expect((await reader.readRun('run-a'))!.events.map((event) => event.verified)).toEqual([true]);
+      });
+
+      it('never serves an event cut short (a write torn by a crash, a careless edit) as verified, and reads every other run', async () => {
+        const storage = await written();
+        await storage.cutEvent('run-c');
+        const reader = storage.open();
+        const cut = await reader.readRun('run-c');
+        expect(cut === null || cut.events.every((event) => event.verified !== true)).toBe(true);
+        for (const runId of ['run-a', 'run-b']) {
+          const run = await reader.readRun(runId);
+          expect(run!.events.map((event) => event.verified), runId).toEqual([true]);
+          expect(run!.events[0]!.systemPrompt, runId).toContain('You are mars');
+        }
+        const store = storage.open();
+        await store.append(deliveredEvent('after-cut'));
+        expect((await store.readRun('after-cut'))!.events[0]!.verified).toBe(true);
+      });
+    });
+  });
+}

@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPostgresTraceStore, migrateTraceDatabase, type PostgresTraceStore, type PostgresTraceStoreOptions } from '../../../src/io/trace/index.js';
+import { listRunsSql, MAX_RUN_EVENTS, RUN_EVENTS_SQL } from '../../../src/io/trace/postgres/reader.js';
+import { SCHEMA_VERSION } from '../../../src/io/trace/postgres/schema.js';
+import { createDatabase, dropDatabase } from '../../helpers/postgres.js';
+import { postgresCluster } from '../../helpers/trace-backends.js';
+import { deliveredEvent, failedEvent } from '../../helpers/trace-events.js';
+
+/** What only the PostgreSQL backend does: migrations, indexes, bounded reads and deletes, its credentials. */
+
+const DAY = 86_400_000;
+const cluster = postgresCluster();
+const silent = pino({ level: 'silent' });
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function database(): Promise<{ url: string; query: <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]> }> {
+  const url = await createDatabase(cluster.url!);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  cleanups.push(async () => {
+    await pool.end();
+    await dropDatabase(cluster.url!, url);
+  });
+  return { url, query: async <T,>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[] };
+}
+
+function open(url: string, options: Partial<PostgresTraceStoreOptions> = {}, log = silent): PostgresTraceStore {
+  const store = createPostgresTraceStore(url, log, { retentionMs: 7 * DAY, ...options });
+  cleanups.push(() => store.close());
+  return store;
+}
+
+function capture() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { log: pino({ level: 'debug' }, stream), text: () => text };
+}
+
+const title = (name: string) => (cluster.skipped ? `${name} (SKIPPED: ${cluster.skipped})` : name);
+
+describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () => {
+  describe('schema', () => {
+    it('is created once when replicas start together, under the advisory lock', async () => {
+      const { url, query } = await database();
+      const stores = Array.from({ length: 6 }, (_, i) => open(url, { writerId: `replica-${i}-0000` }));
+      await Promise.all(stores.map((store) => store.health()));
+      expect(await query('SELECT version FROM cc_trace_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+      await Promise.all(stores.map((store, i) => store.append(deliveredEvent(`run-${i}`))));
+      expect((await stores[0]!.listRuns()).runs).toHaveLength(6);
+    });
+
+    it('is migrated by hand with context-compiler migrate’s function, idempotently', async () => {
+      const { url, query } = await database();
+      expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [1] });
+      expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [] });
+      expect(await query('SELECT count(*)::integer AS tables FROM pg_tables WHERE tablename LIKE $1', ['cc\\_trace\\_%'])).toEqual([{ tables: 5 }]);
+    });
+
+    it('refuses a database at a newer schema version, and says so in readiness', async () => {
+      const { url, query } = await database();
+      await migrateTraceDatabase(url, silent);
+      await query('INSERT INTO cc_trace_schema (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+      const store = open(url);
+      await expect(store.health()).rejects.toThrow(/trace database is unavailable \(TRACE_DATABASE_URL\): schema is newer than this release \(EMIGRATION\)/);
+      await expect(store.append(deliveredEvent('run-1'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    });
+
+    it('serves as a role without DDL rights once migrated', async () => {
+      const { url, query } = await database();
+      await migrateTraceDatabase(url, silent);
+      const role = `cc_app_${randomBytes(4).toString('hex')}`;
+      const password = randomBytes(12).toString('hex');
+      const name = new URL(url).pathname.slice(1);
+      await query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      cleanups.push(async () => {
+        const admin = new pg.Client({ connectionString: cluster.url! });
+        await admin.connect();
+        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+        await admin.end();
+      });
+      await query(`GRANT CONNECT ON DATABASE ${name} TO ${role}`);
+      await query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+      await query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+      const limited = new URL(url);
+      limited.username = role;
+      limited.password = password;
+      const store = open(limited.toString());
+      await store.health();
+      await store.append(deliveredEvent('run-limited'));
+      expect((await store.readRun('run-limited'))!.events[0]!.verified).toBe(true);
+      expect(await store.sweep()).toEqual({ deleted: 0 });
+      await query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${role}`);
+      await query(`REVOKE CONNECT ON DATABASE ${name} FROM ${role}`);
+    });
+  });
+
+  describe('reads and deletes through indexes, bounded', () => {
+    it('reads a run and pages runs by index scans, not table scans', async () => {
+      const { url, query } = await database();
+      const store = open(url);
+      const base = Date.now() - 3_600_000;
+      for (let chunk = 0; chunk < 10; chunk++) {
+        await Promise.all(
+          Array.from({ length: 300 }, (_, i) => {
+            const n = chunk * 300 + i;
+            const at = new Date(base + n).toISOString();
+            return n % 7 === 0 ? store.append(failedEvent(`run-${n}`, { at })) : store.append(deliveredEvent(`run-${n % 1000}`, { at, subject: { kind: 'persona', id: n % 2 ? 'mars' : 'venus' } }));
+          }),
+        );
+      }
+      await query('ANALYZE');
+      const plan = async (sql: string, params: unknown[]) => JSON.stringify(await query(`EXPLAIN (FORMAT JSON) ${sql}`, params));
+      const minAt = base - 1;
+      const read = await plan(RUN_EVENTS_SQL, ['run-7', minAt]);
+      expect(read).toContain('cc_trace_events_run');
+      expect(read).not.toContain('"Seq Scan"');
+      for (const filter of [{}, { persona: 'mars' }, { status: 422 }, { outcome: 'failed' as const }]) {
+        const { sql, params } = listRunsSql(filter, { atMs: base + 2000, runId: 'run-500' }, 20);
+        const listed = await plan(sql, [minAt, ...params]);
+        expect(listed, JSON.stringify(filter)).toMatch(/cc_trace_runs_(recent|subject|status|outcome)/);
+        expect(listed, JSON.stringify(filter)).not.toContain('"Seq Scan"');
+      }
+    });
+
+    it(`returns at most ${MAX_RUN_EVENTS} events of one run, and says there are more`, async () => {
+      const { url } = await database();
+      const store = open(url, { maxBatchEvents: 200 });
+      await Promise.all(Array.from({ length: MAX_RUN_EVENTS + 5 }, () => store.append(failedEvent('run-long'))));
+      const run = await store.readRun('run-long');
+      expect(run!.events).toHaveLength(MAX_RUN_EVENTS);
+      expect(run!.chain.notes).toEqual([`the run has more than ${MAX_RUN_EVENTS} events within retention; the first ${MAX_RUN_EVENTS} are shown`]);
+      expect(run!.chain.problems).toEqual([]);
+      expect((await store.listRuns()).runs[0]).toMatchObject({ runId: 'run-long', events: MAX_RUN_EVENTS + 5 });
+    });
+
+    it('deletes expired events in bounded batches while appends go on', async () => {
+      const { url, query } = await database();
+      let clock = Date.parse('2026-01-01T00:00:00.000Z');
+      const store = open(url, { now: () => clock, maxBatchEvents: 500 });
+      await Promise.all(Array.from({ length: 2500 }, (_, i) => store.append(failedEvent(`old-${i}`, { at: new Date(clock + i).toISOString() }))));
+      clock += 8 * DAY;
+      const appends = Array.from({ length: 200 }, (_, i) => store.append(deliveredEvent(`new-${i}`, { at: new Date(clock).toISOString() })));
+      const [swept] = await Promise.all([store.sweep(), ...appends]);
+      expect(swept).toEqual({ deleted: 2500 });
+      expect(await query('SELECT count(*)::integer AS n FROM cc_trace_events')).toEqual([{ n: 200 }]);
+      expect(await query('SELECT count(*)::integer AS n FROM cc_trace_runs')).toEqual([{ n: 200 }]);
+      // Records of days wholly past retention go too; today's stay.
+      expect(await query('SELECT count(*)::integer AS n FROM cc_trace_records WHERE day < $1', [Math.floor((clock - 7 * DAY) / DAY)])).toEqual([{ n: 0 }]);
+      expect((await store.readRun('new-199'))!.events[0]!.verified).toBe(true);
+      expect(store.stats().eventsDeleted).toBe(2500);
+    });
+  });
+
+  describe('several writers', () => {
+    it('upserts the runs two replicas append to at once, each run to its latest event', async () => {
+      const { url } = await database();
+      const base = Date.parse('2026-03-01T12:00:00.000Z');
+      const a = open(url, { writerId: 'replica-a-0000', now: () => base + DAY });
+      const b = open(url, { writerId: 'replica-b-0000', now: () => base + DAY });
+      await Promise.all(
+        Array.from({ length: 400 }, (_, i) => (i % 2 ? a : b).append(deliveredEvent(`run-${i % 50}`, { at: new Date(base + i).toISOString(), status: i >= 350 ? 304 : 200, outcome: i >= 350 ? 'not-modified' : 'delivered' }))),
+      );
+      const runs = (await a.listRuns({ limit: 100 })).runs;
+      expect(runs).toHaveLength(50);
+      expect(runs.every((run) => run.events === 8 && run.status === 304)).toBe(true);
+      const run = await b.readRun('run-7');
+      expect(run!.events.map((event) => event.at)).toEqual(Array.from({ length: 8 }, (_, k) => new Date(base + 7 + 50 * k).toISOString()));
+      expect(run!.chain).toEqual({ status: 'linked', problems: [], notes: [] });
+    });
+
+    it('continues in a new segment when its own is removed under it, says so in readiness, and reports the removal', async () => {
+      const { url, query } = await database();
+      const { log, text } = capture();
+      const store = open(url, {}, log);
+      await store.append(deliveredEvent('before'));
+      await query('DELETE FROM cc_trace_segments');
+      await store.append(deliveredEvent('after'));
+      expect(await store.health()).toMatch(/^the current trace segment was removed or changed in the database at .*; appends continue in a new segment$/);
+      expect(text()).toContain('trace segment changed under the writer; continuing in a new segment');
+      const after = await store.readRun('after');
+      expect(after!.events.map((event) => event.verified)).toEqual([true]);
+      const before = await store.readRun('before');
+      expect(before!.chain.status).toBe('broken');
+      expect(before!.chain.problems.join('\n')).toMatch(/its segment record is missing/);
+      expect(before!.events.map((event) => event.verified)).toEqual([false]);
+    });
+
+    it('reports a row added to a segment past the last event its writer committed', async () => {
+      const { url, query } = await database();
+      const store = open(url);
+      await store.append(deliveredEvent('run-a'));
+      await store.append(deliveredEvent('run-b'));
+      const [row] = await query<{ segment: string; body: string; link: string }>("SELECT segment, body, link FROM cc_trace_events WHERE run_id = 'run-b'");
+      const body = row!.body.replace('"seq":2', '"seq":3').replaceAll('run-b', 'run-x');
+      const { createHash } = await import('node:crypto');
+      const link = createHash('sha256').update(row!.link).update(body).digest('hex');
+      await query('INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link) VALUES ($1, 3, $2, $3, $4, $5, $6)', [row!.segment, 'run-x', Date.now(), body, row!.link, link]);
+      const forged = await open(url).readRun('run-x');
+      expect(forged!.events.map((event) => [event.verified, event.chain])).toEqual([[false, 'broken']]);
+      expect(forged!.chain.problems.join('\n')).toMatch(/after the last event its writer committed/);
+    });
+  });
+
+  describe('credentials', () => {
+    it('never puts the database password in a log line, a readiness reason or a 503 detail', async () => {
+      const { url } = await database();
+      const wrong = new URL(url);
+      const secret = `pw-${randomBytes(8).toString('hex')}`;
+      wrong.password = secret;
+      const { log, text } = capture();
+      const store = open(wrong.toString(), { retryIntervalMs: 20 }, log);
+      const reason = await store.health().then(
+        () => 'healthy',
+        (error: Error) => error.message,
+      );
+      expect(reason).toBe('trace database is unavailable (TRACE_DATABASE_URL): password authentication failed (28P01)');
+      const problem = await store.append(deliveredEvent('run-1')).catch((error: { detail: string }) => error.detail);
+      expect(problem).toMatch(/^The trace event could not be made durable: trace database is unavailable \(TRACE_DATABASE_URL\)/);
+
+      const down = new URL(url);
+      down.port = '1';
+      down.password = secret;
+      const unreachable = open(down.toString(), {}, log);
+      await expect(unreachable.health()).rejects.toThrow('trace database is unavailable (TRACE_DATABASE_URL): connection refused (ECONNREFUSED)');
+      await unreachable.append(deliveredEvent('run-2')).catch(() => undefined);
+      expect(text()).toContain('trace store cannot make events durable');
+      for (const leaked of [secret, wrong.toString(), down.toString(), '127.0.0.1:1']) {
+        expect(text()).not.toContain(leaked);
+        expect(reason).not.toContain(leaked);
+        expect(problem).not.toContain(leaked);
+      }
+    });
+  });
+});
