@@ -3,14 +3,14 @@
  * appending a persona-sized event (≈8 KB of stable segments repeated by every call, ≈2.5 KB
  * of volatile live context) for a fixed time. Prints appends/s, fsyncs and process CPU per append.
  *
- *   node --import tsx test/helpers/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
+ *   node --import tsx bench/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createTraceStore } from '../../src/io/trace-store.js';
-import { deliveredEvent } from './trace-events.js';
+import { createTraceStore } from '../src/io/trace-store.js';
+import { deliveredEvent } from '../test/helpers/trace-events.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const clients = Number(process.argv[3] ?? 32);
