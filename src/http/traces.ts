@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createTraceStore, type TraceFs, type TraceStore } from '../io/trace-store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The durable trace store (TRACE_DIR); the deliver path appends to it before answering. */
+    traces: TraceStore;
+  }
+}
+
+export interface TracesPluginOptions {
+  /** The trace store's file system; tests inject a full or failing one. */
+  fs?: TraceFs;
+}
+
+/** `app.traces`: the trace store, closed with the app, its write path checked by `/readyz`. */
+export const tracesPlugin = fp(
+  async function tracesPlugin(app: FastifyInstance, options: TracesPluginOptions) {
+    const { config } = app;
+    const traces = createTraceStore(config.traceDir, app.log.child({ component: 'traces' }), {
+      retentionMs: config.traceRetentionMs,
+      signingKey: config.traceSigningKey,
+      ...(options.fs ? { fs: options.fs } : {}),
+      observeWrite: (seconds, ok) => app.metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
+    });
+    app.decorate('traces', traces);
+    app.addHook('onClose', () => traces.close());
+    app.readinessChecks.push({ name: 'traces', check: () => traces.health() });
+  },
+  { name: 'traces', dependencies: ['metrics'] },
+);
