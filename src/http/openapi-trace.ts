@@ -71,6 +71,7 @@ export function describeTraceSchemas(): void {
     description:
       'One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text.',
   });
+  describe(TraceEventSchema.shape.at, { format: 'date-time', description: 'When the event was traced' });
   fields(TraceEventSchema, {
     route: 'Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile',
     status: 'The HTTP status delivered',
