@@ -39,7 +39,7 @@ export interface WorkerRequest {
   preferences?: Preferences | undefined;
   /** The instant to compile for: the caller's `now`, else the time of the request. */
   now: Date;
-  /** IANA zone; else heartbeat-state, else `defaultTimeZone`. */
+  /** IANA zone, as the request names it (`timezone` on the wire); else heartbeat-state, else `defaultTimeZone`. */
   timezone?: string | undefined;
 }
 
@@ -54,7 +54,7 @@ interface WorkerSources {
   policy: Policy;
   purpose?: SourceText;
   memory: SourceText[];
-  timezone: string;
+  timeZone: string;
 }
 
 type ParsedPolicy = { policy: Policy } | { warning: string };
@@ -174,7 +174,7 @@ export async function readWorkerSources(
     readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone }, memo),
   ]);
   warnings.push(...zone.warnings);
-  const sources: WorkerSources = { identity, policy, memory, timezone: zone.timeZone };
+  const sources: WorkerSources = { identity, policy, memory, timeZone: zone.timeZone };
   if (purpose) sources.purpose = purpose;
   return sources;
 }
@@ -186,7 +186,7 @@ export function workerInput(request: WorkerRequest, sources: WorkerSources): Com
     surface: request.surface,
     phase: request.phase,
     policy: sources.policy,
-    clock: { now: request.now, timeZone: sources.timezone },
+    clock: { now: request.now, timeZone: sources.timeZone },
     identity: sources.identity,
     ...(sources.purpose ? { purpose: sources.purpose } : {}),
     memory: sources.memory,
