@@ -25,7 +25,6 @@ COPY package.json package-lock.json ./
 # the image holds nothing npm would want to write to later.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-COPY openapi.yaml ./
 COPY examples/brain ./examples/brain
 COPY docker/healthcheck.mjs ./docker/healthcheck.mjs
 # The application files stay root-owned (read-only to the service); only the trace

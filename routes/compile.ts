@@ -1,209 +1,81 @@
-import type { FastifyInstance } from 'fastify';
-import { compile } from '../src/core/compile.js';
-import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../src/core/memory-notes.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
-import { MAX_READ_BYTES, type Policy, type SourceText } from '../src/core/types.js';
-import { ProblemError } from '../src/errors.js';
-import { compileAndDeliver, runIdFor, type DeliveryRequest } from '../src/http/deliver.js';
-import { responseJsonSchema } from '../src/http/zod.js';
-import { memoizePerFile, readHeartbeatTimezone, type BrainFile, type BrainSession } from '../src/io/brain.js';
-import { CompileQuerySchema, CompileRequestSchema, type CompileRequest } from '../schemas/compile.js';
-import { CompiledResponseSchema } from '../schemas/compiled.js';
-import { PolicyFileSchema } from '../schemas/policy.js';
+import { parseInstant } from '../src/core/time.js';
+import { createAnswerEncoder } from '../src/http/answer.js';
+import { deliverJob, readClock, runIdFor } from '../src/http/deliver.js';
+import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
+import { createWorkerSources } from '../src/sources/worker.js';
+import { CompileQuerySchema, CompileRequestSchema } from '../schemas/compile.js';
+import { CompiledFieldsSchema, CompiledResponseSchema } from '../schemas/compiled.js';
 
-/** Mandatory sources are read with a cap far above any block limit (the largest any read may use): a bigger file is a 422, never cut. */
-const MANDATORY_READ_BYTES = MAX_READ_BYTES;
-const MEMORY_FILE_BYTES = 64 * 1024;
-const MAX_MEMORY_FILES = 64;
-
-/** What a route makes of a worker's brain files, computed once per version of each file. */
-interface WorkerParsers {
-  policy(file: BrainFile): { policy: Policy } | { warning: string };
-  memoryNotes(file: BrainFile): MemoryNoteIndex;
-}
-
-function createWorkerParsers(base: Policy): WorkerParsers {
-  return {
-    policy: memoizePerFile((file) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(file.text);
-      } catch {
-        return { warning: `${file.path} is not valid JSON; the default policy applies` };
-      }
-      const parsed = PolicyFileSchema.safeParse(json);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; the default policy applies` };
-      }
-      return { policy: mergePolicy(base, parsed.data) };
-    }),
-    memoryNotes: memoizePerFile((file) => indexMemoryNotes(file.path, file.text)),
-  };
-}
-
-interface WorkerSources {
-  identity: SourceText;
-  policy: Policy;
-  purpose?: SourceText;
-  memory: SourceText[];
-  timezone: string;
-}
-
-/** A mandatory brain file read whole, or the reason it cannot be used; its read warnings (invalid UTF-8) are kept. */
-function mandatoryText(result: BrainFile, warnings: string[]): SourceText {
-  if (result.truncated) {
-    throw new ProblemError('CC_BUDGET_EXCEEDED', `${result.path} is ${result.size} bytes, more than can be read whole; it is never truncated.`, {
-      extensions: { block: 'source', path: result.path, chars: result.size, limit: MANDATORY_READ_BYTES },
-    });
-  }
-  warnings.push(...result.warnings);
-  return { source: result.path, text: result.text, brainDerived: true };
-}
-
-async function readIdentity(brain: BrainSession, worker: string, warnings: string[]): Promise<SourceText> {
-  for (const name of ['identity.md', 'charter.md']) {
-    const result = await brain.read(`workers/${worker}/${name}`, { maxBytes: MANDATORY_READ_BYTES });
-    if (result.status === 'ok') return mandatoryText(result, warnings);
-    if (result.status !== 'missing') {
-      throw new ProblemError('CC_UNPROCESSABLE', `${result.path} cannot be used: ${result.reason}.`, { extensions: { path: result.path } });
-    }
-  }
-  const hint = `create workers/${worker}/identity.md in the brain (BRAIN_ROOT) saying who the worker is`;
-  throw new ProblemError('CC_NOT_FOUND', `No worker "${worker}": ${hint}.`, { extensions: { hint } });
-}
-
-async function readPolicy(brain: BrainSession, worker: string, base: Policy, parsers: WorkerParsers, warnings: string[]): Promise<Policy> {
-  const path = `workers/${worker}/policy.json`;
-  const result = await brain.read(path, { maxBytes: 64 * 1024 });
-  if (result.status === 'missing') return base;
-  if (result.status !== 'ok') {
-    warnings.push(`${path} could not be read (${result.reason}); the default policy applies`);
-    return base;
-  }
-  const parsed = parsers.policy(result);
-  if ('warning' in parsed) {
-    warnings.push(parsed.warning);
-    return base;
-  }
-  return parsed.policy;
-}
-
-async function readPurpose(brain: BrainSession, channelId: string, warnings: string[]): Promise<SourceText | undefined> {
-  const result = await brain.read(`channels/${channelId}/purpose.md`, { maxBytes: MANDATORY_READ_BYTES });
-  if (result.status === 'ok') return mandatoryText(result, warnings);
-  warnings.push(
-    result.status === 'missing'
-      ? `channel "${channelId}" has no purpose (channels/${channelId}/purpose.md); compiled without one`
-      : `${result.path} could not be read (${result.reason}); compiled without a purpose`,
-  );
-  return undefined;
-}
-
-async function readMemory(brain: BrainSession, worker: string, query: string, parsers: WorkerParsers, warnings: string[]): Promise<SourceText[]> {
-  const dir = `workers/${worker}/memory`;
-  const listing = await brain.list(dir);
-  if (listing.status !== 'ok') {
-    if (listing.status !== 'missing') warnings.push(`${dir} could not be listed (${listing.reason})`);
-    return [];
-  }
-  const names = listing.files.filter((name) => name.endsWith('.md'));
-  if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the first ${MAX_MEMORY_FILES} by name are recalled`);
-  const results = await Promise.all(names.slice(0, MAX_MEMORY_FILES).map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES })));
-  const indexes: MemoryNoteIndex[] = [];
-  for (const result of results) {
-    if (result.status !== 'ok') {
-      if (result.status !== 'missing') warnings.push(`${result.path} could not be read (${result.reason})`);
-      continue;
-    }
-    warnings.push(...result.warnings);
-    indexes.push(parsers.memoryNotes(result));
-  }
-  return rankIndexedMemoryNotes(indexes, query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
-}
-
-async function readWorkerSources(
-  brain: BrainSession,
-  body: CompileRequest,
-  base: Policy,
-  parsers: WorkerParsers,
-  defaultTimezone: string,
-  warnings: string[],
-): Promise<WorkerSources> {
-  const identity = await readIdentity(brain, body.worker, warnings);
-  const [policy, purpose, memory, zone] = await Promise.all([
-    readPolicy(brain, body.worker, base, parsers, warnings),
-    body.channelId === undefined ? undefined : readPurpose(brain, body.channelId, warnings),
-    readMemory(brain, body.worker, body.message ?? body.task ?? '', parsers, warnings),
-    readHeartbeatTimezone(brain, { requested: body.timezone, defaultTimeZone: defaultTimezone }),
-  ]);
-  warnings.push(...zone.warnings);
-  const sources: WorkerSources = { identity, policy, memory, timezone: zone.timeZone };
-  if (purpose) sources.purpose = purpose;
-  return sources;
-}
+const answer = createAnswerEncoder(CompiledResponseSchema, new Set(Object.keys(CompiledFieldsSchema.shape)));
 
 /** `POST /compile`: a worker's prompt for one phase of a conversation or task. */
-export async function compileRoutes(app: FastifyInstance): Promise<void> {
-  const basePolicy = mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars });
-  const parsers = createWorkerParsers(basePolicy);
+export const compileRoutes: FastifyPluginAsyncZod = async (app) => {
+  const workers = createWorkerSources(
+    { policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }), defaultTimeZone: app.config.defaultTimezone },
+    { compiler: app.compiler, memo: app.sourceMemo },
+  );
 
   app.post(
     '/compile',
     {
       schema: {
-        body: CompileRequestSchema,
+        operationId: 'compileWorker',
+        summary: "Compile a worker's prompt for one phase of a conversation or task",
+        description: `Reads \`workers/<worker>/identity.md\` (legacy \`charter.md\`), \`workers/<worker>/policy.json\`,
+\`workers/<worker>/memory/*.md\` and \`channels/<channelId>/purpose.md\` from the brain and
+compiles them with the request's items (docs/compiler.md). Phase \`start\` may carry a task
+but no message; phase \`turn\` carries exactly one message and no task. The \`ETag\` covers the
+delivered prompts; \`If-None-Match\` with it answers 304.
+
+Every answer — 200, 304 or a failed compile — is first appended to the run's trace
+(\`GET /runs/{runId}/trace\`) and made durable; \`x-run-id\` names the run on every answer
+that reached the compile, failures included (not on requests rejected before it:
+validation, authentication, body limits, rate limits). If the trace event cannot be made
+durable the answer is a 503 \`CC_TRACE_UNAVAILABLE\` with no prompt (docs/traces.md, "What is
+traced when").`,
         querystring: CompileQuerySchema,
-        response: { 200: responseJsonSchema(CompiledResponseSchema) },
+        body: CompileRequestSchema,
+        response: {
+          200: delivered(CompiledResponseSchema, 'the compiled prompt'),
+          ...notModified,
+          ...problems(400, 401, 404, 413, 415, 422, 429),
+          ...traceUnavailable,
+        },
       },
     },
     async (request, reply) => {
-      const body = request.body as CompileRequest;
-      const warnings: string[] = [];
-      const base: DeliveryRequest = {
-        route: 'POST /compile',
-        runId: runIdFor(body.runId),
-        subject: { kind: 'worker' as const, id: body.worker },
-        surface: body.surface,
-        identifiers: { worker: body.worker, channelId: body.channelId ?? null, phase: body.phase, surface: body.surface },
-        // Counts, not the items: their text is in the delivered prompt, traced once.
-        options: {
-          now: body.now ?? null,
-          timezone: body.timezone ?? null,
-          preferences: body.preferences ?? null,
-          capabilities: body.capabilities?.length ?? 0,
-          briefing: body.briefing?.length ?? 0,
-          evidence: body.evidence?.length ?? 0,
-          task: body.task !== undefined,
-          message: body.message !== undefined,
+      const { body } = request;
+      const clock = readClock();
+      const { runId: given, now, ...turn } = body;
+      return deliverJob(
+        request,
+        reply,
+        {
+          route: 'POST /compile',
+          runId: runIdFor(given),
+          subject: { kind: 'worker', id: body.worker },
+          surface: body.surface,
+          identifiers: { worker: body.worker, channelId: body.channelId ?? null, phase: body.phase, surface: body.surface },
+          // Counts, not the items: their text is in the delivered prompt, traced once.
+          options: {
+            now: now ?? null,
+            timezone: body.timezone ?? null,
+            preferences: body.preferences ?? null,
+            capabilities: body.capabilities?.length ?? 0,
+            briefing: body.briefing?.length ?? 0,
+            evidence: body.evidence?.length ?? 0,
+            task: body.task !== undefined,
+            message: body.message !== undefined,
+          },
+          format: request.query.format ?? 'json',
+          clock,
+          answer,
         },
-        warnings,
-        format: (request.query as { format?: 'json' | 'text' }).format ?? 'json',
-      };
-      return compileAndDeliver(request, reply, base, async (brain, startedAt) => {
-        const sources = await readWorkerSources(brain, body, basePolicy, parsers, app.config.defaultTimezone, warnings);
-        return {
-          warnings: [],
-          compile: () => ({
-            compiled: compile({
-              subject: base.subject,
-              surface: body.surface,
-              phase: body.phase,
-              policy: sources.policy,
-              clock: { now: body.now ?? new Date(startedAt).toISOString(), timezone: sources.timezone },
-              identity: sources.identity,
-              ...(sources.purpose ? { purpose: sources.purpose } : {}),
-              memory: sources.memory,
-              ...(body.capabilities ? { capabilities: body.capabilities } : {}),
-              ...(body.briefing ? { briefing: body.briefing } : {}),
-              ...(body.evidence ? { evidence: body.evidence } : {}),
-              ...(body.preferences ? { preferences: body.preferences } : {}),
-              ...(body.task !== undefined ? { task: { source: 'request:task', text: body.task } } : {}),
-              ...(body.message !== undefined ? { message: { source: 'request:message', text: body.message } } : {}),
-            }),
-          }),
-        };
-      });
+        // `now` passed the schema's instant rule.
+        workers.job({ ...turn, now: now === undefined ? new Date(clock.startedAt) : parseInstant(now)! }),
+      );
     },
   );
-}
+};

@@ -1,17 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
-import { compileAndDeliver, runIdFor, type DeliveryRequest } from '../src/http/deliver.js';
-import { responseJsonSchema } from '../src/http/zod.js';
-import {
-  compilePersona,
-  compileTopic,
-  personaOrNotFound,
-  readPersonaSources,
-  readTopicSources,
-  TOPIC_SUBJECT_ID,
-  topicIdForTrace,
-  type PersonaCompiled,
-} from '../src/sources/persona.js';
+import { parseInstant } from '../src/core/time.js';
+import { createAnswerEncoder } from '../src/http/answer.js';
+import { deliverJob, readClock, runIdFor } from '../src/http/deliver.js';
+import { delivered, notModified, problems } from '../src/http/openapi.js';
+import { createPersonaSources, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
+import { CompiledFieldsSchema } from '../schemas/compiled.js';
 import {
   PersonaContextQuerySchema,
   PersonaContextResponseSchema,
@@ -19,50 +13,70 @@ import {
   TopicContextQuerySchema,
   TopicContextResponseSchema,
   TopicParamsSchema,
-  type PersonaContextQuery,
-  type TopicContextQuery,
 } from '../schemas/context.js';
+
+// What depends on the compiled result alone: written once per shared result (a persona within one minute).
+const RESULT_KEYS = new Set([...Object.keys(CompiledFieldsSchema.shape), 'liveContext', 'topic', 'voice', 'tools', 'session']);
+const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, RESULT_KEYS);
+const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, RESULT_KEYS);
 
 /**
  * `GET /context/:persona` (mars, venus) and `GET /context/topic/:topicId`: a voice persona's
  * compiled prompt, or a topic block alone, delivered like `POST /compile` (ETag/304,
  * `format=text`, `x-run-id`, traced before it is sent).
  */
-export async function contextRoutes(app: FastifyInstance): Promise<void> {
-  const options = {
-    defaultTimeZone: app.config.defaultTimezone,
-    policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
-    allowWriteTools: app.config.voiceWriteTools,
-    crossLingual: app.config.voiceCrossLingual,
-  };
+export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
+  const personas = createPersonaSources(
+    {
+      defaultTimeZone: app.config.defaultTimezone,
+      policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
+      allowWriteTools: app.config.voiceWriteTools,
+      crossLingual: app.config.voiceCrossLingual,
+    },
+    { compiler: app.compiler, memo: app.sourceMemo },
+  );
 
   // Registered before /context/:persona; the router prefers the static segment anyway.
   app.get(
     '/context/topic/:topicId',
     {
       schema: {
+        operationId: 'getTopicContext',
+        summary: 'The topic block alone, compiled and traced',
+        description: `\`topics/<topicId>.md\` (newest part kept when over its cap), PII-scrubbed and delivered
+like a persona prompt so it is digested and traced: the topic is the one advisory line
+of \`inputPrompt\` (\`{"block":"topic",...}\`), ready for a session's data channel;
+\`systemPrompt\` is only a short built-in frame (identity, runtime policy, voice scope)
+with no clock, so the \`ETag\` changes only when the topic does. The trace subject is
+\`persona: topic\`. A missing or unusable topic is a 404 (traced as a failed delivery).`,
         params: TopicParamsSchema,
         querystring: TopicContextQuerySchema,
-        response: { 200: responseJsonSchema(TopicContextResponseSchema) },
+        response: {
+          200: delivered(TopicContextResponseSchema, 'the compiled topic block'),
+          ...notModified,
+          ...problems(400, 401, 404, 429, 503),
+        },
       },
     },
     async (request, reply) => {
-      const { topicId } = request.params as { topicId: string };
-      const query = request.query as TopicContextQuery;
-      const base: DeliveryRequest = {
-        route: 'GET /context/topic/:topicId',
-        runId: runIdFor(query.runId),
-        subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
-        surface: 'voice',
-        identifiers: { topicId },
-        options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined },
-        warnings: [],
-        format: query.format ?? 'json',
-      };
-      return compileAndDeliver(request, reply, base, async (brain) => {
-        const sources = await readTopicSources(brain, { topicId, topicName: query.topicName, sanitize: query.sanitize }, options);
-        return { warnings: sources.warnings, compile: () => compileTopic(sources) };
-      });
+      const { topicId } = request.params;
+      const { query } = request;
+      return deliverJob(
+        request,
+        reply,
+        {
+          route: 'GET /context/topic/:topicId',
+          runId: runIdFor(query.runId),
+          subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
+          surface: 'voice',
+          identifiers: { topicId },
+          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined },
+          format: query.format ?? 'json',
+          clock: readClock(),
+          answer: topicAnswer,
+        },
+        personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize }),
+      );
     },
   );
 
@@ -70,48 +84,81 @@ export async function contextRoutes(app: FastifyInstance): Promise<void> {
     '/context/:persona',
     {
       schema: {
+        operationId: 'getPersonaContext',
+        summary: "A voice persona's compiled prompt (GET /context/mars, GET /context/venus)",
+        description: `The persona's trusted blocks (identity first, then the runtime policy, the character —
+or the operator's \`personas/<persona>.md\` — hard rules and tools: worker-stable), the
+voice runtime scope (surface-stable) and the date-and-time line in the operator's zone
+(volatile, last of the system prompt); then, as advisory input, the live context
+(mars: feelings from the two newest daily notes, SOUL.md core, recurring themes; venus:
+tasks by priority, today's events, unread count, newest meeting) and the topic when
+\`topicId\` is given. Two calls that differ only in time share every stable boundary hash
+and the \`routeKey\`.
+
+Every brain source degrades to a warning (missing, unsafe, binary or invalid UTF-8,
+over its cap, broken heartbeat JSON, no brain root at all): the persona still gets
+its prompt. Brain-derived text is PII-scrubbed; \`redactions\` counts the live context's
+redactions too.
+
+The answer is a drop-in for a realtime voice server (SPEC §4): \`session\` is the
+object to send to the realtime calls endpoint or \`session.update\` unchanged
+(\`{type: "realtime", instructions, audio: {output: {voice}}, tools}\`; the model is the
+caller's). \`tools\` (also inside \`session\`) are \`{type: "function", name, description,
+parameters}\` with a strict JSON Schema each; by default their names come from the voice
+server's read-only allow-list (mars: search, query, get_page, read_article; venus:
+search, query, get_page, list_pages, find_experts, get_recent_transcripts), narrowed,
+renamed or reworded by the brain's \`personas/tools.json\`; write-shaped tools only with
+\`VOICE_WRITE_TOOLS=true\`. The tool names the prompt mentions are exactly these.
+
+A call link always connects: an unusable \`topicId\` never fails the call. It gives the
+generic context and a warning that starts with a stable code — \`topic-unsafe:\` (not a
+slug, or given twice: nothing is read), \`topic-missing:\` (no such file) or
+\`topic-unreadable:\` (refused, unreadable, binary or empty) — and is traced like any
+other delivery (an unsafe id only by its length and a digest prefix). Delivered like
+\`POST /compile\`: traced before it is sent, \`ETag\`/\`If-None-Match\`, \`format=text\`,
+\`x-run-id\`.`,
         params: PersonaParamsSchema,
         querystring: PersonaContextQuerySchema,
-        response: { 200: responseJsonSchema(PersonaContextResponseSchema) },
+        response: {
+          200: delivered(PersonaContextResponseSchema, 'the compiled persona prompt'),
+          ...notModified,
+          ...problems(400, 401, 404, 429, 503),
+        },
       },
     },
     async (request, reply) => {
       // An unknown persona is a 404 listing the personas, before anything is read or traced.
-      const persona = personaOrNotFound((request.params as { persona: string }).persona).key;
-      const query = request.query as PersonaContextQuery;
-      const now = query.now ?? new Date().toISOString();
+      const persona = personaOrNotFound(request.params.persona).key;
+      const { query } = request;
+      const clock = readClock();
+      // `now` passed the schema's instant rule.
+      const now = query.now === undefined ? new Date(clock.startedAt) : parseInstant(query.now)!;
       // An unusable topicId still connects; the trace keeps only its length and a digest prefix.
       const topic = topicIdForTrace(query.topicId);
-      const traceOptions: Record<string, unknown> = {
-        now: query.now ?? null,
-        // The instant the clock line and "today" were computed for: `?now=` with it reproduces the prompt.
-        nowUsed: now,
-        timezone: query.timezone ?? null,
-        sanitize: query.sanitize ?? null,
-        topicName: query.topicName !== undefined,
-        ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
-      };
-      const base: DeliveryRequest = {
-        route: `GET /context/${persona}`,
-        runId: runIdFor(query.runId),
-        subject: { kind: 'persona', id: persona },
-        surface: 'voice',
-        identifiers: { persona, topicId: topic.topicId },
-        options: traceOptions,
-        warnings: [],
-        format: query.format ?? 'json',
-      };
-      return compileAndDeliver(request, reply, base, async (brain) => {
-        const sources = await readPersonaSources(
-          brain,
-          { persona, now, timezone: query.timezone, topicId: query.topicId, topicName: query.topicName, sanitize: query.sanitize },
-          options,
-        );
-        // The zone actually used, and where it came from, for whoever reads the trace.
-        traceOptions['operatorTimezone'] = sources.timeZone.timeZone;
-        traceOptions['timezoneSource'] = sources.timeZone.source;
-        return { warnings: sources.warnings, compile: () => compilePersona(sources) };
-      });
+      return deliverJob(
+        request,
+        reply,
+        {
+          route: `GET /context/${persona}`,
+          runId: runIdFor(query.runId),
+          subject: { kind: 'persona', id: persona },
+          surface: 'voice',
+          identifiers: { persona, topicId: topic.topicId },
+          options: {
+            now: query.now ?? null,
+            // The instant the clock line and "today" were computed for: `?now=` with it reproduces the prompt.
+            nowUsed: query.now ?? now.toISOString(),
+            timezone: query.timezone ?? null,
+            sanitize: query.sanitize ?? null,
+            topicName: query.topicName !== undefined,
+            ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
+          },
+          format: query.format ?? 'json',
+          clock,
+          answer: personaAnswer,
+        },
+        personas.persona({ persona, now, timezone: query.timezone, topicId: query.topicId, topicName: query.topicName, sanitize: query.sanitize }),
+      );
     },
   );
-}
+};

@@ -1,7 +1,5 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import type { FastifyInstance } from 'fastify';
-import { responseJsonSchema } from '../src/http/zod.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { json, problemResponse } from '../src/http/openapi.js';
 import { sendProblem, toProblem } from '../src/http/problem.js';
 import { ProblemError } from '../src/errors.js';
 import { HealthSchema, ReadySchema } from '../schemas/health.js';
@@ -15,30 +13,36 @@ export interface ReadinessCheck {
   check(): Promise<string | undefined | void>;
 }
 
-export async function brainReadable(root: string): Promise<void> {
-  const info = await stat(root).catch((error: NodeJS.ErrnoException) => {
-    throw new Error(`brain root ${error.code === 'ENOENT' ? 'does not exist' : 'cannot be read'} (BRAIN_ROOT)`);
-  });
-  if (!info.isDirectory()) throw new Error('brain root is not a directory (BRAIN_ROOT)');
-  await access(root, constants.R_OK | constants.X_OK).catch(() => {
-    throw new Error('brain root is not readable (BRAIN_ROOT)');
-  });
-}
-
-export async function healthRoutes(app: FastifyInstance): Promise<void> {
+/** `GET /healthz` and `GET /readyz`: public and never rate limited, for probes. */
+export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   const checks = app.readinessChecks;
-  // The trace store registers its own check (`traces`: appends can be made durable).
-  checks.push({ name: 'brain', check: () => brainReadable(app.config.brainRoot) });
 
   app.get(
     '/healthz',
-    { config: { public: true, rateLimit: false }, schema: { response: { 200: responseJsonSchema(HealthSchema) } } },
+    {
+      config: { public: true, rateLimit: false },
+      schema: {
+        operationId: 'getLiveness',
+        summary: 'Liveness (the process answers; no dependencies checked)',
+        response: { 200: json(HealthSchema, 'alive') },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
   app.get(
     '/readyz',
-    { config: { public: true, rateLimit: false }, schema: { response: { 200: responseJsonSchema(ReadySchema) } } },
+    {
+      config: { public: true, rateLimit: false },
+      schema: {
+        operationId: 'getReadiness',
+        summary: 'Readiness (brain root readable, trace store writable — probed by opening its first file at start)',
+        response: {
+          200: json(ReadySchema, 'ready'),
+          503: problemResponse(503, '`CC_NOT_READY` (with `checks`, each `{name, ok, reason?}`) or `CC_SHUTTING_DOWN`'),
+        },
+      },
+    },
     async (request, reply) => {
       const results = await Promise.all(
         checks.map(async ({ name, check }) => {
@@ -56,4 +60,4 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       return sendProblem(reply, { ...toProblem(new ProblemError('CC_NOT_READY', detail), request), checks: results });
     },
   );
-}
+};

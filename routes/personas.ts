@@ -1,10 +1,20 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { listPersonas } from '../src/core/persona/personas.js';
-import { responseJsonSchema } from '../src/http/zod.js';
+import { json, problems } from '../src/http/openapi.js';
 import { PersonasResponseSchema } from '../schemas/personas.js';
 
 /** `GET /personas`: key, name, voice and description of each built-in persona; never a prompt. */
-export async function personasRoutes(app: FastifyInstance): Promise<void> {
+export const personasRoutes: FastifyPluginAsyncZod = async (app) => {
   const body = { personas: listPersonas() };
-  app.get('/personas', { schema: { response: { 200: responseJsonSchema(PersonasResponseSchema) } } }, async () => body);
-}
+  app.get(
+    '/personas',
+    {
+      schema: {
+        operationId: 'listPersonas',
+        summary: 'The built-in personas, without their prompts',
+        response: { 200: json(PersonasResponseSchema, 'the personas in a fixed order'), ...problems(401, 429) },
+      },
+    },
+    async () => body,
+  );
+};

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ProblemError } from '../src/errors.js';
-import { responseJsonSchema } from '../src/http/zod.js';
+import { json, problems } from '../src/http/openapi.js';
 import type { Brain, ListingVerifyResult } from '../src/io/brain.js';
 import type { TraceEventView } from '../src/io/trace/index.js';
 import {
@@ -28,15 +28,24 @@ export interface RunsRoutesOptions {
 const VERIFY_CONCURRENCY = 8;
 
 /** `GET /runs` (newest first, paginated, filtered) and `GET /runs/:runId/trace` from `app.traces`. */
-export async function runsRoutes(app: FastifyInstance, options: RunsRoutesOptions = {}): Promise<void> {
+export const runsRoutes: FastifyPluginAsyncZod<RunsRoutesOptions> = async (app, options) => {
   const freshness = options.freshness ?? app.brain;
 
   app.get(
     '/runs',
-    { schema: { querystring: RunListQuerySchema, response: { 200: responseJsonSchema(RunListSchema) } } },
+    {
+      schema: {
+        operationId: 'listRuns',
+        summary: 'Traced runs, newest first, each described by its latest event',
+        description: `Paginated: pass \`nextCursor\` as \`cursor\` for the next (older) page. Filters apply to
+each run's latest event. Runs older than TRACE_RETENTION are not listed.`,
+        querystring: RunListQuerySchema,
+        response: { 200: json(RunListSchema, 'a page of runs'), ...problems(400, 401, 429, 503) },
+      },
+    },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return app.traces.listRuns(request.query as RunListQuery);
+      return app.traces.listRuns(request.query);
     },
   );
 
@@ -44,14 +53,20 @@ export async function runsRoutes(app: FastifyInstance, options: RunsRoutesOption
     '/runs/:runId/trace',
     {
       schema: {
+        operationId: 'getRunTrace',
+        summary: 'Every traced event of a run, in order, with the delivered prompts rebuilt and verified',
+        description: `Also checks the hash chain of every trace file holding one of the run's events (and the
+hand-over from and to the writer's neighbouring files): each event's \`chain\` says what its
+link proves, and the run's \`chain\` reports edited, forged, inserted, removed or reordered
+events and files missing or cut within retention. See docs/traces.md, "Tamper evidence".`,
         params: RunTraceParamsSchema,
         querystring: RunTraceQuerySchema,
-        response: { 200: responseJsonSchema(RunTraceSchema) },
+        response: { 200: json(RunTraceSchema, "the run's events"), ...problems(400, 401, 404, 429, 503) },
       },
     },
     async (request, reply) => {
-      const { runId } = request.params as { runId: string };
-      const { verify } = request.query as { verify?: 'sources' };
+      const { runId } = request.params;
+      const { verify } = request.query;
       const run = await app.traces.readRun(runId);
       if (!run) {
         throw new ProblemError('CC_NOT_FOUND', `No trace for run ${runId}: it never ran here, or it is older than TRACE_RETENTION.`);
@@ -62,7 +77,7 @@ export async function runsRoutes(app: FastifyInstance, options: RunsRoutesOption
       return run;
     },
   );
-}
+};
 
 /**
  * Marks, per event, every recorded file that changed or is gone, every path found missing

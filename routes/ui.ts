@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
 import { ProblemError } from '../src/errors.js';
 import { ifNoneMatchHits } from '../src/http/deliver.js';
+import { notModified, problems, type DocumentedHeader } from '../src/http/openapi.js';
 
 /** Where `npm run build` (scripts/build-ui.mjs) puts the viewer. */
 export const UI_DIR = resolve(PROJECT_ROOT, 'dist/ui');
@@ -48,7 +50,13 @@ const UI_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-const UiFileParamsSchema = z.object({ file: z.string().max(64) });
+const UiFileParamsSchema = z.object({ file: z.string().max(64).meta({ examples: ['main.js'] }) });
+
+const STATIC_HEADERS: Record<string, DocumentedHeader> = {
+  'Content-Security-Policy': { type: 'string', description: 'no inline script or style, no other origin' },
+  ETag: { type: 'string' },
+};
+const text = z.string();
 
 export interface UiRoutesOptions {
   /** The built viewer; defaults to `dist/ui` under the project root. */
@@ -64,7 +72,7 @@ interface UiFile {
  * `GET /ui/` and `GET /ui/:file`: the trace viewer's static files (public: they hold no
  * data; the page asks the JSON API, with a token, for everything it shows).
  */
-export async function uiRoutes(app: FastifyInstance, options: UiRoutesOptions = {}): Promise<void> {
+export const uiRoutes: FastifyPluginAsyncZod<UiRoutesOptions> = async (app, options) => {
   const dir = options.dir ?? UI_DIR;
   // Read once on first use: the bundle is part of the build, not of the request path.
   const files = new Map<string, Promise<UiFile>>();
@@ -98,9 +106,60 @@ export async function uiRoutes(app: FastifyInstance, options: UiRoutesOptions = 
     return payload;
   });
 
-  app.get('/ui', { config: { public: true } }, async (_request, reply) => reply.redirect('ui/', 308));
-  app.get('/ui/', { config: { public: true } }, async (request, reply) => send('index.html', request, reply));
-  app.get('/ui/:file', { config: { public: true }, schema: { params: UiFileParamsSchema } }, async (request, reply) =>
-    send((request.params as { file: string }).file, request, reply),
+  app.get(
+    '/ui',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'redirectToViewer',
+        summary: 'Redirects to the trace viewer at /ui/',
+        response: {
+          308: z.undefined().meta({ description: 'to `ui/` (relative, so it also works behind a path prefix)' }),
+        },
+      },
+    },
+    async (_request, reply) => reply.redirect('ui/', 308),
   );
-}
+  app.get(
+    '/ui/',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getViewer',
+        summary: 'The trace viewer (docs/ui.md), a static page that reads GET /runs and GET /runs/{runId}/trace',
+        description: `Public: the page holds no data. It calls the JSON API itself, with the bearer token the
+person enters (kept in sessionStorage). Served with a strict Content-Security-Policy
+(no inline script or style, no other origin), \`X-Content-Type-Options: nosniff\` and
+\`Referrer-Policy: no-referrer\`; \`ETag\` with \`If-None-Match\` answers 304.`,
+        response: {
+          200: { description: 'index.html', headers: STATIC_HEADERS, content: { 'text/html': { schema: text } } },
+          ...notModified,
+          ...problems(503),
+        },
+      },
+    },
+    async (request, reply) => send('index.html', request, reply),
+  );
+  app.get(
+    '/ui/:file',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getViewerFile',
+        summary: 'One static file of the trace viewer (its scripts and style sheet)',
+        description: 'Only the files of the built viewer are served (a fixed list); anything else is a 404 problem.',
+        params: UiFileParamsSchema,
+        response: {
+          200: {
+            description: 'the file',
+            headers: STATIC_HEADERS,
+            content: { 'text/javascript': { schema: text }, 'text/css': { schema: text }, 'text/html': { schema: text } },
+          },
+          ...notModified,
+          ...problems(400, 404, 503),
+        },
+      },
+    },
+    async (request, reply) => send(request.params.file, request, reply),
+  );
+};

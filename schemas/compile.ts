@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { isValidTimeZone } from '../src/config.js';
+import { phaseIssues } from '../src/core/compile.js';
 import { PHASES, SURFACES } from '../src/core/types.js';
-import { ChannelIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
+import { ChannelIdSchema, FormatSchema, InstantSchema, RunIdSchema, TimeZoneSchema, WorkerIdSchema } from './ids.js';
 
 export const MAX_CAPABILITIES = 64;
 export const MAX_BRIEFING_ITEMS = 64;
@@ -24,53 +24,61 @@ export const BriefingItemSchema = z.strictObject({
 
 export const EvidenceItemSchema = z.strictObject({
   sourceRef: z.string().min(1).max(512),
-  content: z.string().refine((text) => utf8Bytes(text) <= MAX_EVIDENCE_BYTES, `must be at most ${MAX_EVIDENCE_BYTES} bytes (UTF-8)`),
+  content: z
+    .string()
+    .refine((text) => utf8Bytes(text) <= MAX_EVIDENCE_BYTES, `must be at most ${MAX_EVIDENCE_BYTES} bytes (UTF-8)`)
+    .meta({ description: `at most ${MAX_EVIDENCE_BYTES} bytes (UTF-8)` }),
 });
 
-export const PreferencesSchema = z.strictObject({
-  length: z.enum(['concise', 'detailed']).optional(),
-  format: z.enum(['bullets', 'paragraphs']).optional(),
-  tone: z.enum(['direct', 'gentle']).optional(),
-});
+export const PreferencesSchema = z
+  .strictObject({
+    length: z.enum(['concise', 'detailed']).optional(),
+    format: z.enum(['bullets', 'paragraphs']).optional(),
+    tone: z.enum(['direct', 'gentle']).optional(),
+  })
+  .meta({ description: 'presentation only, from a closed set; never grants a tool, data or authority' });
 
 const nonBlank = z.string().refine((text) => text.trim().length > 0, 'must not be blank');
 
 /**
- * `POST /compile`. Phase rules: `start` may carry a task but no message; `turn` carries
- * exactly one message and no task.
+ * `POST /compile`. The phase rules (`start` may carry a task but no message; `turn` carries
+ * exactly one message and no task) are core's `phaseIssues`, reported here for every field
+ * that breaks one.
  */
 export const CompileRequestSchema = z
   .strictObject({
     phase: z.enum(PHASES),
     surface: z.enum(SURFACES),
-    worker: WorkerIdSchema,
-    channelId: ChannelIdSchema.optional(),
-    task: nonBlank.optional(),
-    message: nonBlank.optional(),
+    worker: WorkerIdSchema.meta({ description: 'reads `workers/<worker>/`' }),
+    channelId: ChannelIdSchema.optional().meta({ description: 'reads `channels/<channelId>/purpose.md`' }),
+    task: nonBlank.optional().meta({ description: 'phase start only; content authority' }),
+    message: nonBlank.optional().meta({ description: 'phase turn only (required there); content authority' }),
     capabilities: z
       .array(CapabilitySchema)
       .max(MAX_CAPABILITIES)
       .refine((items) => new Set(items.map((item) => item.id)).size === items.length, 'capability ids must be unique')
-      .optional(),
-    briefing: z.array(BriefingItemSchema).max(MAX_BRIEFING_ITEMS).optional(),
-    evidence: z.array(EvidenceItemSchema).max(MAX_EVIDENCE_ITEMS).optional(),
+      .optional()
+      .meta({ description: 'the tools this turn may call: trusted; rendered sorted by id; ids unique' }),
+    briefing: z
+      .array(BriefingItemSchema)
+      .max(MAX_BRIEFING_ITEMS)
+      .optional()
+      .meta({ description: 'advisory host state, taken in order while it fits the budget' }),
+    evidence: z
+      .array(EvidenceItemSchema)
+      .max(MAX_EVIDENCE_ITEMS)
+      .optional()
+      .meta({ description: `recalled material: untrusted content; each at most ${MAX_EVIDENCE_BYTES} UTF-8 bytes` }),
     preferences: PreferencesSchema.optional(),
-    runId: RunIdSchema.optional(),
-    now: z.iso.datetime({ offset: true }).optional(),
-    timezone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London').optional(),
+    runId: RunIdSchema.optional().meta({ description: 'the run to trace this compile under (default: a new one)' }),
+    now: InstantSchema.optional().meta({ description: 'ISO 8601 with Z or an offset; default: the time of the request' }),
+    timezone: TimeZoneSchema.optional().meta({ description: 'IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE' }),
   })
   .superRefine((body, ctx) => {
-    if (body.phase === 'start' && body.message !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['message'], message: 'phase "start" may not carry a message' });
-    }
-    if (body.phase === 'turn') {
-      if (body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'phase "turn" needs exactly one message' });
-      if (body.task !== undefined) ctx.addIssue({ code: 'custom', path: ['task'], message: 'phase "turn" may not carry a task' });
-    }
-  });
+    for (const issue of phaseIssues(body)) ctx.addIssue({ code: 'custom', path: [issue.field], message: issue.message });
+  })
+  .meta({ id: 'CompileRequest' });
 
 export type CompileRequest = z.infer<typeof CompileRequestSchema>;
 
-export const CompileQuerySchema = z.strictObject({
-  format: z.enum(['json', 'text']).optional(),
-});
+export const CompileQuerySchema = z.strictObject({ format: FormatSchema });

@@ -1,104 +1,148 @@
 import { z } from 'zod';
 import type { RealtimeSession } from '../src/core/persona/session.js';
 import type { PersonaTool } from '../src/core/persona/tools.js';
-import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES } from '../src/core/types.js';
+import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, PHASES, SURFACES } from '../src/core/types.js';
+
+/**
+ * The compile responses (SPEC §9). Every member a response carries is required and listed in
+ * the order it is written, so the bytes are the same whether Fastify's serializer, the
+ * delivery's encoder or `JSON.stringify` of the parsed object writes them.
+ */
+
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** A block as delivered in a response: everything but its content. */
-export const BlockSummarySchema = z.object({
-  kind: z.enum(BLOCK_KINDS),
-  authority: z.enum(AUTHORITIES),
-  cacheClass: z.enum(CACHE_CLASSES),
-  source: z.string(),
-  chars: z.number().int(),
-  approxTokens: z.number().int(),
-  sha256: z.string(),
-});
+export const BlockSummarySchema = z
+  .object({
+    kind: z.enum(BLOCK_KINDS),
+    authority: z.enum(AUTHORITIES),
+    cacheClass: z.enum(CACHE_CLASSES),
+    source: z.string().meta({ description: 'a brain path (`workers/scribe/identity.md`), `builtin:*` or `request:*`' }),
+    chars: z.number().int(),
+    approxTokens: z.number().int().meta({ description: 'deterministic estimate (≈ bytes/4, more for code fences and table pipes)' }),
+    sha256: Sha256Hex.meta({ description: 'sha256 of the block content as delivered' }),
+  })
+  .meta({ id: 'BlockSummary' });
 
-export const CacheBoundarySchema = z.object({
-  class: z.enum(CACHE_CLASSES),
-  afterBlock: z.enum(BLOCK_KINDS),
-  blockIndex: z.number().int(),
-  prefixChars: z.number().int(),
-  prefixSha256: z.string(),
-  approxTokens: z.number().int(),
-  belowMinimum: z.boolean(),
-});
+export const CacheBoundarySchema = z
+  .object({
+    class: z.enum(CACHE_CLASSES),
+    afterBlock: z.enum(BLOCK_KINDS).meta({ description: 'kind of the last block of this class' }),
+    blockIndex: z.number().int().meta({ description: 'index of that block in `blocks`' }),
+    prefixChars: z.number().int(),
+    prefixSha256: Sha256Hex.meta({ description: 'sha256 of `systemPrompt` up to here: an Anthropic `cache_control` point' }),
+    approxTokens: z.number().int(),
+    belowMinimum: z.boolean().meta({ description: 'the prefix is under the providers’ minimum cacheable size, so caching it does nothing' }),
+  })
+  .meta({ id: 'CacheBoundary' });
 
-export const CachePlanSchema = z.object({
-  schemaVersion: z.number().int(),
-  routeKey: z.string(),
-  minimumTokens: z.number().int(),
-  boundaries: z.array(CacheBoundarySchema),
-});
+export const CachePlanSchema = z
+  .object({
+    schemaVersion: z.number().int(),
+    routeKey: z.string().meta({ description: 'for OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version' }),
+    minimumTokens: z.number().int(),
+    boundaries: z.array(CacheBoundarySchema).meta({ description: 'one per cache class present, after its last block' }),
+  })
+  .meta({ id: 'CachePlan' });
 
-export const BudgetSchema = z.object({
-  limitChars: z.number().int(),
-  usedChars: z.number().int(),
-  remainingChars: z.number().int(),
-  omitted: z.object({ memory: z.number().int(), briefing: z.number().int() }),
-  blocks: z.record(z.string(), z.number().int()),
-});
+export const BudgetSchema = z
+  .object({
+    limitChars: z.number().int(),
+    usedChars: z.number().int(),
+    remainingChars: z.number().int(),
+    omitted: z
+      .object({ memory: z.number().int(), briefing: z.number().int() })
+      .meta({ description: 'optional items left out because they did not fit' }),
+    blocks: z.record(z.string(), z.number().int()).meta({ description: 'per-kind content limits from the policy' }),
+  })
+  .meta({ id: 'Budget' });
 
 export const SourceSummarySchema = z.object({
   path: z.string(),
-  sha256: z.string(),
+  sha256: Sha256Hex.meta({ description: 'sha256 of the bytes read' }),
   truncated: z.boolean(),
 });
 
 /** A function tool as realtime APIs take it; `parameters` is a JSON Schema object. */
-export const ToolSchema = z.strictObject({
-  type: z.literal('function'),
-  name: z.string(),
-  description: z.string(),
-  parameters: z.record(z.string(), z.unknown()),
-}) satisfies z.ZodType<Omit<PersonaTool, 'parameters'> & { parameters: Record<string, unknown> }>;
+export const ToolSchema = z
+  .strictObject({
+    type: z.literal('function'),
+    name: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/)
+      .meta({ description: 'the name the voice server dispatches' }),
+    description: z.string(),
+    parameters: z
+      .record(z.string(), z.unknown())
+      .meta({ description: 'a strict JSON Schema of the arguments (type object, additionalProperties false)' }),
+  })
+  .meta({ id: 'Tool', description: 'a function tool as realtime APIs take it' }) satisfies z.ZodType<
+  Omit<PersonaTool, 'parameters'> & { parameters: Record<string, unknown> }
+>;
 
 /**
  * The persona answer's `session`: what a voice server passes to the realtime calls endpoint
  * or `session.update` unchanged (SPEC §4); the model is the caller's to add.
  */
-export const RealtimeSessionSchema = z.strictObject({
-  type: z.literal('realtime'),
-  instructions: z.string(),
-  audio: z.strictObject({ output: z.strictObject({ voice: z.string() }) }),
-  tools: z.array(ToolSchema),
-}) satisfies z.ZodType<Omit<RealtimeSession, 'tools'> & { tools: unknown[] }>;
+export const RealtimeSessionSchema = z
+  .strictObject({
+    type: z.literal('realtime'),
+    instructions: z.string().meta({ description: 'the delivered instructions' }),
+    audio: z.strictObject({ output: z.strictObject({ voice: z.string() }) }),
+    tools: z.array(ToolSchema),
+  })
+  .meta({
+    id: 'RealtimeSession',
+    description: "the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions",
+  }) satisfies z.ZodType<Omit<RealtimeSession, 'tools'> & { tools: unknown[] }>;
 
-export const TopicSummarySchema = z.object({
-  topicId: z.string(),
-  found: z.boolean(),
-  chars: z.number().int(),
-  /** The topic file was over its cap and only its newest part was kept. */
-  truncated: z.boolean().optional(),
-});
+export const TopicSummarySchema = z
+  .object({
+    topicId: z.string(),
+    found: z.boolean(),
+    chars: z.number().int().meta({ description: 'chars of the delivered topic block' }),
+    /** The topic file was over its cap and only its newest part was kept. */
+    truncated: z.boolean().optional().meta({ description: 'the file was over its cap; its newest part was kept' }),
+  })
+  .meta({ id: 'TopicSummary' });
 
-/**
- * A compile response (SPEC §9), shared by `POST /compile` (`worker`) and the persona routes
- * (`persona` plus the persona-only fields).
- */
-export const CompiledResponseSchema = z.object({
-  runId: z.string(),
-  worker: z.string().optional(),
-  persona: z.string().optional(),
-  surface: z.string().optional(),
-  phase: z.string().optional(),
-  systemPrompt: z.string(),
-  inputPrompt: z.string().nullable(),
-  instructions: z.string(),
-  tokens: z.object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) }),
-  redactions: z.object({ email: z.number().int(), phone: z.number().int() }),
-  promptSha256: z.string(),
-  inputSha256: z.string().nullable(),
+/** What a compile delivers that depends on the compiled result alone: written once per shared result. */
+export const CompiledFieldsSchema = z.object({
+  systemPrompt: z.string().meta({ description: 'the trusted blocks, each under its own label line, most stable first' }),
+  inputPrompt: z
+    .string()
+    .nullable()
+    .meta({ description: 'advisory and content blocks, one JSON object per line (`{"block", "authority", "source", "text"}`); null when there are none' }),
+  instructions: z.string().meta({ description: 'systemPrompt, a blank line, inputPrompt: for callers with a single channel' }),
+  tokens: z.object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) }).meta({ description: 'approxTokens per section' }),
+  redactions: z
+    .object({ email: z.number().int(), phone: z.number().int() })
+    .meta({ description: 'PII redacted from brain-derived text, by kind (counts only, never the values)' }),
+  promptSha256: Sha256Hex.meta({ description: 'sha256 of the exact systemPrompt bytes (UTF-8)' }),
+  inputSha256: Sha256Hex.nullable().meta({ description: 'sha256 of inputPrompt' }),
   blocks: z.array(BlockSummarySchema),
   budget: BudgetSchema,
   cache: CachePlanSchema,
-  sources: z.array(SourceSummarySchema),
-  liveContext: z.string().optional(),
-  topic: TopicSummarySchema.nullable().optional(),
-  voice: z.string().optional(),
-  tools: z.array(ToolSchema).optional(),
-  session: RealtimeSessionSchema.optional(),
-  warnings: z.array(z.string()),
 });
+
+const runId = z.string().meta({ description: 'the run this answer was traced under (also `x-run-id`)' });
+const sources = z.array(SourceSummarySchema).meta({ description: 'brain files read, with the sha256 of the bytes read' });
+const warnings = z.array(z.string()).meta({
+  description:
+    'one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
+});
+
+/** `POST /compile`: a worker's prompt for one phase. */
+export const CompiledResponseSchema = z
+  .object({
+    runId,
+    ...CompiledFieldsSchema.shape,
+    sources,
+    warnings,
+    worker: z.string(),
+    surface: z.enum(SURFACES),
+    phase: z.enum(PHASES),
+  })
+  .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });
 
 export type CompiledResponse = z.infer<typeof CompiledResponseSchema>;

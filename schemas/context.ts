@@ -1,31 +1,48 @@
 import { z } from 'zod';
-import { isValidTimeZone, parseInstant } from '../src/core/time.js';
-import { CompiledResponseSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
-import { PersonaIdSchema, RunIdSchema, TopicIdSchema } from './ids.js';
+import { PERSONAS } from '../src/core/persona/personas.js';
+import { CompiledFieldsSchema, RealtimeSessionSchema, SourceSummarySchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { FormatSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
 export const MAX_TOPIC_NAME_INPUT = 1000;
 
-const format = z.enum(['json', 'text']).optional();
-const sanitize = z.enum(['ascii']).optional();
-const topicName = z.string().max(MAX_TOPIC_NAME_INPUT).optional();
+const sanitize = z
+  .enum(['ascii'])
+  .optional()
+  .meta({ description: '`ascii` transliterates typographic Unicode in every delivered block (digests describe the ASCII bytes)' });
+const topicName = z
+  .string()
+  .max(MAX_TOPIC_NAME_INPUT)
+  .optional()
+  .meta({ description: 'a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only' });
+const runId = RunIdSchema.optional().meta({ description: 'the run to trace this delivery under (default: a new one)' });
 
-export const PersonaParamsSchema = z.strictObject({ persona: PersonaIdSchema });
+export const PersonaParamsSchema = z.strictObject({
+  persona: PersonaIdSchema.meta({
+    description: 'a built-in persona; another slug is a 404 listing them, a non-slug a 400 CC_UNSAFE_ID',
+    examples: PERSONAS.map((persona) => persona.key),
+  }),
+});
 
 /** `GET /context/:persona` query (SPEC §5). Unknown parameters are a 400, like every other input. */
 export const PersonaContextQuerySchema = z.strictObject({
   // Any text, even repeated: a call link always connects. An unusable id is a warning
   // (`topic-unsafe:`) and the generic context, never a 400 (src/sources/persona.ts).
-  topicId: z.union([z.string(), z.array(z.string())]).optional(),
+  topicId: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .meta({
+      description:
+        'adds `topics/<topicId>.md` (newest part kept when over its cap) when it is a slug (`^[a-z0-9][a-z0-9-]*$`, at most 128 chars). Anything else, or a missing file, never fails the call: no topic block and a `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` warning',
+    }),
   topicName,
-  timezone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as UTC or Europe/London').optional(),
-  now: z
-    .string()
-    .refine((text) => parseInstant(text) !== undefined, 'must be an ISO 8601 date and time with Z or an offset, such as 2026-11-30T17:20:00Z')
-    .optional(),
-  runId: RunIdSchema.optional(),
+  timezone: TimeZoneSchema.optional().meta({ description: "the operator's IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400" }),
+  now: InstantSchema.optional().meta({
+    description: 'ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400',
+  }),
+  runId,
   sanitize,
-  format,
+  format: FormatSchema,
 });
 
 export type PersonaContextQuery = z.infer<typeof PersonaContextQuerySchema>;
@@ -35,29 +52,51 @@ export const TopicParamsSchema = z.strictObject({ topicId: TopicIdSchema });
 /** `GET /context/topic/:topicId` query: no clock, so the answer (and its ETag) changes only with the topic. */
 export const TopicContextQuerySchema = z.strictObject({
   topicName,
-  runId: RunIdSchema.optional(),
+  runId,
   sanitize,
-  format,
+  format: FormatSchema,
 });
 
 export type TopicContextQuery = z.infer<typeof TopicContextQuerySchema>;
+
+const persona = z.string().meta({ description: 'the persona compiled (`topic` on the topic route)' });
+const sources = z.array(SourceSummarySchema).meta({ description: 'brain files read, with the sha256 of the bytes read' });
+const warnings = z.array(z.string()).meta({
+  description:
+    'one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
+});
+const surface = z.literal('voice');
 
 /**
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
  * `tools` (each `{type: "function", name, description, parameters}` with a JSON Schema) and
  * `session`, the realtime session configuration built from them (SPEC §4, §9).
  */
-export const PersonaContextResponseSchema = CompiledResponseSchema.extend({
-  persona: z.string(),
-  liveContext: z.string(),
-  topic: TopicSummarySchema.nullable(),
-  voice: z.string(),
-  tools: z.array(ToolSchema),
-  session: RealtimeSessionSchema,
-});
+export const PersonaContextResponseSchema = z
+  .object({
+    runId: z.string(),
+    persona,
+    ...CompiledFieldsSchema.shape,
+    sources,
+    liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
+    topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
+    voice: z.string().meta({ description: 'the realtime voice name' }),
+    tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises' }),
+    session: RealtimeSessionSchema,
+    warnings,
+    surface,
+  })
+  .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (SPEC §4, §9)' });
 
 /** A topic-only compile: the topic block is the input prompt; `persona` is the subject `topic`. */
-export const TopicContextResponseSchema = CompiledResponseSchema.extend({
-  persona: z.string(),
-  topic: TopicSummarySchema,
-});
+export const TopicContextResponseSchema = z
+  .object({
+    runId: z.string(),
+    persona,
+    ...CompiledFieldsSchema.shape,
+    sources,
+    topic: TopicSummarySchema,
+    warnings,
+    surface,
+  })
+  .meta({ id: 'TopicCompiled', description: 'the topic block alone, compiled behind a short built-in frame' });

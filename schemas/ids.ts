@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isValidTimeZone, parseInstant } from '../src/core/time.js';
 
 /**
  * Identifiers that reach the file system (SPEC §3). A value that fails these patterns is
@@ -21,13 +22,37 @@ function unsafe(kind: string, rule: string) {
 }
 
 /** topicId, persona: lowercase slug. */
-export const SlugSchema = z.string().refine(isSlug, unsafe('a slug', '[a-z0-9] then [a-z0-9-]'));
+export const SlugSchema = z
+  .string()
+  .refine(isSlug, unsafe('a slug', '[a-z0-9] then [a-z0-9-]'))
+  .meta({ pattern: SLUG_PATTERN.source, maxLength: MAX_ID_LENGTH });
 
 /** runId, worker, channelId: letters, digits, `_`, `:` and `-`. */
-export const SafeIdSchema = z.string().refine(isSafeId, unsafe('a safe id', '[A-Za-z0-9_:-]'));
+export const SafeIdSchema = z
+  .string()
+  .refine(isSafeId, unsafe('a safe id', '[A-Za-z0-9_:-]'))
+  .meta({ pattern: ID_PATTERN.source, maxLength: MAX_ID_LENGTH });
 
 export const TopicIdSchema = SlugSchema;
 export const PersonaIdSchema = SlugSchema;
 export const RunIdSchema = SafeIdSchema;
 export const WorkerIdSchema = SafeIdSchema;
 export const ChannelIdSchema = SafeIdSchema;
+
+/** An ISO 8601 instant with `Z` or an offset (`2026-11-30T17:20:00Z`): core's `parseInstant` is the one rule. */
+export const InstantSchema = z
+  .string()
+  .refine((text) => parseInstant(text) !== undefined, 'must be an ISO 8601 date and time with Z or an offset, such as 2026-11-30T17:20:00Z')
+  .meta({ format: 'date-time', examples: ['2026-11-30T17:20:00Z'] });
+
+/** An IANA time zone name (or link) that `Intl` knows: core's `isValidTimeZone` is the one rule. */
+export const TimeZoneSchema = z
+  .string()
+  .refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London')
+  .meta({ examples: ['Europe/London'] });
+
+/** `?format=`: `text` returns just the instructions as text/plain. */
+export const FormatSchema = z
+  .enum(['json', 'text'])
+  .optional()
+  .meta({ description: '`text` returns just the instructions as text/plain.', default: 'json' });

@@ -3,10 +3,9 @@ import { z } from 'zod';
 export const PersonaSummarySchema = z.object({
   key: z.string(),
   name: z.string(),
-  /** Realtime voice name. */
-  voice: z.string(),
+  voice: z.string().meta({ description: 'realtime voice name' }),
   description: z.string(),
 });
 
 /** `GET /personas`: the built-in personas, without their prompts. */
-export const PersonasResponseSchema = z.object({ personas: z.array(PersonaSummarySchema) });
+export const PersonasResponseSchema = z.object({ personas: z.array(PersonaSummarySchema) }).meta({ id: 'Personas' });

@@ -8,12 +8,12 @@ const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 /** Parts whose shape belongs to the compiler (budget, cache plan, tokens): passed through as recorded. */
 const Recorded = z.record(z.string(), z.unknown());
 
-export const TraceOutcomeSchema = z.enum(['delivered', 'not-modified', 'failed']);
+export const TraceOutcomeSchema = z.enum(['delivered', 'not-modified', 'failed']).meta({ id: 'TraceOutcome' });
 
 export const TraceSubjectSchema = z.object({
   kind: z.enum(['persona', 'worker']),
   id: z.string(),
-});
+}).meta({ id: 'TraceSubject' });
 
 /** A block as the trace records it: its summary, never its content (the text is in the segments). */
 export const TraceBlockSchema = z.object({
@@ -35,14 +35,15 @@ export const TraceSourceSchema = z.object({
   path: z.string(),
   size: z.number(),
   mtimeMs: z.number(),
-  /** Of the bytes read: the whole file unless `truncated`. */
-  sha256: z.string(),
+  sha256: z.string().meta({ description: 'Of the bytes read (the whole file unless truncated)' }),
   truncated: z.boolean().optional(),
-  /** The read bound the file was read with: no reader uses more than `MAX_READ_BYTES`, and verification refuses more. */
-  maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
-  keep: z.enum(['head', 'tail']).optional(),
-  /** The directory the read was confined to (a topic: `topics`), so a check is confined alike. */
-  within: z.string().optional(),
+  // No reader uses more than MAX_READ_BYTES, and verification refuses more.
+  maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional().meta({ description: 'The read bound the file was read with; verification refuses a larger one' }),
+  keep: z.enum(['head', 'tail']).optional().meta({ description: 'Which end of an over-size file was kept' }),
+  within: z
+    .string()
+    .optional()
+    .meta({ description: 'The directory the read was confined to (topics for a topic file); ?verify=sources reads it confined alike' }),
 });
 
 /** A brain path a compile looked for and found missing. */
@@ -55,10 +56,8 @@ export const TraceListingSchema = z.object({
   path: z.string(),
   /** Files the directory held (subdirectories are not counted). */
   count: z.number().int(),
-  /** sha256 of the sorted file names, each followed by a newline. */
-  sha256: z.string(),
-  /** The sorted file names, recorded for a directory of at most 64 files. */
-  names: z.array(z.string()).optional(),
+  sha256: z.string().meta({ description: 'sha256 of the sorted file names, each followed by a newline' }),
+  names: z.array(z.string()).optional().meta({ description: 'The sorted file names, recorded for a directory of at most 64 files' }),
 });
 
 /** A part whose shape belongs to the compiler (budget, cache plan, tokens), recorded as given. */
@@ -103,33 +102,30 @@ export const TraceEventInputSchema = z.object({
 
 /** A recorded source as `?verify=sources` answers it. */
 export const TraceSourceViewSchema = TraceSourceSchema.extend({
-  /** With `?verify=sources`: whether the file differs now (missing counts as changed). */
-  changed: z.boolean().optional(),
-  /** With `?verify=sources`: the file's sha256 now, null when it is gone or unreadable. */
-  currentSha256: z.string().nullable().optional(),
-});
+  changed: z.boolean().optional().meta({ description: 'With ?verify=sources: the file differs now (missing counts as changed)' }),
+  currentSha256: z.string().nullable().optional().meta({ description: "With ?verify=sources: the file's sha256 now; null when it is gone or unreadable" }),
+}).meta({ id: 'TraceSource', description: 'A brain file the compile read, with the sha256 of the bytes read' });
 
 export const TraceAbsentViewSchema = TraceAbsentSchema.extend({
-  /** With `?verify=sources`: whether the path exists now (it was missing when the run read the brain). */
-  appeared: z.boolean().optional(),
-});
+  appeared: z.boolean().optional().meta({ description: 'With ?verify=sources: the path exists now (it was missing when the run read the brain)' }),
+}).meta({ id: 'TraceAbsent', description: 'A brain path (file or directory) the compile looked for and found missing' });
 
 export const TraceListingViewSchema = TraceListingSchema.extend({
-  /** With `?verify=sources`: whether the directory's files differ now (a directory gone holds none). */
-  changed: z.boolean().optional(),
-  /** With `?verify=sources`: files now; null when it cannot be listed. */
-  currentCount: z.number().int().nullable().optional(),
-  currentSha256: z.string().nullable().optional(),
-  /** With `?verify=sources`, when the names were recorded: files there now that were not, and files gone. */
-  added: z.array(z.string()).optional(),
-  removed: z.array(z.string()).optional(),
-});
+  changed: z.boolean().optional().meta({ description: 'With ?verify=sources: the files differ now (a directory gone holds none)' }),
+  currentCount: z.number().int().nullable().optional().meta({ description: 'With ?verify=sources: files now; null when the directory cannot be listed' }),
+  currentSha256: z.string().nullable().optional().meta({ description: 'With ?verify=sources' }),
+  added: z.array(z.string()).optional().meta({ description: 'With ?verify=sources, when names were recorded: files there now that were not' }),
+  removed: z.array(z.string()).optional().meta({ description: 'With ?verify=sources, when names were recorded: files gone since' }),
+}).meta({ id: 'TraceListing', description: 'A directory listing the compile relied on (its files; subdirectories are not counted)' });
 
 export const TraceSegmentSchema = z.object({
   sha256: Sha256,
   /** Offset of the piece in the rebuilt prompt, in JavaScript string indices. */
   offset: z.number().int(),
   chars: z.number().int(),
+}).meta({
+  id: 'TraceSegment',
+  description: 'One stored text piece of a prompt; `offset` and `chars` are JavaScript string indices into the rebuilt prompt.',
 });
 
 /**
@@ -137,54 +133,66 @@ export const TraceSegmentSchema = z.object({
  * `unchained`: written before chaining (v2); `unverifiable`: signed with a key this service
  * does not hold; `broken`: altered, inserted, out of place, or a loss nobody accounted for.
  */
-export const ChainStatusSchema = z.enum(['signed', 'linked', 'unchained', 'unverifiable', 'broken']);
+export const ChainStatusSchema = z.enum(['signed', 'linked', 'unchained', 'unverifiable', 'broken']).meta({
+  id: 'ChainStatus',
+  description:
+    "What a trace line's hash-chain link proves (docs/traces.md, Tamper evidence). signed: the HMAC under TRACE_SIGNING_KEY holds; linked: a plain SHA-256 link holds (consistent, but recomputable by anyone who can write TRACE_DIR); unchained: written before the chain (format 2); unverifiable: signed with a key this service does not hold; broken: altered, forged, out of place, or written after the end its writer vouched for.",
+});
 
 /** A stored event as `GET /runs/:runId/trace` returns it: the prompts rebuilt from their segments and checked. */
 export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, budget: true, cache: true, tokens: true, sources: true, absent: true, listings: true }).extend({
   runId: z.string(),
-  at: z.string(),
+  at: z.string().meta({ format: 'date-time', description: 'When the event was traced' }),
+  route: z.string().meta({ description: 'Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile' }),
+  status: z.number().int().meta({ description: 'The HTTP status delivered' }),
   budget: Recorded.optional(),
   cache: Recorded.optional(),
   tokens: Recorded.optional(),
   sources: z.array(TraceSourceViewSchema).optional(),
-  /** Paths the compile looked for and found missing. */
-  absent: z.array(TraceAbsentViewSchema).optional(),
-  /** Directory listings the compile relied on. */
-  listings: z.array(TraceListingViewSchema).optional(),
-  /** Characters delivered (system + input prompt). */
-  chars: z.number().int(),
+  absent: z.array(TraceAbsentViewSchema).optional().meta({ description: 'Brain paths (files or directories) the compile looked for and found missing' }),
+  listings: z.array(TraceListingViewSchema).optional().meta({ description: 'Directory listings the compile relied on' }),
+  chars: z.number().int().meta({ description: 'Characters delivered (system + input prompt)' }),
   segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
-  systemPrompt: z.string().nullable(),
+  systemPrompt: z.string().nullable().meta({ description: 'Rebuilt byte for byte from the stored segments' }),
   inputPrompt: z.string().nullable(),
-  /**
-   * The rebuilt prompts match their digests and the event's chain link holds (with
-   * TRACE_SIGNING_KEY set: the event is signed with that key); null when the event carries
-   * no prompt and its link holds.
-   */
-  verified: z.boolean().nullable(),
+  verified: z.boolean().nullable().meta({
+    description:
+      "The rebuilt prompts match the recorded digests and the event's chain link holds; with TRACE_SIGNING_KEY set, only an event signed with that key counts. Null when the event carries no prompt and its link holds.",
+  }),
   /** What the event's chain link proves (docs/traces.md, "Tamper evidence"). */
   chain: ChainStatusSchema,
+}).meta({
+  id: 'TraceEvent',
+  description:
+    'One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text.',
 });
 
 export const RunChainSchema = z.object({
   /** The worst status of the run's events; `broken` when any problem was found in or around their files. */
   status: ChainStatusSchema,
-  /** What breaks the chain: an event edited, inserted, removed or reordered, a file cut or missing within retention. */
-  problems: z.array(z.string()),
-  /** Accounted for, not tampering: e.g. a file its writer found truncated under it, said so, and left. */
-  notes: z.array(z.string()),
-});
+  problems: z.array(z.string()).meta({
+    description:
+      'What breaks the chain: an event edited, forged, inserted, removed or reordered; a file of the writer missing or cut within retention (at most 20, then "and N more")',
+  }),
+  notes: z.array(z.string()).meta({
+    description:
+      'Accounted for, not tampering: a file its writer found truncated or removed under it; a file written without a key, or signed with another, while one is configured; a format-2 file',
+  }),
+}).meta({ id: 'RunChain' });
 
 export const RunTraceSchema = z.object({
   runId: z.string(),
   events: z.array(TraceEventSchema),
   chain: RunChainSchema,
-});
+}).meta({ id: 'RunTrace' });
 
 export const RunTraceParamsSchema = z.object({ runId: RunIdSchema });
 
 export const RunTraceQuerySchema = z.object({
-  verify: z.enum(['sources']).optional(),
+  verify: z.enum(['sources']).optional().meta({
+    description:
+      '`sources` adds, per recorded brain file, whether it changed since (missing counts as changed); per path the compile found missing, whether it appeared since; per directory listing it relied on, whether its files changed, and which were added or removed when the names were recorded.',
+  }),
 });
 
 /** A run described by its most recent event: that event's identifying fields, plus totals. */
@@ -199,14 +207,13 @@ export const RunSummarySchema = TraceEventSchema.pick({
   chars: true,
 }).extend({
   promptSha256: z.string().nullable(),
-  events: z.number().int(),
-});
+  events: z.number().int().meta({ description: 'Events of the run within retention' }),
+}).meta({ id: 'RunSummary', description: 'A run described by its most recent event, plus totals' });
 
 export const RunListSchema = z.object({
   runs: z.array(RunSummarySchema),
-  /** Pass as `cursor` for the next (older) page; null on the last page. */
-  nextCursor: z.string().nullable(),
-});
+  nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
+}).meta({ id: 'RunList' });
 
 const wholeNumber = (min: number, max: number) =>
   z
@@ -216,16 +223,16 @@ const wholeNumber = (min: number, max: number) =>
     .pipe(z.number().int().min(min).max(max));
 
 export const RunListQuerySchema = z.object({
-  limit: wholeNumber(1, 100).default(20),
+  limit: wholeNumber(1, 100).default(20).meta({ description: 'Runs per page (1-100, default 20)' }),
   cursor: z
     .string()
     .max(256)
     .regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor from a previous page')
-    .optional(),
+    .optional()
+    .meta({ description: '`nextCursor` of the previous page' }),
   persona: PersonaIdSchema.optional(),
   worker: WorkerIdSchema.optional(),
-  /** The HTTP status delivered, e.g. 200, 304, 422, 503. */
-  status: wholeNumber(100, 599).optional(),
+  status: wholeNumber(100, 599).optional().meta({ description: 'The HTTP status delivered, e.g. 200, 304, 422, 503' }),
   outcome: TraceOutcomeSchema.optional(),
 });
 

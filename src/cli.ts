@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * `context-compiler` — the command line for people: serve the API, compile a persona's
- * prompt in process (no server needed), and read a run's trace.
+ * `context-compiler` — the command line for people: serve the API, compile a persona's or a
+ * worker's prompt in process (no server needed), and read a run's trace.
  */
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -19,10 +19,16 @@ Commands:
   serve                          Start the HTTP service (configured by environment variables; see README).
   compile --persona <mars|venus> Compile a persona's prompt in process and print it.
       --topic <topicId>          Add a topic from topics/<topicId>.md.
+      --ascii                    Replace typographic Unicode with ASCII.
+  compile --worker <worker>      Compile a worker's prompt in process, as POST /compile would.
+      --channel <channelId>      The channel whose purpose applies (channels/<channelId>/purpose.md).
+      --message <text>           The turn's message (phase turn); without it, phase start.
+      --task <text>              A task to start with (phase start).
+      --surface <surface>        voice, direct, queued-task or chat (default: chat with --channel, else direct).
+    either:
       --brain <dir>              The brain to read (default: BRAIN_ROOT, else the bundled example brain).
       --now <iso>                The instant to compile for, e.g. 2026-11-30T17:30:00Z (reproducible output).
       --timezone <zone>          The operator's IANA time zone (default: heartbeat-state, else DEFAULT_TIMEZONE).
-      --ascii                    Replace typographic Unicode with ASCII.
       --json                     Print the whole compile result as JSON instead of the prompt.
   trace <runId>                  Print every traced event of a run, from the trace store the service
                                  is configured with (TRACE_DATABASE_URL, else TRACE_DIR).
@@ -43,6 +49,11 @@ class UsageError extends Error {}
 const OPTIONS = {
   persona: { type: 'string' },
   topic: { type: 'string' },
+  worker: { type: 'string' },
+  channel: { type: 'string' },
+  message: { type: 'string' },
+  task: { type: 'string' },
+  surface: { type: 'string' },
   brain: { type: 'string' },
   now: { type: 'string' },
   timezone: { type: 'string' },
@@ -112,24 +123,33 @@ async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
 }
 
 async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
-  if (!values.persona) throw new UsageError('compile needs --persona (mars or venus)');
-  const { compilePersonaInProcess } = await import('./cli/compile-persona.js');
+  if (!values.persona && !values.worker) throw new UsageError('compile needs --persona (mars or venus) or --worker <worker>');
+  if (values.persona && values.worker) throw new UsageError('compile takes --persona or --worker, not both');
+  const worker = ['channel', 'message', 'task', 'surface'].filter((flag) => values[flag as keyof Values] !== undefined);
+  if (values.persona && worker.length > 0) throw new UsageError(`--${worker[0]} is for --worker, not --persona`);
+  if (values.worker && (values.topic || values.ascii)) throw new UsageError(`--${values.topic ? 'topic' : 'ascii'} is for --persona, not --worker`);
+  const { compileInProcess } = await import('./cli/compile.js');
   const config = loadConfig({ ...env, ...(values.brain ? { BRAIN_ROOT: resolve(values.brain) } : {}) });
   let result;
   try {
-    result = await compilePersonaInProcess(config, {
-      persona: values.persona,
+    result = await compileInProcess(config, {
+      ...(values.persona ? { persona: values.persona } : {}),
+      ...(values.worker ? { worker: values.worker } : {}),
       ...(values.topic ? { topicId: values.topic } : {}),
+      ...(values.channel !== undefined ? { channelId: values.channel } : {}),
+      ...(values.message !== undefined ? { message: values.message } : {}),
+      ...(values.task !== undefined ? { task: values.task } : {}),
+      ...(values.surface !== undefined ? { surface: values.surface } : {}),
       ...(values.now ? { now: values.now } : {}),
       ...(values.timezone ? { timezone: values.timezone } : {}),
       ...(values.ascii ? { sanitize: 'ascii' as const } : {}),
     });
   } catch (error) {
-    // A bad flag value (unsafe topic, bad --now or --timezone, unknown persona) is a usage error.
+    // A bad flag value (unsafe id, unknown persona or worker, bad --now or --timezone) is a usage error.
     if (error instanceof ProblemError && (error.statusCode === 400 || error.statusCode === 404)) throw new UsageError(error.detail);
     throw error;
   }
-  // Byte for byte what `GET /context/<persona>?format=text` returns; a terminal gets a final
+  // Byte for byte what `?format=text` returns; a terminal gets a final
   // newline too, so the shell prompt starts on a line of its own.
   await write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.instructions}${process.stdout.isTTY ? '\n' : ''}`);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);

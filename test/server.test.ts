@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import request from 'supertest';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
-import { turnPayload } from './helpers/compile-load.js';
+import { turnPayload } from '../bench/compile-load.js';
 import { drip, parseRawResponses, rawConnection } from './helpers/security-server.js';
 import { startServer, type ServerProcess } from './helpers/server-process.js';
 
@@ -59,10 +60,8 @@ describe('server process', () => {
     const traces = join(await tempDir(), 'traces');
     const server = startServer({ PORT: '0', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const port = await server.listening();
-    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
-    expect(health.status).toBe(200);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-    expect(ready.status).toBe(200);
+    await request(`http://127.0.0.1:${port}`).get('/healthz').expect(200);
+    await request(`http://127.0.0.1:${port}`).get('/readyz').expect(200);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.output().stdout).not.toContain(TEST_TOKEN);
@@ -124,9 +123,8 @@ describe('shutdown with a slow client (issue 12)', () => {
 
     const again = startServer(env);
     stopAfterTest(again);
-    const trace = await fetch(`http://127.0.0.1:${await again.listening()}/runs/${runId}/trace`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
-    expect(trace.status).toBe(200);
-    const { events } = (await trace.json()) as { events: Array<{ outcome: string; verified: boolean | null; promptSha256: string }> };
+    const trace = await request(`http://127.0.0.1:${await again.listening()}`).get(`/runs/${runId}/trace`).auth(TEST_TOKEN, { type: 'bearer' }).expect(200);
+    const { events } = trace.body as { events: Array<{ outcome: string; verified: boolean | null; promptSha256: string }> };
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ outcome: 'delivered', verified: true, promptSha256: JSON.parse(compiled!.body).promptSha256 });
   });

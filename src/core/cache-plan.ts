@@ -7,8 +7,8 @@
  * @see https://platform.openai.com/docs/guides/prompt-caching
  * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
  */
-import { PrefixHasher, sha256Hex } from './digest.js';
-import { BoundedMemo } from './memo.js';
+import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
+import { noMemo, type Memo } from './memo.js';
 import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
 
 /** Bump when the layout or label syntax changes, so route keys rotate with it. */
@@ -23,17 +23,22 @@ export interface PlannedSegment {
   blockIndex: number;
   segment: string;
   /** Set when the segment recurs: a key that stands for exactly its text, so its prefix hash is reused. */
-  key?: unknown;
+  key?: string | undefined;
   approxTokens: number;
 }
 
 /**
  * One boundary per cache class present, after its last block, with the sha256 of the
  * system prompt up to there; plus the sha256 of the whole system prompt. Segments must
- * come in non-decreasing cache-class order.
+ * come in non-decreasing cache-class order. `prefixes` remembers the hash state after
+ * keyed segments, so a recurring stable prefix is hashed once.
  */
-export function planCache(segments: readonly PlannedSegment[]): { cache: CachePlan; promptSha256: string } {
-  const hasher = new PrefixHasher();
+export function planCache(
+  segments: readonly PlannedSegment[],
+  prefixes: Memo<string, PrefixStates> = noMemo(),
+  routeKeys: Memo<string, string> = noMemo(),
+): { cache: CachePlan; promptSha256: string } {
+  const hasher = new PrefixHasher(prefixes);
   const boundaries: CacheBoundary[] = [];
   let chars = 0;
   let tokens = 0;
@@ -62,7 +67,7 @@ export function planCache(segments: readonly PlannedSegment[]): { cache: CachePl
   return {
     cache: {
       schemaVersion: CACHE_SCHEMA_VERSION,
-      routeKey: routeKeyFor(anchor?.prefixSha256 ?? hasher.digest()),
+      routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? hasher.digest(), routeKeys),
       minimumTokens: PROVIDER_MINIMUM_TOKENS,
       boundaries,
     },
@@ -70,14 +75,11 @@ export function planCache(segments: readonly PlannedSegment[]): { cache: CachePl
   };
 }
 
-/** `cc<version>-<32 hex>`: stable while the worker-stable prefix and schema version are. */
-export function routeKeyFor(workerStableSha256: string): string {
-  let key = routeKeys.get(workerStableSha256);
-  if (key === undefined) {
-    key = `cc${CACHE_SCHEMA_VERSION}-${sha256Hex(`${CACHE_SCHEMA_VERSION}:${workerStableSha256}`).slice(0, 32)}`;
-    routeKeys.set(workerStableSha256, key);
-  }
-  return key;
+function rememberedRouteKey(workerStableSha256: string, routeKeys: Memo<string, string>): string {
+  return routeKeys.get(workerStableSha256) ?? routeKeys.set(workerStableSha256, routeKeyFor(workerStableSha256), 256);
 }
 
-const routeKeys = new BoundedMemo<string, string>(4096);
+/** `cc<version>-<32 hex>`: stable while the worker-stable prefix and schema version are. */
+export function routeKeyFor(workerStableSha256: string): string {
+  return `cc${CACHE_SCHEMA_VERSION}-${sha256Hex(`${CACHE_SCHEMA_VERSION}:${workerStableSha256}`).slice(0, 32)}`;
+}

@@ -1,25 +1,13 @@
 import { ProblemError } from '../errors.js';
 import { planCache, type PlannedSegment } from './cache-plan.js';
-import { memoSha256Hex, PrefixHasher, sha256Hex } from './digest.js';
-import { BoundedMemo } from './memo.js';
+import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
+import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
-import { clockLine, isValidTimeZone, parseInstant } from './time.js';
+import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
 import { approxTokens } from './tokens.js';
-import type {
-  Authority,
-  Block,
-  BlockKind,
-  BriefingItem,
-  CacheClass,
-  Capability,
-  Clock,
-  CompiledContext,
-  CompileInput,
-  Policy,
-  SourceText,
-} from './types.js';
+import type { Authority, Block, BlockKind, BriefingItem, CacheClass, Capability, CompiledContext, CompileInput, Phase, Policy, SourceText } from './types.js';
 
 interface Placement {
   authority: Authority;
@@ -53,40 +41,63 @@ export const PLACEMENT: Readonly<Record<BlockKind, Placement>> = Object.freeze({
 });
 
 /** A block with its rendered segment; immutable and shared between calls through the memo. */
-interface Prepared {
+export interface PreparedBlock {
   readonly kind: BlockKind;
   readonly source: string;
   readonly content: string;
   readonly sha256: string;
   readonly approxTokens: number;
   readonly segment: string;
-  /** True for memoised (recurring) blocks: the object itself then stands for its segment. */
-  readonly recurring: boolean;
+  /** Set for recurring (memoised) blocks: stands for exactly the segment, so the hash state after it is reused. */
+  readonly key: string | undefined;
   readonly segmentTokens: number;
   readonly email: number;
   readonly phone: number;
 }
 
-// Memo weights are characters held (key and result copies); the totals stay far inside the
-// 160 MB heap the image allows, whatever distinct texts authenticated callers send.
-const scrubMemo = new BoundedMemo<string, ReturnType<typeof scrubPii>>(4096, 8_000_000);
-// kind → text → prepared block, separately for brain-derived and other text. A hit for
-// another source of the same text is rendered afresh.
-const preparedMemo = [new Map<BlockKind, BoundedMemo<string, Prepared | null>>(), new Map<BlockKind, BoundedMemo<string, Prepared | null>>()];
-
-function scrub(text: string): ReturnType<typeof scrubPii> {
-  const known = scrubMemo.get(text);
-  if (known !== undefined) return known;
-  return scrubMemo.set(text, scrubPii(text), 2 * text.length + 64);
+/** One rendering of a source text: which kind, source and provenance it was rendered for, and the block (null when empty). */
+export interface PreparedVariant {
+  readonly kind: BlockKind;
+  readonly source: string;
+  readonly brainDerived: boolean;
+  readonly block: PreparedBlock | null;
 }
 
-function render(kind: BlockKind, source: string, text: string, brainDerived: boolean, recurring: boolean): Prepared | null {
+/**
+ * What a compiler may remember between compiles, owned and bounded by the caller (the
+ * service's cache set): rendered blocks by source text, the hash state after each stable
+ * prefix, route keys by worker-stable digest, and the clock's formatters. A compile's bytes
+ * never depend on what was kept.
+ */
+export interface CompilerMemo {
+  readonly blocks: Memo<string, readonly PreparedVariant[]>;
+  readonly prefixes: Memo<string, PrefixStates>;
+  readonly routeKeys: Memo<string, string>;
+  readonly time: TimeMemo;
+}
+
+export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
+  blocks: noMemo<string, readonly PreparedVariant[]>(),
+  prefixes: noMemo<string, PrefixStates>(),
+  routeKeys: noMemo<string, string>(),
+  time: NO_TIME_MEMO,
+});
+
+/** A compiler bound to a memo: `compile` as below, with stable blocks and prefix hashes remembered in `memo`. */
+export interface Compiler {
+  compile(input: CompileInput): CompiledContext;
+}
+
+/** Different renderings of one text kept at once (the same text as another kind or source). */
+const MAX_VARIANTS = 4;
+
+function render(kind: BlockKind, source: string, text: string, brainDerived: boolean, recurring: boolean): PreparedBlock | null {
   const placement = PLACEMENT[kind];
   let body = placement.inSystem || placement.authority === 'advisory' || brainDerived ? normaliseText(text) : text;
   let email = 0;
   let phone = 0;
   if (brainDerived) {
-    const scrubbed = scrub(body);
+    const scrubbed = scrubPii(body);
     body = scrubbed.text;
     email = scrubbed.counts.email;
     phone = scrubbed.counts.phone;
@@ -101,49 +112,53 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
   } else {
     segment = `${encodeInputLine(kind, placement.authority, source, body)}\n`;
   }
+  const sha256 = sha256Hex(body);
   return {
     kind,
     source,
     content: body,
-    sha256: recurring ? memoSha256Hex(body) : sha256Hex(body),
+    sha256,
     approxTokens: approxTokens(body),
     segment,
-    recurring,
+    // The segment is a function of kind, source and content: the digest names the content.
+    key: recurring ? `${sha256}:${kind}:${source}` : undefined,
     segmentTokens: approxTokens(segment),
     email,
     phone,
   };
 }
 
-/** `render`, memoised by kind, source and text: stable blocks cost one lookup per call. */
-function prepare(kind: BlockKind, source: SourceText | undefined, memoize = true): Prepared | null {
+/** `render`, remembered by source text (then kind, source and provenance): stable blocks cost one lookup per call. */
+function prepare(memo: CompilerMemo, kind: BlockKind, source: SourceText | undefined, memoize = true): PreparedBlock | null {
   if (!source) return null;
   const brainDerived = source.brainDerived === true;
   if (!memoize) return render(kind, source.source, source.text, brainDerived, false);
-  const byKind = preparedMemo[brainDerived ? 1 : 0]!;
-  let byText = byKind.get(kind);
-  if (!byText) byKind.set(kind, (byText = new BoundedMemo<string, Prepared | null>(1024, 6_000_000)));
-  const known = byText.get(source.text);
-  if (known === null || (known !== undefined && known.source === source.source)) return known;
-  // The key, the normalised content and the rendered segment: three copies of the text.
-  return byText.set(source.text, render(kind, source.source, source.text, brainDerived, true), 3 * source.text.length + 64);
+  const variants = memo.blocks.get(source.text);
+  if (variants !== undefined) {
+    for (const variant of variants) {
+      if (variant.kind === kind && variant.source === source.source && variant.brainDerived === brainDerived) return variant.block;
+    }
+  }
+  const block = render(kind, source.source, source.text, brainDerived, true);
+  const kept = variants === undefined ? [] : variants.slice(-(MAX_VARIANTS - 1));
+  // The key, the normalised content and the rendered segment: about three copies of the text.
+  memo.blocks.set(source.text, [...kept, { kind, source: source.source, brainDerived, block }], 6 * source.text.length + 256);
+  return block;
 }
 
 /** The volatile date-and-time line, or a 400 problem naming the field that cannot give one. */
-function clockText(clock: Clock): string {
-  // parseInstant refuses an instant without Z or an offset: it would be read in the host's zone.
-  const instant = parseInstant(clock.now);
-  if (instant === undefined) {
+function clockText(clock: Clock, memo: TimeMemo): string {
+  if (!(clock.now instanceof Date) || Number.isNaN(clock.now.getTime())) {
     throw new ProblemError('CC_VALIDATION_FAILED', 'now must be an ISO 8601 date and time with Z or an offset, such as 2026-11-30T17:20:00Z.', {
       errors: [{ path: '/now', message: 'not an ISO 8601 date-time' }],
     });
   }
-  if (!isValidTimeZone(clock.timezone)) {
+  if (!isValidTimeZone(clock.timeZone, memo)) {
     throw new ProblemError('CC_VALIDATION_FAILED', 'timezone must be an IANA time zone such as UTC or Europe/London.', {
       errors: [{ path: '/timezone', message: 'unknown time zone' }],
     });
   }
-  return clockLine(instant, clock.timezone);
+  return clockLine(clock.now, clock.timeZone, memo);
 }
 
 function capabilitiesText(capabilities: readonly Capability[] | undefined): string {
@@ -168,7 +183,7 @@ function budgetExceeded(kind: BlockKind | 'instructions', chars: number, limit: 
  * totals, largest first: twenty evidence items of 1,900 chars are the thing to cut, not
  * the one task that is the largest single block.
  */
-function overLimit(used: number, limit: number, blocks: readonly Prepared[]): ProblemError {
+function overLimit(used: number, limit: number, blocks: readonly PreparedBlock[]): ProblemError {
   const byKind = new Map<BlockKind, { chars: number; blocks: number }>();
   for (const prepared of blocks) {
     const total = byKind.get(prepared.kind) ?? { chars: 0, blocks: 0 };
@@ -189,14 +204,26 @@ function overLimit(used: number, limit: number, blocks: readonly Prepared[]): Pr
   );
 }
 
-function checkPhase(input: CompileInput): void {
-  const problem = (path: string, message: string) =>
-    new ProblemError('CC_VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
-  if (input.phase === 'start' && input.message) throw problem('/message', 'phase "start" may not carry a message');
+/**
+ * The phase rules (SPEC §5): `start` may carry a task but no message; `turn` carries exactly
+ * one message and no task. Each broken rule names its field; the request schema reports
+ * them all, `compile` throws the first.
+ */
+export function phaseIssues(input: { phase: Phase; task?: unknown; message?: unknown }): Array<{ field: 'message' | 'task'; message: string }> {
+  const issues: Array<{ field: 'message' | 'task'; message: string }> = [];
+  if (input.phase === 'start' && input.message !== undefined) issues.push({ field: 'message', message: 'phase "start" may not carry a message' });
   if (input.phase === 'turn') {
-    if (!input.message) throw problem('/message', 'phase "turn" needs exactly one message');
-    if (input.task) throw problem('/task', 'phase "turn" may not carry a task; send it with phase "start"');
+    if (input.message === undefined) issues.push({ field: 'message', message: 'phase "turn" needs exactly one message' });
+    if (input.task !== undefined) issues.push({ field: 'task', message: 'phase "turn" may not carry a task' });
   }
+  return issues;
+}
+
+function checkPhase(input: CompileInput): void {
+  const [issue] = phaseIssues(input);
+  if (issue === undefined) return;
+  const path = `/${issue.field}`;
+  throw new ProblemError('CC_VALIDATION_FAILED', `${path}: ${issue.message}`, { errors: [{ path, message: issue.message }] });
 }
 
 /**
@@ -206,14 +233,28 @@ function checkPhase(input: CompileInput): void {
  * line so it can never forge a label. Mandatory content over its limit throws
  * `CC_BUDGET_EXCEEDED` (never truncated); memory notes and briefing items are taken in
  * rank order while they fit, so `budget.usedChars <= budget.limitChars` always holds.
+ * Stateless: nothing is remembered between calls (see `createCompiler`).
  */
 export function compile(input: CompileInput): CompiledContext {
+  return compileWith(NO_COMPILER_MEMO, input);
+}
+
+/**
+ * A compiler that remembers rendered blocks and stable prefix hashes in `memo`, which the
+ * caller owns and bounds: byte for byte what `compile` returns, faster on recurring inputs.
+ */
+export function createCompiler(options: { memo?: CompilerMemo } = {}): Compiler {
+  const memo = options.memo ?? NO_COMPILER_MEMO;
+  return { compile: (input) => compileWith(memo, input) };
+}
+
+function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   checkPhase(input);
   const policy: Policy = input.policy;
   const limits = policy.blocks;
   const warnings: string[] = [];
 
-  const identity = prepare('identity', input.identity);
+  const identity = prepare(memo, 'identity', input.identity);
   if (!identity) {
     throw new ProblemError('CC_UNPROCESSABLE', `The identity (${input.identity.source}) is empty; write who the ${input.subject.kind} is there.`, {
       extensions: { block: 'identity' },
@@ -227,40 +268,40 @@ export function compile(input: CompileInput): CompiledContext {
   }
 
   // System blocks, in layout order (which is also cache-class order).
-  const system: Prepared[] = [identity];
-  const pushSystem = (prepared: Prepared | null) => {
+  const system: PreparedBlock[] = [identity];
+  const pushSystem = (prepared: PreparedBlock | null) => {
     if (prepared) system.push(prepared);
   };
-  pushSystem(prepare('runtime-policy', input.runtimePolicy ?? BUILTIN_RUNTIME_POLICY));
-  pushSystem(prepare('persona', input.persona));
-  pushSystem(prepare('hard-rules', input.hardRules));
-  pushSystem(prepare('tools', input.tools));
+  pushSystem(prepare(memo, 'runtime-policy', input.runtimePolicy ?? BUILTIN_RUNTIME_POLICY));
+  pushSystem(prepare(memo, 'persona', input.persona));
+  pushSystem(prepare(memo, 'hard-rules', input.hardRules));
+  pushSystem(prepare(memo, 'tools', input.tools));
   const capabilities = capabilitiesText(input.capabilities);
-  if (capabilities) pushSystem(prepare('capabilities', { source: 'request:capabilities', text: capabilities }));
+  if (capabilities) pushSystem(prepare(memo, 'capabilities', { source: 'request:capabilities', text: capabilities }));
   if (input.purpose) {
-    const purpose = prepare('purpose', input.purpose);
+    const purpose = prepare(memo, 'purpose', input.purpose);
     if (purpose) system.push(purpose);
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
-  pushSystem(prepare('runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
-  if (input.clock) pushSystem(prepare('clock', { source: 'builtin:clock', text: clockText(input.clock) }));
+  pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
+  if (input.clock) pushSystem(prepare(memo, 'clock', { source: 'builtin:clock', text: clockText(input.clock, memo.time) }));
 
-  const liveContext = prepare('live-context', input.liveContext);
-  const topic = prepare('topic', input.topic);
-  const evidence: Prepared[] = [];
+  const liveContext = prepare(memo, 'live-context', input.liveContext);
+  const topic = prepare(memo, 'topic', input.topic);
+  const evidence: PreparedBlock[] = [];
   for (const item of input.evidence ?? []) {
-    const prepared = prepare('evidence', { source: singleLine(item.sourceRef, 512) || 'request:evidence', text: item.content }, false);
+    const prepared = prepare(memo, 'evidence', { source: singleLine(item.sourceRef, 512) || 'request:evidence', text: item.content }, false);
     if (prepared) evidence.push(prepared);
   }
-  const preferences = input.preferences ? prepare('preferences', { source: 'request:preferences', text: preferencesText(input.preferences) }) : null;
-  const task = prepare('task', input.task, false);
-  const message = prepare('message', input.message, false);
+  const preferences = input.preferences ? prepare(memo, 'preferences', { source: 'request:preferences', text: preferencesText(input.preferences) }) : null;
+  const task = prepare(memo, 'task', input.task, false);
+  const message = prepare(memo, 'message', input.message, false);
   if (input.phase === 'turn' && !message) {
     throw new ProblemError('CC_VALIDATION_FAILED', '/message: the message is blank', { errors: [{ path: '/message', message: 'blank' }] });
   }
 
   // Mandatory content: each kind within its own limit, and all of it within the total.
-  const mandatoryInput: Prepared[] = [];
+  const mandatoryInput: PreparedBlock[] = [];
   for (const prepared of [liveContext, topic]) if (prepared) mandatoryInput.push(prepared);
   for (const prepared of evidence) mandatoryInput.push(prepared);
   for (const prepared of [preferences, task, message]) if (prepared) mandatoryInput.push(prepared);
@@ -282,8 +323,8 @@ export function compile(input: CompileInput): CompiledContext {
 
   // Optional items, host state before recalled notes, each taken in rank order if it fits.
   const omitted = { memory: 0, briefing: 0 };
-  const take = (kind: 'memory' | 'briefing', candidates: Array<Prepared | null>): Prepared[] => {
-    const chosen: Prepared[] = [];
+  const take = (kind: 'memory' | 'briefing', candidates: Array<PreparedBlock | null>): PreparedBlock[] => {
+    const chosen: PreparedBlock[] = [];
     let chars = 0;
     for (const candidate of candidates) {
       if (!candidate) continue;
@@ -300,12 +341,12 @@ export function compile(input: CompileInput): CompiledContext {
     return chosen;
   };
   const briefing = input.briefing?.length
-    ? take('briefing', input.briefing.map((item) => prepare('briefing', { source: 'request:briefing', text: briefingText(item) })))
+    ? take('briefing', input.briefing.map((item) => prepare(memo, 'briefing', { source: 'request:briefing', text: briefingText(item) })))
     : [];
-  const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare('memory', note))) : [];
+  const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare(memo, 'memory', note))) : [];
 
   // Input layout: recalled notes, live state, host state, material, then the turn itself.
-  const inputs: Prepared[] = memory;
+  const inputs: PreparedBlock[] = memory;
   if (liveContext) inputs.push(liveContext);
   if (topic) inputs.push(topic);
   for (const prepared of briefing) inputs.push(prepared);
@@ -321,7 +362,7 @@ export function compile(input: CompileInput): CompiledContext {
   const byKind: Partial<Record<BlockKind, number>> = {};
   const redactions = { email: 0, phone: 0 };
   let totalTokens = 0;
-  const emit = (prepared: Prepared) => {
+  const emit = (prepared: PreparedBlock) => {
     const placement = PLACEMENT[prepared.kind];
     if (placement.inSystem) {
       systemSegments.push(prepared.segment);
@@ -330,7 +371,7 @@ export function compile(input: CompileInput): CompiledContext {
         cacheClass: placement.cacheClass,
         blockIndex: blocks.length,
         segment: prepared.segment,
-        key: prepared.recurring ? prepared : undefined,
+        key: prepared.key,
         approxTokens: prepared.segmentTokens,
       });
     } else {
@@ -356,11 +397,11 @@ export function compile(input: CompileInput): CompiledContext {
 
   const systemPrompt = systemSegments.join('');
   const inputPrompt = inputSegments.length > 0 ? inputSegments.join('') : null;
-  const { cache, promptSha256 } = planCache(planned);
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys);
   let inputSha256: string | null = null;
   if (inputPrompt !== null) {
-    const hasher = new PrefixHasher();
-    for (const prepared of inputs) hasher.push(prepared.segment, prepared.recurring ? prepared : undefined);
+    const hasher = new PrefixHasher(memo.prefixes);
+    for (const prepared of inputs) hasher.push(prepared.segment, prepared.key);
     inputSha256 = hasher.digest();
   }
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { BoundedMemo } from './memo.js';
+import { noMemo, type Memo } from './memo.js';
 
 /** sha256 hex of the UTF-8 bytes of `text`. */
 export function sha256Hex(text: string): string {
@@ -7,59 +7,47 @@ export function sha256Hex(text: string): string {
 }
 
 const EMPTY_SHA256 = sha256Hex('');
-const digestMemo = new BoundedMemo<string, string>(8192, 16_000_000);
 
-/** sha256 hex of `text`, memoised (for texts that repeat on every call). */
-export function memoSha256Hex(text: string): string {
-  const known = digestMemo.get(text);
-  if (known !== undefined) return known;
-  return digestMemo.set(text, sha256Hex(text), text.length + 64);
+/** The hash state after a prefix of segments, and its digest; shared through a memo, never updated in place. */
+export interface PrefixState {
+  readonly state: Hash;
+  readonly hex: string;
 }
 
-interface ChainLink {
-  state: Hash;
-  hex: string;
-  /** Links after this one, by the key of the segment that follows. */
-  next: Map<unknown, ChainLink>;
-}
+/** The states after one keyed segment, by the digest of the prefix before it. */
+export type PrefixStates = ReadonlyMap<string, PrefixState>;
 
-const MAX_FANOUT = 256;
-const MAX_LINKS = 20_000;
-// Keys may be the blocks themselves, so the tree also bounds the text it keeps alive.
-const MAX_LINKED_CHARS = 32_000_000;
-// The hash state after each known chain of stable segments, as a tree from the empty
-// prefix: a stable prefix is hashed once per process, then found by one lookup per segment.
-let root = new Map<unknown, ChainLink>();
-let links = 0;
-let linkedChars = 0;
+/** How many prefixes one segment is remembered after (a stable block follows few distinct ones). */
+const MAX_PARENTS = 64;
 
 /**
  * Hashes a concatenation of segments incrementally and reports the sha256 of the prefix
  * after each one: equal to `sha256Hex(segments.slice(0, n).join(''))`. A segment pushed with
- * a key (its own digest, or an immutable object that stands for exactly its text) is
- * memoised; a segment pushed without one, and everything after it, is hashed afresh.
+ * a key (a string that stands for exactly its text, such as its kind, source and digest)
+ * is looked up in `memo` by that key, then by the digest before it, so a stable prefix is
+ * hashed once, then found by two lookups per segment (of strings the caller keeps, so no
+ * key is built per call); a segment pushed without one, and everything after it, is hashed
+ * afresh.
  */
 export class PrefixHasher {
-  private link: ChainLink | undefined;
+  private link: PrefixState | undefined;
   private fresh: Hash | undefined;
   private hex: string | undefined = EMPTY_SHA256;
 
-  push(segment: string, key?: unknown): void {
+  constructor(private readonly memo: Memo<string, PrefixStates> = noMemo()) {}
+
+  push(segment: string, key?: string): void {
     if (this.fresh === undefined && key !== undefined) {
-      const siblings = this.link ? this.link.next : root;
-      let link = siblings.get(key);
+      const parent = this.hex!;
+      const known = this.memo.get(key);
+      let link = known?.get(parent);
       if (!link) {
         const state = this.link ? this.link.state.copy() : createHash('sha256');
         state.update(segment, 'utf8');
-        link = { state, hex: state.copy().digest('hex'), next: new Map() };
-        linkedChars += segment.length;
-        if (++links > MAX_LINKS || linkedChars > MAX_LINKED_CHARS) {
-          root = new Map();
-          links = 0;
-          linkedChars = 0;
-        } else if (siblings.size < MAX_FANOUT) {
-          siblings.set(key, link);
-        }
+        link = { state, hex: state.copy().digest('hex') };
+        // Copied, never changed in place: a memo entry is shared. A native hash state is a few hundred bytes.
+        const states = new Map(known !== undefined && known.size < MAX_PARENTS ? known : []).set(parent, link);
+        this.memo.set(key, states, 2 * key.length + 768 * states.size);
       }
       this.link = link;
       this.hex = link.hex;

@@ -1,5 +1,6 @@
 /** The pure compiler: no I/O, no clock, no randomness. */
-export { compile, PLACEMENT } from './compile.js';
+export { compile, createCompiler, phaseIssues, PLACEMENT, NO_COMPILER_MEMO, type Compiler, type CompilerMemo } from './compile.js';
+export { NO_MEMO, type Memo } from './memo.js';
 export { approxTokens } from './tokens.js';
 export { sha256Hex } from './digest.js';
 export { planCache, routeKeyFor, CACHE_SCHEMA_VERSION, PROVIDER_MINIMUM_TOKENS } from './cache-plan.js';
@@ -8,9 +9,6 @@ export { RUNTIME_SCOPES, RUNTIME_POLICY, preferencesText } from './surfaces.js';
 export { LABEL_MARKER, LABEL_LINE, labelLine, encodeInputLine, singleLine } from './render.js';
 export { parseMemoryNotes, rankMemoryNotes, type MemoryNote } from './memory-notes.js';
 export * from './types.js';
-// The compiler's Clock ({now: ISO string, timezone}) keeps its name; live context takes a Date.
-export type { Clock } from './types.js';
-export type { Clock as LiveContextClock } from './persona/live-context.js';
 export * from './time.js';
 export * from './text.js';
 export * from './pii.js';

@@ -15,7 +15,7 @@ export interface MemoryNote {
   text: string;
 }
 
-const STOPWORDS = new Set(
+const STOPWORDS: ReadonlySet<string> = new Set(
   'the and for are but not you your with this that from have has had was were will would can could should about into onto than then them they their there what when where which who whom why how all any each our out his her its one two also just more most some such only own same very too off over under again once here'.split(
     ' ',
   ),

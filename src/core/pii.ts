@@ -38,7 +38,7 @@ const EMAIL_PATTERN = new RegExp(
 // RFC 5322 quoted local parts: `"john smith"@example.com`.
 const QUOTED_EMAIL_PATTERN = new RegExp(`"[^"\\\\\\n]{1,64}"[@\\uff20](?:${LABEL}\\.){1,8}(\\p{L}{2,24})${EMAIL_END}`, 'gu');
 // `icon@2x.png`, `hero@3x.webp`: file names, not addresses (none of these is a top-level domain).
-const FILE_EXTENSIONS = new Set([
+const FILE_EXTENSIONS: ReadonlySet<string> = new Set([
   'png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'avif', 'heic', 'bmp', 'tif', 'tiff', 'ico', 'psd', 'pdf', 'js', 'mjs',
   'cjs', 'ts', 'tsx', 'jsx', 'json', 'yaml', 'yml', 'toml', 'lock', 'css', 'scss', 'html', 'htm', 'txt', 'log', 'csv',
   'docx', 'xlsx', 'pptx', 'wav',
@@ -68,7 +68,7 @@ const PHONE_CANDIDATE = new RegExp(
   'gu',
 );
 
-const EXCLUDING_WORDS = new Set([
+const EXCLUDING_WORDS: ReadonlySet<string> = new Set([
   'order', 'orders', 'invoice', 'invoices', 'inv', 'ticket', 'tickets', 'issue', 'issues', 'pr', 'prs', 'mr',
   'bug', 'bugs', 'case', 'ref', 'refs', 'reference', 'id', 'ids', 'version', 'ver', 'v', 'build', 'release',
   'po', 'sku', 'serial', 'tracking', 'account', 'acct', 'iban', 'isbn', 'room', 'flight', 'page', 'pages',
@@ -77,8 +77,8 @@ const EXCLUDING_WORDS = new Set([
   'part', 'usd', 'eur', 'gbp', 'jpy', 'chf', 'inr', 'aud', 'cad',
 ]);
 // Words between an id word and its number: "order no. 123", "issue number 4821".
-const NUMBER_WORDS = new Set(['no', 'nr', 'num', 'number', 'nos']);
-const PHONE_WORDS = new Set([
+const NUMBER_WORDS: ReadonlySet<string> = new Set(['no', 'nr', 'num', 'number', 'nos']);
+const PHONE_WORDS: ReadonlySet<string> = new Set([
   'call', 'calls', 'called', 'calling', 'phone', 'phones', 'phoned', 'tel', 'telephone', 'mobile', 'mob',
   'cell', 'cellphone', 'text', 'texts', 'texted', 'sms', 'whatsapp', 'fax', 'ring', 'rang', 'dial', 'dialed',
   'dialled', 'reach', 'contact', 'landline', 'hotline', 'handy', 'number', 'numbers',

@@ -42,27 +42,36 @@ const PREFERENCE_TEXT = {
 
 /**
  * Fixed text for a set of presentation preferences, in a fixed order (length, format,
- * tone); empty when none is set. Only values from the closed set can appear.
+ * tone); empty when none is set. Only values from the closed set can appear: a value
+ * outside it contributes nothing.
  */
 export function preferencesText(preferences: Preferences | undefined): string {
   if (!preferences) return '';
-  const key = `${preferences.length ?? ''}|${preferences.format ?? ''}|${preferences.tone ?? ''}`;
-  let text = preferenceTexts.get(key);
-  if (text === undefined) {
-    const parts: string[] = [];
-    // Looked up, never interpolated: a value outside the closed set contributes nothing.
-    const texts = [
-      preferences.length && PREFERENCE_TEXT.length[preferences.length],
-      preferences.format && PREFERENCE_TEXT.format[preferences.format],
-      preferences.tone && PREFERENCE_TEXT.tone[preferences.tone],
-    ];
-    for (const entry of texts) if (typeof entry === 'string') parts.push(entry);
-    text = parts.length === 0 ? '' : `Presentation preferences: ${parts.join('; ')}.`;
-    // Only combinations of the closed set are remembered, so this stays tiny.
-    const given = [preferences.length, preferences.format, preferences.tone].filter((value) => value !== undefined).length;
-    if (parts.length === given) preferenceTexts.set(key, text);
-  }
-  return text;
+  return PREFERENCE_TEXTS.get(`${preferences.length ?? ''}|${preferences.format ?? ''}|${preferences.tone ?? ''}`) ?? renderPreferences(preferences);
 }
 
-const preferenceTexts = new Map<string, string>();
+function renderPreferences(preferences: Preferences): string {
+  const parts: string[] = [];
+  // Looked up, never interpolated.
+  const texts = [
+    preferences.length && PREFERENCE_TEXT.length[preferences.length],
+    preferences.format && PREFERENCE_TEXT.format[preferences.format],
+    preferences.tone && PREFERENCE_TEXT.tone[preferences.tone],
+  ];
+  for (const entry of texts) if (typeof entry === 'string') parts.push(entry);
+  return parts.length === 0 ? '' : `Presentation preferences: ${parts.join('; ')}.`;
+}
+
+const settings = <K extends keyof typeof PREFERENCE_TEXT>(key: K) => [undefined, ...(Object.keys(PREFERENCE_TEXT[key]) as Array<keyof (typeof PREFERENCE_TEXT)[K]>)];
+
+/** Every combination of the closed set (27), rendered once when the module loads: a table of constants. */
+const PREFERENCE_TEXTS: ReadonlyMap<string, string> = new Map(
+  settings('length').flatMap((length) =>
+    settings('format').flatMap((format) =>
+      settings('tone').map((tone) => {
+        const preferences = { length, format, tone } as Preferences;
+        return [`${length ?? ''}|${format ?? ''}|${tone ?? ''}`, renderPreferences(preferences)] as const;
+      }),
+    ),
+  ),
+);

@@ -1,4 +1,5 @@
 import { ProblemError } from '../errors.js';
+import { noMemo, type Memo } from './memo.js';
 
 /**
  * Calendar dates and the clock line in the operator's time zone. Only `Intl.DateTimeFormat`
@@ -10,13 +11,37 @@ export const MAX_TIMEZONE_LENGTH = 64;
 
 export type TimeZoneSource = 'request' | 'heartbeat' | 'default';
 
+/** An instant and the IANA zone it is read in: what the clock line, "today" and live context need. */
+export interface Clock {
+  now: Date;
+  /** A validated IANA zone (see `isValidTimeZone`, `resolveTimeZone`). */
+  timeZone: string;
+}
+
+/**
+ * What the time functions may remember, owned by the caller (the service's cache set): a
+ * formatter per zone (building one costs tens of µs), the local parts per zone and minute,
+ * and which zone names are valid. Without one every call computes afresh.
+ */
+export interface TimeMemo {
+  formatters: Memo<string, Intl.DateTimeFormat>;
+  minutes: Memo<string, LocalMinute>;
+  zones: Memo<string, boolean>;
+}
+
+export const NO_TIME_MEMO: TimeMemo = Object.freeze({
+  formatters: noMemo<string, Intl.DateTimeFormat>(),
+  minutes: noMemo<string, LocalMinute>(),
+  zones: noMemo<string, boolean>(),
+});
+
 export interface ResolvedTimeZone {
   timeZone: string;
   source: TimeZoneSource;
   warnings: string[];
 }
 
-interface LocalParts {
+export interface LocalParts {
   year: number;
   month: number;
   day: number;
@@ -27,10 +52,8 @@ interface LocalParts {
   offset: string;
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
+function formatterFor(timeZone: string, memo: TimeMemo): Intl.DateTimeFormat {
+  let formatter = memo.formatters.get(timeZone);
   if (formatter === undefined) {
     formatter = new Intl.DateTimeFormat('en-GB', {
       timeZone,
@@ -43,46 +66,42 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
       hourCycle: 'h23',
       timeZoneName: 'longOffset',
     });
-    // Bounded: only zones that passed validation get here, and there are a few hundred.
-    if (formatters.size < 1024) formatters.set(timeZone, formatter);
+    memo.formatters.set(timeZone, formatter, 2048);
   }
   return formatter;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
-interface MinuteEntry {
+/** A zone's local date and time parts for one minute, and the clock line they give. */
+export interface LocalMinute {
   parts: LocalParts;
-  clockLine?: string;
+  line: string;
 }
 
-// formatToParts is the costly step and every caller wants minute precision: memoise by
-// zone, then by minute number (no key string to build on the hot path).
-const byZone = new Map<string, Map<number, MinuteEntry>>();
-
-function minuteEntry(now: Date, timeZone: string): MinuteEntry {
+// formatToParts is the costly step and every caller wants minute precision: remembered by
+// zone and minute, so calls within a minute share one.
+function localMinute(now: Date, timeZone: string, memo: TimeMemo): LocalMinute {
   const minute = Math.floor(now.getTime() / 60_000);
-  let byMinute = byZone.get(timeZone);
-  if (byMinute === undefined) {
-    if (byZone.size >= 1024) byZone.clear();
-    byZone.set(timeZone, (byMinute = new Map()));
-  }
-  let entry = byMinute.get(minute);
+  const key = `${minute} ${timeZone}`;
+  let entry = memo.minutes.get(key);
   if (entry === undefined) {
-    entry = { parts: formatParts(new Date(minute * 60_000), timeZone) };
-    if (byMinute.size >= 4096) byMinute.clear();
-    byMinute.set(minute, entry);
+    const parts = formatParts(new Date(minute * 60_000), timeZone, memo);
+    const line =
+      `Current date and time: ${parts.weekday} ${parts.day} ${parts.monthName} ${pad(parts.year, 4)}, ` +
+      `${pad(parts.hour)}:${pad(parts.minute)} (${timeZone}, ${parts.offset})`;
+    entry = memo.minutes.set(key, { parts, line }, 512);
   }
   return entry;
 }
 
-function localParts(now: Date, timeZone: string): LocalParts {
-  return minuteEntry(now, timeZone).parts;
+function localParts(now: Date, timeZone: string, memo: TimeMemo): LocalParts {
+  return localMinute(now, timeZone, memo).parts;
 }
 
-function formatParts(now: Date, timeZone: string): LocalParts {
+function formatParts(now: Date, timeZone: string, memo: TimeMemo): LocalParts {
   const parts: Record<string, string> = {};
-  for (const part of formatterFor(timeZone).formatToParts(now)) parts[part.type] = part.value;
+  for (const part of formatterFor(timeZone, memo).formatToParts(now)) parts[part.type] = part.value;
   const monthName = parts['month'] ?? 'January';
   return {
     year: Number(parts['year']),
@@ -104,26 +123,24 @@ function normaliseOffset(name: string): string {
 
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
 
-const validity = new Map<string, boolean>();
-
 /**
  * True for an IANA zone name (or link) that `Intl` knows, such as `Asia/Kolkata` or
- * `US/Pacific`. Memoised, valid and invalid alike: building a formatter costs ~20 µs.
+ * `US/Pacific`. Building a formatter to find out costs tens of µs: with a memo, each
+ * name (valid or not) is checked once.
  */
-export function isValidTimeZone(name: unknown): name is string {
+export function isValidTimeZone(name: unknown, memo: TimeMemo = NO_TIME_MEMO): name is string {
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_TIMEZONE_LENGTH) return false;
-  let valid = validity.get(name);
+  let valid = memo.zones.get(name);
   if (valid === undefined) {
     valid = /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name);
     if (valid) {
       try {
-        formatterFor(name);
+        formatterFor(name, memo);
       } catch {
         valid = false;
       }
     }
-    if (validity.size >= 1024) validity.clear();
-    validity.set(name, valid);
+    memo.zones.set(name, valid, 2 * name.length + 64);
   }
   return valid;
 }
@@ -140,10 +157,10 @@ export function resolveTimeZone(options: {
   defaultTimeZone: string;
   /** Where the request zone came from, for the problem's field path. */
   requestPath?: string;
-}): ResolvedTimeZone {
+}, memo: TimeMemo = NO_TIME_MEMO): ResolvedTimeZone {
   const { requested, heartbeatText, defaultTimeZone } = options;
   if (requested !== undefined) {
-    if (!isValidTimeZone(requested)) {
+    if (!isValidTimeZone(requested, memo)) {
       const path = options.requestPath ?? '/query/timezone';
       throw new ProblemError('CC_VALIDATION_FAILED', 'timezone must be an IANA time zone such as UTC or Europe/London', {
         errors: [{ path, message: 'must be an IANA time zone such as UTC or Europe/London' }],
@@ -152,9 +169,9 @@ export function resolveTimeZone(options: {
     return { timeZone: requested, source: 'request', warnings: [] };
   }
   const warnings: string[] = [];
-  const fallback = isValidTimeZone(defaultTimeZone) ? defaultTimeZone : 'UTC';
+  const fallback = isValidTimeZone(defaultTimeZone, memo) ? defaultTimeZone : 'UTC';
   if (heartbeatText !== undefined) {
-    const fromHeartbeat = heartbeatTimeZone(heartbeatText);
+    const fromHeartbeat = heartbeatTimeZone(heartbeatText, memo);
     if (fromHeartbeat.ok) return { timeZone: fromHeartbeat.timeZone, source: 'heartbeat', warnings };
     if (fromHeartbeat.reason !== undefined) {
       warnings.push(`memory/heartbeat-state.json: ${fromHeartbeat.reason}; using ${fallback}`);
@@ -167,7 +184,7 @@ export function resolveTimeZone(options: {
 export type HeartbeatZone = { ok: true; timeZone: string } | { ok: false; reason?: string };
 
 /** Parses `memory/heartbeat-state.json` text for `currentLocation.timezone`; never throws. */
-export function heartbeatTimeZone(text: string): HeartbeatZone {
+export function heartbeatTimeZone(text: string, memo: TimeMemo = NO_TIME_MEMO): HeartbeatZone {
   let state: unknown;
   try {
     state = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -180,19 +197,19 @@ export function heartbeatTimeZone(text: string): HeartbeatZone {
   if (typeof location !== 'object' || location === null) return { ok: false, reason: 'currentLocation is not an object' };
   const zone = (location as Record<string, unknown>)['timezone'];
   if (zone === undefined) return { ok: false };
-  if (!isValidTimeZone(zone)) return { ok: false, reason: 'currentLocation.timezone is not a valid IANA time zone' };
+  if (!isValidTimeZone(zone, memo)) return { ok: false, reason: 'currentLocation.timezone is not a valid IANA time zone' };
   return { ok: true, timeZone: zone };
 }
 
 /** The calendar date (`YYYY-MM-DD`) at instant `now` in `timeZone`. */
-export function localDate(now: Date, timeZone: string): string {
-  const { year, month, day } = localParts(now, timeZone);
+export function localDate(now: Date, timeZone: string, memo: TimeMemo = NO_TIME_MEMO): string {
+  const { year, month, day } = localParts(now, timeZone, memo);
   return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
 }
 
 /** The wall-clock time (`HH:MM`, 24-hour) at instant `now` in `timeZone`. */
-export function localTime(now: Date, timeZone: string): string {
-  const { hour, minute } = localParts(now, timeZone);
+export function localTime(now: Date, timeZone: string, memo: TimeMemo = NO_TIME_MEMO): string {
+  const { hour, minute } = localParts(now, timeZone, memo);
   return `${pad(hour)}:${pad(minute)}`;
 }
 
@@ -205,8 +222,8 @@ export function addDays(date: string, days: number): string {
 }
 
 /** The calendar date before "today" in `timeZone`: correct on 23- and 25-hour days. */
-export function previousLocalDate(now: Date, timeZone: string): string {
-  return addDays(localDate(now, timeZone), -1);
+export function previousLocalDate(now: Date, timeZone: string, memo: TimeMemo = NO_TIME_MEMO): string {
+  return addDays(localDate(now, timeZone, memo), -1);
 }
 
 /** True when `text` is a real calendar date written `YYYY-MM-DD` (no 2026-02-30). */
@@ -222,17 +239,10 @@ export function isCalendarDate(text: string): boolean {
  * The human clock line for the volatile block, e.g.
  * `Current date and time: Monday 30 November 2026, 09:05 (America/Los_Angeles, UTC-08:00)`.
  * Deterministic for a given instant and zone; minute precision, so every compile within one
- * minute renders the same line (memoised per zone and minute).
+ * minute renders the same line.
  */
-export function clockLine(now: Date, timeZone: string): string {
-  const entry = minuteEntry(now, timeZone);
-  if (entry.clockLine === undefined) {
-    const { parts } = entry;
-    entry.clockLine =
-      `Current date and time: ${parts.weekday} ${parts.day} ${parts.monthName} ${pad(parts.year, 4)}, ` +
-      `${pad(parts.hour)}:${pad(parts.minute)} (${timeZone}, ${parts.offset})`;
-  }
-  return entry.clockLine;
+export function clockLine(now: Date, timeZone: string, memo: TimeMemo = NO_TIME_MEMO): string {
+  return localMinute(now, timeZone, memo).line;
 }
 
 const ISO_INSTANT =

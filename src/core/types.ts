@@ -3,6 +3,7 @@
  * `CompileInput` from the brain and the request, `compile()` turns it into a
  * `CompiledContext`, and routes deliver and trace that.
  */
+import type { Clock } from './time.js';
 
 /**
  * The most bytes any read of a brain file may take (mandatory worker files are read with
@@ -110,13 +111,6 @@ export interface Subject {
   id: string;
 }
 
-export interface Clock {
-  /** ISO 8601 instant, with `Z` or an offset. */
-  now: string;
-  /** IANA time zone the date and time line is written in. */
-  timezone: string;
-}
-
 /**
  * Everything `compile()` needs. Sources are named by role; the compiler decides their
  * kind, authority, cache class and place. Absent or empty sources produce no block.
@@ -126,6 +120,7 @@ export interface CompileInput {
   surface: Surface;
   phase: Phase;
   policy: Policy;
+  /** The instant and the operator's zone the date-and-time line is written for (volatile, last of the system prompt). */
   clock?: Clock;
   /** Always the first block of the system prompt. */
   identity: SourceText;

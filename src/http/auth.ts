@@ -1,6 +1,8 @@
 import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ProblemError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -8,8 +10,12 @@ declare module 'fastify' {
     public?: boolean;
   }
   interface FastifyRequest {
-    /** The matched route's `config.public`, read once per request by the app's onRequest hook (null before it ran). */
+    /** The caller's token, as a non-reversible label; null without a configured token. Set by the auth plugin. */
+    principal: Principal | null;
+    /** The matched route's `config.public`, read once per request by the auth plugin (null before it ran). */
     publicRoute: boolean | null;
+    /** The matched route's pattern (`unmatched` for a 404), read once by the auth plugin; null before it ran. */
+    routeUrl: string | null;
   }
 }
 
@@ -48,3 +54,35 @@ export function isPublicRoute(request: FastifyRequest): boolean {
   // `routeOptions` builds a fresh object on every access; the onRequest hook reads it once.
   return request.publicRoute ?? request.routeOptions.config?.public === true;
 }
+
+/**
+ * Bearer tokens (SPEC §5): every route but the public ones needs one of `config.tokens`,
+ * compared in constant time. The route facts every later hook needs (its pattern, whether
+ * it is public) and the caller's principal are read once, first thing; a missing or wrong
+ * token is refused in `preParsing`, after the rate limit has counted the attempt and before
+ * a body is read.
+ */
+export const authPlugin = fp(
+  async function authPlugin(app: FastifyInstance, options: { tokens: readonly string[] }) {
+    const matchToken = createTokenMatcher(options.tokens);
+    const authRequired = options.tokens.length > 0;
+    app.decorateRequest('principal', null);
+    app.decorateRequest('publicRoute', null);
+    app.decorateRequest('routeUrl', null);
+    // Callback-style hooks (no promise per request).
+    app.addHook('onRequest', (request, _reply, done) => {
+      const { url, config } = request.routeOptions;
+      request.routeUrl = url ?? 'unmatched';
+      request.publicRoute = config?.public === true;
+      request.principal = matchToken(request.headers.authorization);
+      done();
+    });
+    app.addHook('preParsing', async (request, _reply, payload) => {
+      if (!authRequired || request.principal || isPublicRoute(request)) return payload;
+      throw new ProblemError('CC_UNAUTHORIZED', 'Send a configured token as "Authorization: Bearer <token>".', {
+        headers: { 'www-authenticate': 'Bearer realm="context-compiler"' },
+      });
+    });
+  },
+  { name: 'auth' },
+);

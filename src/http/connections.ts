@@ -1,6 +1,19 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ProblemError } from '../errors.js';
+import { sendProblem, toProblem } from './problem.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The listening server's sockets: the MAX_CONNECTIONS cap, and which to close when shutting down. */
+    connections: ConnectionGuard;
+  }
+}
+
+/** Retry-After (seconds) on the 503 a request gets while the service shuts down: another replica answers. */
+export const SHUTDOWN_RETRY_AFTER_S = 1;
 
 /** Why the guard closed a connection the client did not close: to admit a newcomer, or because every one was busy. */
 export type ShedReason = 'evicted' | 'refused';
@@ -148,3 +161,34 @@ function first<T>(set: Set<T>, except: T): T | undefined {
   for (const item of set) if (item !== except) return item;
   return undefined;
 }
+
+/**
+ * `app.connections` (the guard above on the app's server), and the shutdown it drives: from
+ * `beginShutdown` (SIGTERM, or `app.close()` alone) every request is answered 503
+ * `CC_SHUTTING_DOWN` with `Connection: close`, so a pipelined caller retries elsewhere.
+ */
+export const connectionsPlugin = fp(
+  async function connectionsPlugin(app: FastifyInstance, options: { maxConnections: number; headersTimeoutMs: number }) {
+    const connections = guardConnections(app.server, {
+      maxConnections: options.maxConnections,
+      firstRequestTimeoutMs: options.headersTimeoutMs,
+      log: app.log.child({ component: 'connections' }),
+      onShed: (reason) => app.metrics.connectionsShed.inc({ reason }),
+    });
+    app.decorate('connections', connections);
+    // app.close() alone (tests, an embedding host) sheds waiting sockets as SIGTERM does.
+    app.addHook('preClose', (done) => {
+      connections.beginShutdown();
+      done();
+    });
+    app.addHook('onRequest', (request, reply, done) => {
+      if (connections.shuttingDown) {
+        const problem = new ProblemError('CC_SHUTTING_DOWN', 'The service is shutting down; retry, and another instance will answer.');
+        sendProblem(reply, toProblem(problem, request), { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' });
+        return;
+      }
+      done();
+    });
+  },
+  { name: 'connections', dependencies: ['metrics', 'auth'] },
+);

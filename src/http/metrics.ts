@@ -1,3 +1,14 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Logger } from 'pino';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The service's Prometheus series, rendered by `GET /metrics`. */
+    metrics: Metrics;
+  }
+}
+
 /**
  * A small Prometheus registry: counters and histograms with labels, rendered in the text
  * exposition format. Kept in-house because the service needs five series and no default
@@ -159,3 +170,29 @@ export function createMetrics(): Metrics {
     render: () => `${all.map((metric) => metric.render()).join('\n')}\n`,
   };
 }
+
+/**
+ * `app.metrics`, and one `onResponse` hook for every request: its count and latency by
+ * route, method and status, and the one log line per request (route, status, ms, runId).
+ */
+export const metricsPlugin = fp(
+  async function metricsPlugin(app: FastifyInstance) {
+    const metrics = createMetrics();
+    app.decorate('metrics', metrics);
+    const { requests, requestDuration } = metrics;
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeUrl ?? request.routeOptions.url ?? 'unmatched';
+      const ms = reply.elapsedTime;
+      const labels = { route, method: request.method, status: String(reply.statusCode) };
+      requests.inc(labels);
+      requestDuration.observe(labels, ms / 1000);
+      // The object is only built when the line is written (at LOG_LEVEL=warn it is not); the logger is always pino's.
+      if ((request.log as Logger).isLevelEnabled('info')) {
+        const runId = reply.getHeader('x-run-id');
+        request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, ...(runId ? { runId } : {}) }, 'request');
+      }
+      done();
+    });
+  },
+  { name: 'metrics' },
+);

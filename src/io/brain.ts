@@ -19,7 +19,7 @@ import { isUtf8 } from 'node:buffer';
 import { constants as fsConstants, lstat as lstatCallback, type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
+import { createCacheArea, type CacheArea } from '../caches.js';
 import { MAX_READ_BYTES } from '../core/types.js';
 import type { TraceListing, TraceSource } from '../../schemas/trace.js';
 
@@ -134,11 +134,19 @@ export interface BrainFs {
 export interface BrainOptions {
   /** Default `maxBytes` for reads that do not pass one. */
   maxBytes?: number;
-  /** Upper bound on the bytes of text kept in the read cache. */
+  /** Where read files and listings are kept (the app's cache set); without one, a private cache of `cacheBytes`. */
+  cache?: BrainCache;
+  /** Upper bound on the bytes of text kept in a private read cache. */
   cacheBytes?: number;
   fs?: BrainFs;
   /** The clock file times are compared with, to tell a change too recent to trust (`Date.now` by default). */
   now?: () => number;
+}
+
+/** The reader's cache areas, bounded by their owner (`createCaches().brain`). */
+export interface BrainCache {
+  files: CacheArea<string, CachedFile>;
+  listings: CacheArea<string, CachedListing>;
 }
 
 export const DEFAULT_MAX_BYTES = 256 * 1024;
@@ -165,7 +173,7 @@ interface Pending<T> {
 }
 
 /** What a cached result relied on: a brain path (through real directories only) and what an `lstat` of it must show for the result to stand. */
-interface Lookup {
+export interface Lookup {
   path: string;
   holds(info: Stats | string): boolean;
 }
@@ -243,12 +251,12 @@ interface Confined {
   scope: string;
 }
 
-interface CachedFile {
+export interface CachedFile {
   lookups: Lookup[];
   result: BrainFile;
 }
 
-interface CachedListing {
+export interface CachedListing {
   lookups: Lookup[];
   result: ListResult & { status: 'ok' };
 }
@@ -323,17 +331,19 @@ function release(handle: FileHandle): void {
 /** Builds the brain reader for `root`. Nothing is read until the first call. */
 export function createBrain(root: string, log: BrainLog, options: BrainOptions = {}): Brain {
   const defaultMaxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  // All the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text.
-  const cacheLimit = options.cacheBytes ?? 16 * 1024 * 1024;
   const fs: BrainFs = options.fs ?? { lstat: lstatCallback };
   const readDescriptorLink = fs.readlink ?? readlink;
   const now = options.now ?? Date.now;
   const configuredRoot = resolve(root);
-  const files = new Map<string, CachedFile>();
-  const listings = new Map<string, CachedListing>();
+  // All the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text.
+  const { files, listings } = options.cache ?? {
+    files: createCacheArea<string, CachedFile>('brain.files', options.cacheBytes ?? 32 * 1024 * 1024),
+    listings: createCacheArea<string, CachedListing>('brain.listings', 2 * 1024 * 1024),
+  };
+  // The reader hands out the same listing object while a directory is unchanged: digested once per version.
+  const listingRecords = new WeakMap<ListResult, ListingRecord>();
   // Paths last found missing: a missing file is normal, and the lookups that missed it confirm it again.
   const missing = new Map<string, Lookup[]>();
-  let cachedBytes = 0;
   let realRoot: Promise<string> | undefined;
   /** The resolved root once known; every cached entry was read under it. */
   let resolvedRoot: string | undefined;
@@ -618,24 +628,12 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   }
 
   function forget(key: string): void {
-    const previous = files.get(key);
-    if (previous) {
-      files.delete(key);
-      cachedBytes -= previous.result.text.length;
-    }
+    files.delete(key);
   }
 
   function remember(key: string, entry: CachedFile): void {
-    forget(key);
-    const bytes = entry.result.text.length;
-    if (bytes > cacheLimit) return;
-    while (cachedBytes + bytes > cacheLimit && files.size > 0) {
-      const [oldestKey, oldest] = files.entries().next().value as [string, CachedFile];
-      files.delete(oldestKey);
-      cachedBytes -= oldest.result.text.length;
-    }
-    files.set(key, entry);
-    cachedBytes += bytes;
+    // Weighed as UTF-16 text plus its lookups; the least recently used entries make room.
+    files.set(key, entry, 2 * entry.result.text.length + 128 * entry.lookups.length + 512);
   }
 
   /** Whether a result read from `opened` may be cached: reached exactly as its lookups say, and no stamp on the way within a tick of the read. */
@@ -743,8 +741,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
       const result = { status: 'ok' as const, path, files: filesIn.sort(byName), directories: directories.sort(byName) };
       if (trusted(opened, info, startedAt)) {
-        if (listings.size >= 4096) listings.clear();
-        listings.set(path, { lookups: [...opened.lookups, sameLookup(opened.resolved, info)], result });
+        const lookups = [...opened.lookups, sameLookup(opened.resolved, info)];
+        const names = filesIn.length + directories.length;
+        listings.set(path, { lookups, result }, 96 * names + 128 * lookups.length + 256);
       } else listings.delete(path);
       return result;
     } catch (error) {
@@ -834,6 +833,12 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     };
   }
 
+  function listingOf(result: ListResult & { status: 'ok' }): ListingRecord {
+    let record = listingRecords.get(result);
+    if (!record) listingRecords.set(result, (record = listingRecord(result.path, result.files)));
+    return record;
+  }
+
   return { root, read, list, verify, verifyAbsent, verifyListing, session };
 }
 
@@ -844,30 +849,6 @@ export function listingRecord(path: string, files: readonly string[]): ListingRe
   const record: ListingRecord = { path, count: files.length, sha256: digest.digest('hex') };
   if (files.length <= LISTING_NAMES_MAX) record.names = [...files];
   return record;
-}
-
-// The brain hands out the same listing object while a directory is unchanged: digested once per version.
-const listingRecords = new WeakMap<ListResult, ListingRecord>();
-
-function listingOf(result: ListResult & { status: 'ok' }): ListingRecord {
-  let record = listingRecords.get(result);
-  if (!record) listingRecords.set(result, (record = listingRecord(result.path, result.files)));
-  return record;
-}
-
-/**
- * Memoises `derive` per brain file: the brain hands out the same `BrainFile` object for as
- * long as the file's identity (inode, size, mtime) is unchanged, so a value derived from a
- * file (parsed notes, a checked policy) is computed once per version of its bytes. The
- * file and the derived value are shared between requests and must not be mutated.
- */
-export function memoizePerFile<T>(derive: (file: BrainFile) => T): (file: BrainFile) => T {
-  const derived = new WeakMap<BrainFile, { value: T }>();
-  return (file) => {
-    let entry = derived.get(file);
-    if (!entry) derived.set(file, (entry = { value: derive(file) }));
-    return entry.value;
-  };
 }
 
 /** The bytes after the first newline (a tail read starts mid-line, maybe mid-character). */
@@ -896,33 +877,4 @@ function dropPartialLastLine(bytes: Buffer): Buffer {
     if (need > back + 1) return bytes.subarray(0, end - 1);
   }
   return bytes;
-}
-
-// Parsed once per version of heartbeat-state.json (and default zone); the result is shared and never mutated.
-const heartbeatZone = memoizePerFile((file: BrainFile) => {
-  const byDefault = new Map<string, ResolvedTimeZone>();
-  return (defaultTimeZone: string): ResolvedTimeZone => {
-    let resolved = byDefault.get(defaultTimeZone);
-    if (!resolved) byDefault.set(defaultTimeZone, (resolved = resolveTimeZone({ defaultTimeZone, heartbeatText: file.text })));
-    return resolved;
-  };
-});
-
-/**
- * The operator's time zone (SPEC §4): the request's, else `memory/heartbeat-state.json`'s
- * `currentLocation.timezone`, else the default. The file is read only when the request names
- * no zone; parsing and validation are core's `resolveTimeZone`, so a broken file is a
- * warning and never a failure (an invalid request zone is a 400 problem).
- */
-export async function readHeartbeatTimezone(
-  reader: BrainReader,
-  options: { requested?: string | undefined; defaultTimeZone: string },
-): Promise<ResolvedTimeZone> {
-  if (options.requested !== undefined) return resolveTimeZone(options);
-  const path = 'memory/heartbeat-state.json';
-  const result = await reader.read(path, { maxBytes: 64 * 1024 });
-  if (result.status === 'ok') return heartbeatZone(result)(options.defaultTimeZone);
-  const resolved = resolveTimeZone({ defaultTimeZone: options.defaultTimeZone });
-  if (result.status !== 'missing') resolved.warnings.push(`${path}: could not be read (${result.reason}); using ${resolved.timeZone}`);
-  return resolved;
 }

@@ -112,6 +112,39 @@ describe('context-compiler CLI', () => {
     }
   });
 
+  it('compiles a worker in process through the same job as POST /compile: byte for byte its ?format=text body', async () => {
+    const { app } = await buildTestApp();
+    const cases = [
+      { flags: ['--channel', 'general', '--message', 'Tighten the sign-off, please.'], body: { phase: 'turn', surface: 'chat', channelId: 'general', message: 'Tighten the sign-off, please.' } },
+      { flags: ['--task', 'Draft the weekly update.', '--surface', 'queued-task'], body: { phase: 'start', surface: 'queued-task', task: 'Draft the weekly update.' } },
+    ];
+    for (const { flags, body } of cases) {
+      const served = await app.inject({ method: 'POST', url: '/compile?format=text', payload: { worker: 'scribe', now: NOW, ...body } });
+      expect(served.statusCode).toBe(200);
+      const printed = await cli(['compile', '--worker', 'scribe', '--now', NOW, ...flags]);
+      expect(printed.code, printed.stderr).toBe(0);
+      expect(Buffer.from(printed.stdout)).toEqual(served.rawPayload);
+    }
+    const json = JSON.parse((await cli(['compile', '--worker', 'scribe', '--channel', 'general', '--now', NOW, '--json'])).stdout);
+    expect(json).toMatchObject({ worker: 'scribe', blocks: [{ kind: 'identity' }, ...Array(json.blocks.length - 1).fill(expect.anything())] });
+    expect(json.sources.map((source: { path: string }) => source.path)).toContain('channels/general/purpose.md');
+  });
+
+  it('a bad worker flag (unknown worker, unsafe channel, bad surface, persona flags) is a usage error, exit 2', async () => {
+    for (const [args, says] of [
+      [['--worker', 'nobody'], 'No worker "nobody"'],
+      [['--worker', 'scribe', '--channel', '../x'], '--channel'],
+      [['--worker', 'scribe', '--surface', 'radio'], '--surface'],
+      [['--worker', 'scribe', '--topic', 'garden'], '--topic is for --persona'],
+      [['--persona', 'mars', '--message', 'hi'], '--message is for --worker'],
+      [['--persona', 'mars', '--worker', 'scribe'], 'not both'],
+    ] as const) {
+      const result = await cli(['compile', ...args, '--now', NOW]);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain(says);
+    }
+  });
+
   it('adds a topic and reads another brain with --brain', async () => {
     const brain = await copyExampleBrain();
     await writeFile(join(brain, 'topics', 'cli-topic.md'), '# CLI topic\n\nSummary: a topic only this test wrote.\n');
@@ -136,6 +169,7 @@ describe('context-compiler CLI', () => {
     const missing = await cli(['compile']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--persona');
+    expect(missing.stderr).toContain('--worker');
   });
 });
 

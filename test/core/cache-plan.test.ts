@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CACHE_SCHEMA_VERSION, compile, PROVIDER_MINIMUM_TOKENS, sha256Hex, type CompiledContext } from '../../src/core/index.js';
+import { createCaches } from '../../src/caches.js';
 import { PrefixHasher } from '../../src/core/digest.js';
 import { chatTurn, SCRIBE_IDENTITY } from './golden/cases.js';
 
@@ -51,7 +52,7 @@ describe('cache plan', () => {
     const first = compile(chatTurn());
     const later = compile(
       chatTurn({
-        clock: { now: '2026-12-01T08:00:00Z', timezone: 'Europe/London' },
+        clock: { now: new Date('2026-12-01T08:00:00Z'), timeZone: 'Europe/London' },
         message: { source: 'request:message', text: 'A different turn.' },
         memory: [],
       }),
@@ -81,8 +82,10 @@ describe('PrefixHasher', () => {
   it('equals hashing each prefix directly, memoised or not', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary', maxLength: 60 }), fc.boolean()), { maxLength: 8 }), (parts) => {
-        for (let round = 0; round < 2; round++) {
-          const hasher = new PrefixHasher();
+        // The second round finds every keyed prefix in the memo the first one filled.
+        const memo = createCaches().compiler.prefixes;
+        for (let round = 0; round < 3; round++) {
+          const hasher = new PrefixHasher(round === 2 ? undefined : memo);
           let prefix = '';
           for (const [segment, stable] of parts) {
             hasher.push(segment, stable ? sha256Hex(segment) : undefined);

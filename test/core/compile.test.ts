@@ -11,6 +11,7 @@ import {
   type CompiledContext,
   type CompileInput,
 } from '../../src/core/index.js';
+import { parseInstant } from '../../src/core/time.js';
 import { ProblemError } from '../../src/errors.js';
 import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
 
@@ -98,7 +99,7 @@ describe('compile: layout', () => {
     const first = compile(chatTurn());
     const second = compile(
       chatTurn({
-        clock: { now: '2027-01-01T09:00:00Z', timezone: 'UTC' },
+        clock: { now: new Date('2027-01-01T09:00:00Z'), timeZone: 'UTC' },
         message: { source: 'request:message', text: 'Something else entirely' },
         purpose: undefined,
         capabilities: undefined,
@@ -141,12 +142,12 @@ describe('compile: layout', () => {
     expect(compiled.systemPrompt.endsWith(clock.content)).toBe(true);
   });
 
-  it('rejects an unknown time zone or a malformed instant as a validation problem', () => {
-    expect(thrown(() => compile(chatTurn({ clock: { now: NOW_OK, timezone: 'Mars/Olympus' } }))).code).toBe('CC_VALIDATION_FAILED');
-    expect(thrown(() => compile(chatTurn({ clock: { now: 'yesterday', timezone: 'UTC' } }))).code).toBe('CC_VALIDATION_FAILED');
-    // Without Z or an offset the instant would depend on the host's zone.
-    expect(thrown(() => compile(chatTurn({ clock: { now: '2026-11-30T17:20:00', timezone: 'UTC' } }))).code).toBe('CC_VALIDATION_FAILED');
-    expect(compile(chatTurn({ clock: { now: '2026-11-30T18:20:00+01:00', timezone: 'UTC' } })).systemPrompt).toContain('17:20 (UTC');
+  it('rejects an unknown time zone or an instant that is not one as a validation problem', () => {
+    expect(thrown(() => compile(chatTurn({ clock: { now: new Date(NOW_OK), timeZone: 'Mars/Olympus' } }))).code).toBe('CC_VALIDATION_FAILED');
+    expect(thrown(() => compile(chatTurn({ clock: { now: new Date('yesterday'), timeZone: 'UTC' } }))).code).toBe('CC_VALIDATION_FAILED');
+    // Callers parse `now` with parseInstant: without Z or an offset the instant would depend on the host's zone.
+    expect(parseInstant('2026-11-30T17:20:00')).toBeUndefined();
+    expect(compile(chatTurn({ clock: { now: parseInstant('2026-11-30T18:20:00+01:00')!, timeZone: 'UTC' } })).systemPrompt).toContain('17:20 (UTC');
   });
 });
 

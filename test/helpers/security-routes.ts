@@ -6,7 +6,7 @@ import { turn } from './security-harness.js';
 
 export interface TargetRequest {
   method: 'GET' | 'POST';
-  /** Sent byte for byte (node:http), never normalised. */
+  /** Sent byte for byte (`exactRequest`), never normalised. */
   path: string;
   body?: Record<string, unknown>;
 }

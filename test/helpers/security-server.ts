@@ -5,12 +5,12 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
-import { request as httpRequestRaw } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import request from 'supertest';
 import { onTestFinished } from 'vitest';
 import { buildApp, createLogger } from '../../src/app.js';
 import { loadConfig, PROJECT_ROOT } from '../../src/config.js';
@@ -165,29 +165,27 @@ export interface PlainResponse {
   body: string;
 }
 
-/** One request with node:http, the path sent byte for byte as given (no URL normalisation). */
-export function httpRequest(port: number, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<PlainResponse> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const request = httpRequestRaw(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-        timeout: 10_000,
-      },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
-        response.on('error', reject);
-      },
-    );
-    request.on('timeout', () => request.destroy(new Error(`${method} ${path} timed out`)));
-    request.on('error', reject);
-    request.end(payload);
-  });
+/**
+ * One request to a listening server with its path sent byte for byte: through supertest
+ * when a URL parser leaves the path as it is, else (dot segments such as `/context/..`, which
+ * every WHATWG URL client resolves away) written to a raw socket.
+ */
+export async function exactRequest(port: number, method: 'GET' | 'POST', path: string, body?: unknown): Promise<PlainResponse> {
+  const origin = `http://127.0.0.1:${port}`;
+  const parsed = new URL(path, origin);
+  if (parsed.pathname + parsed.search === path) {
+    const call = method === 'GET' ? request(origin).get(path) : request(origin).post(path);
+    const response = await (body === undefined ? call : call.set('content-type', 'application/json').send(JSON.stringify(body))).timeout(10_000);
+    return { status: response.status, headers: response.headers as PlainResponse['headers'], body: response.text };
+  }
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  const connection = await rawConnection(port);
+  connection.socket.write(
+    `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n` +
+      (body === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`),
+  );
+  await connection.closed;
+  const [answer] = parseRawResponses(connection.received());
+  if (!answer) throw new Error(`${method} ${path}: no complete answer in ${JSON.stringify(connection.received().slice(0, 200))}`);
+  return { status: answer.status, headers: answer.headers, body: answer.body };
 }

@@ -10,13 +10,11 @@ import { MAX_READ_BYTES } from '../../src/core/types.js';
 import {
   createBrain,
   LISTING_NAMES_MAX,
-  memoizePerFile,
-  readHeartbeatTimezone,
   unsafePathReason,
   type BrainFs,
-  type BrainFile,
   type ReadResult,
 } from '../../src/io/brain.js';
+import { createCaches } from '../../src/caches.js';
 import { tempDir } from '../helpers/app.js';
 import { startSwapStorm } from '../helpers/swap-storm.js';
 
@@ -537,21 +535,23 @@ describe('brain: revalidation', () => {
   });
 });
 
-describe('brain: values derived per file', () => {
-  it('derives once per version of a file, and again after it changes', async () => {
-    const root = await brainDir({ 'a.md': 'one two' });
+describe('brain: the cache it is given', () => {
+  it('keeps what it reads in the cache areas it is given, and answers the same after they are cleared', async () => {
+    const root = await brainDir({ 'a.md': 'one two', 'dir/b.md': 'three' });
     await settle();
-    const brain = createBrain(root, logger());
-    const seen: string[] = [];
-    const words = memoizePerFile((file: BrainFile) => {
-      seen.push(file.text);
-      return file.text.split(' ');
-    });
-    const first = words(ok(await brain.read('a.md')));
-    expect(words(ok(await brain.read('a.md')))).toBe(first);
+    const caches = createCaches();
+    const brain = createBrain(root, logger(), { cache: caches.brain });
+    const first = ok(await brain.read('a.md'));
+    expect((await brain.list('dir')).status).toBe('ok');
+    expect(caches.brain.files.stats().entries).toBe(1);
+    expect(caches.brain.listings.stats().entries).toBe(1);
+    // The same object while the file is unchanged: what is derived from it can be kept with it.
+    expect(ok(await brain.read('a.md'))).toBe(first);
+    caches.clear();
+    expect(caches.brain.files.stats()).toMatchObject({ entries: 0, bytes: 0 });
+    expect(ok(await brain.read('a.md'))).toEqual(first);
     await writeFile(join(root, 'a.md'), 'three four five');
-    expect(words(ok(await brain.read('a.md')))).toEqual(['three', 'four', 'five']);
-    expect(seen).toEqual(['one two', 'three four five']);
+    expect(ok(await brain.read('a.md')).text).toBe('three four five');
   });
 });
 
@@ -653,19 +653,5 @@ describe('brain: what a session found missing and listed', () => {
     await symlink(join(outside, 'elsewhere'), join(root, 'memory'));
     expect(await brain.verifyAbsent('gone.md')).toEqual({ path: 'gone.md', appeared: true });
     expect(await brain.verifyListing(session.listings()[0]!)).toEqual({ path: 'memory', changed: true, currentCount: null, currentSha256: null });
-  });
-});
-
-describe('brain: heartbeat time zone', () => {
-  it('reads a valid zone, ignores an absent file, and warns about a broken one', async () => {
-    const good = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{"currentLocation":{"timezone":"Asia/Kolkata"}}' }), logger());
-    const fallback = { defaultTimeZone: 'Europe/London' };
-    expect(await readHeartbeatTimezone(good, fallback)).toEqual({ timeZone: 'Asia/Kolkata', source: 'heartbeat', warnings: [] });
-    expect(await readHeartbeatTimezone(good, { ...fallback, requested: 'UTC' })).toEqual({ timeZone: 'UTC', source: 'request', warnings: [] });
-    expect(await readHeartbeatTimezone(createBrain(await brainDir(), logger()), fallback)).toEqual({ timeZone: 'Europe/London', source: 'default', warnings: [] });
-    const broken = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{not json' }), logger());
-    expect((await readHeartbeatTimezone(broken, fallback)).warnings).toEqual([expect.stringMatching(/not valid JSON; using Europe\/London/)]);
-    const unknown = createBrain(await brainDir({ 'memory/heartbeat-state.json': '{"currentLocation":{"timezone":"Mars/Base"}}' }), logger());
-    expect(await readHeartbeatTimezone(unknown, fallback)).toMatchObject({ timeZone: 'Europe/London', warnings: [expect.stringMatching(/not a valid IANA time zone/)] });
   });
 });

@@ -216,8 +216,8 @@ describe('Dockerfile', () => {
 
   it('copies everything the server reads at boot into the runtime stage', async () => {
     const { runtime, workdir } = await dockerfile();
-    // routes/meta.ts reads openapi.yaml from the project root; examples/brain is the default brain.
-    for (const path of ['openapi.yaml', 'examples/brain', 'package.json', 'package-lock.json', 'dist/src/server.js']) {
+    // The contract's version comes from package.json (src/http/openapi.ts); examples/brain is the default brain.
+    for (const path of ['examples/brain', 'package.json', 'package-lock.json', 'dist/src/server.js']) {
       expect(isCopied(runtime, posix.join(workdir, path)), path).toBe(true);
     }
     for (const { from, source } of copies(runtime)) {

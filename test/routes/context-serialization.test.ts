@@ -1,19 +1,26 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { responseJsonSchema } from '../../src/http/zod.js';
+import type { z } from 'zod';
+import { serializerJsonSchema } from '../../src/http/zod.js';
 import { CompiledResponseSchema } from '../../schemas/compiled.js';
 import { PersonaContextResponseSchema, TopicContextResponseSchema } from '../../schemas/context.js';
 import { buildTestApp } from '../helpers/app.js';
 
 const NOW = '2026-11-30T17:05:00Z';
 
-/** What Fastify's schema serializer writes for `value` under `schema`: the bytes the routes delivered before they wrote their JSON themselves. */
-async function schemaSerialized(schema: Parameters<typeof responseJsonSchema>[0], value: unknown): Promise<string> {
+/** What Fastify's default schema serializer writes for `value` under `schema`'s JSON Schema: the bytes the routes delivered before they wrote their JSON themselves. */
+async function schemaSerialized(schema: z.ZodType, value: unknown): Promise<string> {
   const reference = Fastify();
-  reference.get('/', { schema: { response: { 200: responseJsonSchema(schema) } } }, async () => value);
+  reference.get('/', { schema: { response: { 200: serializerJsonSchema(schema) } } }, async () => value);
   const response = await reference.inject({ method: 'GET', url: '/' });
   await reference.close();
   return response.body;
+}
+
+/** The body must be both: what the schema's serializer writes, and a plain JSON.stringify of the object the schema validates. */
+async function expectSchemaBytes(schema: z.ZodType, body: string, label: string): Promise<void> {
+  expect(body, label).toBe(await schemaSerialized(schema, JSON.parse(body)));
+  expect(body, label).toBe(JSON.stringify(schema.parse(JSON.parse(body))));
 }
 
 describe('compile routes write the bytes their response schema serializer would', () => {
@@ -29,7 +36,7 @@ describe('compile routes write the bytes their response schema serializer would'
       for (let round = 0; round < 2; round++) {
         const response = await app.inject({ method: 'GET', url });
         expect(response.statusCode, url).toBe(200);
-        expect(response.body, url).toBe(await schemaSerialized(schema, response.json()));
+        await expectSchemaBytes(schema, response.body, url);
       }
     }
     const turn = await app.inject({
@@ -38,7 +45,7 @@ describe('compile routes write the bytes their response schema serializer would'
       payload: { worker: 'scribe', phase: 'turn', surface: 'chat', channelId: 'general', now: NOW, message: 'Three bullets for "Jordan", please.' },
     });
     expect(turn.statusCode).toBe(200);
-    expect(turn.body).toBe(await schemaSerialized(CompiledResponseSchema, turn.json()));
+    await expectSchemaBytes(CompiledResponseSchema, turn.body, 'POST /compile');
   });
 
   it('the session and every tool, write tools and an unsafe topicId included', async () => {
@@ -48,7 +55,7 @@ describe('compile routes write the bytes their response schema serializer would'
         const response = await app.inject({ method: 'GET', url });
         expect(response.statusCode, url).toBe(200);
         expect(response.json().session.tools.length, url).toBeGreaterThan(3);
-        expect(response.body, url).toBe(await schemaSerialized(PersonaContextResponseSchema, response.json()));
+        await expectSchemaBytes(PersonaContextResponseSchema, response.body, url);
       }
     }
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyExampleBrain, tempDir } from '../helpers/app.js';
-import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../helpers/compile-load.js';
+import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../../bench/compile-load.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
-import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../helpers/compile-load.js';
+import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../../bench/compile-load.js';
 import { createCluster, createDatabase, destroyCluster, dropDatabase, startCluster, stopCluster, type ClusterInfo } from '../helpers/postgres.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';

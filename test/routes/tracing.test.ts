@@ -3,7 +3,7 @@ import { readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, readyStatus } from '../helpers/app.js';
-import { driveCompiles, newPool, turnPayload } from '../helpers/compile-load.js';
+import { driveCompiles, newPool, turnPayload } from '../../bench/compile-load.js';
 import { faultyFs } from '../helpers/faulty-fs.js';
 
 const PROBLEM = /^application\/problem\+json/;

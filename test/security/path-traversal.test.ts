@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../helpers/app.js';
 import { hostileBrain, NOW, readAllTraces, readTree, turn } from '../helpers/security-harness.js';
 import { ID_TARGETS, RAW_URL_FORMS, TRAVERSAL_VALUES } from '../helpers/security-routes.js';
-import { httpRequest, listenWith, type PlainResponse } from '../helpers/security-server.js';
+import { exactRequest, listenWith, type PlainResponse } from '../helpers/security-server.js';
 
 const PROBLEM = /^application\/problem\+json/;
 
@@ -42,14 +42,14 @@ describe('path traversal matrix: every id-taking parameter against a hostile bra
         // An empty path segment is no parameter at all (`/ui/` is the viewer's page).
         if (value === '' && target.rawPath && !target.connects) continue;
         const { method, path, body } = target.request(value);
-        const response = await httpRequest(port, method, path, body);
+        const response = await exactRequest(port, method, path, body);
         expectAnswer(target, response, `${target.label} = ${JSON.stringify(value.slice(0, 40))}`);
         everything.push(JSON.stringify(response.headers), response.body);
         requests++;
       }
       if (!target.rawPath) continue;
       for (const encoded of RAW_URL_FORMS) {
-        const response = await httpRequest(port, 'GET', target.rawPath(encoded));
+        const response = await exactRequest(port, 'GET', target.rawPath(encoded));
         expectAnswer(target, response, `${target.label} raw ${encoded.slice(0, 40)}`);
         everything.push(JSON.stringify(response.headers), response.body);
         requests++;

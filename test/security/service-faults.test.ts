@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { CONNECTIONS_CHECK_INTERVAL_MS } from '../../src/app.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
@@ -56,9 +57,9 @@ describe('slow and misbehaving clients on a real listening server', () => {
     const drips = await Promise.all(Array.from({ length: 8 }, () => rawConnection(port)));
     for (const connection of drips) connection.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n');
     const dripping = drips.map((connection) => drip(connection, 'X-A: b\r\n', 50, DEADLINE_MS));
-    for (let i = 0; i < 5; i++) expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await request(origin).get('/healthz')).status).toBe(200);
     for (const result of await Promise.all(dripping)) expect(result.closedByServer).toBe(true);
-    expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    expect((await request(origin).get('/healthz')).status).toBe(200);
   });
 
   it('answers oversized headers with a 431 problem and stays up', async () => {
@@ -72,7 +73,7 @@ describe('slow and misbehaving clients on a real listening server', () => {
       expect(response.headers).toMatch(/content-type: application\/problem\+json/);
       expect(response.body).toMatchObject({ status: 431, code: 'CC_HEADERS_TOO_LARGE' });
     }
-    expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    expect((await request(origin).get('/healthz')).status).toBe(200);
   });
 
   it('answers bytes that are not HTTP with a 400 problem and stays up', async () => {
@@ -83,7 +84,7 @@ describe('slow and misbehaving clients on a real listening server', () => {
       await Promise.race([connection.closed, new Promise((resolve) => setTimeout(resolve, DEADLINE_MS))]);
       expect(parseRawResponse(connection.received()), JSON.stringify(garbage)).toMatchObject({ status: 400, body: { code: 'CC_BAD_REQUEST' } });
     }
-    expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    expect((await request(origin).get('/healthz')).status).toBe(200);
   });
 
   it('answers a chunked body over BODY_LIMIT with a 413 problem', async () => {
@@ -118,7 +119,7 @@ describe('the connection cap (MAX_CONNECTIONS) on a real listening server', () =
     await openSockets(app, 3)();
 
     // The fourth socket reaches the cap: the oldest silent one makes room, not the keep-alive one.
-    expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    expect((await request(origin).get('/healthz')).status).toBe(200);
     await oldestSilent.closed;
     expect(served.isClosed()).toBe(false);
     expect(newerSilent.isClosed()).toBe(false);
@@ -263,14 +264,11 @@ describe('trace store faults over HTTP (tracing.test.ts covers a file in place o
       Array.from({ length: 4 }, async (_, caller) => {
         for (let i = caller; i < 48; i += 4) {
           const runId = `full-${i}`;
-          const response = await fetch(`http://127.0.0.1:${full.port}/compile`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(turn({ runId, message: `Canary-${i} ${'x'.repeat(15_000)}` })),
-          });
+          const response = await request(`http://127.0.0.1:${full.port}`)
+            .post('/compile')
+            .send(turn({ runId, message: `Canary-${i} ${'x'.repeat(15_000)}` }));
           answered.set(runId, response.status);
-          if (response.status !== 200) bodies.push(`${response.headers.get('content-type')}\n${await response.text()}`);
-          else await response.arrayBuffer();
+          if (response.status !== 200) bodies.push(`${response.headers['content-type']}\n${response.text}`);
         }
       }),
     );
@@ -283,23 +281,19 @@ describe('trace store faults over HTTP (tracing.test.ts covers a file in place o
       expect(body).toContain('CC_TRACE_UNAVAILABLE');
       expect(body).not.toMatch(/You are Scribe|Canary|systemPrompt/);
     }
-    expect((await fetch(`http://127.0.0.1:${full.port}/readyz`)).status).toBe(503);
+    expect((await request(`http://127.0.0.1:${full.port}`).get('/readyz')).status).toBe(503);
     full.child.kill('SIGKILL');
 
     // Space is back: a restart on the same directory reads every acknowledged run, verified.
     const restarted = await startLimitedServer(env, 0);
     for (const [runId, status] of answered) {
       if (status !== 200) continue;
-      const trace = await fetch(`http://127.0.0.1:${restarted.port}/runs/${runId}/trace`);
+      const trace = await request(`http://127.0.0.1:${restarted.port}`).get(`/runs/${runId}/trace`);
       expect(trace.status, runId).toBe(200);
-      const [event] = ((await trace.json()) as { events: Array<Record<string, unknown>> }).events;
+      const [event] = (trace.body as { events: Array<Record<string, unknown>> }).events;
       expect(event, runId).toMatchObject({ status: 200, outcome: 'delivered', verified: true });
     }
-    const again = await fetch(`http://127.0.0.1:${restarted.port}/compile`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(turn({ runId: 'after-restart' })),
-    });
+    const again = await request(`http://127.0.0.1:${restarted.port}`).post('/compile').send(turn({ runId: 'after-restart' }));
     expect(again.status).toBe(200);
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { createCaches } from '../../src/caches.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import { buildMarsLiveContext, buildVenusLiveContext } from '../../src/core/persona/live-context.js';
 import { createBrain, type BrainReader, type ListResult, type ReadOptions, type ReadResult } from '../../src/io/brain.js';
@@ -15,6 +16,12 @@ vi.mock('../../src/core/persona/live-context.js', async (importOriginal) => {
 });
 
 const OPTIONS = { defaultTimeZone: 'UTC', policy: DEFAULT_POLICY };
+
+/** What the app hands the sources: the cache set's areas. */
+function sourceMemo() {
+  const caches = createCaches();
+  return { ...caches.sources, time: caches.compiler.time };
+}
 const silent = { warn: () => undefined };
 
 /** A brain reader that records every call made through it. */
@@ -46,7 +53,7 @@ describe('readPersonaSources', () => {
   it('reads each file at most once, lists only memory/ or meetings/, and never touches people/ or companies/', async () => {
     const brain = createBrain(await copyExampleBrain(), silent);
     const mars = recording(brain.session());
-    await readPersonaSources(mars.reader, { persona: 'mars', now: '2026-11-30T17:05:00Z', topicId: 'garden' }, OPTIONS);
+    await readPersonaSources(mars.reader, { persona: 'mars', now: new Date('2026-11-30T17:05:00Z'), topicId: 'garden' }, OPTIONS);
     expect([...mars.reads].sort()).toEqual(
       [
         'memory/heartbeat-state.json',
@@ -62,7 +69,7 @@ describe('readPersonaSources', () => {
     expect(mars.lists).toEqual(['memory']);
 
     const venus = recording(brain.session());
-    await readPersonaSources(venus.reader, { persona: 'venus', now: '2026-11-30T17:05:00Z', timezone: 'Europe/London' }, OPTIONS);
+    await readPersonaSources(venus.reader, { persona: 'venus', now: new Date('2026-11-30T17:05:00Z'), timezone: 'Europe/London' }, OPTIONS);
     // With the zone given, heartbeat-state is not read at all.
     expect([...venus.reads].sort()).toEqual(
       ['personas/venus.md', 'personas/tools.json', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
@@ -72,7 +79,7 @@ describe('readPersonaSources', () => {
     // An unusable topic id reads nothing under topics/ (nor anywhere else it could point).
     for (const topicId of ['../SOUL', 'Garden', '', ['garden', 'real-estate']]) {
       const unsafe = recording(brain.session());
-      const sources = await readPersonaSources(unsafe.reader, { persona: 'venus', now: '2026-11-30T17:05:00Z', timezone: 'UTC', topicId }, OPTIONS);
+      const sources = await readPersonaSources(unsafe.reader, { persona: 'venus', now: new Date('2026-11-30T17:05:00Z'), timezone: 'UTC', topicId }, OPTIONS);
       expect(unsafe.reads.filter((path) => !venus.reads.includes(path)), JSON.stringify(topicId)).toEqual([]);
       expect(sources.topic).toBeNull();
       expect(sources.warnings.filter((warning) => warning.startsWith('topic-unsafe: topicId '))).toHaveLength(1);
@@ -83,8 +90,9 @@ describe('readPersonaSources', () => {
   it('re-stats on a repeat call but does not rebuild the live context until a file or the date changes', async () => {
     const root = await copyExampleBrain();
     const brain = createBrain(root, silent);
-    const mars = (now: string) => readPersonaSources(brain.session(), { persona: 'mars', now }, OPTIONS);
-    const venus = (now: string) => readPersonaSources(brain.session(), { persona: 'venus', now }, OPTIONS);
+    const memo = sourceMemo();
+    const mars = (now: string) => readPersonaSources(brain.session(), { persona: 'mars', now: new Date(now) }, OPTIONS, memo);
+    const venus = (now: string) => readPersonaSources(brain.session(), { persona: 'venus', now: new Date(now) }, OPTIONS, memo);
 
     const first = await mars('2027-03-15T17:05:00Z');
     expect(buildMarsLiveContext).toHaveBeenCalledTimes(1);
@@ -113,7 +121,7 @@ describe('readPersonaSources', () => {
     const root = await copyExampleBrain();
     await writeFile(join(root, 'personas/venus.md'), 'Brisk — “always”.');
     const brain = createBrain(root, silent);
-    const sources = await readPersonaSources(brain.session(), { persona: 'venus', now: '2026-11-30T17:05:00Z', sanitize: 'ascii' }, OPTIONS);
+    const sources = await readPersonaSources(brain.session(), { persona: 'venus', now: new Date('2026-11-30T17:05:00Z'), sanitize: 'ascii' }, OPTIONS);
     for (const source of [sources.input.identity, sources.input.persona, sources.input.tools, sources.input.hardRules, sources.input.liveContext]) {
       expect(source!.text).not.toMatch(/[^\x00-\x7f]/);
     }
@@ -124,15 +132,14 @@ describe('readPersonaSources', () => {
     expect(compiled.redactions.phone).toBe(1);
   });
 
-  it('throws a 404 problem listing the personas for an unknown one, and a 400 for a bad instant or zone', async () => {
+  it('throws a 404 problem listing the personas for an unknown one, and a 400 for a bad zone (a bad instant is the schema\'s, test/routes/context.test.ts)', async () => {
     const brain = createBrain(await copyExampleBrain(), silent);
     expect(() => personaOrNotFound('jupiter')).toThrow(ProblemError);
-    await expect(readPersonaSources(brain.session(), { persona: 'jupiter', now: '2026-11-30T17:05:00Z' }, OPTIONS)).rejects.toMatchObject({
+    await expect(readPersonaSources(brain.session(), { persona: 'jupiter', now: new Date('2026-11-30T17:05:00Z') }, OPTIONS)).rejects.toMatchObject({
       code: 'CC_NOT_FOUND',
       extensions: { personas: ['mars', 'venus'] },
     });
-    await expect(readPersonaSources(brain.session(), { persona: 'mars', now: '30/11/2026' }, OPTIONS)).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED' });
-    await expect(readPersonaSources(brain.session(), { persona: 'mars', now: '2026-11-30T17:05:00Z', timezone: 'Nowhere/City' }, OPTIONS)).rejects.toMatchObject({
+    await expect(readPersonaSources(brain.session(), { persona: 'mars', now: new Date('2026-11-30T17:05:00Z'), timezone: 'Nowhere/City' }, OPTIONS)).rejects.toMatchObject({
       code: 'CC_VALIDATION_FAILED',
       errors: [{ path: '/query/timezone', message: expect.any(String) }],
     });

@@ -67,7 +67,7 @@ export async function traceCompile(app: FastifyInstance, runId: string, at = new
     surface: 'chat',
     phase: 'start',
     policy: { ...DEFAULT_POLICY, limitChars: 16_000 },
-    clock: { now: at.toISOString(), timezone: 'Europe/London' },
+    clock: { now: at, timeZone: 'Europe/London' },
     identity,
     purpose,
     topic,

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { UI_CONTENT_SECURITY_POLICY, UI_DIR, UI_FILES, uiRoutes } from '../../routes/ui.js';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { problemPlugin } from '../../src/http/problem.js';
-import { zodValidatorCompiler } from '../../src/http/zod.js';
+import { zodSerializerCompiler, zodValidatorCompiler } from '../../src/http/zod.js';
 import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { buildViewer } from './fixtures.js';
 
@@ -116,6 +116,7 @@ describe('GET /ui/', () => {
   it('answers 503 with a hint, not a crash, when the viewer was never built', async () => {
     const app = Fastify({ logger: false });
     app.setValidatorCompiler(zodValidatorCompiler);
+    app.setSerializerCompiler(zodSerializerCompiler);
     await app.register(rateLimit, { global: false });
     await app.register(problemPlugin);
     await app.register(uiRoutes, { dir: await tempDir('cc-no-ui-') });

@@ -6,7 +6,7 @@ import { summarizeMeeting } from '../signals/meetings.js';
 import { pickEmotionLines, recurringThemes, soulCore, type DailyMemory, SOUL_CORE_CHARS, EMOTION_FILES, THEME_FILES } from '../signals/memory.js';
 import { parseTasks, type TaskList } from '../signals/tasks.js';
 import { cutAtLineBoundary, ELLIPSIS, toSingleLine } from '../text.js';
-import { localDate, localTime } from '../time.js';
+import { localDate, localTime, NO_TIME_MEMO, type Clock, type TimeMemo } from '../time.js';
 
 /**
  * Live context for the voice personas (SPEC §4): a bounded, advisory snapshot of the brain
@@ -31,12 +31,6 @@ export interface LiveContext {
   redactions: RedactionCounts;
   /** True when the final 2,500-char cut dropped lines. */
   truncated: boolean;
-}
-
-export interface Clock {
-  now: Date;
-  /** A validated IANA zone (see `resolveTimeZone`). */
-  timeZone: string;
 }
 
 interface Item {
@@ -121,6 +115,8 @@ export interface MarsSources {
 
 export interface MarsOptions {
   maxChars?: number;
+  /** The caller's time memo (see `TimeMemo`); without one the date is computed afresh. */
+  time?: TimeMemo;
   maxEmotionLines?: number;
   emotionLineChars?: number;
   maxThemes?: number;
@@ -133,7 +129,7 @@ export interface MarsOptions {
  */
 export function buildMarsLiveContext(sources: MarsSources, clock: Clock, options: MarsOptions = {}): LiveContext {
   const maxChars = options.maxChars ?? LIVE_CONTEXT_MAX_CHARS;
-  const today = localDate(clock.now, clock.timeZone);
+  const today = localDate(clock.now, clock.timeZone, options.time ?? NO_TIME_MEMO);
   const out = new Builder();
 
   const byDate = new Map<string, DailyMemory>();
@@ -206,6 +202,8 @@ export interface VenusSources {
 
 export interface VenusOptions {
   maxChars?: number;
+  /** The caller's time memo (see `TimeMemo`); without one the date and time are computed afresh. */
+  time?: TimeMemo;
   topTasks?: number;
   maxEvents?: number;
   maxSenders?: number;
@@ -228,7 +226,8 @@ export function groupThousands(count: number): string {
  */
 export function buildVenusLiveContext(sources: VenusSources, clock: Clock, options: VenusOptions = {}): LiveContext {
   const maxChars = options.maxChars ?? LIVE_CONTEXT_MAX_CHARS;
-  const today = localDate(clock.now, clock.timeZone);
+  const time = options.time ?? NO_TIME_MEMO;
+  const today = localDate(clock.now, clock.timeZone, time);
   const out = new Builder();
 
   const partial = sources.partial ?? {};
@@ -308,7 +307,7 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
     const heading = stale ? `Calendar (file dated ${calendar.date}; today is ${today}, so it may be out of date):` : `Today's calendar (${today}):`;
     if (calendar.events.length === 0) out.add(`${heading} no events listed.`);
     else {
-      const chosen = fitEvents(calendar.events, localTime(clock.now, clock.timeZone), {
+      const chosen = fitEvents(calendar.events, localTime(clock.now, clock.timeZone, time), {
         room: maxChars - fixedLength - heading.length - 1 - (partial.calendar ? CALENDAR_PARTIAL.length + 1 : 0),
         max: options.maxEvents ?? 12,
       });

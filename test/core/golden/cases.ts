@@ -19,7 +19,7 @@ export function chatTurn(overrides: Partial<CompileInput> = {}): CompileInput {
     surface: 'chat',
     phase: 'turn',
     policy: DEFAULT_POLICY,
-    clock: { now: NOW, timezone: 'Europe/London' },
+    clock: { now: new Date(NOW), timeZone: 'Europe/London' },
     identity: { source: 'workers/scribe/identity.md', text: SCRIBE_IDENTITY, brainDerived: true },
     purpose: { source: 'channels/general/purpose.md', text: 'General conversation with Alex: quick questions, drafting.\n', brainDerived: true },
     capabilities: [
@@ -44,7 +44,7 @@ export function queuedTask(overrides: Partial<CompileInput> = {}): CompileInput 
     surface: 'queued-task',
     phase: 'start',
     policy: DEFAULT_POLICY,
-    clock: { now: '2026-03-29T00:30:00+00:00', timezone: 'Asia/Kolkata' },
+    clock: { now: new Date('2026-03-29T00:30:00+00:00'), timeZone: 'Asia/Kolkata' },
     identity: { source: 'workers/archivist/charter.md', text: 'You are Archivist, who files meeting notes and keeps the brain tidy.', brainDerived: true },
     evidence: [
       { sourceRef: 'meetings/2026-11-27-roadmap-review.md', content: '| item | owner |\n|---|---|\n| Q4 plan | Jordan |' },
@@ -62,7 +62,7 @@ export function voicePersona(overrides: Partial<CompileInput> = {}): CompileInpu
     surface: 'voice',
     phase: 'start',
     policy: DEFAULT_POLICY,
-    clock: { now: NOW, timezone: 'America/Los_Angeles' },
+    clock: { now: new Date(NOW), timeZone: 'America/Los_Angeles' },
     identity: { source: 'builtin:venus', text: 'You are Venus, a fast logistics assistant. You speak English only.' },
     persona: { source: 'builtin:venus', text: 'Brisk, warm, practical. One thing at a time.' },
     hardRules: { source: 'builtin:hard-rules', text: '- Never read personal data such as emails or phone numbers aloud.\n- Never claim to have done something you did not do.' },

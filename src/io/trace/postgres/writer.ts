@@ -281,7 +281,7 @@ export class DatabaseWriter {
     const head = signer.link(link, headBody(target.id, seq));
     // Typed arrays (unnest). Tried as one JSON parameter per table instead: this process spent
     // 5–10 % less CPU per append, but the server parsing it made 15–25 % fewer appends/s on the
-    // same 2 vCPUs (test/helpers/trace-bench.ts --postgres, three rounds each, interleaved).
+    // same 2 vCPUs (bench/trace-bench.ts --postgres, three rounds each, interleaved).
     const params = [
       target.id,
       target.lastSeq,

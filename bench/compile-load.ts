@@ -1,3 +1,7 @@
+/**
+ * Concurrent `POST /compile` load over keep-alive connections: what the fsyncs measurement
+ * (bench/fsyncs-per-request.ts) and the crash and group-commit tests drive a server with.
+ */
 import { Pool } from 'undici';
 
 export const LOAD_NOW = '2026-11-30T17:20:00Z';

@@ -3,9 +3,9 @@
  * without a chain, and with a SHA-256 or an HMAC-SHA256 link, for an event line of the size
  * trace-bench.ts writes (≈ 3.4 KB).
  *
- *   node --import tsx test/helpers/chain-bench.ts [events=200000]
+ *   node --import tsx bench/chain-bench.ts [events=200000]
  */
-import { createChainSigner, GENESIS_LINK, sealText, type ChainSigner } from '../../src/io/trace/chain.js';
+import { createChainSigner, GENESIS_LINK, sealText, type ChainSigner } from '../src/io/trace/chain.js';
 
 const events = Number(process.argv[2] ?? 200_000);
 const body = `{"t":"event","event":${JSON.stringify({ runId: 'bench-123456', at: new Date(0).toISOString(), refs: 'r'.repeat(3300) })}`;

@@ -1,5 +1,5 @@
 /**
- * `node --import tsx test/helpers/fsyncs-per-request.ts [requests] [clients]`: starts the app
+ * `node --import tsx bench/fsyncs-per-request.ts [requests] [clients]`: starts the app
  * on port 0 with a temp trace dir and the example brain, sends `requests` POST /compile over
  * HTTP from `clients` concurrent keep-alive connections, and prints what the trace store did
  * for them: fsyncs per request and the batch sizes group commit reached. A measurement
@@ -9,9 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildApp, createLogger } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import type { FileTraceStoreStats } from '../../src/io/trace/index.js';
+import { buildApp, createLogger } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { FileTraceStoreStats } from '../src/io/trace/index.js';
 import { driveCompiles, newPool, turnPayload } from './compile-load.js';
 
 const requests = Number(process.argv[2] ?? 5000);

@@ -4,16 +4,16 @@
  * of volatile live context) for a fixed time. Prints appends/s, commits (fsyncs, or
  * transactions) and process CPU per append.
  *
- *   node --import tsx test/helpers/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
- *   node --import tsx test/helpers/trace-bench.ts 5 32 --postgres     (a throwaway local cluster)
+ *   node --import tsx bench/trace-bench.ts [seconds=5] [clients=32] [parent dir=os tmpdir]
+ *   node --import tsx bench/trace-bench.ts 5 32 --postgres     (a throwaway local cluster)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createFileTraceStore, createPostgresTraceStore, type TraceStore } from '../../src/io/trace/index.js';
-import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from './postgres.js';
-import { deliveredEvent } from './trace-events.js';
+import { createFileTraceStore, createPostgresTraceStore, type TraceStore } from '../src/io/trace/index.js';
+import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from '../test/helpers/postgres.js';
+import { deliveredEvent } from '../test/helpers/trace-events.js';
 
 const args = process.argv.slice(2).filter((arg) => arg !== '--postgres');
 const postgres = process.argv.includes('--postgres');

@@ -1,0 +1,130 @@
+/**
+ * The service's one cache set: every value the service remembers between requests lives in
+ * a named area here, each a least-recently-used cache bounded by bytes (`lru-cache`), so the
+ * total is bounded, visible (`stats()`) and can be dropped (`clear()`). `buildApp` creates
+ * it and hands each area to its one user: the brain reader, the compiler (`src/core` keeps
+ * no state of its own), the persona and worker sources, and delivery. What is remembered
+ * never changes an answer, only its cost.
+ */
+import { LRUCache } from 'lru-cache';
+import type { CompilerMemo } from './core/compile.js';
+import type { Memo } from './core/memo.js';
+import type { BrainCache } from './io/brain.js';
+
+/** A memo that can also forget one key (a file found changed) or everything. */
+export interface CacheArea<K, V> extends Memo<K, V> {
+  readonly name: string;
+  delete(key: K): void;
+  clear(): void;
+  stats(): CacheStats;
+}
+
+export interface CacheStats {
+  area: string;
+  entries: number;
+  /** Estimated bytes held: each value is weighed when it is stored. */
+  bytes: number;
+  maxBytes: number;
+}
+
+/** A bounded LRU area: an entry heavier than the whole area is simply not kept. */
+export function createCacheArea<K extends object | string | number, V extends object | string | number | boolean>(
+  name: string,
+  maxBytes: number,
+): CacheArea<K, V> {
+  const lru = new LRUCache<K, V>({ maxSize: Math.max(1, Math.floor(maxBytes)) });
+  return {
+    name,
+    get: (key) => lru.get(key),
+    set(key, value, bytes) {
+      lru.set(key, value, { size: Math.max(1, Math.ceil(bytes)) });
+      return value;
+    },
+    delete: (key) => void lru.delete(key),
+    clear: () => lru.clear(),
+    stats: () => ({ area: name, entries: lru.size, bytes: lru.calculatedSize, maxBytes: lru.maxSize }),
+  };
+}
+
+/** Default bound of the whole set: well inside the 160 MB heap `npm start` and the image allow. */
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Each area's share of the bound. The brain's texts are the largest (the bench brain holds
+ * under 9 MB of text outside people/ and companies/); compiled results and their encoded
+ * answers are kept per persona and minute.
+ */
+export const CACHE_SHARES = Object.freeze({
+  'brain.files': 0.36,
+  'brain.listings': 0.03,
+  'compiler.blocks': 0.12,
+  'compiler.prefixes': 0.03,
+  'compiler.time': 0.01,
+  'sources.parsed': 0.16,
+  'sources.compiled': 0.14,
+  'answers': 0.15,
+});
+
+export type CacheAreaName = keyof typeof CACHE_SHARES;
+
+/** The areas the persona and worker sources keep their parsed and compiled values in (src/sources). */
+export interface SourceCaches {
+  /** Values derived from brain files and listings (parsed policies, memory-note indexes, live contexts, topic excerpts, ...), keyed by what they depend on. */
+  readonly parsed: CacheArea<string | object, object>;
+  /** Compile results handed out again to equal requests (a persona within one minute). */
+  readonly compiled: CacheArea<string, object>;
+}
+
+export interface Caches {
+  readonly brain: BrainCache;
+  readonly compiler: CompilerMemo;
+  readonly sources: SourceCaches;
+  /** Encoded answers (JSON parts and ETags) per shared compile result (src/http/deliver.ts). */
+  readonly answers: CacheArea<object, object>;
+  /** Every area with its entries and estimated bytes. */
+  stats(): CacheStats[];
+  /** Forgets everything (answers stay correct; the next requests pay to fill it again). */
+  clear(): void;
+}
+
+export interface CacheOptions {
+  /** Bound of the whole set, in bytes (default `DEFAULT_CACHE_BYTES`). */
+  maxBytes?: number;
+}
+
+/** Creates the cache set, its areas sized by `CACHE_SHARES` of `maxBytes`. */
+export function createCaches(options: CacheOptions = {}): Caches {
+  const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
+  const areas: Array<CacheArea<never, never>> = [];
+  const area = <K extends object | string | number, V extends object | string | number | boolean>(name: string, share: number): CacheArea<K, V> => {
+    const created = createCacheArea<K, V>(name, maxBytes * share);
+    areas.push(created as unknown as CacheArea<never, never>);
+    return created;
+  };
+  const time = CACHE_SHARES['compiler.time'];
+  return {
+    brain: {
+      files: area('brain.files', CACHE_SHARES['brain.files']),
+      listings: area('brain.listings', CACHE_SHARES['brain.listings']),
+    },
+    compiler: {
+      blocks: area('compiler.blocks', CACHE_SHARES['compiler.blocks']),
+      prefixes: area('compiler.prefixes', CACHE_SHARES['compiler.prefixes']),
+      routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 4),
+      time: {
+        formatters: area('compiler.time.formatters', time / 4),
+        minutes: area('compiler.time.minutes', time / 4),
+        zones: area('compiler.time.zones', time / 4),
+      },
+    },
+    sources: {
+      parsed: area('sources.parsed', CACHE_SHARES['sources.parsed']),
+      compiled: area('sources.compiled', CACHE_SHARES['sources.compiled']),
+    },
+    answers: area('answers', CACHE_SHARES.answers),
+    stats: () => areas.map((each) => each.stats()),
+    clear: () => {
+      for (const each of areas) each.clear();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import { pino } from 'pino';
+import { createCaches } from '../caches.js';
+import type { Config } from '../config.js';
+import { createCompiler } from '../core/compile.js';
+import { mergePolicy, DEFAULT_POLICY } from '../core/policy.js';
+import { parseInstant } from '../core/time.js';
+import { ProblemError } from '../errors.js';
+import { createBrain } from '../io/brain.js';
+import type { CompileJob, SourceDeps } from '../sources/job.js';
+import { createPersonaSources } from '../sources/persona.js';
+import { createWorkerSources } from '../sources/worker.js';
+import { CompileRequestSchema } from '../../schemas/compile.js';
+import { isSlug } from '../../schemas/ids.js';
+
+export interface CompileCommand {
+  persona?: string;
+  worker?: string;
+  /** Persona: a topic from `topics/<topicId>.md`. */
+  topicId?: string;
+  /** Worker: the channel whose purpose applies. */
+  channelId?: string;
+  /** Worker: a turn's message (phase `turn`). */
+  message?: string;
+  /** Worker: a task to start with (phase `start`). */
+  task?: string;
+  /** Worker: the surface (default `chat` with a channel, else `direct`). */
+  surface?: string;
+  now?: string;
+  timezone?: string;
+  sanitize?: 'ascii';
+}
+
+/** The flag that carries each field of a worker's request, for usage errors. */
+const FLAGS: Record<string, string> = {
+  worker: '--worker',
+  channelId: '--channel',
+  message: '--message',
+  task: '--task',
+  surface: '--surface',
+  now: '--now',
+  timezone: '--timezone',
+  phase: '--message or --task',
+};
+
+/**
+ * Compiles a persona's or a worker's prompt in process, exactly as `GET /context/:persona`
+ * or `POST /compile` would (the same jobs, the same schema for a worker's request), for a
+ * person at a terminal. Nothing is traced: no prompt leaves a service. A bad flag value is
+ * a 400 problem naming the flag.
+ */
+export async function compileInProcess(config: Config, command: CompileCommand) {
+  if (command.now !== undefined && !parseInstant(command.now)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', '--now must be an ISO 8601 date and time with Z or an offset, such as 2026-11-30T17:30:00Z');
+  }
+  const now = command.now === undefined ? new Date() : parseInstant(command.now)!;
+  const caches = createCaches();
+  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler }), memo: { ...caches.sources, time: caches.compiler.time } };
+  const policy = mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars });
+  let job: CompileJob;
+  let subject: Record<string, string>;
+  if (command.worker !== undefined) {
+    const parsed = CompileRequestSchema.safeParse({
+      phase: command.message === undefined ? 'start' : 'turn',
+      surface: command.surface ?? (command.channelId === undefined ? 'direct' : 'chat'),
+      worker: command.worker,
+      ...(command.channelId === undefined ? {} : { channelId: command.channelId }),
+      ...(command.message === undefined ? {} : { message: command.message }),
+      ...(command.task === undefined ? {} : { task: command.task }),
+      ...(command.timezone === undefined ? {} : { timezone: command.timezone }),
+    });
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = String(issue.path[0] ?? 'worker');
+      throw new ProblemError('CC_VALIDATION_FAILED', `${FLAGS[field] ?? field}: ${issue.message}`);
+    }
+    const { runId: _runId, now: _now, ...request } = parsed.data;
+    job = createWorkerSources({ policy, defaultTimeZone: config.defaultTimezone }, deps).job({ ...request, now });
+    subject = { worker: request.worker };
+  } else {
+    const persona = command.persona ?? '';
+    for (const [flag, value] of [
+      ['--persona', persona],
+      ['--topic', command.topicId],
+    ] as const) {
+      if (value !== undefined && !isSlug(value)) {
+        throw new ProblemError('CC_UNSAFE_ID', `${flag} must be a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)`);
+      }
+    }
+    const personas = createPersonaSources(
+      { defaultTimeZone: config.defaultTimezone, policy, allowWriteTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },
+      deps,
+    );
+    job = personas.persona({ persona, now, timezone: command.timezone, topicId: command.topicId, sanitize: command.sanitize });
+    subject = { persona };
+  }
+  const brain = createBrain(config.brainRoot, pino({ level: 'silent' }), { cache: caches.brain }).session();
+  const found = await job.read(brain);
+  const { compiled, extra } = found.compile();
+  const { segments: _segments, ...result } = compiled;
+  return { ...subject, ...result, ...extra, warnings: [...found.warnings, ...compiled.warnings], sources: brain.sources() };
+}

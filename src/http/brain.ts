@@ -1,0 +1,32 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createBrain, type Brain } from '../io/brain.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The brain reader (BRAIN_ROOT): confined, bounded, stat-revalidated reads for every route. */
+    brain: Brain;
+  }
+}
+
+/** Why the brain root cannot serve, for `/readyz`; resolves when it can. */
+export async function brainReadable(root: string): Promise<void> {
+  const info = await stat(root).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`brain root ${error.code === 'ENOENT' ? 'does not exist' : 'cannot be read'} (BRAIN_ROOT)`);
+  });
+  if (!info.isDirectory()) throw new Error('brain root is not a directory (BRAIN_ROOT)');
+  await access(root, constants.R_OK | constants.X_OK).catch(() => {
+    throw new Error('brain root is not readable (BRAIN_ROOT)');
+  });
+}
+
+/** `app.brain` over `config.brainRoot`, keeping what it reads in the cache set's `brain` areas; `/readyz` checks the root. */
+export const brainPlugin = fp(
+  async function brainPlugin(app: FastifyInstance) {
+    app.decorate('brain', createBrain(app.config.brainRoot, app.log.child({ component: 'brain' }), { cache: app.caches.brain }));
+    app.readinessChecks.push({ name: 'brain', check: () => brainReadable(app.config.brainRoot) });
+  },
+  { name: 'brain', dependencies: ['caches'] },
+);

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { CACHE_SHARES, createCacheArea, createCaches } from '../src/caches.js';
+import { buildTestApp } from './helpers/app.js';
+
+const NOW = '2026-11-30T17:05:00Z';
+
+describe('the cache set', () => {
+  it('bounds each area by bytes: the least recently used entries make room, and an entry heavier than its area is not kept', () => {
+    const area = createCacheArea<string, { n: number }>('test', 1000);
+    for (let i = 0; i < 50; i++) area.set(`k${i}`, { n: i }, 100);
+    expect(area.stats()).toMatchObject({ entries: 10, bytes: 1000, maxBytes: 1000 });
+    expect(area.get('k0')).toBeUndefined();
+    expect(area.get('k49')).toEqual({ n: 49 });
+    area.set('huge', { n: -1 }, 5000);
+    expect(area.get('huge')).toBeUndefined();
+    expect(area.stats().bytes).toBeLessThanOrEqual(1000);
+  });
+
+  it('shares one bound among its areas', () => {
+    const caches = createCaches({ maxBytes: 1_000_000 });
+    const total = caches.stats().reduce((sum, area) => sum + area.maxBytes, 0);
+    expect(total).toBeLessThanOrEqual(1_000_000);
+    expect(Object.values(CACHE_SHARES).reduce((sum, share) => sum + share, 0)).toBeLessThanOrEqual(1);
+  });
+
+  it('is created by buildApp, holds what the routes remember, and can be cleared without changing an answer', async () => {
+    const { app } = await buildTestApp();
+    const get = (url: string) => app.inject(url);
+    const before = await get(`/context/venus?now=${NOW}&topicId=garden&format=text`);
+    const json = await get(`/context/venus?now=${NOW}&topicId=garden`);
+    await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'turn', surface: 'chat', worker: 'scribe', channelId: 'general', message: 'hi', now: NOW } });
+    const held = Object.fromEntries(app.caches.stats().map((area) => [area.area, area.entries]));
+    for (const area of ['brain.files', 'brain.listings', 'compiler.blocks', 'compiler.prefixes', 'compiler.time.minutes', 'sources.parsed', 'sources.compiled', 'answers']) {
+      expect(held[area], area).toBeGreaterThan(0);
+    }
+    app.caches.clear();
+    expect(app.caches.stats().every((area) => area.entries === 0 && area.bytes === 0)).toBe(true);
+    const after = await get(`/context/venus?now=${NOW}&topicId=garden&format=text`);
+    expect(after.body).toBe(before.body);
+    expect(after.headers['etag']).toBe(before.headers['etag']);
+    const again = await get(`/context/venus?now=${NOW}&topicId=garden`);
+    expect(again.json().systemPrompt).toBe(json.json().systemPrompt);
+    expect(again.json().liveContext).toBe(json.json().liveContext);
+  });
+
+  it('belongs to its app: a second app starts with an empty set', async () => {
+    const first = await buildTestApp();
+    await first.app.inject(`/context/mars?now=${NOW}`);
+    const second = await buildTestApp();
+    expect(second.app.caches).not.toBe(first.app.caches);
+    expect(second.app.caches.stats().every((area) => area.entries === 0)).toBe(true);
+  });
+});

@@ -1,0 +1,106 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { compile, DEFAULT_POLICY } from '../../src/core/index.js';
+import { createAnswerEncoder } from '../../src/http/answer.js';
+import { deliverJob, readClock } from '../../src/http/deliver.js';
+import { ProblemError } from '../../src/errors.js';
+import type { CompileJob, JobRead } from '../../src/sources/job.js';
+import { CompiledFieldsSchema, CompiledResponseSchema } from '../../schemas/compiled.js';
+import { tempDir } from '../helpers/app.js';
+
+const NOW = new Date('2026-11-30T17:05:00Z');
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** The app with one extra route that delivers `job` as a worker compile, so a test can hand delivery any job. */
+async function appDelivering(job: () => CompileJob) {
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces') }));
+  const answer = createAnswerEncoder(CompiledResponseSchema, new Set(Object.keys(CompiledFieldsSchema.shape)));
+  app.post('/test-job', async (request, reply) =>
+    deliverJob(
+      request,
+      reply,
+      deepFreeze({
+        route: 'POST /test-job',
+        runId: 'job-run',
+        subject: { kind: 'worker' as const, id: 'tester' },
+        surface: 'chat',
+        identifiers: { worker: 'tester', phase: 'start' },
+        options: { given: true },
+        format: 'json' as const,
+        clock: readClock(),
+        answer,
+      }),
+      job(),
+    ),
+  );
+  await app.ready();
+  cleanup.push(() => app.close());
+  return app;
+}
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanup.length > 0) await cleanup.pop()!();
+});
+
+const compiled = () =>
+  compile({
+    subject: { kind: 'worker', id: 'tester' },
+    surface: 'chat',
+    phase: 'start',
+    policy: DEFAULT_POLICY,
+    clock: { now: NOW, timeZone: 'UTC' },
+    identity: { source: 'test:identity', text: 'You are a tester.' },
+  });
+
+describe('deliverJob', () => {
+  it('merges what a job returns without changing it: its warnings and facts, frozen, reach the answer and the trace', async () => {
+    const result = deepFreeze({ compiled: compiled(), shared: true });
+    const read: JobRead = deepFreeze({ warnings: ['one source degraded'], facts: { operatorTimezone: 'UTC' }, compile: () => result });
+    const app = await appDelivering(() => ({ read: async () => read }));
+    for (let round = 0; round < 2; round++) {
+      const response = await app.inject({ method: 'POST', url: '/test-job' });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toMatchObject({ runId: 'job-run', worker: 'tester', warnings: ['one source degraded'], phase: 'start', surface: 'chat' });
+    }
+    const trace = (await app.inject('/runs/job-run/trace')).json();
+    expect(trace.events).toHaveLength(2);
+    for (const event of trace.events) {
+      expect(event.request).toMatchObject({ worker: 'tester', given: true, operatorTimezone: 'UTC', format: 'json' });
+      expect(event.warnings).toEqual(['one source degraded']);
+    }
+  });
+
+  it('traces a job that throws while reading as a failed delivery, with the request’s options and no facts', async () => {
+    const app = await appDelivering(() => ({
+      read: async () => {
+        throw new ProblemError('CC_NOT_FOUND', 'No tester here.');
+      },
+    }));
+    const response = await app.inject({ method: 'POST', url: '/test-job' });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['x-run-id']).toBe('job-run');
+    const [event] = (await app.inject('/runs/job-run/trace')).json().events;
+    expect(event).toMatchObject({ outcome: 'failed', status: 404, error: { code: 'CC_NOT_FOUND' } });
+    expect(event.request).toEqual({ worker: 'tester', phase: 'start', given: true, format: 'json', conditional: false });
+  });
+
+  it('stamps the event from the request’s one clock reading: at is never before the request began', async () => {
+    const before = Date.now();
+    const app = await appDelivering(() => ({ read: async () => ({ warnings: [], facts: {}, compile: () => ({ compiled: compiled() }) }) }));
+    await app.inject({ method: 'POST', url: '/test-job' });
+    const [event] = (await app.inject('/runs/job-run/trace')).json().events;
+    expect(Date.parse(event.at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(event.at)).toBeLessThanOrEqual(Date.now());
+    expect(event.timing.untilTraceMs).toBeGreaterThanOrEqual(0);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * The layout tells the architecture (STYLE.md): arrows only point inward. Each layer's
+ * imports are checked here, so a shortcut across layers fails a test, not a review.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, resolve, dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../src/config.js';
+
+async function files(dir: string): Promise<string[]> {
+  const entries = await readdir(join(PROJECT_ROOT, dir), { withFileTypes: true });
+  const nested = await Promise.all(entries.map((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : [join(dir, entry.name)])));
+  return nested.flat().filter((path) => path.endsWith('.ts'));
+}
+
+/** Each import of a layer's files: a package name, or a path relative to the project root. */
+async function imports(dir: string): Promise<Array<{ file: string; target: string }>> {
+  const found: Array<{ file: string; target: string }> = [];
+  for (const file of await files(dir)) {
+    for (const match of (await readFile(join(PROJECT_ROOT, file), 'utf8')).matchAll(/^import .* from '([^']+)';$/gm)) {
+      const specifier = match[1]!;
+      const target = specifier.startsWith('.') ? relative(PROJECT_ROOT, resolve(PROJECT_ROOT, dirname(file), specifier)) : specifier;
+      found.push({ file, target });
+    }
+  }
+  return found;
+}
+
+const outside = (list: Array<{ file: string; target: string }>, allowed: (target: string) => boolean) =>
+  list.filter(({ target }) => !allowed(target)).map(({ file, target }) => `${file} → ${target}`);
+
+describe('layout', () => {
+  it('src/core imports only itself, node:crypto and the error catalogue', async () => {
+    expect(outside(await imports('src/core'), (target) => target.startsWith('src/core/') || target === 'node:crypto' || target === 'src/errors.js')).toEqual([]);
+  });
+
+  it('regression: schemas/ import only zod, src/core and each other (the compile schema took its zone rule from src/config.ts)', async () => {
+    expect(outside(await imports('schemas'), (target) => target === 'zod' || target.startsWith('src/core/') || target.startsWith('schemas/'))).toEqual([]);
+  });
+
+  it('src/sources reads through src/io and compiles with src/core: no Fastify, no file system', async () => {
+    const allowed = (target: string) =>
+      ['src/core/', 'src/io/brain.js', 'src/sources/', 'schemas/', 'src/errors.js'].some((prefix) => target.startsWith(prefix));
+    expect(outside(await imports('src/sources'), allowed)).toEqual([]);
+  });
+
+  it('routes/ map HTTP to compile jobs: no route touches the file system itself but the viewer’s static files', async () => {
+    const direct = (await imports('routes')).filter(({ file, target }) => file !== 'routes/ui.ts' && /^node:fs/.test(target));
+    expect(direct.map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
+  });
+});
