@@ -114,7 +114,8 @@ export function createCaches(options: CacheOptions = {}): Caches {
       time: {
         formatters: area('compiler.time.formatters', time / 4),
         minutes: area('compiler.time.minutes', time / 4),
-        zones: area('compiler.time.zones', time / 4),
+        hours: area('compiler.time.hours', time / 8),
+        zones: area('compiler.time.zones', time / 8),
       },
     },
     sources: {
