@@ -57,10 +57,11 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 export const CACHE_SHARES = Object.freeze({
   'brain.files': 0.36,
   'brain.listings': 0.03,
-  'compiler.blocks': 0.12,
+  'compiler.blocks': 0.1,
   'compiler.prefixes': 0.03,
+  'compiler.parts': 0.04,
   'compiler.time': 0.01,
-  'sources.parsed': 0.16,
+  'sources.parsed': 0.14,
   'sources.compiled': 0.14,
   'answers': 0.15,
 });
@@ -110,6 +111,7 @@ export function createCaches(options: CacheOptions = {}): Caches {
     compiler: {
       blocks: area('compiler.blocks', CACHE_SHARES['compiler.blocks']),
       prefixes: area('compiler.prefixes', CACHE_SHARES['compiler.prefixes']),
+      parts: area('compiler.parts', CACHE_SHARES['compiler.parts']),
       routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 4),
       time: {
         formatters: area('compiler.time.formatters', time / 4),

@@ -1,5 +1,5 @@
 import { ProblemError } from '../errors.js';
-import { planCache, type PlannedSegment } from './cache-plan.js';
+import { planCache, planPrefix, type PlannedPrefix, type PlannedSegment } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
@@ -7,7 +7,7 @@ import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } 
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
 import { approxTokens } from './tokens.js';
-import type { Authority, Block, BlockKind, BriefingItem, CacheClass, Capability, CompiledContext, CompileInput, Phase, Policy, SourceText } from './types.js';
+import type { Authority, Block, BlockKind, BriefingItem, CacheClass, CachePlan, Capability, CompiledContext, CompileInput, Phase, Policy, SourceText } from './types.js';
 
 interface Placement {
   authority: Authority;
@@ -50,6 +50,8 @@ export interface PreparedBlock {
   readonly segment: string;
   /** Set for recurring (memoised) blocks: stands for exactly the segment, so the hash state after it is reused. */
   readonly key: string | undefined;
+  /** Set for recurring blocks: names the block completely (its key and the redactions its source needed), for the parts memo. */
+  readonly ident: string | undefined;
   readonly segmentTokens: number;
   readonly email: number;
   readonly phone: number;
@@ -66,12 +68,14 @@ export interface PreparedVariant {
 /**
  * What a compiler may remember between compiles, owned and bounded by the caller (the
  * service's cache set): rendered blocks by source text, the hash state after each stable
- * prefix, route keys by worker-stable digest, and the clock's formatters. A compile's bytes
- * never depend on what was kept.
+ * prefix, the laid-out stable prefix and input of a set of blocks (`parts`), route keys by
+ * worker-stable digest, and the clock's formatters. A compile's bytes never depend on what
+ * was kept.
  */
 export interface CompilerMemo {
   readonly blocks: Memo<string, readonly PreparedVariant[]>;
   readonly prefixes: Memo<string, PrefixStates>;
+  readonly parts: Memo<string, object>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
 }
@@ -79,6 +83,7 @@ export interface CompilerMemo {
 export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   blocks: noMemo<string, readonly PreparedVariant[]>(),
   prefixes: noMemo<string, PrefixStates>(),
+  parts: noMemo<string, object>(),
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
 });
@@ -113,6 +118,8 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
     segment = `${encodeInputLine(kind, placement.authority, source, body)}\n`;
   }
   const sha256 = sha256Hex(body);
+  // The segment is a function of kind, source and content: the digest names the content.
+  const key = recurring ? `${sha256}:${kind}:${source}` : undefined;
   return {
     kind,
     source,
@@ -120,8 +127,8 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
     sha256,
     approxTokens: approxTokens(body),
     segment,
-    // The segment is a function of kind, source and content: the digest names the content.
-    key: recurring ? `${sha256}:${kind}:${source}` : undefined,
+    key,
+    ident: key === undefined ? undefined : `${key}:${email}:${phone}`,
     segmentTokens: approxTokens(segment),
     email,
     phone,
@@ -355,55 +362,46 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   if (task) inputs.push(task);
   if (message) inputs.push(message);
 
-  const blocks: Block[] = [];
-  const planned: PlannedSegment[] = [];
-  const systemSegments: string[] = [];
-  const inputSegments: string[] = [];
-  const byKind: Partial<Record<BlockKind, number>> = {};
-  const redactions = { email: 0, phone: 0 };
-  let totalTokens = 0;
-  const emit = (prepared: PreparedBlock) => {
-    const placement = PLACEMENT[prepared.kind];
-    if (placement.inSystem) {
-      systemSegments.push(prepared.segment);
-      planned.push({
-        kind: prepared.kind,
-        cacheClass: placement.cacheClass,
-        blockIndex: blocks.length,
-        segment: prepared.segment,
-        key: prepared.key,
-        approxTokens: prepared.segmentTokens,
-      });
-    } else {
-      inputSegments.push(prepared.segment);
-    }
-    blocks.push({
-      kind: prepared.kind,
-      authority: placement.authority,
-      cacheClass: placement.cacheClass,
-      source: prepared.source,
-      content: prepared.content,
-      chars: prepared.content.length,
-      approxTokens: prepared.approxTokens,
-      sha256: prepared.sha256,
-    });
-    byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
-    totalTokens += prepared.segmentTokens;
-    redactions.email += prepared.email;
-    redactions.phone += prepared.phone;
-  };
-  for (const prepared of system) emit(prepared);
-  for (const prepared of inputs) emit(prepared);
+  // The stable prefix (every system block before the first volatile one) is laid out, joined
+  // and hashed once per distinct set of blocks; a compile adds only the volatile tail (the
+  // clock line) and the input, continuing the prefix's hash state.
+  let split = 0;
+  while (split < system.length && PLACEMENT[system[split]!.kind].cacheClass !== 'volatile') split++;
+  const stable = stablePart(memo, split === system.length ? system : system.slice(0, split));
+  const tail = split === system.length ? [] : system.slice(split);
+  const part = inputPart(memo, inputs);
 
-  const systemPrompt = systemSegments.join('');
-  const inputPrompt = inputSegments.length > 0 ? inputSegments.join('') : null;
-  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys);
-  let inputSha256: string | null = null;
-  if (inputPrompt !== null) {
-    const hasher = new PrefixHasher(memo.prefixes);
-    for (const prepared of inputs) hasher.push(prepared.segment, prepared.key);
-    inputSha256 = hasher.digest();
+  const blocks: Block[] = [...stable.blocks];
+  const systemSegments: string[] = [...stable.segments];
+  // Object.assign, not a spread: V8 copies an object with keys such as 'hard-rules' by spread several times slower.
+  const byKind: Partial<Record<BlockKind, number>> = Object.assign({}, stable.byKind);
+  const redactions = { email: stable.email, phone: stable.phone };
+  let totalTokens = stable.tokens;
+  let systemPrompt = stable.text;
+  let cache = stable.cache;
+  let promptSha256 = stable.promptSha256;
+  if (tail.length > 0) {
+    const planned: PlannedSegment[] = [];
+    for (const prepared of tail) {
+      const placement = PLACEMENT[prepared.kind];
+      planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
+      blocks.push(blockOf(prepared));
+      systemSegments.push(prepared.segment);
+      systemPrompt += prepared.segment;
+      byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+      totalTokens += prepared.segmentTokens;
+      redactions.email += prepared.email;
+      redactions.phone += prepared.phone;
+    }
+    ({ cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, stable.plan));
   }
+  for (const block of part.blocks) blocks.push(block);
+  for (const prepared of inputs) byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+  totalTokens += part.tokens;
+  redactions.email += part.email;
+  redactions.phone += part.phone;
+
+  const inputPrompt = part.text;
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
 
   return {
@@ -411,7 +409,7 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
     systemPrompt,
     inputPrompt,
     instructions,
-    segments: { system: systemSegments, input: inputSegments },
+    segments: { system: systemSegments, input: [...part.segments] },
     budget: {
       limitChars: policy.limitChars,
       usedChars: instructions.length,
@@ -421,12 +419,162 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
     },
     cache,
     promptSha256,
-    inputSha256,
+    inputSha256: part.sha256,
     tokens: { total: totalTokens + (inputPrompt === null ? 0 : 1), byKind },
     redactions,
     warnings,
   };
 }
+
+/** The block a prepared block delivers, as compiles list it. */
+function blockOf(prepared: PreparedBlock): Block {
+  const placement = PLACEMENT[prepared.kind];
+  return {
+    kind: prepared.kind,
+    authority: placement.authority,
+    cacheClass: placement.cacheClass,
+    source: prepared.source,
+    content: prepared.content,
+    chars: prepared.content.length,
+    approxTokens: prepared.approxTokens,
+    sha256: prepared.sha256,
+  };
+}
+
+/**
+ * The system blocks before the first volatile one, laid out, joined, planned and hashed:
+ * what every compile with these blocks shares. Immutable; its blocks, segments and cache
+ * plan are handed out to every compile that uses it.
+ */
+export interface StablePart {
+  readonly blocks: readonly Block[];
+  readonly segments: readonly string[];
+  /** The segments joined: the system prompt up to the first volatile block. */
+  readonly text: string;
+  readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
+  /** Segment tokens, summed. */
+  readonly tokens: number;
+  readonly email: number;
+  readonly phone: number;
+  /** The plan of this prefix alone (a compile without volatile blocks delivers it as it is), and where to continue it. */
+  readonly cache: CachePlan;
+  readonly promptSha256: string;
+  readonly plan: PlannedPrefix;
+}
+
+/** The input prompt of a list of input blocks: joined, hashed, summed. Immutable. */
+interface InputPart {
+  readonly blocks: readonly Block[];
+  readonly segments: readonly string[];
+  readonly text: string | null;
+  readonly sha256: string | null;
+  /** Segment tokens, summed. */
+  readonly tokens: number;
+  readonly email: number;
+  readonly phone: number;
+}
+
+/**
+ * The parts memo: laid-out parts by the identities of their blocks, as a chain of maps from
+ * the first block on, so finding a part costs one lookup per block, of strings the blocks
+ * keep (no key is built per compile). Each level keeps a bounded number of successors.
+ */
+interface PartNode {
+  readonly next: Map<string, PartNode>;
+  part?: object;
+}
+
+/** The chains that start at one block: as the first block of a stable prefix, and of an input. */
+interface PartRoots {
+  s?: PartNode;
+  i?: PartNode;
+  bytes: number;
+}
+
+const MAX_SUCCESSORS = 32;
+
+/** The node for `blocks` (created as needed), or undefined when one of them does not recur (a turn's message, evidence). */
+function partNode(memo: CompilerMemo, kind: 's' | 'i', blocks: readonly PreparedBlock[]): PartNode | undefined {
+  for (const prepared of blocks) if (prepared.ident === undefined) return undefined;
+  const first = blocks[0]!.ident!;
+  const roots = (memo.parts.get(first) as PartRoots | undefined) ?? (memo.parts.set(first, { bytes: 2 * first.length + 256 }, 2 * first.length + 256) as PartRoots);
+  let node: PartNode = roots[kind] ?? (roots[kind] = { next: new Map() });
+  for (let i = 1; i < blocks.length; i++) {
+    const ident = blocks[i]!.ident!;
+    let child = node.next.get(ident);
+    if (child === undefined) {
+      if (node.next.size >= MAX_SUCCESSORS) node.next.clear();
+      node.next.set(ident, (child = { next: new Map() }));
+    }
+    node = child;
+  }
+  return node;
+}
+
+/** Remembers `part` at `node`, and weighs it into its chain's entry so the area's bound counts it. */
+function keepPart<T extends object>(memo: CompilerMemo, blocks: readonly PreparedBlock[], node: PartNode | undefined, part: T, bytes: number): T {
+  if (node === undefined) return part;
+  node.part = part;
+  const first = blocks[0]!.ident!;
+  const roots = memo.parts.get(first) as PartRoots | undefined;
+  if (roots !== undefined) {
+    roots.bytes += bytes + 128 * blocks.length;
+    memo.parts.set(first, roots, roots.bytes);
+  }
+  return part;
+}
+
+function stablePart(memo: CompilerMemo, system: readonly PreparedBlock[]): StablePart {
+  const node = partNode(memo, 's', system);
+  if (node?.part !== undefined) return node.part as StablePart;
+  const planned: PlannedSegment[] = [];
+  const blocks: Block[] = [];
+  const segments: string[] = [];
+  const byKind: Partial<Record<BlockKind, number>> = {};
+  let tokens = 0;
+  let email = 0;
+  let phone = 0;
+  for (const prepared of system) {
+    const placement = PLACEMENT[prepared.kind];
+    planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
+    blocks.push(blockOf(prepared));
+    segments.push(prepared.segment);
+    byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+    tokens += prepared.segmentTokens;
+    email += prepared.email;
+    phone += prepared.phone;
+  }
+  const { cache, promptSha256, prefix } = planPrefix(planned, memo.prefixes, memo.routeKeys);
+  const text = segments.join('');
+  const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, cache, promptSha256, plan: prefix };
+  // The text, its blocks' contents (about the same again) and a native hash state per boundary.
+  return keepPart(memo, system, node, part, 4 * text.length + 1024 * (cache.boundaries.length + 1));
+}
+
+function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputPart {
+  if (inputs.length === 0) return EMPTY_INPUT;
+  const node = partNode(memo, 'i', inputs);
+  if (node?.part !== undefined) return node.part as InputPart;
+  const hasher = new PrefixHasher(memo.prefixes);
+  const blocks: Block[] = [];
+  const segments: string[] = [];
+  let tokens = 0;
+  let email = 0;
+  let phone = 0;
+  for (const prepared of inputs) {
+    hasher.push(prepared.segment, prepared.key);
+    blocks.push(blockOf(prepared));
+    segments.push(prepared.segment);
+    tokens += prepared.segmentTokens;
+    email += prepared.email;
+    phone += prepared.phone;
+  }
+  const text = segments.join('');
+  const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, email, phone };
+  return keepPart(memo, inputs, node, part, 4 * text.length + 512);
+}
+
+const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, email: 0, phone: 0 });
 
 const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
   Object.entries(RUNTIME_SCOPES).map(([surface, text]) => [surface, Object.freeze({ source: `builtin:surface/${surface}`, text })]),
