@@ -17,7 +17,15 @@
  */
 import { createCompiler, type Compiler } from '../core/compile.js';
 import { sha256Hex } from '../core/digest.js';
-import { buildMarsLiveContext, buildVenusLiveContext, type LiveContext } from '../core/persona/live-context.js';
+import {
+  buildMarsLiveContext,
+  finishVenusLiveContext,
+  LIVE_CONTEXT_MAX_CHARS,
+  prepareVenusLiveContext,
+  venusTimeKey,
+  type LiveContext,
+  type PreparedVenusLiveContext,
+} from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../core/persona/render.js';
 import { realtimeSession } from '../core/persona/session.js';
@@ -391,20 +399,21 @@ async function venusLiveContext(
   const meetingName = newestMeeting(warnings.listing(listing), clock.today, memo);
   const meetingRead = meetingName === undefined ? undefined : await brain.read(`meetings/${meetingName}`, PERSONA_READS.meeting);
   const meetingText = meetingRead === undefined ? undefined : warnings.text(meetingRead);
-  // Venus shows which events are already over, so its context depends on the minute too.
-  const key =
-    `live|venus|${ascii ? 1 : 0}|${clock.today}|${localTime(clock.now, clock.timeZone, memo.time)}|` +
-    `${identity(tasks)}|${identity(calendar)}|${identity(inbox)}|${meetingName ?? '-'}:${identity(meetingRead)}`;
-  return remembered(
+  // Parsed once per version of its files and day; only which events are over depends on the minute.
+  const preparedKey = `live|venus|${ascii ? 1 : 0}|${clock.today}|${identity(tasks)}|${identity(calendar)}|${identity(inbox)}|${meetingName ?? '-'}:${identity(meetingRead)}`;
+  const prepared = remembered(
     memo.parsed,
-    key,
-    () => {
+    preparedKey,
+    (): { venus: PreparedVenusLiveContext } => {
       const meeting = meetingName === undefined || meetingText === undefined ? undefined : { fileName: meetingName, text: meetingText };
       const partial = { tasks: readInPart(tasks), calendar: readInPart(calendar), inbox: readInPart(inbox) };
-      return finishLive(key, buildVenusLiveContext({ ...texts, meeting, partial }, clock, { time: memo.time }), warnings.reported, ascii);
+      return { venus: prepareVenusLiveContext({ ...texts, meeting, partial }, clock, { time: memo.time }) };
     },
-    liveBytes,
+    () => 4 * LIVE_CONTEXT_MAX_CHARS + 2 * preparedKey.length + 4096,
   );
+  const nowTime = localTime(clock.now, clock.timeZone, memo.time);
+  const key = `${preparedKey}|${venusTimeKey(prepared.venus, nowTime)}`;
+  return remembered(memo.parsed, key, () => finishLive(key, finishVenusLiveContext(prepared.venus, nowTime), warnings.reported, ascii), liveBytes);
 }
 
 // ---------------------------------------------------------------------------------------
