@@ -63,7 +63,8 @@ export const CACHE_SHARES = Object.freeze({
   'compiler.time': 0.01,
   'sources.parsed': 0.14,
   'sources.compiled': 0.14,
-  'answers': 0.15,
+  'answers': 0.12,
+  'answers.pieces': 0.03,
 });
 
 export type CacheAreaName = keyof typeof CACHE_SHARES;
@@ -82,6 +83,8 @@ export interface Caches {
   readonly sources: SourceCaches;
   /** Encoded answers (JSON parts and ETags) per shared compile result (src/http/deliver.ts). */
   readonly answers: CacheArea<object, object>;
+  /** The escaped JSON of the pieces answers are joined from (prompt segments, long strings), by their text (src/http/answer.ts). */
+  readonly pieces: CacheArea<string, Buffer>;
   /** Every area with its entries and estimated bytes. */
   stats(): CacheStats[];
   /** Forgets everything (answers stay correct; the next requests pay to fill it again). */
@@ -125,6 +128,7 @@ export function createCaches(options: CacheOptions = {}): Caches {
       compiled: area('sources.compiled', CACHE_SHARES['sources.compiled']),
     },
     answers: area('answers', CACHE_SHARES.answers),
+    pieces: area('answers.pieces', CACHE_SHARES['answers.pieces']),
     stats: () => areas.map((each) => each.stats()),
     clear: () => {
       for (const each of areas) each.clear();

@@ -14,7 +14,7 @@ import { ProblemError } from '../errors.js';
 import type { ListingRecord, SourceRecord } from '../io/brain.js';
 import type { TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
-import type { AnswerEncoder, ResultParts } from './answer.js';
+import type { AnswerEncoder, ComposedString, ResultParts } from './answer.js';
 import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
@@ -195,8 +195,9 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const json = !notModified && delivery.format === 'json';
   if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined))) {
     encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}) };
-    if (json) encoded.parts = delivery.answer.resultParts(resultMembers(result));
-    const bytes = (encoded.parts ?? []).reduce((sum, part) => sum + (part?.length ?? 0), 256);
+    if (json) encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), memo: caches.pieces });
+    let bytes = 256;
+    for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;
     caches.answers.set(result, encoded, bytes);
   }
   if (notModified) return reply.code(304).send();
@@ -211,6 +212,19 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   };
   // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
   return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), encoded?.parts));
+}
+
+/**
+ * The prompts as the segments they were joined from, so the answer escapes each segment once
+ * (a persona's next minute shares all but its clock line with the one before).
+ */
+function promptPieces(compiled: CompiledContext): ComposedString[] {
+  const { system, input } = compiled.segments;
+  const composed: ComposedString[] = [{ value: compiled.systemPrompt, pieces: system }];
+  if (compiled.inputPrompt !== null) {
+    composed.push({ value: compiled.inputPrompt, pieces: input }, { value: compiled.instructions, pieces: [...system, '\n\n', ...input] });
+  }
+  return composed;
 }
 
 /** The members of a response that come from the compiled result: the compile itself and the route's extras. */
