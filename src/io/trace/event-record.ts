@@ -66,14 +66,58 @@ export class RecordDigests {
 }
 
 /**
+ * What events that deliver one shared compiled result have in common, written once per
+ * scope of references (a trace file): its result fields and its references, as JSON.
+ * Found by the identity of the event's `segments` (a shared result hands out the same
+ * object), and used only while its other parts are the very same objects too.
+ */
+export interface SharedRecord {
+  readonly blocks: unknown;
+  readonly cache: unknown;
+  readonly budget: unknown;
+  readonly tokens: unknown;
+  readonly redactions: unknown;
+  readonly promptSha256: unknown;
+  readonly inputSha256: unknown;
+  /** `"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
+  readonly fields: string;
+  readonly chars: number;
+  /** `,"blocks":[…],"cache":…` and `,"segments":{…}` references. */
+  readonly before: string;
+  readonly segmentRefs: string;
+}
+
+/** Shared records of one scope of references, by the `segments` object of the events they describe (`SEEN` after the first). */
+export type SharedRecords = WeakMap<object, SharedRecord | typeof SEEN>;
+
+/** A result seen once: a one-off compile is not worth keeping, so its record is kept from its second event on. */
+export const SEEN = Symbol('seen once');
+
+/**
  * The event as stored, as JSON text (an object), and its own fields for an index. Segment
  * texts, block summaries (only their summary fields: a compiled block passed whole would
  * store its content a second time), source records and the cache plan become references;
  * the references are spliced in as ready JSON, so only the event's own small fields are
- * serialised per call.
+ * serialised per call. Given `shared` (valid for `refs`' scope alone), the fields and
+ * references of a shared result are serialised once and spliced into every later event
+ * that delivers it, byte for byte as they would be written again.
  */
-export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
+export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: SharedRecords): { stored: StoredEvent<R>; json: string } {
   const { segments, blocks, sources, cache } = event;
+  const found = segments === undefined ? undefined : shared?.get(segments);
+  const known = found === SEEN ? undefined : found;
+  if (
+    known !== undefined &&
+    known.blocks === blocks &&
+    known.cache === cache &&
+    known.budget === event.budget &&
+    known.tokens === event.tokens &&
+    known.redactions === event.redactions &&
+    known.promptSha256 === event.promptSha256 &&
+    known.inputSha256 === event.inputSha256
+  ) {
+    return sharedRecord<R>(event, refs, known);
+  }
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
   const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'>>]: TraceEventInput[K] } = {
@@ -97,10 +141,12 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
     timing: event.timing,
   };
   let chars = 0;
-  let references = '';
-  if (blocks) references += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
-  if (sources) references += `,"sources":[${sources.map(refs.source).join(',')}]`;
-  if (cache) references += `,"cache":${refs.json(cache)}`;
+  let before = '';
+  let sourceRefs = '';
+  let segmentRefs = '';
+  if (blocks) before += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
+  if (sources) sourceRefs = `,"sources":[${sources.map(refs.source).join(',')}]`;
+  if (cache) before += `,"cache":${refs.json(cache)}`;
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -109,12 +155,71 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
           return refs.blob(text);
         })
         .join(',');
-    references += `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
+    segmentRefs = `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
   }
   const stored = plain as StoredEvent<R>;
   stored.chars = chars;
   const own = JSON.stringify(stored);
-  return { stored, json: `${own.slice(0, -1)}${references}}` };
+  if (segments !== undefined && shared !== undefined && blocks !== undefined && found === undefined) shared.set(segments, SEEN);
+  else if (segments !== undefined && shared !== undefined && blocks !== undefined) {
+    const fields = JSON.stringify({
+      promptSha256: event.promptSha256,
+      inputSha256: event.inputSha256,
+      budget: event.budget,
+      tokens: event.tokens,
+      redactions: event.redactions,
+    }).slice(1, -1);
+    const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
+    shared.set(segments, { blocks, cache, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
+  }
+  return { stored, json: `${own.slice(0, -1)}${before}${sourceRefs}${segmentRefs}}` };
+}
+
+/** An event of a shared result: its own fields serialised, the result's spliced in where JSON.stringify would write them. */
+function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord): { stored: StoredEvent<R>; json: string } {
+  const head = JSON.stringify({
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    request: event.request,
+  });
+  const tail = JSON.stringify({
+    warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
+    error: event.error,
+    timing: event.timing,
+    chars: known.chars,
+  });
+  const sourceRefs = event.sources ? `,"sources":[${event.sources.map(refs.source).join(',')}]` : '';
+  const middle = known.fields.length > 0 ? `,${known.fields}` : '';
+  const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sourceRefs}${known.segmentRefs}}`;
+  const stored = {
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    request: event.request,
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+    warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
+    error: event.error,
+    timing: event.timing,
+    chars: known.chars,
+  } as StoredEvent<R>;
+  return { stored, json };
 }
 
 /** Whether a parsed value has the fields every stored event has. */
