@@ -6,25 +6,49 @@
  * cache plan and the persona's session) are written once per shared result (a persona
  * within one minute) and kept as bytes with it; the rest is written per request.
  *
- * A new result mostly repeats the one before: the prompts of a persona at its next minute
- * differ from the last ones only in the clock line. So the strings a result is joined from
- * (its prompts, from their segments) and its other long strings are escaped once per piece
- * and kept (`PieceOptions.memo`); the serializer writes a placeholder where each goes, and
- * the kept bytes are spliced in. Escaping is per character, so the JSON of a joined string
- * is the joined JSON of its pieces (a surrogate pair split between two pieces is the one
- * exception, and is escaped whole).
+ * A new result mostly repeats the one before: a persona at its next minute differs from the
+ * last only in the clock line and what is derived from it. So a result is written member by
+ * member (each with its own serializer, picked from the schema), and what it shares with
+ * earlier results is not written again: a member value that is the very object written
+ * before (the persona's tools) reuses its bytes, and the strings a result is joined from
+ * (its prompts, from their segments) and its long strings are escaped once per piece. JSON
+ * escaping is per character, so the JSON of a joined string is the joined JSON of its
+ * pieces; a surrogate pair split between two pieces is the one exception, and is escaped
+ * whole.
  */
 import fastJson from 'fast-json-stringify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Memo } from '../core/memo.js';
 import { serializerJsonSchema } from './zod.js';
 
 type ObjectSchema = z.ZodObject<z.ZodRawShape>;
+type Write = (value: unknown) => string;
+
+/** One member of an object schema, with its own serializer: `"key":value`, or nothing when it is absent. */
+interface Member {
+  key: string;
+  /** `"key":` as bytes. */
+  prefix: Buffer;
+  write: Write;
+  /** The member's own object schema, so a member object can be written member by member too. */
+  object: Members | undefined;
+  /**
+   * The JSON of member objects already written, by the object: a result that shares one
+   * with the result before (the persona's tools) does not write it again. Weak: it holds
+   * nothing alive, and values are never changed once handed out.
+   */
+  kept: WeakMap<object, Buffer>;
+}
+
+interface Members {
+  members: Member[];
+}
 
 interface Run {
   /** True for members that depend on the compiled result alone. */
   perResult: boolean;
-  write(value: Record<string, unknown>): string;
+  write: Write;
+  members: Member[];
 }
 
 /** The JSON of a shared result's members, run by run, as chunks of bytes; `null` for a run written per request. */
@@ -40,7 +64,7 @@ export interface PieceOptions {
   /** The result's strings that are joined from pieces; each piece's JSON is escaped once and kept. */
   composed?: readonly ComposedString[];
   /** Where escaped pieces are kept, by their text (the cache set's `answers.pieces` area). */
-  memo?: Memo<string, Buffer>;
+  pieces?: Memo<string, Buffer>;
 }
 
 export interface AnswerEncoder {
@@ -66,15 +90,26 @@ function members(json: string): string {
   return json.slice(1, -1);
 }
 
+function serializer(schema: ObjectSchema): Write {
+  return fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as Write;
+}
+
+/** The members of `schema` in wire order, each with its own serializer, and so on for member objects. */
+function membersOf(schema: ObjectSchema): Members {
+  return {
+    members: wireOrder(schema).map((key) => {
+      const write = serializer(schema.pick({ [key]: true } as Record<string, true>));
+      const inner = schema.shape[key];
+      const object = inner instanceof z.ZodObject ? membersOf(inner as ObjectSchema) : undefined;
+      return { key, prefix: Buffer.from(`${JSON.stringify(key)}:`), write, object, kept: new WeakMap<object, Buffer>() };
+    }),
+  };
+}
+
 /** Strings at least this long are escaped once per string and kept, like the pieces of a composed one. */
 const LONG_STRING = 512;
-
-// A placeholder string for slot n; the serializer writes it as `"\u0000cc:n\u0000"`, which no
-// other string's JSON can be mistaken for unless it holds these very characters, and then the
-// slots do not add up and the result is written without pieces.
-const placeholder = (slot: number) => `\u0000cc:${slot}\u0000`;
-const PLACEHOLDER_OPEN = '"\\u0000cc:';
-const PLACEHOLDER_CLOSE = '\\u0000"';
+/** Member objects whose JSON is at least this long are kept by identity. */
+const LONG_VALUE = 256;
 
 /** A high surrogate at the end of `a` and a low one at the start of `b`: one character, escaped differently apart. */
 function splitsPair(a: string, b: string): boolean {
@@ -93,130 +128,132 @@ function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
 }
 
 const QUOTE = Buffer.from('"');
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from('}');
+const EMPTY = Buffer.from('{}');
 
 /**
  * An encoder for `schema`: its members cut into runs in wire order, each run either all
- * per-result (`resultKeys`) or all per-request, each compiled to its own serializer. The
- * runs' members joined by commas are byte for byte what one serializer of the whole schema
- * writes.
+ * per-result (`resultKeys`) or all per-request. A per-request run is written by one
+ * serializer of its members; a result's runs member by member. Either way the runs' members
+ * joined by commas are byte for byte what one serializer of the whole schema writes.
  */
 export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySet<string>): AnswerEncoder {
+  const all = membersOf(schema).members;
   const runs: Run[] = [];
-  let keys: string[] = [];
+  let run: Member[] = [];
   let perResult: boolean | undefined;
   const flush = () => {
-    if (keys.length === 0) return;
-    const mask = Object.fromEntries(keys.map((key) => [key, true])) as Record<string, true>;
-    const write = fastJson(serializerJsonSchema(schema.pick(mask)) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
-    runs.push({ perResult: perResult === true, write });
-    keys = [];
+    if (run.length === 0) return;
+    const mask = Object.fromEntries(run.map((member) => [member.key, true])) as Record<string, true>;
+    runs.push({ perResult: perResult === true, write: serializer(schema.pick(mask)), members: run });
+    run = [];
   };
-  for (const key of wireOrder(schema)) {
-    const isResult = resultKeys.has(key);
+  for (const member of all) {
+    const isResult = resultKeys.has(member.key);
     if (perResult !== undefined && isResult !== perResult) flush();
     perResult = isResult;
-    keys.push(key);
+    run.push(member);
   }
   flush();
 
-  /** The result's runs written whole, without pieces. */
-  const plainParts = (result: Record<string, unknown>): ResultParts => runs.map((run) => (run.perResult ? [Buffer.from(members(run.write(result)))] : null));
-
-  function resultParts(result: Record<string, unknown>, options: PieceOptions = {}): ResultParts {
-    const composed = options.composed ?? [];
-    const { memo } = options;
-    const slots: Buffer[][] = [];
-    const slotOf = (value: string): string => {
-      for (const { value: whole, pieces } of composed) {
+  /** `value`'s JSON as chunks: from pieces or kept bytes where it can, else its own serializer. Empty when the member is absent. */
+  function memberChunks(member: Member, value: unknown, options: PieceOptions, out: Buffer[]): void {
+    if (typeof value === 'string') {
+      for (const { value: whole, pieces } of options.composed ?? []) {
         if (value !== whole) continue;
-        const chunks: Buffer[] = [QUOTE];
+        const chunks: Buffer[] = [member.prefix, QUOTE];
         for (let i = 0; i < pieces.length; i++) {
-          // A pair split between two pieces is escaped as one character only when they are escaped together.
-          if (i > 0 && splitsPair(pieces[i - 1]!, pieces[i]!)) return placeholder(slots.push([QUOTE, escaped(value, undefined), QUOTE]) - 1);
-          if (pieces[i]!.length > 0) chunks.push(escaped(pieces[i]!, memo));
+          // A pair split between two pieces is one character only when escaped together: write the string whole.
+          if (i > 0 && splitsPair(pieces[i - 1]!, pieces[i]!)) {
+            out.push(member.prefix, QUOTE, escaped(value, undefined), QUOTE);
+            return;
+          }
+          if (pieces[i]!.length > 0) chunks.push(escaped(pieces[i]!, options.pieces));
         }
         chunks.push(QUOTE);
-        return placeholder(slots.push(chunks) - 1);
+        for (const chunk of chunks) out.push(chunk);
+        return;
       }
-      if (value.length < LONG_STRING) return value;
-      return placeholder(slots.push([QUOTE, escaped(value, memo), QUOTE]) - 1);
-    };
-    const swap = (value: unknown): unknown => (typeof value === 'string' && (value.length >= LONG_STRING || composed.length > 0) ? slotOf(value) : value);
-    // The members, and the members of member objects (a persona's session holds its instructions), with placeholders.
-    const skeleton: Record<string, unknown> = {};
-    for (const key of Object.keys(result)) {
-      const value = result[key];
-      if (!resultKeys.has(key)) {
-        skeleton[key] = value;
-        continue;
+      if (value.length >= LONG_STRING) {
+        out.push(member.prefix, QUOTE, escaped(value, options.pieces), QUOTE);
+        return;
       }
-      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-        let copy: Record<string, unknown> | undefined;
-        for (const inner of Object.keys(value)) {
-          const original = (value as Record<string, unknown>)[inner];
-          const swapped = swap(original);
-          if (swapped !== original) (copy ??= { ...(value as Record<string, unknown>) })[inner] = swapped;
+    } else if (value !== null && typeof value === 'object') {
+      const known = member.kept.get(value);
+      if (known !== undefined) {
+        out.push(known);
+        return;
+      }
+      // A member object holding a joined string (a persona's session holds its instructions) is written member by member.
+      if (member.object !== undefined && !Array.isArray(value) && holdsComposed(value as Record<string, unknown>, options)) {
+        out.push(member.prefix, OPEN);
+        let first = true;
+        for (const inner of member.object.members) {
+          const before = out.length;
+          if (!first) out.push(COMMA);
+          memberChunks(inner, (value as Record<string, unknown>)[inner.key], options, out);
+          if (out.length === before + (first ? 0 : 1)) out.length = before;
+          else first = false;
         }
-        skeleton[key] = copy ?? value;
-      } else skeleton[key] = swap(value);
+        out.push(CLOSE);
+        return;
+      }
+      const json = members(member.write({ [member.key]: value }));
+      const bytes = Buffer.from(json);
+      if (json.length >= LONG_VALUE) member.kept.set(value, bytes);
+      out.push(bytes);
+      return;
     }
-    if (slots.length === 0) return plainParts(result);
+    const json = members(member.write({ [member.key]: value }));
+    if (json.length > 0) out.push(Buffer.from(json));
+  }
 
-    const used = new Array<boolean>(slots.length).fill(false);
-    let found = 0;
-    const parts: Array<Buffer[] | null> = [];
-    for (const run of runs) {
-      if (!run.perResult) {
-        parts.push(null);
-        continue;
-      }
-      const json = members(run.write(skeleton));
-      const chunks: Buffer[] = [];
-      let from = 0;
-      for (let at = json.indexOf(PLACEHOLDER_OPEN); at >= 0; at = json.indexOf(PLACEHOLDER_OPEN, from)) {
-        const close = json.indexOf(PLACEHOLDER_CLOSE, at + PLACEHOLDER_OPEN.length);
-        const slot = close < 0 ? NaN : Number(json.slice(at + PLACEHOLDER_OPEN.length, close));
-        if (!Number.isInteger(slot) || slot < 0 || slot >= slots.length || used[slot]) return plainParts(result);
-        used[slot] = true;
-        found++;
-        if (at > from) chunks.push(Buffer.from(json.slice(from, at)));
-        for (const chunk of slots[slot]!) chunks.push(chunk);
-        from = close + PLACEHOLDER_CLOSE.length;
-      }
-      if (from < json.length) chunks.push(Buffer.from(json.slice(from)));
-      parts.push(chunks);
+  function holdsComposed(value: Record<string, unknown>, options: PieceOptions): boolean {
+    for (const inner of Object.values(value)) {
+      if (typeof inner !== 'string') continue;
+      if (inner.length >= LONG_STRING) return true;
+      for (const { value: whole } of options.composed ?? []) if (inner === whole) return true;
     }
-    return found === slots.length ? parts : plainParts(result);
+    return false;
   }
 
   return {
-    resultParts,
+    resultParts(result, options = {}) {
+      return runs.map((each) => {
+        if (!each.perResult) return null;
+        const out: Buffer[] = [];
+        for (const member of each.members) {
+          const before = out.length;
+          if (before > 0) out.push(COMMA);
+          memberChunks(member, result[member.key], options, out);
+          // An absent optional member writes nothing, and takes its comma back.
+          if (out.length === before + (before > 0 ? 1 : 0)) out.length = before;
+        }
+        return out;
+      });
+    },
     body(perRequest, result, parts) {
       if (parts === undefined) {
         // Written once (POST /compile, or a result not shared): one string, encoded once on the socket.
         let resultValue: Record<string, unknown> | undefined;
         const written: string[] = [];
-        for (const run of runs) {
-          const json = members(run.write(run.perResult ? (resultValue ??= result()) : perRequest));
+        for (const each of runs) {
+          const json = members(each.write(each.perResult ? (resultValue ??= result()) : perRequest));
           if (json.length > 0) written.push(json);
         }
         return `{${written.join(',')}}`;
       }
       const chunks: Buffer[] = [];
       for (let i = 0; i < runs.length; i++) {
-        const part = parts[i];
-        const run = part ?? [Buffer.from(members(runs[i]!.write(perRequest)))];
-        if (run.length === 0 || (run.length === 1 && run[0]!.length === 0)) continue;
+        const part = parts[i] ?? [Buffer.from(members(runs[i]!.write(perRequest)))];
+        if (part.length === 0 || (part.length === 1 && part[0]!.length === 0)) continue;
         chunks.push(chunks.length === 0 ? OPEN : COMMA);
-        for (const chunk of run) chunks.push(chunk);
+        for (const chunk of part) chunks.push(chunk);
       }
       chunks.push(chunks.length === 0 ? EMPTY : CLOSE);
       return Buffer.concat(chunks);
     },
   };
 }
-
-const OPEN = Buffer.from('{');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from('}');
-const EMPTY = Buffer.from('{}');

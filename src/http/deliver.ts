@@ -195,7 +195,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const json = !notModified && delivery.format === 'json';
   if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined))) {
     encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}) };
-    if (json) encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), memo: caches.pieces });
+    if (json) encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), pieces: caches.pieces });
     let bytes = 256;
     for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;
     caches.answers.set(result, encoded, bytes);

@@ -55,21 +55,22 @@ describe('createAnswerEncoder', () => {
     const encoder = createAnswerEncoder(Composed, new Set(['system', 'input', 'all', 'note', 'session']));
     const memo = createCaches().pieces;
     const stable = ['Identity: "quoted" \u2028 \ud83d\ude00 ', 'x'.repeat(700), '\n\nRules\\ and \u0001 control'];
+    const tools = Array.from({ length: 20 }, (_unused, i) => ({ name: `tool_${i}` }));
     for (const minute of ['09:05', '09:06']) {
       const system = [...stable, `\n\nClock ${minute} — “now”`];
       const input = ['{"block":"live-context","text":"é"}\n'];
       const value = { system: system.join(''), input: input.join(''), all: `${system.join('')}\n\n${input.join('')}` };
-      const result = { ...value, note: 'n'.repeat(600), session: { type: 'realtime', all: value.all, tools: [{ name: 'search' }] } };
+      const result = { ...value, note: 'n'.repeat(600), session: { type: 'realtime', all: value.all, tools } };
       const composed = [
         { value: value.system, pieces: system },
         { value: value.input, pieces: input },
         { value: value.all, pieces: [...system, '\n\n', ...input] },
       ];
       const perRequest = { runId: `r-${minute}`, warnings: ['w'] };
-      const parts = encoder.resultParts(result, { composed, memo });
+      const parts = encoder.resultParts(result, { composed, pieces: memo });
       expect(String(encoder.body(perRequest, () => result, parts))).toBe(whole(Composed, { ...perRequest, ...result }));
     }
-    // Each stable piece was escaped once, for both minutes.
+    // The session's tools were the same array for both minutes; each stable piece was escaped once.
     for (const piece of stable) expect(memo.get(piece)).toBeInstanceOf(Buffer);
     expect(memo.stats().entries).toBeLessThan(12);
   });
@@ -79,18 +80,18 @@ describe('createAnswerEncoder', () => {
     const encoder = createAnswerEncoder(Prompt, new Set(['prompt']));
     const pieces = ['smile \ud83d', '\ude00 there'];
     const result = { prompt: pieces.join('') };
-    const parts = encoder.resultParts(result, { composed: [{ value: result.prompt, pieces }], memo: createCaches().pieces });
+    const parts = encoder.resultParts(result, { composed: [{ value: result.prompt, pieces }], pieces: createCaches().pieces });
     expect(String(encoder.body({}, () => result, parts))).toBe(whole(Prompt, result));
     expect(String(encoder.body({}, () => result, parts))).toContain('😀');
   });
 
-  it('a string that holds the placeholder’s own characters is written whole, not mistaken for a piece', () => {
+  it('a short string with control characters beside a joined one is written as the schema serializer writes it', () => {
     const Two = z.object({ prompt: z.string(), other: z.string() });
     const encoder = createAnswerEncoder(Two, new Set(['prompt', 'other']));
     const pieces = ['a'.repeat(600), 'b'];
     for (const other of ['\u0000cc:0\u0000', 'x\u0000cc:1\u0000y', '\u0000cc:7\u0000', '\u0000cc:\u0000']) {
       const result = { prompt: pieces.join(''), other };
-      const parts = encoder.resultParts(result, { composed: [{ value: result.prompt, pieces }], memo: createCaches().pieces });
+      const parts = encoder.resultParts(result, { composed: [{ value: result.prompt, pieces }], pieces: createCaches().pieces });
       expect(String(encoder.body({}, () => result, parts)), JSON.stringify(other)).toBe(whole(Two, result));
     }
   });
