@@ -46,13 +46,70 @@ export function createCacheArea<K extends object | string | number, V extends ob
   };
 }
 
+/**
+ * An area whose entries live exactly as long as their key objects (a WeakMap), for what is
+ * derived from a value another area already bounds: the encoded answer of a compile result
+ * lives and dies with the result, so it never outlives it in the heap. Entries and bytes are
+ * counted as they are set and as their keys are collected; it has no bound of its own.
+ */
+export function createWeakArea<K extends object, V extends object>(name: string): CacheArea<K, V> {
+  let map = new WeakMap<K, V>();
+  let held = new WeakMap<K, { generation: number; bytes: number }>();
+  let generation = 0;
+  let entries = 0;
+  let bytes = 0;
+  const collected = new FinalizationRegistry<{ generation: number; bytes: number }>((entry) => {
+    if (entry.generation !== generation) return;
+    entries--;
+    bytes -= entry.bytes;
+  });
+  return {
+    name,
+    get: (key) => map.get(key),
+    set(key, value, weight) {
+      const size = Math.max(1, Math.ceil(weight));
+      const known = held.get(key);
+      if (known === undefined) {
+        const entry = { generation, bytes: size };
+        held.set(key, entry);
+        collected.register(key, entry, entry);
+        entries++;
+        bytes += size;
+      } else {
+        bytes += size - known.bytes;
+        known.bytes = size;
+      }
+      map.set(key, value);
+      return value;
+    },
+    delete(key) {
+      const known = held.get(key);
+      if (known === undefined) return;
+      collected.unregister(known);
+      held.delete(key);
+      map.delete(key);
+      entries--;
+      bytes -= known.bytes;
+    },
+    clear() {
+      map = new WeakMap();
+      held = new WeakMap();
+      generation++;
+      entries = 0;
+      bytes = 0;
+    },
+    stats: () => ({ area: name, entries, bytes, maxBytes: 0 }),
+  };
+}
+
 /** Default bound of the whole set: well inside the 160 MB heap `npm start` and the image allow. */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Each area's share of the bound. The brain's texts are the largest (the bench brain holds
- * under 9 MB of text outside people/ and companies/); compiled results and their encoded
- * answers are kept per persona and minute.
+ * under 9 MB of text outside people/ and companies/); compiled results are kept per persona
+ * for its latest minutes, their encoded answers with them (`answers` is weak: it lives in
+ * the compiled results' share).
  */
 export const CACHE_SHARES = Object.freeze({
   'brain.files': 0.36,
@@ -62,8 +119,7 @@ export const CACHE_SHARES = Object.freeze({
   'compiler.parts': 0.04,
   'compiler.time': 0.01,
   'sources.parsed': 0.14,
-  'sources.compiled': 0.14,
-  'answers': 0.12,
+  'sources.compiled': 0.26,
   'answers.pieces': 0.03,
 });
 
@@ -81,7 +137,7 @@ export interface Caches {
   readonly brain: BrainCache;
   readonly compiler: CompilerMemo;
   readonly sources: SourceCaches;
-  /** Encoded answers (JSON parts and ETags) per shared compile result (src/http/deliver.ts). */
+  /** Encoded answers (JSON parts and ETags) per shared compile result (src/http/deliver.ts), for as long as the result is kept. */
   readonly answers: CacheArea<object, object>;
   /** The escaped JSON of the pieces answers are joined from (prompt segments, long strings), by their text (src/http/answer.ts). */
   readonly pieces: CacheArea<string, Buffer>;
@@ -102,6 +158,11 @@ export function createCaches(options: CacheOptions = {}): Caches {
   const areas: Array<CacheArea<never, never>> = [];
   const area = <K extends object | string | number, V extends object | string | number | boolean>(name: string, share: number): CacheArea<K, V> => {
     const created = createCacheArea<K, V>(name, maxBytes * share);
+    areas.push(created as unknown as CacheArea<never, never>);
+    return created;
+  };
+  const weak = <K extends object, V extends object>(name: string): CacheArea<K, V> => {
+    const created = createWeakArea<K, V>(name);
     areas.push(created as unknown as CacheArea<never, never>);
     return created;
   };
@@ -127,7 +188,7 @@ export function createCaches(options: CacheOptions = {}): Caches {
       parsed: area('sources.parsed', CACHE_SHARES['sources.parsed']),
       compiled: area('sources.compiled', CACHE_SHARES['sources.compiled']),
     },
-    answers: area('answers', CACHE_SHARES.answers),
+    answers: weak('answers'),
     pieces: area('answers.pieces', CACHE_SHARES['answers.pieces']),
     stats: () => areas.map((each) => each.stats()),
     clear: () => {

@@ -291,7 +291,8 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
   pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
-  if (input.clock) pushSystem(prepare(memo, 'clock', { source: 'builtin:clock', text: clockText(input.clock, memo.time) }));
+  // Rendered per compile, not remembered: a new minute is a new line, and keeping each would only age it into the old heap.
+  if (input.clock) pushSystem(prepare(memo, 'clock', { source: 'builtin:clock', text: clockText(input.clock, memo.time) }, false));
 
   const liveContext = prepare(memo, 'live-context', input.liveContext);
   const topic = prepare(memo, 'topic', input.topic);

@@ -118,13 +118,16 @@ function splitsPair(a: string, b: string): boolean {
   return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
 }
 
+/** Pieces shorter than this (a clock line, a separator) are escaped each time rather than kept: they cost less than a lookup, and a new minute's would only age in the cache. */
+const KEPT_PIECE = 256;
+
 /** The UTF-8 JSON of `text` without its quotes, kept in `memo` by text. */
 function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
-  const known = memo?.get(text);
+  if (memo === undefined || text.length < KEPT_PIECE) return Buffer.from(JSON.stringify(text).slice(1, -1));
+  const known = memo.get(text);
   if (known !== undefined) return known;
-  const bytes = Buffer.from(JSON.stringify(text).slice(1, -1));
   // The text is the key (UTF-16) and the bytes its value.
-  return memo === undefined ? bytes : memo.set(text, bytes, 2 * text.length + bytes.length + 64);
+  return memo.set(text, Buffer.from(JSON.stringify(text).slice(1, -1)), 2 * text.length + 3 * text.length + 64);
 }
 
 const QUOTE = Buffer.from('"');

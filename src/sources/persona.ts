@@ -137,8 +137,10 @@ export interface PersonaSources {
   topic: TopicSummary | null;
   /** One per degraded source or ignored option, in a fixed order; never quotes brain text. */
   warnings: string[];
-  /** Names everything the compile (and `extra`) depends on, so equal keys compile to the same result. */
+  /** Names everything the compile (and `extra`) depends on but the minute: with `clockKey`, equal keys compile to the same result. */
   compileKey?: string;
+  /** The clock line the compile shows (minute precision). */
+  clockKey?: string;
 }
 
 /** What the trace records of how a persona's clock was read: the zone used and where it came from. */
@@ -567,8 +569,7 @@ export async function readPersonaSources(
   const { key, name, voice, description } = prepared.rendered;
   // The clock block only shows the minute, so calls within a minute share one compile.
   const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
-  const compileKey =
-    `${JSON.stringify(options.policy)}|${prepared.key}|${live.key}|${topicKey}|${zone.timeZone}|` + clockLine(now, zone.timeZone, memo.time);
+  const compileKey = `${policyKey(options.policy, memo)}|${prepared.key}|${live.key}|${topicKey}|${zone.timeZone}`;
   return {
     input,
     persona: { key, name, voice, description },
@@ -579,22 +580,44 @@ export async function readPersonaSources(
     topic: topic?.summary ?? null,
     warnings: warnings.list,
     compileKey,
+    clockKey: clockLine(now, zone.timeZone, memo.time),
   };
 }
 
+/** The policy as part of a key: serialised once per policy object (a route's is fixed). */
+function policyKey(policy: Policy, memo: SourceMemo): string {
+  return remembered(memo.parsed, policy, () => ({ key: JSON.stringify(policy) }), (value) => 2 * value.key.length + 64).key;
+}
+
+/**
+ * The compiles kept for one persona, files and options: the latest minutes only. A voice
+ * session connects at its own minute, so an older minute is rarely asked for again, and a
+ * result kept longer only ages into the old generation of the heap before it is dropped.
+ */
+interface KeptMinutes {
+  minutes: Array<{ clock: string; result: PersonaCompiled }>;
+}
+
+/** Minutes kept per persona, files and options: the current one and the one before (a caller straddling the boundary). */
+const KEPT_MINUTES = 2;
+
 /**
  * Compiles persona sources; the redactions count the live context's, the extras describe the
- * delivered blocks. Sources with the same `compileKey` get the same (shared, immutable) result.
+ * delivered blocks. Sources with the same `compileKey` and `clockKey` get the same (shared,
+ * immutable) result while it is one of the latest two minutes kept for that key.
  */
 export function compilePersona(sources: PersonaSources, compiler: Compiler = createCompiler(), memo: SourceMemo = NO_SOURCE_MEMO): PersonaCompiled {
-  if (sources.compileKey === undefined) return compilePersonaAfresh(sources, compiler);
-  return remembered(
-    memo.compiled,
-    sources.compileKey,
-    (): PersonaCompiled => ({ ...compilePersonaAfresh(sources, compiler), shared: true }),
-    // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments.
-    (result) => 8 * result.compiled.instructions.length + 2 * sources.compileKey!.length + 8 * 1024,
-  );
+  const { compileKey, clockKey } = sources;
+  if (compileKey === undefined || clockKey === undefined) return compilePersonaAfresh(sources, compiler);
+  const kept = memo.compiled.get(compileKey) as KeptMinutes | undefined;
+  const found = kept?.minutes.find((minute) => minute.clock === clockKey);
+  if (found !== undefined) return found.result;
+  const result: PersonaCompiled = { ...compilePersonaAfresh(sources, compiler), shared: true };
+  const minutes = [{ clock: clockKey, result }, ...(kept?.minutes ?? []).slice(0, KEPT_MINUTES - 1)];
+  // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments, per minute kept.
+  const bytes = minutes.reduce((sum, minute) => sum + 8 * minute.result.compiled.instructions.length + 8 * 1024, 2 * compileKey.length);
+  memo.compiled.set(compileKey, { minutes } satisfies KeptMinutes, bytes);
+  return result;
 }
 
 function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): PersonaCompiled {
