@@ -88,6 +88,7 @@ const EnvSchema = z.object({
   KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
   VOICE_WRITE_TOOLS: flag.default(false),
   VOICE_CROSS_LINGUAL: flag.default(false),
+  WORKERS: integer(1, 64).default(1),
 });
 
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
@@ -134,6 +135,8 @@ export interface Config {
   readonly voiceWriteTools: boolean;
   /** Voice personas reply in the language spoken to instead of English only. */
   readonly voiceCrossLingual: boolean;
+  /** Processes serving the port (node:cluster): a primary and this many workers when above 1, each with its own caches and trace writer. */
+  readonly workers: number;
 }
 
 /**
@@ -204,6 +207,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
     voiceWriteTools: vars.VOICE_WRITE_TOOLS,
     voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
+    workers: vars.WORKERS,
   });
 }
 
