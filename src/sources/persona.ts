@@ -39,7 +39,7 @@ import { toAscii } from '../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { BrainReader, ListResult, ReadResult } from '../io/brain.js';
+import type { BrainReader, BrainSession, ListResult, ReadResult, SessionRecord } from '../io/brain.js';
 import { isSlug } from '../../schemas/ids.js';
 import { ToolsFileSchema } from '../../schemas/tools-file.js';
 import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
@@ -388,6 +388,9 @@ async function marsLiveContext(
   );
 }
 
+/** Venus's live context at a time of day, from files parsed once per version and day. */
+type VenusAt = (nowTime: string) => BuiltLiveContext;
+
 async function venusLiveContext(
   brain: BrainReader,
   setup: { tasks: Promise<ReadResult>; calendar: Promise<ReadResult>; inbox: Promise<ReadResult>; meetings: Promise<ListResult> },
@@ -395,7 +398,7 @@ async function venusLiveContext(
   ascii: boolean,
   warnings: Warnings,
   memo: SourceMemo,
-): Promise<BuiltLiveContext> {
+): Promise<VenusAt> {
   const [tasks, calendar, inbox, listing] = await Promise.all([setup.tasks, setup.calendar, setup.inbox, setup.meetings]);
   const texts = { tasks: warnings.text(tasks), calendar: warnings.text(calendar), inbox: warnings.text(inbox) };
   const meetingName = newestMeeting(warnings.listing(listing), clock.today, memo);
@@ -413,9 +416,11 @@ async function venusLiveContext(
     },
     () => 4 * LIVE_CONTEXT_MAX_CHARS + 2 * preparedKey.length + 4096,
   );
-  const nowTime = localTime(clock.now, clock.timeZone, memo.time);
-  const key = `${preparedKey}|${venusTimeKey(prepared.venus, nowTime)}`;
-  return remembered(memo.parsed, key, () => finishLive(key, finishVenusLiveContext(prepared.venus, nowTime), warnings.reported, ascii), liveBytes);
+  const reported = new Set(warnings.reported);
+  return (nowTime) => {
+    const key = `${preparedKey}|${venusTimeKey(prepared.venus, nowTime)}`;
+    return remembered(memo.parsed, key, () => finishLive(key, finishVenusLiveContext(prepared.venus, nowTime), reported, ascii), liveBytes);
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -497,6 +502,12 @@ async function readTopic(
  * scope; the clock line in the operator's zone (volatile, last of the system prompt); the
  * live context and the topic (advisory input). Never throws for a bad brain; each file is
  * read at most once; `people/` and `companies/` are never touched.
+ *
+ * What a persona's sources are for one local day is remembered with the brain session's
+ * record of what it read: a later request for the same persona and options replays that
+ * record (every file revalidated as a read would, with stats issued after the request
+ * began) and, if it holds, applies only its own minute — so it sees every change completed
+ * before it asked, as a full read would, for a fraction of the work.
  */
 export async function readPersonaSources(
   brain: BrainReader,
@@ -505,6 +516,41 @@ export async function readPersonaSources(
   memo: SourceMemo = NO_SOURCE_MEMO,
 ): Promise<PersonaSources> {
   const persona = personaOrNotFound(request.persona);
+  const session = 'replay' in brain ? (brain as BrainSession) : undefined;
+  const key = session === undefined ? undefined : snapshotKey(persona, request, options, memo);
+  if (key !== undefined) {
+    const known = memo.parsed.get(key) as PersonaSnapshot | undefined;
+    if (known !== undefined && localDate(request.now, known.day.timeZone.timeZone, memo.time) === known.day.today && (await session!.replay(known.record))) {
+      return known.day.at(request.now);
+    }
+  }
+  const day = await gatherPersona(brain, persona, request, options, memo);
+  const record = session?.record();
+  if (key !== undefined && record) memo.parsed.set(key, { day, record } satisfies PersonaSnapshot, 4096 + 256 * record.lookups.length);
+  return day.at(request.now);
+}
+
+/** What a persona's sources are for one local day, and the reads they came from. */
+interface PersonaSnapshot {
+  day: PersonaDay;
+  record: SessionRecord;
+}
+
+/** A persona's sources for one local day: everything read and derived, and the minute applied per request. */
+interface PersonaDay {
+  timeZone: ResolvedTimeZone;
+  today: string;
+  at(now: Date): PersonaSources;
+}
+
+/** Names a request's persona and options (everything but the instant), for the day's snapshot. */
+function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): string {
+  const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
+  const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
+  return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${policyKey(options.policy, memo)}`;
+}
+
+async function gatherPersona(brain: BrainReader, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): Promise<PersonaDay> {
   const now = request.now;
   const ascii = request.sanitize === 'ascii';
   const warnings = new Warnings();
@@ -538,10 +584,11 @@ export async function readPersonaSources(
   for (const warning of prepared.warnings) warnings.add(warning);
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
-  const live = mars
-    ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo)
-    : await venusLiveContext(brain, venus!, clock, ascii, warnings, memo);
-  for (const warning of live.warnings) warnings.add(warning);
+  const marsLive = mars ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo) : undefined;
+  const venusAt = venus ? await venusLiveContext(brain, venus, clock, ascii, warnings, memo) : undefined;
+  // The live context's own warnings go here, once the minute is known.
+  const head = [...warnings.list];
+  warnings.list.length = 0;
 
   let topic: ReadTopic | undefined;
   if (topicRead !== undefined) {
@@ -552,35 +599,43 @@ export async function readPersonaSources(
     warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
   }
   if (request.topicName !== undefined && topic?.source === undefined) warnings.add('topicName: ignored, as there is no topic block');
+  const tail = [...warnings.list];
 
-  const input: CompileInput = {
+  const { key, name, voice, description } = prepared.rendered;
+  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
+  const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
+  const keyTail = `|${topicKey}|${zone.timeZone}`;
+  const fixed = {
     subject: { kind: 'persona', id: persona.key },
     surface: 'voice',
     phase: 'start',
     policy: options.policy,
-    clock: { now, timeZone: zone.timeZone },
     identity: prepared.identity,
     persona: prepared.persona,
     tools: prepared.tools,
     hardRules: prepared.hardRules,
-    liveContext: { source: `builtin:${persona.key}/live-context`, text: live.text, brainDerived: true },
     ...(topic?.source ? { topic: topic.source } : {}),
-  };
-  const { key, name, voice, description } = prepared.rendered;
-  // The clock block only shows the minute, so calls within a minute share one compile.
-  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
-  const compileKey = `${policyKey(options.policy, memo)}|${prepared.key}|${live.key}|${topicKey}|${zone.timeZone}`;
+  } as const;
+  const liveSource = `builtin:${persona.key}/live-context`;
   return {
-    input,
-    persona: { key, name, voice, description },
-    voice,
-    tools: prepared.sessionTools,
     timeZone: zone,
-    liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
-    topic: topic?.summary ?? null,
-    warnings: warnings.list,
-    compileKey,
-    clockKey: clockLine(now, zone.timeZone, memo.time),
+    today: clock.today,
+    at(at: Date): PersonaSources {
+      const live = marsLive ?? venusAt!(localTime(at, zone.timeZone, memo.time));
+      return {
+        input: { ...fixed, clock: { now: at, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
+        persona: { key, name, voice, description },
+        voice,
+        tools: prepared.sessionTools,
+        timeZone: zone,
+        liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
+        topic: topic?.summary ?? null,
+        warnings: [...head, ...live.warnings, ...tail],
+        // The clock block only shows the minute, so calls within a minute share one compile.
+        compileKey: `${keyHead}${live.key}${keyTail}`,
+        clockKey: clockLine(at, zone.timeZone, memo.time),
+      };
+    },
   };
 }
 
