@@ -131,6 +131,7 @@ function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
 }
 
 const QUOTE = Buffer.from('"');
+const NO_PIECES: PieceOptions = Object.freeze({});
 const OPEN = Buffer.from('{');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from('}');
@@ -213,6 +214,19 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
     if (json.length > 0) out.push(Buffer.from(json));
   }
 
+  /** The members of one run, joined by commas, as chunks (a request's sources, handed out again by a replayed session, reuse their bytes). */
+  function writeMembers(list: readonly Member[], value: Record<string, unknown>, options: PieceOptions): Buffer[] {
+    const out: Buffer[] = [];
+    for (const member of list) {
+      const before = out.length;
+      if (before > 0) out.push(COMMA);
+      memberChunks(member, value[member.key], options, out);
+      // An absent optional member writes nothing, and takes its comma back.
+      if (out.length === before + (before > 0 ? 1 : 0)) out.length = before;
+    }
+    return out;
+  }
+
   function holdsComposed(value: Record<string, unknown>, options: PieceOptions): boolean {
     for (const inner of Object.values(value)) {
       if (typeof inner !== 'string') continue;
@@ -224,18 +238,7 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
 
   return {
     resultParts(result, options = {}) {
-      return runs.map((each) => {
-        if (!each.perResult) return null;
-        const out: Buffer[] = [];
-        for (const member of each.members) {
-          const before = out.length;
-          if (before > 0) out.push(COMMA);
-          memberChunks(member, result[member.key], options, out);
-          // An absent optional member writes nothing, and takes its comma back.
-          if (out.length === before + (before > 0 ? 1 : 0)) out.length = before;
-        }
-        return out;
-      });
+      return runs.map((each) => (each.perResult ? writeMembers(each.members, result, options) : null));
     },
     body(perRequest, result, parts) {
       if (parts === undefined) {
@@ -250,8 +253,8 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
       }
       const chunks: Buffer[] = [];
       for (let i = 0; i < runs.length; i++) {
-        const part = parts[i] ?? [Buffer.from(members(runs[i]!.write(perRequest)))];
-        if (part.length === 0 || (part.length === 1 && part[0]!.length === 0)) continue;
+        const part = parts[i] ?? writeMembers(runs[i]!.members, perRequest, NO_PIECES);
+        if (part.length === 0) continue;
         chunks.push(chunks.length === 0 ? OPEN : COMMA);
         for (const chunk of part) chunks.push(chunk);
       }

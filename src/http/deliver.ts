@@ -250,9 +250,10 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
       format: delivery.format,
       conditional: request.headers['if-none-match'] !== undefined,
     },
-    sources: [...delivery.sources],
+    // As handed out (never changed): a replayed session's are the same arrays on every delivery, so the store writes their references once.
+    sources: delivery.sources as TraceEventInput['sources'] & object,
     ...(delivery.absent.length > 0 ? { absent: delivery.absent.map((path) => ({ path })) } : {}),
-    ...(delivery.listings.length > 0 ? { listings: [...delivery.listings] } : {}),
+    ...(delivery.listings.length > 0 ? { listings: delivery.listings as TraceEventInput['listings'] & object } : {}),
     ...(delivery.warnings.length > 0 ? { warnings: [...delivery.warnings] } : {}),
     // The event cannot hold its own write time: that is `trace` in Server-Timing and cc_trace_write_duration_seconds.
     timing: { readMs: round(readMs), compileMs: round(compileMs), untilTraceMs: sinceStart },

@@ -99,12 +99,12 @@ export interface BrainReader {
 
 /** A per-request view of the brain that remembers what a compile relied on, for the trace. */
 export interface BrainSession extends BrainReader {
-  /** Files read successfully, in first-read order, each once. */
-  sources(): SourceRecord[];
+  /** Files read successfully, in first-read order, each once (after a replay, the record's own array: never changed). */
+  sources(): readonly SourceRecord[];
   /** Paths (files or directories) looked for and found missing, in first-seen order, each once. */
-  absent(): string[];
+  absent(): readonly string[];
   /** Directories listed, in first-listed order, each once. */
-  listings(): ListingRecord[];
+  listings(): readonly ListingRecord[];
   /**
    * What this session's reads relied on, to replay in a later session: every read answered
    * from (or into) the reader's cache, with the lookups that confirm it. Null when a read
@@ -891,9 +891,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
         return result;
       },
       // A replay's reads come first, as they were made first; reads made after it follow.
-      sources: () => merged(replayed?.sources, recorded.values(), (source) => source.path),
-      absent: () => merged(replayed?.absent, absent.values(), (path) => path),
-      listings: () => merged(replayed?.listings, listed.values(), (listing) => listing.path),
+      sources: () => merged(replayed?.sources, recorded, (source) => source.path),
+      absent: () => merged(replayed?.absent, absent, (path) => path),
+      listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
       record() {
         if (replayed !== undefined) return relied.length === 0 ? replayed : null;
         const files: Array<{ key: string; entry: CachedFile }> = [];
@@ -919,9 +919,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
           missing: misses,
           directories,
           lookups,
-          sources: [...recorded.values()],
-          absent: [...absent],
-          listings: [...listed.values()],
+          sources: Object.freeze([...recorded.values()]),
+          absent: Object.freeze([...absent]),
+          listings: Object.freeze([...listed.values()]),
         });
       },
       async replay(record) {
@@ -936,11 +936,14 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     };
   }
 
-  function merged<T>(first: readonly T[] | undefined, then: Iterable<T>, key: (item: T) => string): T[] {
-    if (first === undefined) return [...then];
+  /** `first` (a replayed record's own array, handed out as it is when nothing was read after it), then the items of `then` it lacks. */
+  function merged<T>(first: readonly T[] | undefined, then: ReadonlyMap<string, T> | ReadonlySet<T>, key: (item: T) => string): readonly T[] {
+    const items = [...then.values()] as T[];
+    if (first === undefined) return items;
+    if (items.length === 0) return first;
     const seen = new Set(first.map(key));
     const all = [...first];
-    for (const item of then) if (!seen.has(key(item))) all.push(item);
+    for (const item of items) if (!seen.has(key(item))) all.push(item);
     return all;
   }
 

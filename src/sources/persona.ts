@@ -135,8 +135,8 @@ export interface PersonaSources {
   /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
   liveContextRedactions: RedactionCounts;
   topic: TopicSummary | null;
-  /** One per degraded source or ignored option, in a fixed order; never quotes brain text. */
-  warnings: string[];
+  /** One per degraded source or ignored option, in a fixed order; never quotes brain text. Shared: never changed. */
+  warnings: readonly string[];
   /** Names everything the compile (and `extra`) depends on but the minute: with `clockKey`, equal keys compile to the same result. */
   compileKey?: string;
   /** The clock line the compile shows (minute precision). */
@@ -617,6 +617,13 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
     ...(topic?.source ? { topic: topic.source } : {}),
   } as const;
   const liveSource = `builtin:${persona.key}/live-context`;
+  // One list per live context (mars has one a day; venus one per set of events over), handed out again unchanged.
+  const warningsFor = new WeakMap<BuiltLiveContext, readonly string[]>();
+  const warningsOf = (live: BuiltLiveContext): readonly string[] => {
+    let list = warningsFor.get(live);
+    if (list === undefined) warningsFor.set(live, (list = Object.freeze([...head, ...live.warnings, ...tail])));
+    return list;
+  };
   return {
     timeZone: zone,
     today: clock.today,
@@ -630,7 +637,7 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
         timeZone: zone,
         liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
         topic: topic?.summary ?? null,
-        warnings: [...head, ...live.warnings, ...tail],
+        warnings: warningsOf(live),
         // The clock block only shows the minute, so calls within a minute share one compile.
         compileKey: `${keyHead}${live.key}${keyTail}`,
         clockKey: clockLine(at, zone.timeZone, memo.time),

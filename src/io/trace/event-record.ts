@@ -87,8 +87,22 @@ export interface SharedRecord {
   readonly segmentRefs: string;
 }
 
-/** Shared records of one scope of references, by the `segments` object of the events they describe (`SEEN` after the first). */
-export type SharedRecords = WeakMap<object, SharedRecord | typeof SEEN>;
+/**
+ * Shared records of one scope of references, by the `segments` object of the events they
+ * describe (`SEEN` after the first), and the references of a `sources` array handed out
+ * again (a replayed brain session's), by the array.
+ */
+export type SharedRecords = WeakMap<object, SharedRecord | typeof SEEN | string>;
+
+/** `,"sources":[…]` for an event, its references joined once per array when `shared` is given. */
+function sourceReferences(sources: TraceEventInput['sources'], refs: Refs, shared: SharedRecords | undefined): string {
+  if (!sources) return '';
+  const known = shared?.get(sources);
+  if (typeof known === 'string') return known;
+  const json = `,"sources":[${sources.map(refs.source).join(',')}]`;
+  shared?.set(sources, json);
+  return json;
+}
 
 /** A result seen once: a one-off compile is not worth keeping, so its record is kept from its second event on. */
 export const SEEN = Symbol('seen once');
@@ -105,7 +119,7 @@ export const SEEN = Symbol('seen once');
 export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: SharedRecords): { stored: StoredEvent<R>; json: string } {
   const { segments, blocks, sources, cache } = event;
   const found = segments === undefined ? undefined : shared?.get(segments);
-  const known = found === SEEN ? undefined : found;
+  const known = found === SEEN || typeof found === 'string' ? undefined : found;
   if (
     known !== undefined &&
     known.blocks === blocks &&
@@ -116,7 +130,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
     known.promptSha256 === event.promptSha256 &&
     known.inputSha256 === event.inputSha256
   ) {
-    return sharedRecord<R>(event, refs, known);
+    return sharedRecord<R>(event, refs, known, shared!);
   }
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
@@ -142,10 +156,10 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
   };
   let chars = 0;
   let before = '';
-  let sourceRefs = '';
+  let sourceRefs: string;
   let segmentRefs = '';
   if (blocks) before += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
-  if (sources) sourceRefs = `,"sources":[${sources.map(refs.source).join(',')}]`;
+  sourceRefs = sourceReferences(sources, refs, shared);
   if (cache) before += `,"cache":${refs.json(cache)}`;
   if (segments) {
     const texts = (list: string[]) =>
@@ -176,7 +190,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
 }
 
 /** An event of a shared result: its own fields serialised, the result's spliced in where JSON.stringify would write them. */
-function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord): { stored: StoredEvent<R>; json: string } {
+function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord, shared: SharedRecords): { stored: StoredEvent<R>; json: string } {
   const head = JSON.stringify({
     runId: event.runId,
     at: event.at,
@@ -195,9 +209,9 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
     timing: event.timing,
     chars: known.chars,
   });
-  const sourceRefs = event.sources ? `,"sources":[${event.sources.map(refs.source).join(',')}]` : '';
+  const sources = sourceReferences(event.sources, refs, shared);
   const middle = known.fields.length > 0 ? `,${known.fields}` : '';
-  const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sourceRefs}${known.segmentRefs}}`;
+  const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sources}${known.segmentRefs}}`;
   const stored = {
     runId: event.runId,
     at: event.at,
