@@ -269,6 +269,7 @@ export interface TraceEvent {
   budget?: Record<string, unknown>;
   cache?: Record<string, unknown>;
   tokens?: Record<string, unknown>;
+  realtime?: TraceRealtime;
   sources?: TraceSource[];
   /** Brain paths (files or directories) the compile looked for and found missing */
   absent?: TraceAbsent[];
@@ -294,6 +295,18 @@ export interface TraceSubject {
 }
 
 export type TraceOutcome = 'delivered' | 'not-modified' | 'failed';
+
+/** What a persona answer gave the caller beside the prompts. Its `session` was `{type: "realtime", instructions, audio: {output: {voice}}, tools}`, instructions being systemPrompt, a blank line and inputPrompt. */
+export interface TraceRealtime {
+  /** The realtime voice delivered (`session.audio.output.voice`) */
+  voice: string;
+  /** The tools delivered, by name, in order */
+  toolNames: string[];
+  /** sha256 of the delivered `tools` as JSON: the record the definitions are stored in once */
+  toolsSha256: string;
+  /** The tool definitions as delivered; null when their stored record cannot be read back */
+  tools: Tool[] | null;
+}
 
 /** A brain file the compile read, with the sha256 of the bytes read */
 export interface TraceSource {
