@@ -213,7 +213,10 @@ function reasonsFor(block: TraceBlock, other: TraceBlock | null, context: Reason
   if (block.kind === 'clock' && context.minuteChanged) reasons.push({ kind: 'minute', details: [minuteChange(context.minute)] });
   if (path !== null) {
     const paths = [path, ...(other ? [brainPath(other.source)] : [])].filter((value): value is string => value !== null);
-    const changed = context.sources.filter((source) => paths.includes(source.path) || paths.some((candidate) => candidate.startsWith(source.path)));
+    // Its file, or the listed directory it was found in (`workers/scribe/memory/`).
+    const changed = context.sources.filter(
+      (source) => paths.includes(source.path) || (source.path.endsWith('/') && paths.some((candidate) => candidate.startsWith(source.path))),
+    );
     if (changed.length > 0) reasons.push({ kind: 'sources', details: changed.map((source) => source.path) });
   } else if (block.source.startsWith('request:')) {
     reasons.push({ kind: 'request', details: request.length > 0 ? request : [block.source.slice('request:'.length)] });
