@@ -96,6 +96,11 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
         lines.push(`  omitted: ${Object.entries(omitted).map(([kind, count]) => `${kind} ${String(count)}`).join(', ')}`);
       }
     }
+    if (event.realtime) {
+      const { voice, toolNames, toolsSha256, tools } = event.realtime;
+      const unreadable = tools === null ? ', DEFINITIONS UNREADABLE' : '';
+      lines.push(`  realtime: voice ${voice}, tools ${toolNames.join(', ') || 'none'} (sha256 ${toolsSha256.slice(0, 12)}${unreadable})`);
+    }
     if (event.redactions) lines.push(`  redacted: ${event.redactions.email} email, ${event.redactions.phone} phone`);
     for (const warning of event.warnings ?? []) lines.push(`  warning: ${warning}`);
     for (const source of event.sources ?? []) {

@@ -182,6 +182,8 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       tokens: compiled.tokens,
       redactions: compiled.redactions,
       warnings: [...warnings],
+      // The same tools object on every call of a persona: the store keeps its definitions once.
+      ...(result.realtime === undefined ? {} : { realtime: result.realtime }),
     });
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');

@@ -601,6 +601,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       tools: sources.tools,
       session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
     },
+    realtime: { voice: sources.voice, tools: sources.tools },
   };
 }
 

@@ -56,3 +56,13 @@ describe('formatTrace: source freshness', () => {
     expect(plain).toContain('  missing calendar/today.md\n');
   });
 });
+
+describe('formatTrace: what a persona answer gave beside the prompts', () => {
+  it('prints the voice and the tools delivered, and says when their definitions cannot be read back', () => {
+    const tools = [{ type: 'function' as const, name: 'search', description: 'Search.', parameters: {} }];
+    const realtime = { voice: 'ash', toolNames: ['search', 'read_article'], toolsSha256: SHA };
+    expect(formatTrace(trace({ realtime: { ...realtime, tools } }))).toContain('  realtime: voice ash, tools search, read_article (sha256 aaaaaaaaaaaa)\n');
+    expect(formatTrace(trace({ realtime: { ...realtime, tools: null } }))).toContain('(sha256 aaaaaaaaaaaa, DEFINITIONS UNREADABLE)\n');
+    expect(formatTrace(trace({}))).not.toContain('realtime');
+  });
+});

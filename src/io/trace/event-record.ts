@@ -1,22 +1,24 @@
 import { sha256Hex } from '../../core/digest.js';
 import { BoundedMemo } from '../../core/memo.js';
 import type { ChainStatus } from './chain.js';
-import type { TraceBlock, TraceEventInput, TraceEventView, TraceSegmentView, TraceSource } from './store.js';
+import type { TraceBlock, TraceEventInput, TraceEventView, TraceRealtimeView, TraceSegmentView, TraceSource } from './store.js';
 
 /**
  * An event as both backends store it: its own small fields inline, and everything that
  * repeats from call to call — segment texts, block summaries, source records, the cache
- * plan — as references to records stored once by sha256 (per file, or per day in the
- * database). `R` is how a backend refers to a record: `[sha256, offset, length]` in a file,
- * the sha256 alone in the database.
+ * plan, a persona's tool definitions — as references to records stored once by sha256 (per
+ * file, or per day in the database). `R` is how a backend refers to a record:
+ * `[sha256, offset, length]` in a file, the sha256 alone in the database.
  */
-export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'> {
+export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime'> {
   /** Characters delivered (system + input prompt). */
   chars: number;
   segments?: { system: R[]; input: R[] };
   blocks?: R[];
   sources?: R[];
   cache?: R;
+  /** The voice and the tools' names inline, their definitions by reference. */
+  realtime?: { voice: string; toolNames: string[]; tools: R };
 }
 
 /** How an event's repeated parts become references, each given as its JSON text. */
@@ -26,6 +28,8 @@ export interface Refs {
   block(block: TraceBlock): string;
   source(source: TraceSource): string;
   json(value: object): string;
+  /** A value handed out again as the very same object (a persona's tools): serialised and hashed once. */
+  shared(value: object): string;
 }
 
 const DIGEST_MEMO_SIZE = 512;
@@ -60,8 +64,21 @@ export class RecordDigests {
     },
   );
 
+  private readonly objects = new WeakMap<object, { json: string; sha: string }>();
+
   text(text: string): string {
     return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
+  }
+
+  /** The JSON text and sha256 of a value that is never mutated once handed out, by identity. */
+  shared(value: object): { json: string; sha: string } {
+    let entry = this.objects.get(value);
+    if (entry === undefined) {
+      const json = JSON.stringify(value);
+      entry = { json, sha: sha256Hex(json) };
+      this.objects.set(value, entry);
+    }
+    return entry;
   }
 }
 
@@ -73,10 +90,10 @@ export class RecordDigests {
  * serialised per call.
  */
 export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
-  const { segments, blocks, sources, cache } = event;
+  const { segments, blocks, sources, cache, realtime } = event;
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
-  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'>>]: TraceEventInput[K] } = {
+  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime'>>]: TraceEventInput[K] } = {
     runId: event.runId,
     at: event.at,
     route: event.route,
@@ -101,6 +118,10 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
   if (blocks) references += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
   if (sources) references += `,"sources":[${sources.map(refs.source).join(',')}]`;
   if (cache) references += `,"cache":${refs.json(cache)}`;
+  if (realtime) {
+    const names = JSON.stringify(realtime.tools.map((tool) => tool.name));
+    references += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.shared(realtime.tools)}}`;
+  }
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -133,6 +154,17 @@ export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
   );
 }
 
+function isStoredRealtime<R>(value: StoredEvent<R>['realtime']): value is NonNullable<StoredEvent<R>['realtime']> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof value.voice === 'string' &&
+    Array.isArray(value.toolNames) &&
+    value.toolNames.every((name) => typeof name === 'string') &&
+    value.tools !== undefined
+  );
+}
+
 /** How `rebuild` resolves references: a record's sha256, and its value (checked against it). */
 export interface RecordReader<R> {
   sha(ref: R): string;
@@ -153,7 +185,7 @@ export async function rebuild<R>(
   read: RecordReader<R>,
   link: { status: ChainStatus; holds: boolean },
 ): Promise<{ event: TraceEventView; unreadable: number }> {
-  const { segments, blocks, sources, cache, ...rest } = stored;
+  const { segments, blocks, sources, cache, realtime, ...rest } = stored;
   let unreadable = 0;
   const all = async <T>(refs: R[]): Promise<T[] | undefined> => {
     const values: T[] = [];
@@ -167,7 +199,7 @@ export async function rebuild<R>(
     }
     return values;
   };
-  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache'>> = {};
+  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache' | 'realtime'>> = {};
   if (blocks) {
     const values = await all<TraceBlock>(blocks);
     if (values) parts.blocks = values;
@@ -180,7 +212,17 @@ export async function rebuild<R>(
     const values = await all<Record<string, unknown>>([cache]);
     if (values) parts.cache = values[0]!;
   }
-  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache'>;
+  if (isStoredRealtime(realtime)) {
+    const tools = await read.data(realtime.tools);
+    if (!Array.isArray(tools)) unreadable++;
+    parts.realtime = {
+      voice: realtime.voice,
+      toolNames: realtime.toolNames,
+      toolsSha256: read.sha(realtime.tools),
+      tools: Array.isArray(tools) ? (tools as NonNullable<TraceRealtimeView['tools']>) : null,
+    };
+  }
+  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache' | 'realtime'>;
   if (!segments) {
     return {
       event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds ? null : false, chain: link.status },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../../src/errors.js';
 import type { TraceStore } from '../../../src/io/trace/index.js';
 import { traceBackends } from '../../helpers/trace-backends.js';
-import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
+import { deliveredEvent, failedEvent, REALTIME, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
 
 /**
  * One contract for every trace backend (SPEC §6): what the service relies on of a trace
@@ -141,6 +141,25 @@ for (const backend of traceBackends()) {
         for (const event of [events[0]!, events[19]!]) {
           expect((await store.readRun(event.runId))!.events[0]).toMatchObject({ blocks: event.blocks, sources: event.sources, cache: event.cache });
         }
+      });
+
+      it('stores a persona’s tool definitions once, and gives back the voice, the names and the definitions with their digest', async () => {
+        const storage = await backend.storage();
+        const store = storage.open();
+        // The same tools object on every call, as a persona hands it out; and once a copy with equal values.
+        for (let i = 0; i < 20; i++) await store.append(deliveredEvent(`run-${i}`, { realtime: REALTIME }));
+        await store.append(deliveredEvent('run-copy', { realtime: structuredClone(REALTIME) }));
+        await store.append(deliveredEvent('run-plain'));
+        const stored = await storage.dump();
+        expect(stored.split('Read an article the operator shares by link.').length - 1).toBe(1);
+        const expected = {
+          voice: 'ash',
+          toolNames: ['search', 'read_article'],
+          toolsSha256: sha256(JSON.stringify(REALTIME.tools)),
+          tools: REALTIME.tools,
+        };
+        for (const runId of ['run-0', 'run-19', 'run-copy']) expect((await store.readRun(runId))!.events[0]!.realtime).toEqual(expected);
+        expect((await store.readRun('run-plain'))!.events[0]!.realtime).toBeUndefined();
       });
 
       it('never stores block content beside the prompt texts', async () => {
@@ -408,6 +427,15 @@ for (const backend of traceBackends()) {
         const [read] = (await storage.open().readRun('run-b'))!.events;
         expect(read!.blocks).toBeUndefined();
         expect(read!.sources).toEqual(deliveredEvent('x').sources);
+        expect(read!.verified).toBe(true);
+      });
+
+      it('gives back the voice and tool names but no definitions when the tools’ record was altered', async () => {
+        const storage = await backend.storage();
+        await storage.open().append(deliveredEvent('run-tools', { realtime: REALTIME }));
+        await storage.alterRecords('Read an article', 'READ AN ARTICLE');
+        const [read] = (await storage.open().readRun('run-tools'))!.events;
+        expect(read!.realtime).toEqual({ voice: 'ash', toolNames: ['search', 'read_article'], toolsSha256: sha256(JSON.stringify(REALTIME.tools)), tools: null });
         expect(read!.verified).toBe(true);
       });
 

@@ -413,6 +413,7 @@ export class FileWriter {
         const json = JSON.stringify(value);
         return refs.data({ json, sha: digests.text(json) });
       },
+      shared: (value) => refs.data(digests.shared(value)),
     };
     let link = target.link;
     let lastOffset = target.lastOffset;

@@ -16,7 +16,7 @@ import { TraceDatabaseError } from './failure.js';
  *   pages through indexes instead of grouping events.
  * - `cc_trace_records`: prompt texts (`kind` text, stored as a JSON string, so any text —
  *   a NUL, a lone surrogate — round-trips) and repeated structures (`kind` json: block
- *   summaries, source records, cache plans), stored once per UTC day by sha256 (insert on
+ *   summaries, source records, cache plans, tool definitions), stored once per UTC day by sha256 (insert on
  *   conflict do nothing), so a day's records are deleted with that day's events.
  */
 export const MIGRATIONS: ReadonlyArray<{ version: number; statements: readonly string[] }> = [

@@ -228,6 +228,7 @@ export class DatabaseWriter {
         const json = JSON.stringify(value);
         return refs.data({ json, sha: digests.text(json) });
       },
+      shared: (value) => refs.data(digests.shared(value)),
     };
     const rows = {
       seq: [] as number[],
