@@ -39,7 +39,13 @@ export const CacheBoundarySchema = z
 export const CachePlanSchema = z
   .object({
     schemaVersion: z.number().int(),
-    routeKey: z.string().meta({ description: 'for OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version' }),
+    routeKey: z.string().meta({
+      description: 'for OpenAI `prompt_cache_key`: derived from the worker-stable prefix, the schema version and `engine` (when named), so two engines never share one',
+    }),
+    engine: z
+      .string()
+      .nullable()
+      .meta({ description: 'the engine the request named (`engine`); it enters the route key only: every boundary hash is the same for every engine' }),
     minimumTokens: z.number().int(),
     boundaries: z.array(CacheBoundarySchema).meta({ description: 'one per cache class present, after its last block' }),
   })
@@ -51,7 +57,7 @@ export const BudgetSchema = z
     usedChars: z.number().int(),
     remainingChars: z.number().int(),
     omitted: z
-      .object({ memory: z.number().int(), briefing: z.number().int() })
+      .object({ memory: z.number().int(), briefing: z.number().int(), experience: z.number().int() })
       .meta({ description: 'optional items left out because they did not fit' }),
     blocks: z.record(z.string(), z.number().int()).meta({ description: 'per-kind content limits from the policy' }),
   })
