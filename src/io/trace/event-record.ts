@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../core/digest.js';
+import { hudProblems } from '../../core/hud.js';
 import { BoundedMemo } from '../../core/memo.js';
 import type { ChainStatus } from './chain.js';
 import type { TraceBlock, TraceEventInput, TraceEventView, TraceSegmentView, TraceSource } from './store.js';
@@ -6,17 +7,18 @@ import type { TraceBlock, TraceEventInput, TraceEventView, TraceSegmentView, Tra
 /**
  * An event as both backends store it: its own small fields inline, and everything that
  * repeats from call to call — segment texts, block summaries, source records, the cache
- * plan — as references to records stored once by sha256 (per file, or per day in the
- * database). `R` is how a backend refers to a record: `[sha256, offset, length]` in a file,
- * the sha256 alone in the database.
+ * plan, the HUD — as references to records stored once by sha256 (per file, or per day in
+ * the database). `R` is how a backend refers to a record: `[sha256, offset, length]` in a
+ * file, the sha256 alone in the database.
  */
-export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'> {
+export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'hud'> {
   /** Characters delivered (system + input prompt). */
   chars: number;
   segments?: { system: R[]; input: R[] };
   blocks?: R[];
   sources?: R[];
   cache?: R;
+  hud?: R;
 }
 
 /** How an event's repeated parts become references, each given as its JSON text. */
@@ -63,6 +65,19 @@ export class RecordDigests {
   text(text: string): string {
     return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
   }
+
+  // Structures handed over again as the very same object (a shared result's cache plan and HUD).
+  private readonly objects = new WeakMap<object, { json: string; sha: string }>();
+
+  /** The JSON text and sha256 of a structure, serialised once per object (never changed after it is handed over). */
+  object(value: object): { json: string; sha: string } {
+    let entry = this.objects.get(value);
+    if (!entry) {
+      const json = JSON.stringify(value);
+      this.objects.set(value, (entry = { json, sha: this.text(json) }));
+    }
+    return entry;
+  }
 }
 
 /**
@@ -73,10 +88,10 @@ export class RecordDigests {
  * serialised per call.
  */
 export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
-  const { segments, blocks, sources, cache } = event;
+  const { segments, blocks, sources, cache, hud } = event;
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
-  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'>>]: TraceEventInput[K] } = {
+  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'hud'>>]: TraceEventInput[K] } = {
     runId: event.runId,
     at: event.at,
     route: event.route,
@@ -95,12 +110,15 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
     listings: event.listings,
     error: event.error,
     timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
   };
   let chars = 0;
   let references = '';
   if (blocks) references += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
   if (sources) references += `,"sources":[${sources.map(refs.source).join(',')}]`;
   if (cache) references += `,"cache":${refs.json(cache)}`;
+  if (hud) references += `,"hud":${refs.json(hud)}`;
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -144,8 +162,10 @@ export interface RecordReader<R> {
 
 /**
  * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
- * block, source or cache record that cannot be read back leaves that field out of the
- * view and counts as unreadable; the prompts stand on their own digests. `link` is what
+ * block, source, cache or HUD record that cannot be read back leaves that field out of the
+ * view and counts as unreadable; the prompts stand on their own digests. A HUD that reads
+ * back malformed (`hudProblems`: a bad digest, an inverted line range, ...) is rejected:
+ * left out, its problems in `hudRejected`, and the event is not verified. `link` is what
  * the event's chain link proves, and whether that is enough to vouch for it.
  */
 export async function rebuild<R>(
@@ -153,7 +173,7 @@ export async function rebuild<R>(
   read: RecordReader<R>,
   link: { status: ChainStatus; holds: boolean },
 ): Promise<{ event: TraceEventView; unreadable: number }> {
-  const { segments, blocks, sources, cache, ...rest } = stored;
+  const { segments, blocks, sources, cache, hud, ...rest } = stored;
   let unreadable = 0;
   const all = async <T>(refs: R[]): Promise<T[] | undefined> => {
     const values: T[] = [];
@@ -167,7 +187,7 @@ export async function rebuild<R>(
     }
     return values;
   };
-  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache'>> = {};
+  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache' | 'hud' | 'hudRejected'>> = {};
   if (blocks) {
     const values = await all<TraceBlock>(blocks);
     if (values) parts.blocks = values;
@@ -180,10 +200,22 @@ export async function rebuild<R>(
     const values = await all<Record<string, unknown>>([cache]);
     if (values) parts.cache = values[0]!;
   }
-  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache'>;
+  let hudHolds = true;
+  if (hud) {
+    const values = await all<unknown>([hud]);
+    if (values) {
+      const problems = hudProblems(values[0]);
+      if (problems.length === 0) parts.hud = values[0] as TraceEventView['hud'];
+      else {
+        parts.hudRejected = problems;
+        hudHolds = false;
+      }
+    }
+  }
+  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache' | 'hud' | 'hudRejected'>;
   if (!segments) {
     return {
-      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds ? null : false, chain: link.status },
+      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds && hudHolds ? null : false, chain: link.status },
       unreadable,
     };
   }
@@ -211,6 +243,7 @@ export async function rebuild<R>(
   const inputPrompt = stored.inputSha256 === null && input.text === '' ? null : input.text;
   const verified =
     link.holds &&
+    hudHolds &&
     complete &&
     typeof stored.promptSha256 === 'string' &&
     sha256Hex(system.text) === stored.promptSha256 &&
