@@ -62,6 +62,10 @@ export interface ContextQuery {
   now?: string;
   runId?: string;
   sanitize?: 'ascii';
+  /** The model or engine the prompt is for (a bounded slug such as `gpt-realtime`): enters `cache.routeKey` only. */
+  engine?: string;
+  /** Add `hud`, the heads-up display of the brain files the compile read. */
+  hud?: boolean;
   /** An ETag from an earlier call: an unchanged prompt returns `{ notModified: true }`. */
   ifNoneMatch?: string;
 }
@@ -166,8 +170,12 @@ export function createClient(options: ClientOptions) {
   }
 
   const context = ((persona: PersonaName, query: ContextQuery = {}) => {
-    const { ifNoneMatch, ...rest } = query;
-    return compiled<z.infer<typeof PersonaContextResponseSchema>>(`/context/${encodeURIComponent(persona)}`, { query: { ...rest } }, ifNoneMatch);
+    const { ifNoneMatch, hud, ...rest } = query;
+    return compiled<z.infer<typeof PersonaContextResponseSchema>>(
+      `/context/${encodeURIComponent(persona)}`,
+      { query: { ...rest, ...(hud === true ? { hud: '1' } : {}) } },
+      ifNoneMatch,
+    );
   }) as ContextCall;
 
   return {
@@ -186,7 +194,7 @@ export function createClient(options: ClientOptions) {
     realtimeSession: async (persona: PersonaName, query: Pick<ContextQuery, 'topicId' | 'topicName' | 'timezone'> = {}): Promise<RealtimeSession> =>
       (await context(persona, { topicId: query.topicId, topicName: query.topicName, timezone: query.timezone })).session,
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
-    contextText: async (persona: string, query: Omit<ContextQuery, 'ifNoneMatch'> = {}) =>
+    contextText: async (persona: string, query: Omit<ContextQuery, 'ifNoneMatch' | 'hud'> = {}) =>
       (await call(`/context/${encodeURIComponent(persona)}`, { query: { ...query, format: 'text' } })).text,
     /** `GET /context/topic/:topicId` — the topic block alone, compiled and traced. */
     topic: (topicId: string, query: Pick<ContextQuery, 'topicName' | 'runId' | 'sanitize' | 'ifNoneMatch'> = {}) => {
