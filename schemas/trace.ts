@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
-import { ToolSchema } from './compiled.js';
+import { HudSchema, ReceiptsSchema, RecallSchema, ToolSchema } from './compiled.js';
 import { PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
@@ -112,6 +112,12 @@ export const TraceEventInputSchema = z.object({
   listings: z.array(TraceListingSchema).optional(),
   error: z.object({ code: z.string(), status: z.number().int(), detail: z.string() }).optional(),
   timing: z.record(z.string(), z.number()).optional(),
+  /** The heads-up display of a compiled delivery: every file looked for, and its share of the budget (stored once by sha256). */
+  hud: HudSchema.optional(),
+  /** A worker compile's recall decision: whether memory notes were recalled, and why not. */
+  recall: RecallSchema.optional(),
+  /** A worker compile's receipts: role, blueprint revision, experiences and preferences applied. */
+  receipts: ReceiptsSchema.optional(),
 });
 
 /** A recorded source as `?verify=sources` answers it. */
@@ -171,7 +177,7 @@ export const ChainStatusSchema = z.enum(['signed', 'linked', 'unchained', 'unver
 });
 
 /** A stored event as `GET /runs/:runId/trace` returns it: the prompts rebuilt from their segments and checked. */
-export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, budget: true, cache: true, tokens: true, realtime: true, sources: true, absent: true, listings: true }).extend({
+export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, budget: true, cache: true, tokens: true, realtime: true, sources: true, absent: true, listings: true, hud: true }).extend({
   runId: z.string(),
   at: z.string().meta({ format: 'date-time', description: 'When the event was traced' }),
   route: z.string().meta({ description: 'Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile' }),
@@ -183,6 +189,14 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
   sources: z.array(TraceSourceViewSchema).optional(),
   absent: z.array(TraceAbsentViewSchema).optional().meta({ description: 'Brain paths (files or directories) the compile looked for and found missing' }),
   listings: z.array(TraceListingViewSchema).optional().meta({ description: 'Directory listings the compile relied on' }),
+  hud: HudSchema.optional().meta({ description: 'The heads-up display recorded for the compile, when it passed validation on read' }),
+  hudRejected: z
+    .array(z.string())
+    .optional()
+    .meta({
+      description:
+        'Why the recorded HUD was rejected when the trace was read back (a bad digest, an inverted line range, files out of order, ...): the HUD is then left out and the event reads verified: false',
+    }),
   chars: z.number().int().meta({ description: 'Characters delivered (system + input prompt)' }),
   segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
   systemPrompt: z.string().nullable().meta({ description: 'Rebuilt byte for byte from the stored segments' }),

@@ -31,12 +31,14 @@ export interface PlannedSegment {
  * One boundary per cache class present, after its last block, with the sha256 of the
  * system prompt up to there; plus the sha256 of the whole system prompt. Segments must
  * come in non-decreasing cache-class order. `prefixes` remembers the hash state after
- * keyed segments, so a recurring stable prefix is hashed once.
+ * keyed segments, so a recurring stable prefix is hashed once. `engine` enters the route
+ * key alone: the boundaries are the same for every engine.
  */
 export function planCache(
   segments: readonly PlannedSegment[],
   prefixes: Memo<string, PrefixStates> = noMemo(),
   routeKeys: Memo<string, string> = noMemo(),
+  engine: string | null = null,
 ): { cache: CachePlan; promptSha256: string } {
   const hasher = new PrefixHasher(prefixes);
   const boundaries: CacheBoundary[] = [];
@@ -67,7 +69,8 @@ export function planCache(
   return {
     cache: {
       schemaVersion: CACHE_SCHEMA_VERSION,
-      routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? hasher.digest(), routeKeys),
+      routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? hasher.digest(), engine, routeKeys),
+      engine,
       minimumTokens: PROVIDER_MINIMUM_TOKENS,
       boundaries,
     },
@@ -75,11 +78,16 @@ export function planCache(
   };
 }
 
-function rememberedRouteKey(workerStableSha256: string, routeKeys: Memo<string, string>): string {
-  return routeKeys.get(workerStableSha256) ?? routeKeys.set(workerStableSha256, routeKeyFor(workerStableSha256), 256);
+function rememberedRouteKey(workerStableSha256: string, engine: string | null, routeKeys: Memo<string, string>): string {
+  const key = engine === null ? workerStableSha256 : `${workerStableSha256}|${engine}`;
+  return routeKeys.get(key) ?? routeKeys.set(key, routeKeyFor(workerStableSha256, engine), 256);
 }
 
-/** `cc<version>-<32 hex>`: stable while the worker-stable prefix and schema version are. */
-export function routeKeyFor(workerStableSha256: string): string {
-  return `cc${CACHE_SCHEMA_VERSION}-${sha256Hex(`${CACHE_SCHEMA_VERSION}:${workerStableSha256}`).slice(0, 32)}`;
+/**
+ * `cc<version>-<32 hex>`: stable while the worker-stable prefix, the schema version and the
+ * engine are. Without an engine it is the key every earlier release derived.
+ */
+export function routeKeyFor(workerStableSha256: string, engine: string | null = null): string {
+  const named = engine === null ? `${CACHE_SCHEMA_VERSION}:${workerStableSha256}` : `${CACHE_SCHEMA_VERSION}:${workerStableSha256}:engine=${engine}`;
+  return `cc${CACHE_SCHEMA_VERSION}-${sha256Hex(named).slice(0, 32)}`;
 }

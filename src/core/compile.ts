@@ -4,10 +4,24 @@ import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
-import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
+import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
 import { approxTokens } from './tokens.js';
-import type { Authority, Block, BlockKind, BriefingItem, CacheClass, Capability, CompiledContext, CompileInput, Phase, Policy, SourceText } from './types.js';
+import {
+  ENGINE_PATTERN,
+  type Authority,
+  type Block,
+  type BlockKind,
+  type BriefingItem,
+  type CacheClass,
+  type Capability,
+  type CompiledContext,
+  type CompileInput,
+  type Connection,
+  type Phase,
+  type Policy,
+  type SourceText,
+} from './types.js';
 
 interface Placement {
   authority: Authority;
@@ -23,9 +37,12 @@ const content: Placement = { authority: 'content', cacheClass: 'volatile', inSys
 export const PLACEMENT: Readonly<Record<BlockKind, Placement>> = Object.freeze({
   identity: trusted('worker-stable'),
   'runtime-policy': trusted('worker-stable'),
+  blueprint: trusted('worker-stable'),
   persona: trusted('worker-stable'),
   'hard-rules': trusted('worker-stable'),
   tools: trusted('worker-stable'),
+  connections: trusted('worker-stable'),
+  role: trusted('worker-stable'),
   capabilities: trusted('worker-stable'),
   purpose: trusted('channel-stable'),
   'runtime-scope': trusted('surface-stable'),
@@ -34,6 +51,7 @@ export const PLACEMENT: Readonly<Record<BlockKind, Placement>> = Object.freeze({
   'live-context': advisory,
   topic: advisory,
   briefing: advisory,
+  experience: advisory,
   evidence: content,
   preferences: advisory,
   task: content,
@@ -170,6 +188,33 @@ function capabilitiesText(capabilities: readonly Capability[] | undefined): stri
   return `Tools you may call in this turn:\n${lines.join('\n')}`;
 }
 
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The connections block: each service by name with its hosts, methods and stand-in
+ * variable, sorted by name (hosts sorted, methods in a fixed order) so the order of the
+ * file does not change the prompt. Empty for no services: no block beats an empty promise.
+ */
+export function connectionsText(services: readonly Connection[] | undefined): string {
+  if (!services || services.length === 0) return '';
+  const lines = services
+    .map((service) => ({ service, name: singleLine(service.name, 64) }))
+    .sort((a, b) => byText(a.name, b.name))
+    .map(({ service, name }) => {
+      const hosts = service.hosts.map((host) => singleLine(host, 253)).sort(byText);
+      const rank = (method: string) => (METHOD_ORDER.includes(method) ? METHOD_ORDER.indexOf(method) : METHOD_ORDER.length);
+      const methods = service.methods.map((method) => singleLine(method, 16)).sort((a, b) => rank(a) - rank(b) || byText(a, b));
+      const usage = service.usage === undefined ? '' : singleLine(service.usage, 500);
+      return `- ${name}: hosts ${hosts.join(', ')}; methods ${methods.join(', ')}; env ${singleLine(service.env, 64)}${usage ? `. Use: ${usage}` : ''}`;
+    });
+  return (
+    'Services you can act on through your tools, and nothing else. A call to one of them carries the environment ' +
+    'variable named here, which stands in for its credential: you never see, need or ask for the credential itself.\n' +
+    lines.join('\n')
+  );
+}
+
 function briefingText(item: BriefingItem): string {
   return `${singleLine(item.kind, 64)} ${singleLine(item.id, 128)} [${singleLine(item.state, 64)}]: ${singleLine(item.intent, 2000)}`;
 }
@@ -231,8 +276,8 @@ function checkPhase(input: CompileInput): void {
  * inputs give byte-identical output. Identity is always the first block; system blocks
  * follow in cache-class order; advisory and content text is encoded one JSON object per
  * line so it can never forge a label. Mandatory content over its limit throws
- * `CC_BUDGET_EXCEEDED` (never truncated); memory notes and briefing items are taken in
- * rank order while they fit, so `budget.usedChars <= budget.limitChars` always holds.
+ * `CC_BUDGET_EXCEEDED` (never truncated); briefing items, experiences and memory notes
+ * are taken in rank order while they fit, so `budget.usedChars <= budget.limitChars` always holds.
  * Stateless: nothing is remembered between calls (see `createCompiler`).
  */
 export function compile(input: CompileInput): CompiledContext {
@@ -266,17 +311,30 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
       errors: [{ path: '/surface', message: 'unknown surface' }],
     });
   }
+  const engine = input.engine ?? null;
+  if (engine !== null && !ENGINE_PATTERN.test(engine)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', 'engine must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters.', {
+      errors: [{ path: '/engine', message: 'not an engine slug' }],
+    });
+  }
 
   // System blocks, in layout order (which is also cache-class order).
+  const tools = prepare(memo, 'tools', input.tools);
+  const connectionsSource = connectionsText(input.connections?.services);
+  const connections = connectionsSource ? prepare(memo, 'connections', { source: input.connections!.source, text: connectionsSource, brainDerived: true }) : null;
+  const capabilities = capabilitiesText(input.capabilities);
+  const toolUse = tools !== null || connections !== null || capabilities !== '';
   const system: PreparedBlock[] = [identity];
   const pushSystem = (prepared: PreparedBlock | null) => {
     if (prepared) system.push(prepared);
   };
-  pushSystem(prepare(memo, 'runtime-policy', input.runtimePolicy ?? BUILTIN_RUNTIME_POLICY));
+  pushSystem(prepare(memo, 'runtime-policy', input.runtimePolicy ?? (toolUse ? BUILTIN_RUNTIME_POLICY_TOOL_USE : BUILTIN_RUNTIME_POLICY)));
+  pushSystem(prepare(memo, 'blueprint', input.blueprint));
   pushSystem(prepare(memo, 'persona', input.persona));
   pushSystem(prepare(memo, 'hard-rules', input.hardRules));
-  pushSystem(prepare(memo, 'tools', input.tools));
-  const capabilities = capabilitiesText(input.capabilities);
+  pushSystem(tools);
+  pushSystem(connections);
+  pushSystem(prepare(memo, 'role', input.role));
   if (capabilities) pushSystem(prepare(memo, 'capabilities', { source: 'request:capabilities', text: capabilities }));
   if (input.purpose) {
     const purpose = prepare(memo, 'purpose', input.purpose);
@@ -321,9 +379,9 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   const used = () => systemChars + (inputChars > 0 ? inputChars + 2 : 0);
   if (used() > policy.limitChars) throw overLimit(used(), policy.limitChars, [...system, ...mandatoryInput]);
 
-  // Optional items, host state before recalled notes, each taken in rank order if it fits.
-  const omitted = { memory: 0, briefing: 0 };
-  const take = (kind: 'memory' | 'briefing', candidates: Array<PreparedBlock | null>): PreparedBlock[] => {
+  // Optional items, host state and lessons before recalled notes, each taken in rank order if it fits.
+  const omitted = { memory: 0, briefing: 0, experience: 0 };
+  const take = (kind: 'memory' | 'briefing' | 'experience', candidates: Array<PreparedBlock | null>): PreparedBlock[] => {
     const chosen: PreparedBlock[] = [];
     let chars = 0;
     for (const candidate of candidates) {
@@ -343,13 +401,20 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   const briefing = input.briefing?.length
     ? take('briefing', input.briefing.map((item) => prepare(memo, 'briefing', { source: 'request:briefing', text: briefingText(item) })))
     : [];
+  const experiences = input.experiences?.length
+    ? take(
+        'experience',
+        input.experiences.map((item) => prepare(memo, 'experience', { source: singleLine(item.sourceRef, 512) || 'request:experience', text: item.content }, false)),
+      )
+    : [];
   const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare(memo, 'memory', note))) : [];
 
-  // Input layout: recalled notes, live state, host state, material, then the turn itself.
+  // Input layout: recalled notes, live state, host state, lessons, material, then the turn itself.
   const inputs: PreparedBlock[] = memory;
   if (liveContext) inputs.push(liveContext);
   if (topic) inputs.push(topic);
   for (const prepared of briefing) inputs.push(prepared);
+  for (const prepared of experiences) inputs.push(prepared);
   for (const prepared of evidence) inputs.push(prepared);
   if (preferences) inputs.push(preferences);
   if (task) inputs.push(task);
@@ -397,7 +462,7 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
 
   const systemPrompt = systemSegments.join('');
   const inputPrompt = inputSegments.length > 0 ? inputSegments.join('') : null;
-  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys);
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine);
   let inputSha256: string | null = null;
   if (inputPrompt !== null) {
     const hasher = new PrefixHasher(memo.prefixes);
@@ -433,6 +498,7 @@ const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
 ) as Record<string, SourceText>;
 
 const BUILTIN_RUNTIME_POLICY: SourceText = Object.freeze({ source: RUNTIME_POLICY_SOURCE, text: RUNTIME_POLICY });
+const BUILTIN_RUNTIME_POLICY_TOOL_USE: SourceText = Object.freeze({ source: RUNTIME_POLICY_TOOL_USE_SOURCE, text: RUNTIME_POLICY_TOOL_USE });
 
 function checkLimit(kind: BlockKind, chars: number, limits: Record<BlockKind, number>): void {
   const limit = limits[kind];

@@ -16,9 +16,12 @@ export const MAX_READ_BYTES = 1024 * 1024;
 export const BLOCK_KINDS = [
   'identity',
   'runtime-policy',
+  'blueprint',
   'persona',
   'hard-rules',
   'tools',
+  'connections',
+  'role',
   'capabilities',
   'purpose',
   'runtime-scope',
@@ -27,6 +30,7 @@ export const BLOCK_KINDS = [
   'live-context',
   'topic',
   'briefing',
+  'experience',
   'evidence',
   'preferences',
   'task',
@@ -47,6 +51,9 @@ export type Surface = (typeof SURFACES)[number];
 
 export const PHASES = ['start', 'turn'] as const;
 export type Phase = (typeof PHASES)[number];
+
+/** An engine name (`engine`): a bounded slug such as `gpt-realtime` or `claude-sonnet-4.5`, at most 64 chars. */
+export const ENGINE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 export interface Block {
   kind: BlockKind;
@@ -92,11 +99,30 @@ export interface EvidenceItem {
   content: string;
 }
 
+/** A lesson or past outcome the host recalls for this turn; advisory, optional under budget, in rank order. */
+export interface ExperienceItem {
+  sourceRef: string;
+  content: string;
+}
+
+/**
+ * A service a worker can act on through its tools (`workers/<w>/connections.json`). `env`
+ * names the stand-in variable its tool calls carry, never a secret.
+ */
+export interface Connection {
+  name: string;
+  hosts: readonly string[];
+  methods: readonly string[];
+  env: string;
+  usage?: string | undefined;
+}
+
 /** Presentation-only settings from a closed set; rendered as fixed text the compiler writes. */
 export interface Preferences {
   length?: 'concise' | 'detailed';
   format?: 'bullets' | 'paragraphs';
   tone?: 'direct' | 'gentle';
+  initiative?: 'ask-first' | 'proactive';
 }
 
 export interface Policy {
@@ -124,11 +150,20 @@ export interface CompileInput {
   clock?: Clock;
   /** Always the first block of the system prompt. */
   identity: SourceText;
-  /** Defaults to the built-in runtime policy that explains the authority model. */
+  /**
+   * Defaults to the built-in runtime policy that explains the authority model; a compile
+   * that gives the model tools (tools, connections or capabilities) gets its tool-use form.
+   */
   runtimePolicy?: SourceText;
+  /** The platform blueprint every worker shares (`platform/blueprint.md`, front matter removed). */
+  blueprint?: SourceText;
   persona?: SourceText;
   hardRules?: SourceText;
   tools?: SourceText;
+  /** The services the worker can act on; rendered sorted by name. No services, no block. */
+  connections?: { source: string; services: readonly Connection[] };
+  /** The role this run plays (`workers/<w>/roles/<id>.md`). */
+  role?: SourceText;
   capabilities?: readonly Capability[];
   purpose?: SourceText;
   /** Recalled notes in rank order (best first); taken greedily while they fit. */
@@ -137,10 +172,17 @@ export interface CompileInput {
   topic?: SourceText;
   /** Host state in rank order; taken greedily while it fits. */
   briefing?: readonly BriefingItem[];
+  /** Advisory lessons in rank order; taken greedily while they fit. */
+  experiences?: readonly ExperienceItem[];
   evidence?: readonly EvidenceItem[];
   preferences?: Preferences;
   task?: SourceText;
   message?: SourceText;
+  /**
+   * The model or engine the prompt is for (a bounded slug, `ENGINE_PATTERN`). It enters the
+   * route key only, so two engines never share one; every boundary hash stays the same.
+   */
+  engine?: string | undefined;
 }
 
 export interface CacheBoundary {
@@ -159,8 +201,10 @@ export interface CacheBoundary {
 
 export interface CachePlan {
   schemaVersion: number;
-  /** For OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version. */
+  /** For OpenAI `prompt_cache_key`: derived from the worker-stable prefix, the schema version and the engine. */
   routeKey: string;
+  /** The engine the route key was derived for; null when the caller named none. */
+  engine: string | null;
   minimumTokens: number;
   boundaries: CacheBoundary[];
 }
@@ -170,7 +214,7 @@ export interface Budget {
   usedChars: number;
   remainingChars: number;
   /** Optional items left out because they did not fit. */
-  omitted: { memory: number; briefing: number };
+  omitted: { memory: number; briefing: number; experience: number };
   /** Per-kind content limits from the policy. */
   blocks: Record<BlockKind, number>;
 }

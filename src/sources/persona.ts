@@ -71,6 +71,8 @@ export interface PersonaRequest {
   /** A display label; sanitised to one line of ≤ 80 chars, advisory only. */
   topicName?: string | undefined;
   sanitize?: 'ascii' | undefined;
+  /** The engine the prompt is for: enters the route key only. */
+  engine?: string | undefined;
 }
 
 export interface PersonaOptions {
@@ -554,12 +556,13 @@ export async function readPersonaSources(
     hardRules: prepared.hardRules,
     liveContext: { source: `builtin:${persona.key}/live-context`, text: live.text, brainDerived: true },
     ...(topic?.source ? { topic: topic.source } : {}),
+    ...(request.engine !== undefined ? { engine: request.engine } : {}),
   };
   const { key, name, voice, description } = prepared.rendered;
   // The clock block only shows the minute, so calls within a minute share one compile.
   const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
   const compileKey =
-    `${JSON.stringify(options.policy)}|${prepared.key}|${live.key}|${topicKey}|${zone.timeZone}|` + clockLine(now, zone.timeZone, memo.time);
+    `${JSON.stringify(options.policy)}|${prepared.key}|${live.key}|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}|` + clockLine(now, zone.timeZone, memo.time);
   return {
     input,
     persona: { key, name, voice, description },

@@ -118,6 +118,18 @@ describe('client route methods', () => {
     expect((await api.runs({ worker: 'scribe', status: 304 })).runs.map((run) => run.runId)).toEqual(['client-turn']);
   });
 
+  it('passes engine and hud to the persona route: a route key for that engine, and the HUD', async () => {
+    const { baseUrl } = await listen();
+    const api = client({ baseUrl });
+    const plain = await api.context('mars', { now: '2026-11-30T17:20:00Z' });
+    const realtime = await api.context('mars', { now: '2026-11-30T17:20:00Z', engine: 'gpt-realtime', hud: true });
+    expect(realtime.cache.engine).toBe('gpt-realtime');
+    expect(realtime.cache.routeKey).not.toBe(plain.cache.routeKey);
+    expect(realtime.instructions).toBe(plain.instructions);
+    expect(plain.hud).toBeUndefined();
+    expect(realtime.hud?.files.map((file) => file.path)).toContain('SOUL.md');
+  });
+
   it('turns an unknown persona and a bad topic id into typed errors', async () => {
     const { baseUrl } = await listen();
     const api = client({ baseUrl });

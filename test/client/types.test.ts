@@ -65,8 +65,9 @@ describe('client package types', () => {
     expectTypeOf<Awaited<ReturnType<Api['realtimeSession']>>>().toEqualTypeOf<Client.RealtimeSession>();
     expectTypeOf<Awaited<ReturnType<Api['contextIfChanged']>>>().toEqualTypeOf<Client.PersonaContext | Client.NotModified>();
     expectTypeOf<Awaited<ReturnType<Api['compileIfChanged']>>>().toEqualTypeOf<Client.CompileResult | Client.NotModified>();
-    // What the client sends is what the routes accept.
-    expectTypeOf<Client.ContextQuery>().toExtend<z.input<typeof PersonaContextQuerySchema>>();
+    // What the client sends is what the routes accept (`hud: true` goes out as `hud=1`).
+    expectTypeOf<Omit<Client.ContextQuery, 'hud'>>().toExtend<z.input<typeof PersonaContextQuerySchema>>();
+    expectTypeOf<Client.ContextQuery['hud']>().toEqualTypeOf<boolean | undefined>();
     expectTypeOf<Client.TopicQuery>().toExtend<z.input<typeof TopicContextQuerySchema>>();
   });
 });

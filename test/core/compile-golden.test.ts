@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compile, type CompileInput } from '../../src/core/index.js';
-import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
+import { chatTurn, governedWorker, queuedTask, voicePersona } from './golden/cases.js';
 
 const GOLDEN_DIR = join(dirname(fileURLToPath(import.meta.url)), 'golden');
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
@@ -19,6 +19,7 @@ const CASES: Record<string, () => CompileInput> = {
   'chat-turn': chatTurn,
   'queued-task': queuedTask,
   'voice-persona': voicePersona,
+  'governed-worker': governedWorker,
 };
 
 async function golden(name: string, actual: string): Promise<void> {

@@ -42,6 +42,8 @@ describe('POST /compile', () => {
     expect(body.blocks.map((block: { kind: string }) => block.kind)).toEqual([
       'identity',
       'runtime-policy',
+      // The example brain's platform/blueprint.md applies to every worker.
+      'blueprint',
       'purpose',
       'runtime-scope',
       'clock',
@@ -52,7 +54,7 @@ describe('POST /compile', () => {
     ]);
     expect(body.blocks[0]).not.toHaveProperty('content');
     // The note that shares words with the message is recalled first.
-    expect(body.blocks[5].source).toBe('workers/scribe/memory/style.md#sign-off');
+    expect(body.blocks[6].source).toBe('workers/scribe/memory/style.md#sign-off');
     // The operator's zone from memory/heartbeat-state.json.
     expect(body.systemPrompt).toContain('Monday 30 November 2026, 09:20 (America/Los_Angeles, UTC-08:00)');
     // scribe's policy.json overrides the total and two kinds.

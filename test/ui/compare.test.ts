@@ -41,6 +41,7 @@ describe('compareRuns', () => {
     expect(changes(ab)).toEqual([
       ['identity', 'changed', [['sources', 'workers/scribe/identity.md']]],
       ['runtime-policy', 'unchanged', []],
+      ['blueprint', 'unchanged', []],
       ['purpose', 'unchanged', []],
       ['runtime-scope', 'unchanged', []],
       ['clock', 'changed', [['minute', '17:30 → 17:31 UTC']]],

@@ -258,8 +258,8 @@ describe('trace viewer in chromium', () => {
     expect(problems.filter((problem) => !/status of 400/.test(problem))).toEqual([]);
   });
 
-  it('shows real POST /compile deliveries as delivered: 200 then 304 in one run, and a failure with its error', async () => {
-    const { base } = await listen({});
+  it('shows real POST /compile deliveries as delivered: 200 then 304 in one run, a failure with its error, and the HUD', async () => {
+    const { app, base } = await listen({});
     const compile = (body: object, headers: Record<string, string> = {}) =>
       fetch(`${base}/compile`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     const request = { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', task: 'Draft the launch post.', runId: 'run-real' };
@@ -288,11 +288,30 @@ describe('trace viewer in chromium', () => {
     expect(await firstEvent.locator('.boundary-label').count()).toBeGreaterThan(0);
     expect(await page.evaluate('typeof window.__ccPwned')).toBe('undefined');
 
+    // The HUD: every file looked for, sorted by path, with what the compile took from it.
+    const hud = firstEvent.locator('section.hud');
+    expect(await hud.locator('h3').textContent()).toMatch(/^HUD: \d+ files looked for, \d+ found$/);
+    const paths = await hud.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-path')!));
+    expect(paths).toEqual([...paths].sort());
+    const identityRow = (await hud.locator('tr[data-path="workers/scribe/identity.md"]').textContent()) ?? '';
+    expect(identityRow).toContain('identity');
+    expect(identityRow).toContain('whole');
+    expect(await hud.locator('tr[data-path="workers/scribe/connections.json"]').textContent()).toContain('looked for, missing');
+
     await page.goto(`${base}/ui/#/runs/run-real-failed`);
     const failure = page.locator('.failure');
     await failure.waitFor();
     expect(await failure.textContent()).toContain('CC_NOT_FOUND');
     expect(await failure.textContent()).toContain('nobody');
+
+    // A HUD that does not hold up when read back is shown as rejected, with the reasons.
+    const [recorded] = ((await (await fetch(`${base}/runs/run-real/trace`)).json()) as { events: Array<{ hud: { files: Array<{ path: string }> } }> }).events;
+    const inverted = { ...recorded!.hud, files: recorded!.hud.files.map((file, i) => (i === 0 ? { ...file, lines: { from: 9, to: 3 } } : file)) };
+    await app.traces.append(deliveredEvent('run-bad-hud', { hud: inverted as never }));
+    await page.goto(`${base}/ui/#/runs/run-bad-hud`);
+    const rejected = page.locator('section.hud[role="alert"]');
+    await rejected.waitFor();
+    expect(await rejected.textContent()).toContain('inverted line range (9 > 3)');
 
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);
@@ -379,7 +398,7 @@ describe('trace viewer in chromium', () => {
       ['surface-stable', 'held'],
       ['volatile', 'moved'],
     ]);
-    expect(await text(page, '.compare-boundaries tr[data-boundary="volatile"] .why')).toBe('#4 clock changed: minute changed: 17:31 → 17:32 UTC');
+    expect(await text(page, '.compare-boundaries tr[data-boundary="volatile"] .why')).toBe('#5 clock changed: minute changed: 17:31 → 17:32 UTC');
     expect(await text(page, '.compare-summary')).toContain('the route key held');
     await page.screenshot({ path: join(tmpdir(), 'compare-page.png'), fullPage: true });
     // The comparison reads in a narrow window too.

@@ -65,6 +65,41 @@ export interface TraceRealtime {
   tools: Tool[] | null;
 }
 
+/** The lines of a file read in part: from the start (`1..120`), or from the end as negative numbers (`-120..-1`). */
+export interface LineRange {
+  from: number;
+  to: number;
+}
+
+/** A file of a compile's heads-up display (docs/compiler.md, "HUD"). */
+export interface HudFile {
+  path: string;
+  exists: boolean;
+  sha256: string | null;
+  size: number;
+  bytes: number;
+  tokens: number;
+  lines: LineRange | null;
+  blocks: string[];
+  chars: number;
+  share: number;
+}
+
+export interface Hud {
+  snapshotSha256: string;
+  limitChars: number;
+  usedChars: number;
+  files: HudFile[];
+  derived: Array<{ kind: string; source: string; chars: number; share: number }>;
+}
+
+/** `1–120` from the start, `last 120` for a tail, `whole` for a file read whole. */
+export function lineRangeText(lines: LineRange | null): string {
+  if (lines === null) return 'whole';
+  if (lines.from < 0) return lines.to === -1 ? `last ${formatNumber(-lines.from)}` : `${formatNumber(-lines.from)}–${formatNumber(-lines.to)} from the end`;
+  return `${formatNumber(lines.from)}–${formatNumber(lines.to)}`;
+}
+
 export interface TraceEvent {
   runId: string;
   at: string;
@@ -86,6 +121,8 @@ export interface TraceEvent {
   sources?: TraceSource[] | undefined;
   absent?: TraceAbsent[] | undefined;
   listings?: TraceListing[] | undefined;
+  hud?: Hud | undefined;
+  hudRejected?: string[] | undefined;
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;

@@ -10,6 +10,7 @@ import {
   formatNumber,
   formatTime,
   layoutEvent,
+  lineRangeText,
   percentOf,
   runHash,
   runListPath,
@@ -20,6 +21,7 @@ import {
   type BlockView,
   type BoundaryView,
   type ChainStatus,
+  type Hud,
   type EventLayout,
   type RunFilter,
   type RunList,
@@ -310,6 +312,7 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
     redactionsAndWarnings(event, layout),
     event.sources ? sourcesSection(event.sources, event.absent ?? [], event.listings ?? []) : null,
     event.realtime ? realtimeSection(event, event.realtime) : null,
+    event.hud || event.hudRejected ? hudSection(event.hud, event.hudRejected) : null,
     event.systemPrompt !== null ? promptSection(event) : null,
   );
 }
@@ -644,6 +647,68 @@ function sourcesSection(sources: TraceSource[], absent: TraceAbsent[], listings:
     rows.length
       ? h('table', {}, h('thead', {}, h('tr', {}, ['path', 'size', 'sha256 then', 'now'].map((label) => h('th', {}, label)))), h('tbody', {}, rows))
       : h('p', { class: 'muted' }, 'No brain files were read.'),
+  );
+}
+
+function shareCell(share: number): HTMLElement {
+  const bar = h('span', { class: 'share-bar' });
+  bar.style.width = `${percentOf(share * 100, 100).toFixed(1)}%`;
+  return h('td', { class: 'num share' }, bar, `${(share * 100).toFixed(1)}%`);
+}
+
+function missingCell(): HTMLElement {
+  const cell = h('td', { class: 'muted' }, 'looked for, missing');
+  cell.colSpan = 5;
+  return cell;
+}
+
+/** The HUD: every file the compile looked for, what it read of each, and the share of the budget it became. */
+function hudSection(hud: Hud | undefined, rejected: string[] | undefined): HTMLElement {
+  if (!hud) {
+    return h(
+      'section',
+      { class: 'hud', role: 'alert' },
+      h('h3', {}, 'HUD'),
+      h('p', { class: 'flag' }, 'The recorded HUD was rejected when the trace was read back:'),
+      h('ul', {}, (rejected ?? []).map((problem) => h('li', {}, problem))),
+    );
+  }
+  const found = hud.files.filter((file) => file.exists).length;
+  const rows = hud.files.map((file) =>
+    h(
+      'tr',
+      { data: { path: file.path } },
+      h('td', {}, h('code', {}, file.path)),
+      file.exists
+        ? [
+            h('td', { class: 'num' }, file.bytes === file.size ? `${formatNumber(file.size)} B` : `${formatNumber(file.bytes)} of ${formatNumber(file.size)} B`),
+            h('td', { class: 'num' }, `≈${formatNumber(file.tokens)}`),
+            h('td', { class: 'num lines' }, lineRangeText(file.lines)),
+            h('td', {}, file.blocks.length ? file.blocks.join(', ') : h('span', { class: 'muted' }, '—')),
+            shareCell(file.share),
+          ]
+        : missingCell(),
+    ),
+  );
+  return h(
+    'section',
+    { class: 'hud' },
+    h('h3', {}, `HUD: ${hud.files.length} file${hud.files.length === 1 ? '' : 's'} looked for, ${found} found`),
+    h('p', { class: 'muted small' }, 'snapshot ', sha(hud.snapshotSha256), ` · ${formatNumber(hud.usedChars)} of ${formatNumber(hud.limitChars)} chars used`),
+    h(
+      'table',
+      {},
+      h('thead', {}, h('tr', {}, ['path', 'read', 'tokens', 'lines', 'blocks', 'share'].map((label) => h('th', {}, label)))),
+      h('tbody', {}, rows),
+    ),
+    hud.derived.length
+      ? h(
+          'p',
+          { class: 'muted small derived' },
+          'From no single file: ',
+          hud.derived.map((row, i) => `${i ? ', ' : ''}${row.kind} (${row.source}) ${(row.share * 100).toFixed(1)}%`).join(''),
+        )
+      : null,
   );
 }
 

@@ -63,8 +63,11 @@ export class ContextCompilerError extends Error {
   }
 }
 
-/** `GET /context/:persona` options, as the route takes them (one `topicId`; the format is the method's). */
-export type ContextQuery = Omit<PersonaContextQuery, 'format' | 'topicId'> & { topicId?: string };
+/**
+ * `GET /context/:persona` options, as the route takes them (one `topicId`; the format is the
+ * method's), with `hud: true` to add the heads-up display of the files the compile read.
+ */
+export type ContextQuery = Omit<PersonaContextQuery, 'format' | 'topicId' | 'hud'> & { topicId?: string; hud?: boolean };
 /** `GET /context/topic/:topicId` options. */
 export type TopicQuery = Omit<TopicContextQuery, 'format'>;
 
@@ -176,7 +179,8 @@ export function createClient(options: ClientOptions) {
   const contextPath = (persona: PersonaName) => `/context/${encodeURIComponent(persona)}`;
   const topicPath = (topicId: string) => `/context/topic/${encodeURIComponent(topicId)}`;
 
-  const context = (persona: PersonaName, query: ContextQuery = {}) => fresh<PersonaCompiled>(contextPath(persona), { query: { ...query } });
+  const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
+  const context = (persona: PersonaName, query: ContextQuery = {}) => fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query) });
 
   return {
     health: () => json<Health>('/healthz'),
@@ -189,7 +193,7 @@ export function createClient(options: ClientOptions) {
     context,
     /** `GET /context/:persona` with `If-None-Match: etag`: `{ notModified: true }` while the prompt the caller has still holds. */
     contextIfChanged: (persona: PersonaName, etag: string | null, query: ContextQuery = {}) =>
-      compiled<PersonaCompiled>(contextPath(persona), { query: { ...query } }, etag),
+      compiled<PersonaCompiled>(contextPath(persona), { query: contextQuery(query) }, etag),
     /**
      * `GET /context/:persona`, reduced to its `session`: the object to send to the realtime
      * calls endpoint or `session.update` as it is (add your model). A bad or missing
@@ -198,7 +202,7 @@ export function createClient(options: ClientOptions) {
     realtimeSession: async (persona: PersonaName, query: Pick<ContextQuery, 'topicId' | 'topicName' | 'timezone'> = {}): Promise<RealtimeSession> =>
       (await context(persona, { topicId: query.topicId, topicName: query.topicName, timezone: query.timezone })).session,
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
-    contextText: async (persona: PersonaName, query: ContextQuery = {}) => (await call(contextPath(persona), { query: { ...query, format: 'text' } })).text,
+    contextText: async (persona: PersonaName, query: ContextQuery = {}) => (await call(contextPath(persona), { query: { ...contextQuery(query), format: 'text' } })).text,
     /** `GET /context/topic/:topicId` — the topic block alone, compiled and traced. */
     topic: (topicId: string, query: TopicQuery = {}) => fresh<TopicCompiled>(topicPath(topicId), { query: { ...query } }),
     topicIfChanged: (topicId: string, etag: string | null, query: TopicQuery = {}) => compiled<TopicCompiled>(topicPath(topicId), { query: { ...query } }, etag),

@@ -50,10 +50,12 @@ export interface PersonaCompiled {
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
+  /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */
+  hud?: Hud;
 }
 
 export interface BlockSummary {
-  kind: 'identity' | 'runtime-policy' | 'persona' | 'hard-rules' | 'tools' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'evidence' | 'preferences' | 'task' | 'message';
+  kind: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
   authority: 'trusted-directive' | 'advisory' | 'content';
   cacheClass: 'worker-stable' | 'channel-stable' | 'surface-stable' | 'volatile';
   /** a brain path (`workers/scribe/identity.md`), `builtin:*` or `request:*` */
@@ -73,6 +75,7 @@ export interface Budget {
   omitted: {
     memory: number;
     briefing: number;
+    experience: number;
   };
   /** per-kind content limits from the policy */
   blocks: Record<string, number>;
@@ -80,8 +83,10 @@ export interface Budget {
 
 export interface CachePlan {
   schemaVersion: number;
-  /** for OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version */
+  /** for OpenAI `prompt_cache_key`: derived from the worker-stable prefix, the schema version and `engine` (when named), so two engines never share one */
   routeKey: string;
+  /** the engine the request named (`engine`); it enters the route key only: every boundary hash is the same for every engine */
+  engine: string | null;
   minimumTokens: number;
   /** one per cache class present, after its last block */
   boundaries: CacheBoundary[];
@@ -90,7 +95,7 @@ export interface CachePlan {
 export interface CacheBoundary {
   class: 'worker-stable' | 'channel-stable' | 'surface-stable' | 'volatile';
   /** kind of the last block of this class */
-  afterBlock: 'identity' | 'runtime-policy' | 'persona' | 'hard-rules' | 'tools' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'evidence' | 'preferences' | 'task' | 'message';
+  afterBlock: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
   /** index of that block in `blocks` */
   blockIndex: number;
   prefixChars: number;
@@ -133,6 +138,51 @@ export interface RealtimeSession {
   tools: Tool[];
 }
 
+/** the heads-up display of a compile: what it read, and what share of the budget each file took */
+export interface Hud {
+  /** sha256 of the canonical snapshot of the files (docs/compiler.md, "HUD"): equal for two compiles that read the same bytes the same way */
+  snapshotSha256: string;
+  limitChars: number;
+  usedChars: number;
+  /** every brain file the compile looked for, found or missing, sorted by path */
+  files: HudFile[];
+  /** delivered blocks taken from no single brain file (built in, from the request, or a persona’s live context), by source */
+  derived: Array<{
+    kind: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
+    source: string;
+    chars: number;
+    share: number;
+  }>;
+}
+
+export interface HudFile {
+  /** the brain path looked for */
+  path: string;
+  exists: boolean;
+  /** sha256 of the bytes read; null when missing */
+  sha256: string | null;
+  /** bytes of the whole file (0 when missing) */
+  size: number;
+  /** bytes of the file the text came from: size, unless only part was read */
+  bytes: number;
+  /** approxTokens of the text taken */
+  tokens: number;
+  /** the line range read when only part of the file was taken; null when read whole or missing */
+  lines: LineRange | null;
+  /** kinds of the delivered blocks taken from this file (source `path` or `path#...`) */
+  blocks: Array<'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message'>;
+  /** content chars of those blocks */
+  chars: number;
+  /** chars / limitChars, to four decimals */
+  share: number;
+}
+
+/** the lines read, 1-based and inclusive, never inverted: from the start for a read that kept the head ({from: 1, to: 120}), from the end as negative numbers for one that kept the tail ({from: -120, to: -1}: the last 120 lines) */
+export interface LineRange {
+  from: number;
+  to: number;
+}
+
 /** the topic block alone, compiled behind a short built-in frame */
 export interface TopicCompiled {
   runId: string;
@@ -172,6 +222,8 @@ export interface TopicCompiled {
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
+  /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */
+  hud?: Hud;
 }
 
 /** a worker compile (SPEC §9) */
@@ -213,6 +265,52 @@ export interface Compiled {
   worker: string;
   surface: 'voice' | 'direct' | 'queued-task' | 'chat';
   phase: 'start' | 'turn';
+  recall: Recall;
+  receipts: Receipts;
+  /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */
+  hud?: Hud;
+}
+
+/** the recall decision of a worker compile (docs/compiler.md, "Recall policy") */
+export interface Recall {
+  /** the worker’s `policy.json` `recall` (default `always`) */
+  policy: 'always' | 'clean-room';
+  /** the request fields that made this run one with interaction context (message, channelId, evidence); empty for a clean run */
+  interactionContext: Array<'message' | 'channelId' | 'evidence'>;
+  /** true when memory notes were not recalled (nor read): a clean-room worker on a clean run */
+  suppressed: boolean;
+}
+
+/** what shaped the prompt, auditable without re-reading it (also in the trace) */
+export interface Receipts {
+  /** the role played; null without a role block */
+  role: {
+    id: string;
+    selectedBy: 'request' | 'default';
+    source: string;
+    /** sha256 of the role block as delivered */
+    sha256: string;
+  } | null;
+  /** the platform blueprint applied */
+  blueprint: {
+    /** front matter `revision:`, else `sha256:` + 16 hex of the file; `none` without a blueprint block */
+    revision: string;
+    source: string | null;
+    /** sha256 of the blueprint block as delivered; null with `none` */
+    sha256: string | null;
+  };
+  /** the experiences delivered (the ones that fit the budget), in order */
+  experiences: Array<{
+    sourceRef: string;
+    sha256: string;
+  }>;
+  /** the preference settings applied */
+  preferences: {
+    length?: 'concise' | 'detailed';
+    format?: 'bullets' | 'paragraphs';
+    tone?: 'direct' | 'gentle';
+    initiative?: 'ask-first' | 'proactive';
+  };
 }
 
 export interface Personas {
@@ -266,6 +364,8 @@ export interface TraceEvent {
     detail: string;
   };
   timing?: Record<string, number>;
+  recall?: Recall;
+  receipts?: Receipts;
   budget?: Record<string, unknown>;
   cache?: Record<string, unknown>;
   tokens?: Record<string, unknown>;
@@ -275,6 +375,10 @@ export interface TraceEvent {
   absent?: TraceAbsent[];
   /** Directory listings the compile relied on */
   listings?: TraceListing[];
+  /** The heads-up display recorded for the compile, when it passed validation on read */
+  hud?: Hud;
+  /** Why the recorded HUD was rejected when the trace was read back (a bad digest, an inverted line range, files out of order, ...): the HUD is then left out and the event reads verified: false */
+  hudRejected?: string[];
   /** Characters delivered (system + input prompt) */
   chars: number;
   segments?: {
@@ -435,11 +539,13 @@ export interface CompileRequest {
   surface: 'voice' | 'direct' | 'queued-task' | 'chat';
   /** reads `workers/<worker>/` */
   worker: string;
-  /** reads `channels/<channelId>/purpose.md` */
+  /** reads `channels/<channelId>/purpose.md`; makes the run one with interaction context (recall) */
   channelId?: string;
+  /** the role to play, one the worker admits (`policy.json` `roles.admitted`): reads `workers/<worker>/roles/<role>.md`. Default: the policy’s `roles.default`, else none. Not admitted: 422 CC_ROLE_NOT_ADMITTED; admitted without a file: 404 */
+  role?: string;
   /** phase start only; content authority */
   task?: string;
-  /** phase turn only (required there); content authority */
+  /** phase turn only (required there); content authority; makes the run one with interaction context (recall) */
   message?: string;
   /** the tools this turn may call: trusted; rendered sorted by id; ids unique */
   capabilities?: Array<{
@@ -453,7 +559,13 @@ export interface CompileRequest {
     intent: string;
     state: string;
   }>;
-  /** recalled material: untrusted content; each at most 2000 UTF-8 bytes */
+  /** advisory lessons, at most 9 of at most 2000 UTF-8 bytes each, encoded like evidence and taken in order while they fit the budget; the ones applied are in receipts.experiences */
+  experiences?: Array<{
+    sourceRef: string;
+    /** at most 2000 bytes (UTF-8) */
+    content: string;
+  }>;
+  /** recalled material: untrusted content; each at most 2000 UTF-8 bytes; one or more makes the run one with interaction context (recall) */
   evidence?: Array<{
     sourceRef: string;
     /** at most 2000 bytes (UTF-8) */
@@ -464,7 +576,10 @@ export interface CompileRequest {
     length?: 'concise' | 'detailed';
     format?: 'bullets' | 'paragraphs';
     tone?: 'direct' | 'gentle';
+    initiative?: 'ask-first' | 'proactive';
   };
+  /** the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same */
+  engine?: string;
   /** the run to trace this compile under (default: a new one) */
   runId?: string;
   /** ISO 8601 with Z or an offset; default: the time of the request */
@@ -486,6 +601,10 @@ export interface PersonaContextQuery {
   runId?: string;
   /** `ascii` transliterates typographic Unicode in every delivered block (digests describe the ASCII bytes) */
   sanitize?: 'ascii';
+  /** the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same */
+  engine?: string;
+  /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
+  hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
   format?: 'json' | 'text';
 }
@@ -497,6 +616,8 @@ export interface TopicContextQuery {
   runId?: string;
   /** `ascii` transliterates typographic Unicode in every delivered block (digests describe the ASCII bytes) */
   sanitize?: 'ascii';
+  /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
+  hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
   format?: 'json' | 'text';
 }

@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../core/digest.js';
+import { hudProblems } from '../../core/hud.js';
 import { BoundedMemo } from '../../core/memo.js';
 import type { ChainStatus } from './chain.js';
 import type { TraceBlock, TraceEventInput, TraceEventView, TraceRealtimeView, TraceSegmentView, TraceSource } from './store.js';
@@ -6,11 +7,11 @@ import type { TraceBlock, TraceEventInput, TraceEventView, TraceRealtimeView, Tr
 /**
  * An event as both backends store it: its own small fields inline, and everything that
  * repeats from call to call — segment texts, block summaries, source records, the cache
- * plan, a persona's tool definitions — as references to records stored once by sha256 (per
- * file, or per day in the database). `R` is how a backend refers to a record:
+ * plan, a persona's tool definitions, the HUD — as references to records stored once by
+ * sha256 (per file, or per day in the database). `R` is how a backend refers to a record:
  * `[sha256, offset, length]` in a file, the sha256 alone in the database.
  */
-export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime'> {
+export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'> {
   /** Characters delivered (system + input prompt). */
   chars: number;
   segments?: { system: R[]; input: R[] };
@@ -19,6 +20,7 @@ export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'bloc
   cache?: R;
   /** The voice and the tools' names inline, their definitions by reference. */
   realtime?: { voice: string; toolNames: string[]; tools: R };
+  hud?: R;
 }
 
 /** How an event's repeated parts become references, each given as its JSON text. */
@@ -27,9 +29,8 @@ export interface Refs {
   data(entry: { json: string; sha: string }): string;
   block(block: TraceBlock): string;
   source(source: TraceSource): string;
+  /** A structure as a data record; one handed over again as the very same object is serialised and hashed once. */
   json(value: object): string;
-  /** A value handed out again as the very same object (a persona's tools): serialised and hashed once. */
-  shared(value: object): string;
 }
 
 const DIGEST_MEMO_SIZE = 512;
@@ -70,13 +71,12 @@ export class RecordDigests {
     return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
   }
 
-  /** The JSON text and sha256 of a value that is never mutated once handed out, by identity. */
-  shared(value: object): { json: string; sha: string } {
+  /** The JSON text and sha256 of a structure, serialised once per object (never changed after it is handed over: a shared result's cache plan and HUD, a persona's tools). */
+  object(value: object): { json: string; sha: string } {
     let entry = this.objects.get(value);
-    if (entry === undefined) {
+    if (!entry) {
       const json = JSON.stringify(value);
-      entry = { json, sha: sha256Hex(json) };
-      this.objects.set(value, entry);
+      this.objects.set(value, (entry = { json, sha: this.text(json) }));
     }
     return entry;
   }
@@ -90,10 +90,10 @@ export class RecordDigests {
  * serialised per call.
  */
 export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
-  const { segments, blocks, sources, cache, realtime } = event;
+  const { segments, blocks, sources, cache, realtime, hud } = event;
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
-  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime'>>]: TraceEventInput[K] } = {
+  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } = {
     runId: event.runId,
     at: event.at,
     route: event.route,
@@ -112,6 +112,8 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
     listings: event.listings,
     error: event.error,
     timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
   };
   let chars = 0;
   let references = '';
@@ -120,8 +122,9 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
   if (cache) references += `,"cache":${refs.json(cache)}`;
   if (realtime) {
     const names = JSON.stringify(realtime.tools.map((tool) => tool.name));
-    references += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.shared(realtime.tools)}}`;
+    references += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.json(realtime.tools)}}`;
   }
+  if (hud) references += `,"hud":${refs.json(hud)}`;
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -176,8 +179,10 @@ export interface RecordReader<R> {
 
 /**
  * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
- * block, source or cache record that cannot be read back leaves that field out of the
- * view and counts as unreadable; the prompts stand on their own digests. `link` is what
+ * block, source, cache or HUD record that cannot be read back leaves that field out of the
+ * view and counts as unreadable; the prompts stand on their own digests. A HUD that reads
+ * back malformed (`hudProblems`: a bad digest, an inverted line range, ...) is rejected:
+ * left out, its problems in `hudRejected`, and the event is not verified. `link` is what
  * the event's chain link proves, and whether that is enough to vouch for it.
  */
 export async function rebuild<R>(
@@ -185,7 +190,7 @@ export async function rebuild<R>(
   read: RecordReader<R>,
   link: { status: ChainStatus; holds: boolean },
 ): Promise<{ event: TraceEventView; unreadable: number }> {
-  const { segments, blocks, sources, cache, realtime, ...rest } = stored;
+  const { segments, blocks, sources, cache, realtime, hud, ...rest } = stored;
   let unreadable = 0;
   const all = async <T>(refs: R[]): Promise<T[] | undefined> => {
     const values: T[] = [];
@@ -199,7 +204,7 @@ export async function rebuild<R>(
     }
     return values;
   };
-  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache' | 'realtime'>> = {};
+  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | 'hudRejected'>> = {};
   if (blocks) {
     const values = await all<TraceBlock>(blocks);
     if (values) parts.blocks = values;
@@ -222,10 +227,22 @@ export async function rebuild<R>(
       tools: Array.isArray(tools) ? (tools as NonNullable<TraceRealtimeView['tools']>) : null,
     };
   }
-  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache' | 'realtime'>;
+  let hudHolds = true;
+  if (hud) {
+    const values = await all<unknown>([hud]);
+    if (values) {
+      const problems = hudProblems(values[0]);
+      if (problems.length === 0) parts.hud = values[0] as TraceEventView['hud'];
+      else {
+        parts.hudRejected = problems;
+        hudHolds = false;
+      }
+    }
+  }
+  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | 'hudRejected'>;
   if (!segments) {
     return {
-      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds ? null : false, chain: link.status },
+      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds && hudHolds ? null : false, chain: link.status },
       unreadable,
     };
   }
@@ -253,6 +270,7 @@ export async function rebuild<R>(
   const inputPrompt = stored.inputSha256 === null && input.text === '' ? null : input.text;
   const verified =
     link.holds &&
+    hudHolds &&
     complete &&
     typeof stored.promptSha256 === 'string' &&
     sha256Hex(system.text) === stored.promptSha256 &&

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../../src/errors.js';
 import type { TraceStore } from '../../../src/io/trace/index.js';
 import { traceBackends } from '../../helpers/trace-backends.js';
+import { buildHud, loadedFile, serializeSnapshot, type Hud } from '../../../src/core/index.js';
 import { deliveredEvent, failedEvent, REALTIME, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
 
 /**
@@ -11,6 +12,19 @@ import { deliveredEvent, failedEvent, REALTIME, sha256, STABLE_SYSTEM } from '..
  */
 
 const DAY = 86_400_000;
+
+/** The HUD of a mars compile that read SOUL.md whole and the tail of a daily file, and missed its override. */
+function marsHud(): Hud {
+  return buildHud({
+    loaded: [
+      loadedFile({ path: 'SOUL.md', size: 4, sha256: sha256('soul'), bytes: 4, truncated: false, keep: 'head', text: 'soul' }),
+      loadedFile({ path: 'memory/2026-11-30.md', size: 9000, sha256: sha256('tail'), bytes: 12, truncated: true, keep: 'tail', text: 'one\ntwo\nthree\n' }),
+    ],
+    missing: ['personas/mars.md'],
+    blocks: [{ kind: 'identity', source: 'builtin:mars', chars: 48 }],
+    budget: { limitChars: 48000, usedChars: 300 },
+  });
+}
 const KEY = 'trace-signing-key-0123456789abcdef-0123';
 /** Tests that write fixed `at` times read them with a clock just after. */
 const MARCH = { now: () => Date.parse('2026-03-02T00:00:00.000Z') };
@@ -459,6 +473,49 @@ for (const backend of traceBackends()) {
         expect(after!.chain.status).toBe('broken');
         expect(after!.chain.problems.join('\n')).toMatch(/removed/);
         expect((await reader.readRun('run-a'))!.events.map((event) => event.verified)).toEqual([true]);
+      });
+
+      it('reads back a recorded HUD as it was written, checked', async () => {
+        const store = (await backend.storage()).open();
+        const hud = marsHud();
+        await store.append(deliveredEvent('hud-ok', { hud }));
+        const [read] = (await store.readRun('hud-ok'))!.events;
+        expect(read!.hud).toEqual(hud);
+        expect(read!.hud!.files.map((file) => [file.path, file.exists, file.lines])).toEqual([
+          ['SOUL.md', true, null],
+          ['memory/2026-11-30.md', true, { from: -3, to: -1 }],
+          ['personas/mars.md', false, null],
+        ]);
+        expect(read!.hudRejected).toBeUndefined();
+        expect(read!.verified).toBe(true);
+      });
+
+      it('rejects a malformed HUD snapshot when the trace is read back: an inverted line range, a bad digest', async () => {
+        const store = (await backend.storage()).open();
+        // Written by a faulty or forged writer: the store records what it is given.
+        const inverted = marsHud();
+        inverted.files[1]!.lines = { from: -1, to: -3 };
+        inverted.snapshotSha256 = sha256(serializeSnapshot(inverted.files));
+        const stale = marsHud();
+        stale.files[1]!.tokens += 1;
+        const notADigest = marsHud();
+        notADigest.files[0]!.sha256 = 'soul';
+        await store.append(deliveredEvent('hud-inverted', { hud: inverted }));
+        await store.append(deliveredEvent('hud-stale', { hud: stale }));
+        await store.append(deliveredEvent('hud-digest', { hud: notADigest }));
+        const expectations: Array<[string, string]> = [
+          ['hud-inverted', 'files[1] (memory/2026-11-30.md): inverted line range (-1 > -3)'],
+          ['hud-stale', 'bad digest: snapshotSha256 is not the sha256 of the canonical snapshot'],
+          ['hud-digest', 'files[0] (SOUL.md): bad digest (a file read has a 64-hex sha256)'],
+        ];
+        for (const [runId, problem] of expectations) {
+          const [read] = (await store.readRun(runId))!.events;
+          expect(read!.hud, runId).toBeUndefined();
+          expect(read!.hudRejected, runId).toContain(problem);
+          // The prompts still match their digests; the event as a whole is not vouched for.
+          expect(read!.systemPrompt, runId).toContain('You are mars');
+          expect(read!.verified, runId).toBe(false);
+        }
       });
 
       it('never serves an event cut short (a write torn by a crash, a careless edit) as verified, and reads every other run', async () => {

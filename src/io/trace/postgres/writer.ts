@@ -224,11 +224,7 @@ export class DatabaseWriter {
       data: ({ json, sha }) => refer('json', sha, () => json),
       block: (block) => refs.data(digests.block.get(block)),
       source: (source) => refs.data(digests.source.get(source)),
-      json(value) {
-        const json = JSON.stringify(value);
-        return refs.data({ json, sha: digests.text(json) });
-      },
-      shared: (value) => refs.data(digests.shared(value)),
+      json: (value) => refs.data(digests.object(value)),
     };
     const rows = {
       seq: [] as number[],
