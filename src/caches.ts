@@ -25,6 +25,9 @@ export interface CacheStats {
   /** Estimated bytes held: each value is weighed when it is stored. */
   bytes: number;
   maxBytes: number;
+  /** Lookups that found a value, and lookups that found none (the value was then derived afresh), since the area was created. */
+  hits: number;
+  misses: number;
 }
 
 /** A bounded LRU area: an entry heavier than the whole area is simply not kept. */
@@ -33,16 +36,23 @@ export function createCacheArea<K extends object | string | number, V extends ob
   maxBytes: number,
 ): CacheArea<K, V> {
   const lru = new LRUCache<K, V>({ maxSize: Math.max(1, Math.floor(maxBytes)) });
+  let hits = 0;
+  let misses = 0;
   return {
     name,
-    get: (key) => lru.get(key),
+    get(key) {
+      const value = lru.get(key);
+      if (value === undefined) misses++;
+      else hits++;
+      return value;
+    },
     set(key, value, bytes) {
       lru.set(key, value, { size: Math.max(1, Math.ceil(bytes)) });
       return value;
     },
     delete: (key) => void lru.delete(key),
     clear: () => lru.clear(),
-    stats: () => ({ area: name, entries: lru.size, bytes: lru.calculatedSize, maxBytes: lru.maxSize }),
+    stats: () => ({ area: name, entries: lru.size, bytes: lru.calculatedSize, maxBytes: lru.maxSize, hits, misses }),
   };
 }
 

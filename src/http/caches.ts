@@ -22,6 +22,7 @@ export const cachesPlugin = fp(
     app.decorate('caches', caches);
     app.decorate('compiler', createCompiler({ memo: caches.compiler }));
     app.decorate('sourceMemo', { ...caches.sources, time: caches.compiler.time });
+    app.metrics.collectCaches(() => caches.stats());
   },
-  { name: 'caches' },
+  { name: 'caches', dependencies: ['metrics'] },
 );
