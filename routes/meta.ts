@@ -15,6 +15,8 @@ export const metaRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/metrics',
     {
+      // Scraped while overloaded too: it shows why.
+      config: { overloadExempt: true },
       schema: {
         operationId: 'getMetrics',
         summary: 'Prometheus text exposition',

@@ -56,6 +56,40 @@ export { isValidTimeZone };
 
 const flag = z.enum(['true', 'false'], 'must be true or false').transform((value) => value === 'true');
 
+/** `0` turns a load-shedding threshold off. */
+const OFF = 0;
+
+const pressureDelay = z.string().transform((value, ctx) => {
+  if (value.trim() === '0') return OFF;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0 || ms > 60_000) {
+    ctx.addIssue({ code: 'custom', message: 'must be a duration such as 200ms or 1s (at most 60s), or 0 for off' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const pressureUtilization = z
+  .string()
+  .regex(/^(0|0?\.\d+|1(\.0+)?)$/, 'must be a fraction of the event loop such as 0.98 (above 0, at most 1), or 0 for off')
+  .transform(Number);
+
+/** Bytes, `auto` (null: a share of the V8 heap limit, found at start) or `0` for off. */
+const pressureHeap = z.string().transform((value, ctx) => {
+  const text = value.trim();
+  if (text === 'auto') return null;
+  const bytes = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (bytes !== OFF && !(bytes >= 1024 * 1024)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a number of bytes (at least 1048576), auto, or 0 for off' });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
+// under-pressure measures the delay with a 10 ms timer and reads a sample that holds no
+// measurement as an infinite delay: a sample must span several of them.
+const sampleInterval = duration.refine((ms) => ms >= 100 && ms <= 60_000, 'must be between 100ms and 60s');
+
 const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
 const EnvSchema = z.object({
@@ -86,6 +120,10 @@ const EnvSchema = z.object({
   HEADERS_TIMEOUT: timeout(3_600_000, '1h').default(10_000),
   REQUEST_TIMEOUT: timeout(3_600_000, '1h').default(30_000),
   KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
+  PRESSURE_MAX_EVENT_LOOP_DELAY: pressureDelay.default(200),
+  PRESSURE_MAX_EVENT_LOOP_UTILIZATION: pressureUtilization.default(OFF),
+  PRESSURE_MAX_HEAP_USED: pressureHeap.default(null),
+  PRESSURE_SAMPLE_INTERVAL: sampleInterval.default(1000),
   VOICE_WRITE_TOOLS: flag.default(false),
   VOICE_CROSS_LINGUAL: flag.default(false),
 });
@@ -130,10 +168,24 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** How long a socket may wait, idle, for its next request. */
   readonly keepAliveTimeoutMs: number;
+  /** Load shedding (`@fastify/under-pressure`): over any threshold, requests get a 503 `CC_OVERLOADED` and `/readyz` says not ready. */
+  readonly pressure: PressureLimits;
   /** Voice personas may offer write-shaped tools (`set_reminder`, `log_to_brain`, `enrich_request`). */
   readonly voiceWriteTools: boolean;
   /** Voice personas reply in the language spoken to instead of English only. */
   readonly voiceCrossLingual: boolean;
+}
+
+/** The load-shedding thresholds; 0 turns one off. */
+export interface PressureLimits {
+  /** Mean event-loop delay over a sample, in ms. */
+  readonly maxEventLoopDelayMs: number;
+  /** Event-loop utilisation over a sample (0..1). */
+  readonly maxEventLoopUtilization: number;
+  /** V8 heap in use, in bytes; null for `auto` (a share of the heap limit, found at start). */
+  readonly maxHeapUsedBytes: number | null;
+  /** How often the process is sampled, in ms. */
+  readonly sampleIntervalMs: number;
 }
 
 /**
@@ -202,6 +254,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     headersTimeoutMs: vars.HEADERS_TIMEOUT,
     requestTimeoutMs: vars.REQUEST_TIMEOUT,
     keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
+    pressure: Object.freeze({
+      maxEventLoopDelayMs: vars.PRESSURE_MAX_EVENT_LOOP_DELAY,
+      maxEventLoopUtilization: vars.PRESSURE_MAX_EVENT_LOOP_UTILIZATION,
+      maxHeapUsedBytes: vars.PRESSURE_MAX_HEAP_USED,
+      sampleIntervalMs: vars.PRESSURE_SAMPLE_INTERVAL,
+    }),
     voiceWriteTools: vars.VOICE_WRITE_TOOLS,
     voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
   });

@@ -50,6 +50,8 @@ export interface Metrics {
   readonly traceBatchDuration: Histogram<'backend' | 'result'>;
   readonly traceBatchEvents: Histogram<'backend'>;
   readonly connectionsShed: Counter<'reason'>;
+  /** Requests refused while the replica was overloaded, by the threshold it was over (`src/http/pressure.ts`). */
+  readonly requestsShed: Counter<'reason'>;
   /** Reads the cache set's areas (entries, bytes, hits, misses) at every scrape. */
   collectCaches(stats: () => readonly CacheStats[]): void;
   /** Reads the trace store's counters (failures, rejected appends) at every scrape. */
@@ -142,6 +144,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
 
+  const requestsShed = new Counter({
+    name: 'cc_http_requests_shed_total',
+    help: 'Requests refused with 503 CC_OVERLOADED while the replica was over a load threshold, by threshold (eventLoopDelay, eventLoopUtilization, heapUsedBytes).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
   return {
     registry,
     requests,
@@ -155,6 +164,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     traceBatchDuration,
     traceBatchEvents,
     connectionsShed,
+    requestsShed,
     collectCaches(stats) {
       const read = scrapeOnce(stats);
       const series = (name: string, help: string, pick: (area: CacheStats) => number, type: 'counter' | 'gauge') => {

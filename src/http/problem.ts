@@ -160,7 +160,8 @@ export const problemPlugin = fp(
 
     app.setErrorHandler((error, request, reply) => {
       const problem = toProblem(error, request);
-      if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+      // A shed request is expected under load: its request line says so, without a stack per request.
+      if (problem.status >= 500 && problem.code !== 'CC_OVERLOADED') request.log.error({ err: error }, 'request failed');
       else request.log.debug({ code: problem.code }, 'request rejected');
       const headers = error instanceof ProblemError ? error.headers : undefined;
       return sendProblem(reply, problem, headers);
