@@ -360,6 +360,61 @@ function readDatabaseUrl(inline: string | undefined, file: string | undefined): 
   return url;
 }
 
+/**
+ * The effective configuration as the start-up log line states it: everything an operator
+ * needs to know what is running, and no secret — tokens are counted, the signing key is
+ * on or off, and of the trace database only the host, port and database name are given
+ * (never the user, the password or other URL parameters).
+ */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return {
+    host: config.host,
+    port: config.port,
+    brainRoot: config.brainRoot,
+    traces:
+      config.traceDatabaseUrl === null
+        ? { backend: 'files', dir: config.traceDir, retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null }
+        : { backend: 'postgres', ...databaseLocation(config.traceDatabaseUrl), retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null },
+    auth: config.tokens.length > 0 ? 'on' : 'off',
+    tokenCount: config.tokens.length,
+    limits: {
+      rateLimitMax: config.rateLimit.max,
+      rateLimitWindowMs: config.rateLimit.windowMs,
+      bodyLimit: config.bodyLimit,
+      promptLimitChars: config.promptLimitChars,
+      maxConnections: config.maxConnections,
+    },
+    timeouts: {
+      headersMs: config.headersTimeoutMs,
+      requestMs: config.requestTimeoutMs,
+      keepAliveMs: config.keepAliveTimeoutMs,
+      shutdownGraceMs: config.shutdownGraceMs,
+    },
+    pressure: {
+      maxEventLoopDelayMs: config.pressure.maxEventLoopDelayMs,
+      maxEventLoopUtilization: config.pressure.maxEventLoopUtilization,
+      maxHeapUsedBytes: config.pressure.maxHeapUsedBytes ?? 'auto',
+      sampleIntervalMs: config.pressure.sampleIntervalMs,
+    },
+    logLevel: config.logLevel,
+    defaultTimezone: config.defaultTimezone,
+    voice: { writeTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },
+  };
+}
+
+/** Where a database URL points: host, port and database, nothing else (the URL may hold a password). */
+function databaseLocation(url: string): { databaseHost: string; databasePort: number | null; database: string | null } {
+  try {
+    const parsed = new URL(url);
+    // libpq also takes the host (or a socket directory) as a parameter when the URL has none.
+    const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
+    const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || null;
+    return { databaseHost: host, databasePort: parsed.port ? Number(parsed.port) : null, database };
+  } catch {
+    return { databaseHost: 'unparsed', databasePort: null, database: null };
+  }
+}
+
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   const unbracketed = host.replace(/^\[|\]$/g, '');

@@ -236,6 +236,8 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
     subject: delivery.subject,
     surface: delivery.surface,
     status,
+    requestId: String(request.id),
+    ...(request.traceparent !== null ? { traceparent: request.traceparent } : {}),
     request: {
       ...delivery.identifiers,
       ...delivery.options,

@@ -10,6 +10,10 @@ declare module 'fastify' {
     /** The app's Prometheus registry and series, rendered by `GET /metrics`. */
     metrics: Metrics;
   }
+  interface FastifyReply {
+    /** The problem `code` this reply carries (set by `sendProblem`), for the request's log line; null otherwise. */
+    problemCode: string | null;
+  }
 }
 
 /**
@@ -232,12 +236,15 @@ function scrapeOnce<T>(stats: () => T): () => T {
 
 /**
  * `app.metrics`, and one `onResponse` hook for every request: its count and latency by
- * route, method and status, and the one log line per request (route, status, ms, runId).
+ * route, method and status, and the one log line per request: route, status, ms, runId, the
+ * caller's `traceparent` when valid, and the problem `code` of a 4xx or 5xx (the request id is
+ * bound to every line of the request as `requestId`).
  */
 export const metricsPlugin = fp(
   async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
     const metrics = createMetrics(options);
     app.decorate('metrics', metrics);
+    app.decorateReply('problemCode', null);
     const { requests, requestDuration } = metrics;
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeUrl ?? request.routeOptions.url ?? 'unmatched';
@@ -248,7 +255,11 @@ export const metricsPlugin = fp(
       // The object is only built when the line is written (at LOG_LEVEL=warn it is not); the logger is always pino's.
       if ((request.log as Logger).isLevelEnabled('info')) {
         const runId = reply.getHeader('x-run-id');
-        request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, ...(runId ? { runId } : {}) }, 'request');
+        const line: Record<string, unknown> = { method: request.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100 };
+        if (runId) line['runId'] = runId;
+        if (request.traceparent !== null) line['traceparent'] = request.traceparent;
+        if (reply.problemCode !== null) line['code'] = reply.problemCode;
+        request.log.info(line, 'request');
       }
       done();
     });

@@ -116,6 +116,11 @@ PRESSURE_* threshold) answers every route but the probes and /metrics at once wi
 problem, \`code: CC_OVERLOADED\` and \`Retry-After\`, and /readyz is 503 naming the
 threshold, until a sample is under every threshold again.
 
+Every answer carries \`x-request-id\`: the caller's own when it sent a safe id
+(\`[A-Za-z0-9_:-]\`, at most 128 characters), else one the service made; problems repeat it
+as \`requestId\`. A valid W3C \`traceparent\` is recorded with the run (an invalid one is
+ignored), so the caller's trace and the run can be joined.
+
 Generated from the route schemas (\`npm run openapi\`); do not edit by hand.`;
 
 type Transformed = { schema: FastifySchema & Record<string, unknown>; url: string };

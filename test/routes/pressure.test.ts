@@ -34,7 +34,8 @@ async function expectShed(app: FastifyInstance, threshold: RegExp) {
 describe('load shedding', () => {
   it('over the heap threshold: every route but the probes and /metrics answers 503 CC_OVERLOADED at once, /readyz says why, /healthz stays 200', async () => {
     // Any process holds more than 1 MiB of heap, so the first sample is over the threshold.
-    const { app, logs } = await buildTestApp({ PRESSURE_MAX_HEAP_USED: '1048576', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', PRESSURE_SAMPLE_INTERVAL: '100ms' });
+    const built = await buildTestApp({ PRESSURE_MAX_HEAP_USED: '1048576', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', PRESSURE_SAMPLE_INTERVAL: '100ms' });
+    const { app } = built;
     await until(app, true);
 
     await expectShed(app, /heap in use [\d.]+ MB is over PRESSURE_MAX_HEAP_USED \(1\.0 MB\)/);
@@ -55,8 +56,11 @@ describe('load shedding', () => {
     const families = parseExposition(metrics.body);
     expect(sampleOf(families, 'cc_http_requests_shed_total', { reason: 'heapUsedBytes' })).toBe(2);
     expect(sampleOf(families, 'cc_http_requests_total', { route: '/context/:persona', method: 'GET', status: '503' })).toBe(1);
-    // A shed request is expected under load: no error line with a stack for each.
-    expect(logs.filter((line) => line['msg'] === 'request failed')).toEqual([]);
+    // A shed request is expected under load: no error line with a stack for each, and its request line says why.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(built.logs.filter((line) => line['msg'] === 'request failed')).toEqual([]);
+    const shedLines = built.logs.filter((line) => line['msg'] === 'request' && line['status'] === 503);
+    expect(shedLines.map((line) => line['code'])).toEqual(['CC_OVERLOADED', 'CC_OVERLOADED', 'CC_NOT_READY']);
   });
 
   it('over the event-loop delay threshold after the loop was blocked: shed, and /readyz names the delay', async () => {
