@@ -3,7 +3,7 @@
  * a named area here, each a least-recently-used cache bounded by bytes (`lru-cache`), so the
  * total is bounded, visible (`stats()`) and can be dropped (`clear()`). `buildApp` creates
  * it and hands each area to its one user: the brain reader, the compiler (`src/core` keeps
- * no state of its own), the persona and worker sources, and delivery. What is remembered
+ * no state of its own; its token counts included), the persona and worker sources, and delivery. What is remembered
  * never changes an answer, only its cost.
  */
 import { LRUCache } from 'lru-cache';
@@ -67,7 +67,8 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 export const CACHE_SHARES = Object.freeze({
   'brain.files': 0.36,
   'brain.listings': 0.03,
-  'compiler.blocks': 0.12,
+  'compiler.blocks': 0.11,
+  'compiler.tokens': 0.01,
   'compiler.prefixes': 0.03,
   'compiler.time': 0.01,
   'sources.parsed': 0.16,
@@ -121,6 +122,8 @@ export function createCaches(options: CacheOptions = {}): Caches {
       blocks: area('compiler.blocks', CACHE_SHARES['compiler.blocks']),
       prefixes: area('compiler.prefixes', CACHE_SHARES['compiler.prefixes']),
       routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 4),
+      tokens: area('compiler.tokens', (CACHE_SHARES['compiler.tokens'] * 3) / 4),
+      toolTokens: area('compiler.toolTokens', CACHE_SHARES['compiler.tokens'] / 4),
       time: {
         formatters: area('compiler.time.formatters', time / 4),
         minutes: area('compiler.time.minutes', time / 4),

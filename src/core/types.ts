@@ -4,6 +4,7 @@
  * `CompiledContext`, and routes deliver and trace that.
  */
 import type { Clock } from './time.js';
+import type { ToolDefinitionForCount } from './tokens.js';
 
 /**
  * The most bytes any read of a brain file may take (mandatory worker files are read with
@@ -141,6 +142,12 @@ export interface CompileInput {
   preferences?: Preferences;
   task?: SourceText;
   message?: SourceText;
+  /**
+   * Tool definitions the caller sends beside the instructions (a realtime session's
+   * `tools`). They are not part of the prompt text; providers cache them with it, so their
+   * tokens count toward every cache boundary (docs/compiler.md, "Cache plan").
+   */
+  sessionTools?: readonly ToolDefinitionForCount[];
 }
 
 export interface CacheBoundary {
@@ -153,7 +160,9 @@ export interface CacheBoundary {
   /** sha256 hex of `systemPrompt.slice(0, prefixChars)`. */
   prefixSha256: string;
   approxTokens: number;
-  /** The prefix is under the providers' minimum cacheable size, so caching it does nothing. */
+  /** Tokens of the prefix as the plan's tokenizer counts them, plus the session's tool definitions (`toolTokens`). */
+  tokens: number;
+  /** `tokens` is under the providers' minimum cacheable size, so caching it does nothing. */
   belowMinimum: boolean;
 }
 
@@ -161,7 +170,11 @@ export interface CachePlan {
   schemaVersion: number;
   /** For OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version. */
   routeKey: string;
+  /** What the boundaries' `tokens` were counted with: `o200k_base` in the service, `estimate` without a tokenizer. */
+  tokenizer: string;
   minimumTokens: number;
+  /** Tokens of the session's tool definitions, counted into every boundary (0 without any). */
+  toolTokens: number;
   boundaries: CacheBoundary[];
 }
 

@@ -554,6 +554,8 @@ export async function readPersonaSources(
     hardRules: prepared.hardRules,
     liveContext: { source: `builtin:${persona.key}/live-context`, text: live.text, brainDerived: true },
     ...(topic?.source ? { topic: topic.source } : {}),
+    // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
+    sessionTools: prepared.sessionTools,
   };
   const { key, name, voice, description } = prepared.rendered;
   // The clock block only shows the minute, so calls within a minute share one compile.
