@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, readyStatus } from '../helpers/app.js';
 import { driveCompiles, newPool, turnPayload } from '../../bench/compile-load.js';
 import { faultyFs } from '../helpers/faulty-fs.js';
-import { valueOf } from '../helpers/metrics.js';
+import { parseExposition, sampleOf, valueOf } from '../helpers/metrics.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const NOW = '2026-11-30T17:20:00Z';
@@ -225,6 +225,11 @@ describe('when the trace store cannot make an event durable', () => {
     expect(ready.json().checks).toContainEqual(expect.objectContaining({ name: 'traces', ok: false }));
     expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_TRACE_UNAVAILABLE' })).toBe(4);
     expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_NOT_FOUND' })).toBe(0);
+    // The store's failure and its refused events, as an operator's dashboard sees them.
+    const scraped = parseExposition((await app.inject('/metrics')).body);
+    expect(sampleOf(scraped, 'cc_trace_failures_total', { backend: 'files' })).toBeGreaterThanOrEqual(1);
+    expect(sampleOf(scraped, 'cc_trace_appends_total', { backend: 'files', result: 'rejected' })).toBe(4);
+    expect(sampleOf(scraped, 'cc_trace_appends_total', { backend: 'files', result: 'durable' })).toBe(1);
 
     await rm(dir);
     await rename(`${dir}.moved`, dir);
