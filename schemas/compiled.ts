@@ -33,8 +33,14 @@ export const CacheBoundarySchema = z
     blockIndex: z.number().int().meta({ description: 'index of that block in `blocks`' }),
     prefixChars: z.number().int(),
     prefixSha256: Sha256Hex.meta({ description: 'sha256 of `systemPrompt` up to here: an Anthropic `cache_control` point' }),
-    approxTokens: z.number().int(),
-    belowMinimum: z.boolean().meta({ description: 'the prefix is under the providers’ minimum cacheable size, so caching it does nothing' }),
+    approxTokens: z.number().int().meta({ description: 'the estimate (approxTokens) of the prefix, summed over its segments' }),
+    tokens: z
+      .number()
+      .int()
+      .meta({ description: "tokens of the prefix as `tokenizer` counts them (exactly, for o200k_base), plus the session's tool definitions (`toolTokens`)" }),
+    belowMinimum: z
+      .boolean()
+      .meta({ description: '`tokens` is under the providers’ minimum cacheable size (`minimumTokens`), so caching the prefix does nothing' }),
   })
   .meta({ id: 'CacheBoundary' });
 
@@ -48,7 +54,12 @@ export const CachePlanSchema = z
       .string()
       .nullable()
       .meta({ description: 'the engine the request named (`engine`); it enters the route key only: every boundary hash is the same for every engine' }),
+    tokenizer: z.string().meta({ description: 'what the boundaries’ `tokens` were counted with: `o200k_base` (OpenAI’s GPT-4o, GPT-4.1, GPT-5 and realtime models)' }),
     minimumTokens: z.number().int(),
+    toolTokens: z
+      .number()
+      .int()
+      .meta({ description: "tokens of the tool definitions sent beside the instructions (the persona answer's `session.tools`), counted into every boundary; 0 without any" }),
     boundaries: z.array(CacheBoundarySchema).meta({ description: 'one per cache class present, after its last block' }),
   })
   .meta({ id: 'CachePlan' });
@@ -203,7 +214,9 @@ export const CompiledFieldsSchema = z.object({
     .nullable()
     .meta({ description: 'advisory and content blocks, one JSON object per line (`{"block", "authority", "source", "text"}`); null when there are none' }),
   instructions: z.string().meta({ description: 'systemPrompt, a blank line, inputPrompt: for callers with a single channel' }),
-  tokens: z.object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) }).meta({ description: 'approxTokens per section' }),
+  tokens: z
+    .object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) })
+    .meta({ description: 'the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache`' }),
   redactions: z
     .object({ email: z.number().int(), phone: z.number().int() })
     .meta({ description: 'PII redacted from brain-derived text, by kind (counts only, never the values)' }),

@@ -90,6 +90,14 @@ export const TraceEventInputSchema = z.object({
   /** The HTTP status delivered. */
   status: z.number().int(),
   outcome: TraceOutcomeSchema,
+  requestId: z
+    .string()
+    .optional()
+    .meta({ description: "The request id: the caller's x-request-id when it was a safe id, else one the service made (also the x-request-id answer header)" }),
+  traceparent: z
+    .string()
+    .optional()
+    .meta({ description: "The caller's W3C traceparent (version-traceid-parentid-flags) when it sent a valid one: joins this run to the caller's trace" }),
   /** Identifiers and options only: never tokens, never prompt text. */
   request: z.record(z.string(), z.unknown()),
   blocks: z.array(TraceBlockSchema).optional(),

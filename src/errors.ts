@@ -65,6 +65,7 @@ export const CATALOG = {
   CC_TRACE_UNAVAILABLE: { status: 503, title: 'Trace store unavailable' },
   CC_NOT_READY: { status: 503, title: 'Not ready' },
   CC_SHUTTING_DOWN: { status: 503, title: 'Shutting down' },
+  CC_OVERLOADED: { status: 503, title: 'Overloaded' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof CATALOG;

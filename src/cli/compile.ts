@@ -3,6 +3,7 @@ import { createCaches } from '../caches.js';
 import type { Config } from '../config.js';
 import { createCompiler } from '../core/compile.js';
 import { buildHud } from '../core/hud.js';
+import { O200K_BASE } from '../tokenizer.js';
 import { mergePolicy, DEFAULT_POLICY } from '../core/policy.js';
 import { parseInstant } from '../core/time.js';
 import { ProblemError } from '../errors.js';
@@ -61,7 +62,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
   }
   const now = command.now === undefined ? new Date() : parseInstant(command.now)!;
   const caches = createCaches();
-  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler }), memo: { ...caches.sources, time: caches.compiler.time } };
+  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }), memo: { ...caches.sources, time: caches.compiler.time } };
   const policy = mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars });
   let job: CompileJob;
   let subject: Record<string, string>;

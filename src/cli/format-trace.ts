@@ -24,6 +24,7 @@ interface BoundaryLike {
   afterBlock?: unknown;
   prefixChars?: unknown;
   approxTokens?: unknown;
+  tokens?: unknown;
   belowMinimum?: unknown;
   prefixSha256?: unknown;
 }
@@ -80,12 +81,13 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     }
     const boundaries = (event.cache?.['boundaries'] as BoundaryLike[] | undefined) ?? [];
     if (boundaries.length > 0) {
-      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}`);
+      const tokenizer = event.cache?.['tokenizer'];
+      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}${typeof tokenizer === 'string' ? `, tokens by ${tokenizer}` : ''}`);
       for (const boundary of boundaries) {
         const flag = boundary.belowMinimum ? '  below the 1,024-token cache minimum' : '';
-        lines.push(
-          `    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ~${String(boundary.approxTokens)} tokens${flag}`,
-        );
+        // Events traced before exact counts existed carry only the estimate.
+        const tokens = typeof boundary.tokens === 'number' ? `${boundary.tokens} tokens` : `~${String(boundary.approxTokens)} tokens`;
+        lines.push(`    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ${tokens}${flag}`);
       }
     }
     if (event.budget) {

@@ -9,6 +9,7 @@
  */
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
+import { ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
 
 /** Bump when the layout or label syntax changes, so route keys rotate with it. */
@@ -27,43 +28,91 @@ export interface PlannedSegment {
   approxTokens: number;
 }
 
+/** A keyed piece's token counts by one tokenizer: alone (it ends the prefix) and followed by the separator, each once needed. */
+export interface PieceTokens {
+  readonly tokenizer: string;
+  readonly alone?: number;
+  readonly followed?: number;
+}
+
+/** How the plan counts tokens: the tokenizer, where it remembers keyed pieces, and the session's tool definitions already counted. */
+export interface PlanTokens {
+  counter: TokenCounter;
+  /** Counts of keyed pieces by segment key (the same string on every call, so a lookup hashes nothing new): a stable prefix is counted once. */
+  memo: Memo<string, PieceTokens>;
+  /** Tokens of the tool definitions sent beside the instructions, counted into every boundary. */
+  toolTokens: number;
+}
+
+const ESTIMATED: PlanTokens = Object.freeze({ counter: ESTIMATE_COUNTER, memo: noMemo<string, PieceTokens>(), toolTokens: 0 });
+
+/** Every block after the first is preceded by this separator in the system prompt. */
+const SEPARATOR = '\n\n';
+
 /**
  * One boundary per cache class present, after its last block, with the sha256 of the
  * system prompt up to there; plus the sha256 of the whole system prompt. Segments must
  * come in non-decreasing cache-class order. `prefixes` remembers the hash state after
  * keyed segments, so a recurring stable prefix is hashed once. `engine` enters the route
  * key alone: the boundaries are the same for every engine.
+ *
+ * Each boundary's `tokens` is the tokenizer's count of exactly `systemPrompt.slice(0,
+ * prefixChars)`, plus `toolTokens`, found without counting a stable prefix again: the prompt
+ * is counted in pieces cut just before each label's `<<cc`, which a newline precedes, and no
+ * o200k or cl100k pre-token spans a newline followed by `<` — so the pieces' counts add up
+ * to the whole (test/core/cache-plan.test.ts holds this against counting the prefix whole).
+ * A piece is a block from its label on, followed by the separator when another block
+ * follows; keyed pieces are remembered in `tokens.memo`. `belowMinimum` is judged on `tokens`.
  */
 export function planCache(
   segments: readonly PlannedSegment[],
   prefixes: Memo<string, PrefixStates> = noMemo(),
   routeKeys: Memo<string, string> = noMemo(),
   engine: string | null = null,
+  tokens: PlanTokens = ESTIMATED,
 ): { cache: CachePlan; promptSha256: string } {
   const hasher = new PrefixHasher(prefixes);
   const boundaries: CacheBoundary[] = [];
+  const { counter, memo } = tokens;
+  const piece = (planned: PlannedSegment, index: number, followed: boolean): number => {
+    const text = () => (index === 0 ? planned.segment : planned.segment.slice(SEPARATOR.length));
+    if (planned.key === undefined) return counter.count(followed ? text() + SEPARATOR : text());
+    const field = followed ? 'followed' : 'alone';
+    const known = memo.get(planned.key);
+    const same = known?.tokenizer === counter.name ? known : undefined;
+    if (same?.[field] !== undefined) return same[field];
+    // The clock, last of the prompt, is only ever counted alone: one count a minute.
+    const count = counter.count(followed ? text() + SEPARATOR : text());
+    memo.set(planned.key, { ...same, tokenizer: counter.name, [field]: count }, 2 * planned.key.length + 96);
+    return count;
+  };
   let chars = 0;
-  let tokens = 0;
+  let approx = 0;
+  // Tokens of the pieces before this segment, each followed by the separator.
+  let counted = tokens.toolTokens;
   for (let i = 0; i < segments.length; i++) {
     const planned = segments[i]!;
     const next = segments[i + 1];
     hasher.push(planned.segment, planned.key);
     chars += planned.segment.length;
-    tokens += planned.approxTokens;
+    approx += planned.approxTokens;
     if (next && CACHE_CLASSES.indexOf(next.cacheClass) < CACHE_CLASSES.indexOf(planned.cacheClass)) {
       throw new Error(`layout error: ${next.kind} (${next.cacheClass}) after ${planned.kind} (${planned.cacheClass})`);
     }
     if (!next || next.cacheClass !== planned.cacheClass) {
+      const exact = counted + piece(planned, i, false);
       boundaries.push({
         class: planned.cacheClass,
         afterBlock: planned.kind,
         blockIndex: planned.blockIndex,
         prefixChars: chars,
         prefixSha256: hasher.digest(),
-        approxTokens: tokens,
-        belowMinimum: tokens < PROVIDER_MINIMUM_TOKENS,
+        approxTokens: approx,
+        tokens: exact,
+        belowMinimum: exact < PROVIDER_MINIMUM_TOKENS,
       });
     }
+    if (next) counted += piece(planned, i, true);
   }
   const anchor = boundaries.find((boundary) => boundary.class === 'worker-stable') ?? boundaries[0];
   return {
@@ -71,7 +120,9 @@ export function planCache(
       schemaVersion: CACHE_SCHEMA_VERSION,
       routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? hasher.digest(), engine, routeKeys),
       engine,
+      tokenizer: counter.name,
       minimumTokens: PROVIDER_MINIMUM_TOKENS,
+      toolTokens: tokens.toolTokens,
       boundaries,
     },
     promptSha256: hasher.digest(),

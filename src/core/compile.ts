@@ -1,12 +1,12 @@
 import { ProblemError } from '../errors.js';
-import { planCache, type PlannedSegment } from './cache-plan.js';
+import { planCache, type PieceTokens, type PlannedSegment } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
-import { approxTokens } from './tokens.js';
+import { approxTokens, ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import {
   ENGINE_PATTERN,
   type Authority,
@@ -92,6 +92,10 @@ export interface CompilerMemo {
   readonly prefixes: Memo<string, PrefixStates>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
+  /** Token counts of system-prompt pieces, by block digest (the cache plan's `tokens`). */
+  readonly tokens?: Memo<string, PieceTokens>;
+  /** Token counts of session tool definitions, by the (never mutated) array they came in. */
+  readonly toolTokens?: Memo<object, number>;
 }
 
 export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
@@ -99,6 +103,8 @@ export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   prefixes: noMemo<string, PrefixStates>(),
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
+  tokens: noMemo<string, PieceTokens>(),
+  toolTokens: noMemo<object, number>(),
 });
 
 /** A compiler bound to a memo: `compile` as below, with stable blocks and prefix hashes remembered in `memo`. */
@@ -281,19 +287,31 @@ function checkPhase(input: CompileInput): void {
  * Stateless: nothing is remembered between calls (see `createCompiler`).
  */
 export function compile(input: CompileInput): CompiledContext {
-  return compileWith(NO_COMPILER_MEMO, input);
+  return compileWith(NO_COMPILER_MEMO, ESTIMATE_COUNTER, input);
 }
 
 /**
- * A compiler that remembers rendered blocks and stable prefix hashes in `memo`, which the
- * caller owns and bounds: byte for byte what `compile` returns, faster on recurring inputs.
+ * A compiler that remembers rendered blocks, stable prefix hashes and token counts in
+ * `memo`, which the caller owns and bounds: byte for byte what `compile` returns, faster on
+ * recurring inputs. `tokenizer` counts the cache plan's tokens (default: the estimate); the
+ * service passes o200k_base.
  */
-export function createCompiler(options: { memo?: CompilerMemo } = {}): Compiler {
+export function createCompiler(options: { memo?: CompilerMemo; tokenizer?: TokenCounter } = {}): Compiler {
   const memo = options.memo ?? NO_COMPILER_MEMO;
-  return { compile: (input) => compileWith(memo, input) };
+  const tokenizer = options.tokenizer ?? ESTIMATE_COUNTER;
+  return { compile: (input) => compileWith(memo, tokenizer, input) };
 }
 
-function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
+/** Tokens of the session's tool definitions, remembered by the array they came in (callers never mutate it). */
+function sessionToolTokens(memo: CompilerMemo, tokenizer: TokenCounter, tools: CompileInput['sessionTools']): number {
+  if (tools === undefined || tools.length === 0) return 0;
+  const remembered = memo.toolTokens?.get(tools);
+  if (remembered !== undefined) return remembered;
+  const count = tokenizer.countTools(tools);
+  return memo.toolTokens === undefined ? count : memo.toolTokens.set(tools, count, 64);
+}
+
+function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput): CompiledContext {
   checkPhase(input);
   const policy: Policy = input.policy;
   const limits = policy.blocks;
@@ -462,7 +480,11 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
 
   const systemPrompt = systemSegments.join('');
   const inputPrompt = inputSegments.length > 0 ? inputSegments.join('') : null;
-  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine);
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine, {
+    counter: tokenizer,
+    memo: memo.tokens ?? NO_COMPILER_MEMO.tokens!,
+    toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
+  });
   let inputSha256: string | null = null;
   if (inputPrompt !== null) {
     const hasher = new PrefixHasher(memo.prefixes);

@@ -1,7 +1,7 @@
 /** The pure compiler: no I/O, no clock, no randomness. */
 export { compile, createCompiler, phaseIssues, PLACEMENT, NO_COMPILER_MEMO, type Compiler, type CompilerMemo } from './compile.js';
 export { NO_MEMO, type Memo } from './memo.js';
-export { approxTokens } from './tokens.js';
+export { approxTokens, ESTIMATE_COUNTER, type TokenCounter, type ToolDefinitionForCount } from './tokens.js';
 export { sha256Hex } from './digest.js';
 export { planCache, routeKeyFor, CACHE_SCHEMA_VERSION, PROVIDER_MINIMUM_TOKENS } from './cache-plan.js';
 export { DEFAULT_POLICY, DEFAULT_BLOCK_LIMITS, OPTIONAL_KINDS, mergePolicy, type PolicyOverride } from './policy.js';

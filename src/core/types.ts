@@ -4,6 +4,7 @@
  * `CompiledContext`, and routes deliver and trace that.
  */
 import type { Clock } from './time.js';
+import type { ToolDefinitionForCount } from './tokens.js';
 
 /**
  * The most bytes any read of a brain file may take (mandatory worker files are read with
@@ -183,6 +184,12 @@ export interface CompileInput {
    * route key only, so two engines never share one; every boundary hash stays the same.
    */
   engine?: string | undefined;
+  /**
+   * Tool definitions the caller sends beside the instructions (a realtime session's
+   * `tools`). They are not part of the prompt text; providers cache them with it, so their
+   * tokens count toward every cache boundary (docs/compiler.md, "Cache plan").
+   */
+  sessionTools?: readonly ToolDefinitionForCount[];
 }
 
 export interface CacheBoundary {
@@ -195,7 +202,9 @@ export interface CacheBoundary {
   /** sha256 hex of `systemPrompt.slice(0, prefixChars)`. */
   prefixSha256: string;
   approxTokens: number;
-  /** The prefix is under the providers' minimum cacheable size, so caching it does nothing. */
+  /** Tokens of the prefix as the plan's tokenizer counts them, plus the session's tool definitions (`toolTokens`). */
+  tokens: number;
+  /** `tokens` is under the providers' minimum cacheable size, so caching it does nothing. */
   belowMinimum: boolean;
 }
 
@@ -205,7 +214,11 @@ export interface CachePlan {
   routeKey: string;
   /** The engine the route key was derived for; null when the caller named none. */
   engine: string | null;
+  /** What the boundaries' `tokens` were counted with: `o200k_base` in the service, `estimate` without a tokenizer. */
+  tokenizer: string;
   minimumTokens: number;
+  /** Tokens of the session's tool definitions, counted into every boundary (0 without any). */
+  toolTokens: number;
   boundaries: CacheBoundary[];
 }
 

@@ -101,6 +101,9 @@ export async function deliverJob(request: FastifyRequest, reply: FastifyReply, d
   } catch (error) {
     outcome = { error };
   }
+  const { metrics } = request.server;
+  if (found !== undefined) metrics.readDuration.observe({ route: delivery.route }, readMs / 1000);
+  if ('result' in outcome) metrics.compileDuration.observe({ route: delivery.route }, compileMs / 1000);
   return deliver(request, reply, {
     ...delivery,
     options: found === undefined ? delivery.options : { ...delivery.options, ...found.facts },
@@ -230,6 +233,9 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
   }
   const traceMs = performance.now() - tracing;
+  const { redactions } = compiled;
+  if (redactions.email > 0) metrics.redactions.inc({ kind: 'email' }, redactions.email);
+  if (redactions.phone > 0) metrics.redactions.inc({ kind: 'phone' }, redactions.phone);
   const { readMs, compileMs } = delivery.timing;
   reply
     .header('etag', etag)
@@ -274,6 +280,8 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
     subject: delivery.subject,
     surface: delivery.surface,
     status,
+    requestId: String(request.id),
+    ...(request.traceparent !== null ? { traceparent: request.traceparent } : {}),
     request: {
       ...delivery.identifiers,
       ...delivery.options,

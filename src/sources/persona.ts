@@ -557,6 +557,8 @@ export async function readPersonaSources(
     liveContext: { source: `builtin:${persona.key}/live-context`, text: live.text, brainDerived: true },
     ...(topic?.source ? { topic: topic.source } : {}),
     ...(request.engine !== undefined ? { engine: request.engine } : {}),
+    // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
+    sessionTools: prepared.sessionTools,
   };
   const { key, name, voice, description } = prepared.rendered;
   // The clock block only shows the minute, so calls within a minute share one compile.

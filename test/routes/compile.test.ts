@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LABEL_LINE } from '../../src/core/index.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { valueOf } from '../helpers/metrics.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const NOW = '2026-11-30T17:20:00Z';
@@ -248,7 +249,7 @@ describe('POST /compile: bad requests', () => {
   it('counts a failed compile in the metrics', async () => {
     const { app, compile } = await appOn();
     await compile({ phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000), now: NOW });
-    expect(app.metrics.compileFailures.get({ route: 'POST /compile', code: 'CC_BUDGET_EXCEEDED' })).toBe(1);
+    expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_BUDGET_EXCEEDED' })).toBe(1);
   });
 });
 

@@ -102,7 +102,12 @@ describe.skipIf(cluster.skipped !== null)(title('the service on PostgreSQL trace
     expect(event.sources.every((source: { changed: boolean }) => source.changed === false)).toBe(true);
     expect((await app.inject('/runs?outcome=failed')).json().runs.map((run: { runId: string }) => run.runId)).toEqual(['pg-run-2']);
     expect((await app.inject('/runs/no-such-run/trace')).statusCode).toBe(404);
-    expect((await app.inject('/metrics')).body).toMatch(/^cc_trace_commits_total [1-9]\d*$/m);
+    const metrics = (await app.inject('/metrics')).body;
+    expect(metrics).toMatch(/^cc_trace_commits_total [1-9]\d*$/m);
+    // Both deliveries (the compile and the failed one) went through group commit on this backend.
+    expect(metrics).toMatch(/^cc_trace_batch_events_sum\{backend="postgres"\} 2$/m);
+    expect(metrics).toMatch(/^cc_trace_batch_duration_seconds_count\{backend="postgres",result="ok"\} [12]$/m);
+    expect(metrics).toMatch(/^cc_trace_appends_total\{backend="postgres",result="durable"\} 2$/m);
   });
 
   it('two replicas on one database: a SIGKILL of one under concurrent load loses no acknowledged run, and the other reads all of them', async () => {

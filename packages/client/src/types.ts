@@ -14,7 +14,7 @@ export interface PersonaCompiled {
   inputPrompt: string | null;
   /** systemPrompt, a blank line, inputPrompt: for callers with a single channel */
   instructions: string;
-  /** approxTokens per section */
+  /** the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache` */
   tokens: {
     total: number;
     byKind: Record<string, number>;
@@ -87,7 +87,11 @@ export interface CachePlan {
   routeKey: string;
   /** the engine the request named (`engine`); it enters the route key only: every boundary hash is the same for every engine */
   engine: string | null;
+  /** what the boundaries’ `tokens` were counted with: `o200k_base` (OpenAI’s GPT-4o, GPT-4.1, GPT-5 and realtime models) */
+  tokenizer: string;
   minimumTokens: number;
+  /** tokens of the tool definitions sent beside the instructions (the persona answer's `session.tools`), counted into every boundary; 0 without any */
+  toolTokens: number;
   /** one per cache class present, after its last block */
   boundaries: CacheBoundary[];
 }
@@ -101,8 +105,11 @@ export interface CacheBoundary {
   prefixChars: number;
   /** sha256 of `systemPrompt` up to here: an Anthropic `cache_control` point */
   prefixSha256: string;
+  /** the estimate (approxTokens) of the prefix, summed over its segments */
   approxTokens: number;
-  /** the prefix is under the providers’ minimum cacheable size, so caching it does nothing */
+  /** tokens of the prefix as `tokenizer` counts them (exactly, for o200k_base), plus the session's tool definitions (`toolTokens`) */
+  tokens: number;
+  /** `tokens` is under the providers’ minimum cacheable size (`minimumTokens`), so caching the prefix does nothing */
   belowMinimum: boolean;
 }
 
@@ -194,7 +201,7 @@ export interface TopicCompiled {
   inputPrompt: string | null;
   /** systemPrompt, a blank line, inputPrompt: for callers with a single channel */
   instructions: string;
-  /** approxTokens per section */
+  /** the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache` */
   tokens: {
     total: number;
     byKind: Record<string, number>;
@@ -236,7 +243,7 @@ export interface Compiled {
   inputPrompt: string | null;
   /** systemPrompt, a blank line, inputPrompt: for callers with a single channel */
   instructions: string;
-  /** approxTokens per section */
+  /** the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache` */
   tokens: {
     total: number;
     byKind: Record<string, number>;
@@ -341,6 +348,10 @@ export interface TraceEvent {
   /** The HTTP status delivered */
   status: number;
   outcome: TraceOutcome;
+  /** The request id: the caller's x-request-id when it was a safe id, else one the service made (also the x-request-id answer header) */
+  requestId?: string;
+  /** The caller's W3C traceparent (version-traceid-parentid-flags) when it sent a valid one: joins this run to the caller's trace */
+  traceparent?: string;
   request: Record<string, unknown>;
   blocks?: Array<{
     kind: string;
@@ -509,7 +520,7 @@ export interface Health {
 export interface Ready {
   status: 'ready';
   checks: Array<{
-    /** what was checked: `traces` (appends can be made durable) or `brain` (the root is readable) */
+    /** what was checked: `traces` (appends can be made durable), `brain` (the root is readable) or `load` (under every load-shedding threshold) */
     name: string;
     ok: boolean;
     /** why it is not ready */

@@ -101,6 +101,8 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
     surface: event.surface,
     status: event.status,
     outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
     request: event.request,
     promptSha256: event.promptSha256,
     inputSha256: event.inputSha256,

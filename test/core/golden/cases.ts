@@ -69,6 +69,15 @@ export function voicePersona(overrides: Partial<CompileInput> = {}): CompileInpu
     tools: { source: 'builtin:venus/tools', text: 'Tools: list_tasks (read-only), read_calendar (read-only).' },
     liveContext: { source: 'live:venus', text: 'Open tasks: 4. Top: Renew passport; Call plumber (jo@example.org).', brainDerived: true },
     topic: { source: 'topics/real-estate.md', text: 'Topic: Real estate\nWe compared two flats; the second has a garden.', brainDerived: true },
+    sessionTools: [
+      {
+        type: 'function',
+        name: 'list_tasks',
+        description: 'List open tasks, highest priority first.',
+        parameters: { type: 'object', properties: { limit: { type: 'integer', description: 'At most this many tasks.' } }, required: [], additionalProperties: false },
+      },
+      { type: 'function', name: 'read_calendar', description: "Read today's calendar.", parameters: { type: 'object', properties: {}, additionalProperties: false } },
+    ],
     ...overrides,
   };
 }

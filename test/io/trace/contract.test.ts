@@ -105,6 +105,17 @@ for (const backend of traceBackends()) {
         expect(read!.verified).toBeNull();
       });
 
+      it('records the request id and the caller’s traceparent, so the caller’s trace and the run can be joined', async () => {
+        const store = (await backend.storage()).open();
+        const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+        await store.append(deliveredEvent('run-joined', { requestId: 'voice-call-42', traceparent }));
+        await store.append(failedEvent('run-joined'));
+        const [delivered, failed] = (await store.readRun('run-joined'))!.events;
+        expect(delivered).toMatchObject({ requestId: 'voice-call-42', traceparent, verified: true });
+        expect(failed).not.toHaveProperty('requestId');
+        expect(failed).not.toHaveProperty('traceparent');
+      });
+
       it('records a source’s confinement, absent paths and listings as given', async () => {
         const store = (await backend.storage()).open();
         const sources = [{ path: 'topics/moving.md', size: 40, mtimeMs: 1, sha256: sha256('topic'), truncated: false, maxBytes: 65536, keep: 'tail' as const, within: 'topics' }];
