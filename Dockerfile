@@ -6,7 +6,9 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --workspaces=false: the client package (packages/client, published on its own) is not
+# installed here; the build compiles its source through src/client.ts like any other file.
+RUN npm ci --workspaces=false --no-audit --no-fund
 # Everything `npm run build` may need (sources, build scripts, assets); .dockerignore keeps
 # out dependencies, output, tests and secrets. Only dist/ leaves this stage.
 COPY . .
@@ -22,8 +24,9 @@ ENV NODE_ENV=production \
     TRACE_DIR=/var/lib/context-compiler/traces
 COPY package.json package-lock.json ./
 # --ignore-scripts: no install script runs as part of the runtime image; the cache goes so
-# the image holds nothing npm would want to write to later.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# the image holds nothing npm would want to write to later. --workspaces=false: the service
+# runs none of the workspaces (the client package ships separately), so none is linked.
+RUN npm ci --omit=dev --workspaces=false --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY examples/brain ./examples/brain
 COPY docker/healthcheck.mjs ./docker/healthcheck.mjs

@@ -1,8 +1,8 @@
-import { ContextCompilerError, createClient } from 'context-compiler';
+import { ContextCompilerError, createClient } from '@context-compiler/client';
 
 const api = createClient({ baseUrl: 'http://context-compiler:8080', token: process.env.CC_TOKEN, timeoutMs: 2000 });
-const mars = await api.context('mars', { topicId: 'real-estate' }); // prompts, digests, tools, session, warnings
-const again = await api.context('mars', { topicId: 'real-estate', ifNoneMatch: mars.etag ?? '*' });
+const mars = await api.context('mars', { topicId: 'real-estate' }); // prompts, digests, voice, tools, session, warnings
+const again = await api.contextIfChanged('mars', mars.etag, { topicId: 'real-estate' }); // or { notModified: true }
 if ('notModified' in again) process.stdout.write(`unchanged since run ${mars.runId}: ${mars.instructions.length} chars\n`);
 try {
   await api.trace(mars.runId);

@@ -1,4 +1,4 @@
-import { createClient } from 'context-compiler';
+import { createClient } from '@context-compiler/client';
 
 const compiler = createClient({ baseUrl: 'http://context-compiler:8080', token: process.env.CONTEXT_COMPILER_TOKEN });
 

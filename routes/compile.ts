@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
-import { deliverJob, readClock, runIdFor } from '../src/http/deliver.js';
+import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createWorkerSources } from '../src/sources/worker.js';
 import { CompileQuerySchema, CompileRequestSchema } from '../schemas/compile.js';
 import { CompiledFieldsSchema, CompiledResponseSchema } from '../schemas/compiled.js';
 
-const answer = createAnswerEncoder(CompiledResponseSchema, new Set(Object.keys(CompiledFieldsSchema.shape)));
+const answer = createAnswerEncoder(CompiledResponseSchema, new Set([...Object.keys(CompiledFieldsSchema.shape), 'recall', 'receipts']));
 
 /** `POST /compile`: a worker's prompt for one phase of a conversation or task. */
 export const compileRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -24,10 +24,18 @@ export const compileRoutes: FastifyPluginAsyncZod = async (app) => {
         operationId: 'compileWorker',
         summary: "Compile a worker's prompt for one phase of a conversation or task",
         description: `Reads \`workers/<worker>/identity.md\` (legacy \`charter.md\`), \`workers/<worker>/policy.json\`,
-\`workers/<worker>/memory/*.md\` and \`channels/<channelId>/purpose.md\` from the brain and
-compiles them with the request's items (docs/compiler.md). Phase \`start\` may carry a task
-but no message; phase \`turn\` carries exactly one message and no task. The \`ETag\` covers the
-delivered prompts; \`If-None-Match\` with it answers 304.
+\`workers/<worker>/connections.json\`, the role (\`workers/<worker>/roles/<role>.md\`),
+\`workers/<worker>/memory/*.md\`, \`channels/<channelId>/purpose.md\` and \`platform/blueprint.md\` from
+the brain and compiles them with the request's items (docs/compiler.md). Phase \`start\` may
+carry a task but no message; phase \`turn\` carries exactly one message and no task. The
+\`ETag\` covers the delivered prompts; \`If-None-Match\` with it answers 304.
+
+\`recall\` says whether memory notes were recalled: a worker whose policy is \`clean-room\`
+recalls none on a clean run (no \`message\`, \`channelId\` or \`evidence\`). \`receipts\` record
+what shaped the prompt: the role (id, how chosen, digest), the blueprint (revision and
+digest, or \`none\`), the experiences applied and the preferences applied. A role the worker
+does not admit is a 422 \`CC_ROLE_NOT_ADMITTED\` naming it; an admitted role without its file
+a 404 naming the file. \`engine\` enters the route key only. \`?hud=1\` adds \`hud\`.
 
 Every answer — 200, 304 or a failed compile — is first appended to the run's trace
 (\`GET /runs/{runId}/trace\`) and made durable; \`x-run-id\` names the run on every answer
@@ -66,10 +74,14 @@ traced when").`,
             capabilities: body.capabilities?.length ?? 0,
             briefing: body.briefing?.length ?? 0,
             evidence: body.evidence?.length ?? 0,
+            experiences: body.experiences?.length ?? 0,
+            role: body.role ?? null,
+            engine: body.engine ?? null,
             task: body.task !== undefined,
             message: body.message !== undefined,
           },
           format: request.query.format ?? 'json',
+          hud: wantsHud(request.query.hud),
           clock,
           answer,
         },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
-import { deliverJob, readClock, runIdFor } from '../src/http/deliver.js';
+import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems } from '../src/http/openapi.js';
 import { createPersonaSources, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
 import { CompiledFieldsSchema } from '../schemas/compiled.js';
@@ -72,6 +72,7 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
           identifiers: { topicId },
           options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined },
           format: query.format ?? 'json',
+          hud: wantsHud(query.hud),
           clock: readClock(),
           answer: topicAnswer,
         },
@@ -116,7 +117,11 @@ slug, or given twice: nothing is read), \`topic-missing:\` (no such file) or
 \`topic-unreadable:\` (refused, unreadable, binary or empty) — and is traced like any
 other delivery (an unsafe id only by its length and a digest prefix). Delivered like
 \`POST /compile\`: traced before it is sent, \`ETag\`/\`If-None-Match\`, \`format=text\`,
-\`x-run-id\`.`,
+\`x-run-id\`.
+
+\`engine\` names the model or engine the prompt is for; it enters \`cache.routeKey\` only (two
+engines never share one; every boundary hash stays). \`?hud=1\` adds \`hud\`, the heads-up
+display of every brain file the compile looked for.`,
         params: PersonaParamsSchema,
         querystring: PersonaContextQuerySchema,
         response: {
@@ -151,13 +156,15 @@ other delivery (an unsafe id only by its length and a digest prefix). Delivered 
             timezone: query.timezone ?? null,
             sanitize: query.sanitize ?? null,
             topicName: query.topicName !== undefined,
+            engine: query.engine ?? null,
             ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
           },
           format: query.format ?? 'json',
+          hud: wantsHud(query.hud),
           clock,
           answer: personaAnswer,
         },
-        personas.persona({ persona, now, timezone: query.timezone, topicId: query.topicId, topicName: query.topicName, sanitize: query.sanitize }),
+        personas.persona({ persona, now, timezone: query.timezone, topicId: query.topicId, topicName: query.topicName, sanitize: query.sanitize, engine: query.engine }),
       );
     },
   );

@@ -20,7 +20,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/healthz',
     {
-      config: { public: true, rateLimit: false },
+      config: { public: true, rateLimit: false, overloadExempt: true },
       schema: {
         operationId: 'getLiveness',
         summary: 'Liveness (the process answers; no dependencies checked)',
@@ -33,13 +33,13 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/readyz',
     {
-      config: { public: true, rateLimit: false },
+      config: { public: true, rateLimit: false, overloadExempt: true },
       schema: {
         operationId: 'getReadiness',
-        summary: 'Readiness (brain root readable, trace store writable — probed by opening its first file at start)',
+        summary: 'Readiness (brain root readable, trace store writable — probed by opening its first file at start — and not overloaded)',
         response: {
           200: json(ReadySchema, 'ready'),
-          503: problemResponse(503, '`CC_NOT_READY` (with `checks`, each `{name, ok, reason?}`) or `CC_SHUTTING_DOWN`'),
+          503: problemResponse(503, '`CC_NOT_READY` (with `checks`, each `{name, ok, reason?}`; `load` names the load-shedding threshold the replica is over) or `CC_SHUTTING_DOWN`'),
         },
       },
     },

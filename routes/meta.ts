@@ -15,6 +15,8 @@ export const metaRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/metrics',
     {
+      // Scraped while overloaded too: it shows why.
+      config: { overloadExempt: true },
       schema: {
         operationId: 'getMetrics',
         summary: 'Prometheus text exposition',
@@ -25,7 +27,7 @@ export const metaRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (_request, reply) => {
-      return reply.type('text/plain; version=0.0.4; charset=utf-8').send(app.metrics.render());
+      return reply.type(app.metrics.contentType).send(await app.metrics.render());
     },
   );
 

@@ -28,6 +28,8 @@ export const UI_FILES: Readonly<Record<string, string>> = Object.freeze({
   'dom.js': JS,
   'model.js': JS,
   'views.js': JS,
+  'compare.js': JS,
+  'compare-view.js': JS,
 });
 
 /** No inline script or style, no other origin; the page only talks to this service's JSON API. */

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { phaseIssues } from '../src/core/compile.js';
 import { PHASES, SURFACES } from '../src/core/types.js';
-import { ChannelIdSchema, FormatSchema, InstantSchema, RunIdSchema, TimeZoneSchema, WorkerIdSchema } from './ids.js';
+import { ChannelIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, RoleIdSchema, RunIdSchema, TimeZoneSchema, WorkerIdSchema } from './ids.js';
 
 export const MAX_CAPABILITIES = 64;
 export const MAX_BRIEFING_ITEMS = 64;
 export const MAX_EVIDENCE_ITEMS = 32;
 export const MAX_EVIDENCE_BYTES = 2000;
+export const MAX_EXPERIENCES = 9;
+export const MAX_EXPERIENCE_BYTES = 2000;
 
 const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
@@ -30,11 +32,21 @@ export const EvidenceItemSchema = z.strictObject({
     .meta({ description: `at most ${MAX_EVIDENCE_BYTES} bytes (UTF-8)` }),
 });
 
+/** A lesson the host recalls for this turn: advisory, encoded like evidence. */
+export const ExperienceItemSchema = z.strictObject({
+  sourceRef: z.string().min(1).max(512),
+  content: z
+    .string()
+    .refine((text) => utf8Bytes(text) <= MAX_EXPERIENCE_BYTES, `must be at most ${MAX_EXPERIENCE_BYTES} bytes (UTF-8)`)
+    .meta({ description: `at most ${MAX_EXPERIENCE_BYTES} bytes (UTF-8)` }),
+});
+
 export const PreferencesSchema = z
   .strictObject({
     length: z.enum(['concise', 'detailed']).optional(),
     format: z.enum(['bullets', 'paragraphs']).optional(),
     tone: z.enum(['direct', 'gentle']).optional(),
+    initiative: z.enum(['ask-first', 'proactive']).optional(),
   })
   .meta({ description: 'presentation only, from a closed set; never grants a tool, data or authority' });
 
@@ -50,9 +62,13 @@ export const CompileRequestSchema = z
     phase: z.enum(PHASES),
     surface: z.enum(SURFACES),
     worker: WorkerIdSchema.meta({ description: 'reads `workers/<worker>/`' }),
-    channelId: ChannelIdSchema.optional().meta({ description: 'reads `channels/<channelId>/purpose.md`' }),
+    channelId: ChannelIdSchema.optional().meta({ description: 'reads `channels/<channelId>/purpose.md`; makes the run one with interaction context (recall)' }),
+    role: RoleIdSchema.optional().meta({
+      description:
+        'the role to play, one the worker admits (`policy.json` `roles.admitted`): reads `workers/<worker>/roles/<role>.md`. Default: the policy’s `roles.default`, else none. Not admitted: 422 CC_ROLE_NOT_ADMITTED; admitted without a file: 404',
+    }),
     task: nonBlank.optional().meta({ description: 'phase start only; content authority' }),
-    message: nonBlank.optional().meta({ description: 'phase turn only (required there); content authority' }),
+    message: nonBlank.optional().meta({ description: 'phase turn only (required there); content authority; makes the run one with interaction context (recall)' }),
     capabilities: z
       .array(CapabilitySchema)
       .max(MAX_CAPABILITIES)
@@ -64,12 +80,20 @@ export const CompileRequestSchema = z
       .max(MAX_BRIEFING_ITEMS)
       .optional()
       .meta({ description: 'advisory host state, taken in order while it fits the budget' }),
+    experiences: z
+      .array(ExperienceItemSchema)
+      .max(MAX_EXPERIENCES)
+      .optional()
+      .meta({
+        description: `advisory lessons, at most ${MAX_EXPERIENCES} of at most ${MAX_EXPERIENCE_BYTES} UTF-8 bytes each, encoded like evidence and taken in order while they fit the budget; the ones applied are in receipts.experiences`,
+      }),
     evidence: z
       .array(EvidenceItemSchema)
       .max(MAX_EVIDENCE_ITEMS)
       .optional()
-      .meta({ description: `recalled material: untrusted content; each at most ${MAX_EVIDENCE_BYTES} UTF-8 bytes` }),
+      .meta({ description: `recalled material: untrusted content; each at most ${MAX_EVIDENCE_BYTES} UTF-8 bytes; one or more makes the run one with interaction context (recall)` }),
     preferences: PreferencesSchema.optional(),
+    engine: EngineSchema.optional(),
     runId: RunIdSchema.optional().meta({ description: 'the run to trace this compile under (default: a new one)' }),
     now: InstantSchema.optional().meta({ description: 'ISO 8601 with Z or an offset; default: the time of the request' }),
     timezone: TimeZoneSchema.optional().meta({ description: 'IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE' }),
@@ -81,4 +105,4 @@ export const CompileRequestSchema = z
 
 export type CompileRequest = z.infer<typeof CompileRequestSchema>;
 
-export const CompileQuerySchema = z.strictObject({ format: FormatSchema });
+export const CompileQuerySchema = z.strictObject({ format: FormatSchema, hud: HudFlagSchema });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { RealtimeSession } from '../src/core/persona/session.js';
 import type { PersonaTool } from '../src/core/persona/tools.js';
+import { INTERACTION_FIELDS, RECALL_POLICIES, type Receipts, type RecallDecision } from '../src/core/governance.js';
+import type { Hud } from '../src/core/hud.js';
 import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, PHASES, SURFACES } from '../src/core/types.js';
 
 /**
@@ -31,16 +33,33 @@ export const CacheBoundarySchema = z
     blockIndex: z.number().int().meta({ description: 'index of that block in `blocks`' }),
     prefixChars: z.number().int(),
     prefixSha256: Sha256Hex.meta({ description: 'sha256 of `systemPrompt` up to here: an Anthropic `cache_control` point' }),
-    approxTokens: z.number().int(),
-    belowMinimum: z.boolean().meta({ description: 'the prefix is under the providers’ minimum cacheable size, so caching it does nothing' }),
+    approxTokens: z.number().int().meta({ description: 'the estimate (approxTokens) of the prefix, summed over its segments' }),
+    tokens: z
+      .number()
+      .int()
+      .meta({ description: "tokens of the prefix as `tokenizer` counts them (exactly, for o200k_base), plus the session's tool definitions (`toolTokens`)" }),
+    belowMinimum: z
+      .boolean()
+      .meta({ description: '`tokens` is under the providers’ minimum cacheable size (`minimumTokens`), so caching the prefix does nothing' }),
   })
   .meta({ id: 'CacheBoundary' });
 
 export const CachePlanSchema = z
   .object({
     schemaVersion: z.number().int(),
-    routeKey: z.string().meta({ description: 'for OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version' }),
+    routeKey: z.string().meta({
+      description: 'for OpenAI `prompt_cache_key`: derived from the worker-stable prefix, the schema version and `engine` (when named), so two engines never share one',
+    }),
+    engine: z
+      .string()
+      .nullable()
+      .meta({ description: 'the engine the request named (`engine`); it enters the route key only: every boundary hash is the same for every engine' }),
+    tokenizer: z.string().meta({ description: 'what the boundaries’ `tokens` were counted with: `o200k_base` (OpenAI’s GPT-4o, GPT-4.1, GPT-5 and realtime models)' }),
     minimumTokens: z.number().int(),
+    toolTokens: z
+      .number()
+      .int()
+      .meta({ description: "tokens of the tool definitions sent beside the instructions (the persona answer's `session.tools`), counted into every boundary; 0 without any" }),
     boundaries: z.array(CacheBoundarySchema).meta({ description: 'one per cache class present, after its last block' }),
   })
   .meta({ id: 'CachePlan' });
@@ -51,7 +70,7 @@ export const BudgetSchema = z
     usedChars: z.number().int(),
     remainingChars: z.number().int(),
     omitted: z
-      .object({ memory: z.number().int(), briefing: z.number().int() })
+      .object({ memory: z.number().int(), briefing: z.number().int(), experience: z.number().int() })
       .meta({ description: 'optional items left out because they did not fit' }),
     blocks: z.record(z.string(), z.number().int()).meta({ description: 'per-kind content limits from the policy' }),
   })
@@ -106,6 +125,87 @@ export const TopicSummarySchema = z
   })
   .meta({ id: 'TopicSummary' });
 
+const LineRangeSchema = z
+  .object({ from: z.number().int(), to: z.number().int() })
+  .meta({
+    id: 'LineRange',
+    description:
+      'the lines read, 1-based and inclusive, never inverted: from the start for a read that kept the head ({from: 1, to: 120}), from the end as negative numbers for one that kept the tail ({from: -120, to: -1}: the last 120 lines)',
+  });
+
+export const HudFileSchema = z
+  .object({
+    path: z.string().meta({ description: 'the brain path looked for' }),
+    exists: z.boolean(),
+    sha256: Sha256Hex.nullable().meta({ description: 'sha256 of the bytes read; null when missing' }),
+    size: z.number().int().meta({ description: 'bytes of the whole file (0 when missing)' }),
+    bytes: z.number().int().meta({ description: 'bytes of the file the text came from: size, unless only part was read' }),
+    tokens: z.number().int().meta({ description: 'approxTokens of the text taken' }),
+    lines: LineRangeSchema.nullable().meta({ description: 'the line range read when only part of the file was taken; null when read whole or missing' }),
+    blocks: z.array(z.enum(BLOCK_KINDS)).meta({ description: 'kinds of the delivered blocks taken from this file (source `path` or `path#...`)' }),
+    chars: z.number().int().meta({ description: 'content chars of those blocks' }),
+    share: z.number().meta({ description: 'chars / limitChars, to four decimals' }),
+  })
+  .meta({ id: 'HudFile' });
+
+export const HudSchema = z
+  .object({
+    snapshotSha256: Sha256Hex.meta({
+      description: 'sha256 of the canonical snapshot of the files (docs/compiler.md, "HUD"): equal for two compiles that read the same bytes the same way',
+    }),
+    limitChars: z.number().int(),
+    usedChars: z.number().int(),
+    files: z.array(HudFileSchema).meta({ description: 'every brain file the compile looked for, found or missing, sorted by path' }),
+    derived: z
+      .array(z.object({ kind: z.enum(BLOCK_KINDS), source: z.string(), chars: z.number().int(), share: z.number() }))
+      .meta({ description: 'delivered blocks taken from no single brain file (built in, from the request, or a persona’s live context), by source' }),
+  })
+  .meta({ id: 'Hud', description: 'the heads-up display of a compile: what it read, and what share of the budget each file took' }) satisfies z.ZodType<Hud>;
+
+export const RecallSchema = z
+  .object({
+    policy: z.enum(RECALL_POLICIES).meta({ description: 'the worker’s `policy.json` `recall` (default `always`)' }),
+    interactionContext: z
+      .array(z.enum(INTERACTION_FIELDS))
+      .meta({ description: 'the request fields that made this run one with interaction context (message, channelId, evidence); empty for a clean run' }),
+    suppressed: z.boolean().meta({ description: 'true when memory notes were not recalled (nor read): a clean-room worker on a clean run' }),
+  })
+  .meta({ id: 'Recall', description: 'the recall decision of a worker compile (docs/compiler.md, "Recall policy")' }) satisfies z.ZodType<RecallDecision>;
+
+export const ReceiptsSchema = z
+  .object({
+    role: z
+      .object({
+        id: z.string(),
+        selectedBy: z.enum(['request', 'default']),
+        source: z.string(),
+        sha256: Sha256Hex.meta({ description: 'sha256 of the role block as delivered' }),
+      })
+      .nullable()
+      .meta({ description: 'the role played; null without a role block' }),
+    blueprint: z
+      .object({
+        revision: z.string().meta({ description: 'front matter `revision:`, else `sha256:` + 16 hex of the file; `none` without a blueprint block' }),
+        source: z.string().nullable(),
+        sha256: Sha256Hex.nullable().meta({ description: 'sha256 of the blueprint block as delivered; null with `none`' }),
+      })
+      .meta({ description: 'the platform blueprint applied' }),
+    experiences: z
+      .array(z.object({ sourceRef: z.string(), sha256: Sha256Hex }))
+      .meta({ description: 'the experiences delivered (the ones that fit the budget), in order' }),
+    preferences: z
+      .object({
+        length: z.enum(['concise', 'detailed']).optional(),
+        format: z.enum(['bullets', 'paragraphs']).optional(),
+        tone: z.enum(['direct', 'gentle']).optional(),
+        initiative: z.enum(['ask-first', 'proactive']).optional(),
+      })
+      .meta({ description: 'the preference settings applied' }),
+  })
+  .meta({ id: 'Receipts', description: 'what shaped the prompt, auditable without re-reading it (also in the trace)' }) satisfies z.ZodType<Receipts>;
+
+const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' });
+
 /** What a compile delivers that depends on the compiled result alone: written once per shared result. */
 export const CompiledFieldsSchema = z.object({
   systemPrompt: z.string().meta({ description: 'the trusted blocks, each under its own label line, most stable first' }),
@@ -114,7 +214,9 @@ export const CompiledFieldsSchema = z.object({
     .nullable()
     .meta({ description: 'advisory and content blocks, one JSON object per line (`{"block", "authority", "source", "text"}`); null when there are none' }),
   instructions: z.string().meta({ description: 'systemPrompt, a blank line, inputPrompt: for callers with a single channel' }),
-  tokens: z.object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) }).meta({ description: 'approxTokens per section' }),
+  tokens: z
+    .object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) })
+    .meta({ description: 'the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache`' }),
   redactions: z
     .object({ email: z.number().int(), phone: z.number().int() })
     .meta({ description: 'PII redacted from brain-derived text, by kind (counts only, never the values)' }),
@@ -142,6 +244,9 @@ export const CompiledResponseSchema = z
     worker: z.string(),
     surface: z.enum(SURFACES),
     phase: z.enum(PHASES),
+    recall: RecallSchema,
+    receipts: ReceiptsSchema,
+    hud,
   })
   .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });
 

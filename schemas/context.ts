@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
-import { CompiledFieldsSchema, RealtimeSessionSchema, SourceSummarySchema, ToolSchema, TopicSummarySchema } from './compiled.js';
-import { FormatSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
+import { CompiledFieldsSchema, HudSchema, RealtimeSessionSchema, SourceSummarySchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
 export const MAX_TOPIC_NAME_INPUT = 1000;
@@ -42,6 +42,8 @@ export const PersonaContextQuerySchema = z.strictObject({
   }),
   runId,
   sanitize,
+  engine: EngineSchema.optional(),
+  hud: HudFlagSchema,
   format: FormatSchema,
 });
 
@@ -54,6 +56,7 @@ export const TopicContextQuerySchema = z.strictObject({
   topicName,
   runId,
   sanitize,
+  hud: HudFlagSchema,
   format: FormatSchema,
 });
 
@@ -66,6 +69,7 @@ const warnings = z.array(z.string()).meta({
     'one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
 });
 const surface = z.literal('voice');
+const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' });
 
 /**
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
@@ -85,6 +89,7 @@ export const PersonaContextResponseSchema = z
     session: RealtimeSessionSchema,
     warnings,
     surface,
+    hud,
   })
   .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (SPEC §4, §9)' });
 
@@ -98,5 +103,6 @@ export const TopicContextResponseSchema = z
     topic: TopicSummarySchema,
     warnings,
     surface,
+    hud,
   })
   .meta({ id: 'TopicCompiled', description: 'the topic block alone, compiled behind a short built-in frame' });

@@ -3,7 +3,9 @@ import { z } from 'zod';
 export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 
 export const ReadinessResultSchema = z.object({
-  name: z.string().meta({ description: 'what was checked: `traces` (appends can be made durable) or `brain` (the root is readable)' }),
+  name: z.string().meta({
+    description: 'what was checked: `traces` (appends can be made durable), `brain` (the root is readable) or `load` (under every load-shedding threshold)',
+  }),
   ok: z.boolean(),
   reason: z.string().optional().meta({ description: 'why it is not ready' }),
   /** Ready, but worth knowing: e.g. the trace file was truncated under the writer, which moved to a new one. */

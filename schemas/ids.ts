@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isValidTimeZone, parseInstant } from '../src/core/time.js';
+import { ENGINE_PATTERN } from '../src/core/types.js';
 
 /**
  * Identifiers that reach the file system (SPEC §3). A value that fails these patterns is
@@ -32,6 +33,24 @@ export const SafeIdSchema = z
   .string()
   .refine(isSafeId, unsafe('a safe id', '[A-Za-z0-9_:-]'))
   .meta({ pattern: ID_PATTERN.source, maxLength: MAX_ID_LENGTH });
+
+/** A worker's role (`workers/<worker>/roles/<role>.md`): a slug. */
+export const RoleIdSchema = SlugSchema;
+
+/** `engine`: the model or engine a prompt is for — a bounded slug that enters the route key only. */
+export const EngineSchema = z
+  .string()
+  .regex(ENGINE_PATTERN, 'must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters, such as gpt-4.1')
+  .meta({
+    description: 'the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same',
+    examples: ['gpt-4.1'],
+  });
+
+/** `?hud=1`: add the heads-up display of the files the compile read to the answer. */
+export const HudFlagSchema = z
+  .enum(['1', 'true', '0', 'false'])
+  .optional()
+  .meta({ description: '`1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way' });
 
 export const TopicIdSchema = SlugSchema;
 export const PersonaIdSchema = SlugSchema;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
+import { HudSchema, ReceiptsSchema, RecallSchema, ToolSchema } from './compiled.js';
 import { PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
@@ -60,6 +61,17 @@ export const TraceListingSchema = z.object({
   names: z.array(z.string()).optional().meta({ description: 'The sorted file names, recorded for a directory of at most 64 files' }),
 });
 
+/**
+ * What a voice caller was given beside the prompts: the realtime voice and the function
+ * tools, so the session it sent (`{type: "realtime", instructions, audio: {output: {voice}},
+ * tools}`) can be rebuilt from the trace. The tool definitions are stored once by sha256,
+ * not per event: a persona hands out the same tools on every call.
+ */
+export const TraceRealtimeSchema = z.object({
+  voice: z.string(),
+  tools: z.array(ToolSchema).readonly(),
+});
+
 /** A part whose shape belongs to the compiler (budget, cache plan, tokens), recorded as given. */
 const RecordedPart = z.custom<object>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object');
 
@@ -78,6 +90,14 @@ export const TraceEventInputSchema = z.object({
   /** The HTTP status delivered. */
   status: z.number().int(),
   outcome: TraceOutcomeSchema,
+  requestId: z
+    .string()
+    .optional()
+    .meta({ description: "The request id: the caller's x-request-id when it was a safe id, else one the service made (also the x-request-id answer header)" }),
+  traceparent: z
+    .string()
+    .optional()
+    .meta({ description: "The caller's W3C traceparent (version-traceid-parentid-flags) when it sent a valid one: joins this run to the caller's trace" }),
   /** Identifiers and options only: never tokens, never prompt text. */
   request: z.record(z.string(), z.unknown()),
   blocks: z.array(TraceBlockSchema).optional(),
@@ -91,6 +111,8 @@ export const TraceEventInputSchema = z.object({
   tokens: RecordedPart.optional(),
   redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
   warnings: z.array(z.string()).optional(),
+  /** Persona routes: the voice and tools delivered beside the prompts. */
+  realtime: TraceRealtimeSchema.optional(),
   sources: z.array(TraceSourceSchema).optional(),
   /** So a later check can tell a file that appeared since (stored inline). */
   absent: z.array(TraceAbsentSchema).optional(),
@@ -98,6 +120,12 @@ export const TraceEventInputSchema = z.object({
   listings: z.array(TraceListingSchema).optional(),
   error: z.object({ code: z.string(), status: z.number().int(), detail: z.string() }).optional(),
   timing: z.record(z.string(), z.number()).optional(),
+  /** The heads-up display of a compiled delivery: every file looked for, and its share of the budget (stored once by sha256). */
+  hud: HudSchema.optional(),
+  /** A worker compile's recall decision: whether memory notes were recalled, and why not. */
+  recall: RecallSchema.optional(),
+  /** A worker compile's receipts: role, blueprint revision, experiences and preferences applied. */
+  receipts: ReceiptsSchema.optional(),
 });
 
 /** A recorded source as `?verify=sources` answers it. */
@@ -117,6 +145,23 @@ export const TraceListingViewSchema = TraceListingSchema.extend({
   added: z.array(z.string()).optional().meta({ description: 'With ?verify=sources, when names were recorded: files there now that were not' }),
   removed: z.array(z.string()).optional().meta({ description: 'With ?verify=sources, when names were recorded: files gone since' }),
 }).meta({ id: 'TraceListing', description: 'A directory listing the compile relied on (its files; subdirectories are not counted)' });
+
+/** The voice and tools a persona answer delivered, as `GET /runs/:runId/trace` returns them. */
+export const TraceRealtimeViewSchema = z
+  .object({
+    voice: z.string().meta({ description: 'The realtime voice delivered (`session.audio.output.voice`)' }),
+    toolNames: z.array(z.string()).meta({ description: 'The tools delivered, by name, in order' }),
+    toolsSha256: Sha256.meta({ description: 'sha256 of the delivered `tools` as JSON: the record the definitions are stored in once' }),
+    tools: z
+      .array(ToolSchema)
+      .nullable()
+      .meta({ description: 'The tool definitions as delivered; null when their stored record cannot be read back' }),
+  })
+  .meta({
+    id: 'TraceRealtime',
+    description:
+      'What a persona answer gave the caller beside the prompts. Its `session` was `{type: "realtime", instructions, audio: {output: {voice}}, tools}`, instructions being systemPrompt, a blank line and inputPrompt.',
+  });
 
 export const TraceSegmentSchema = z.object({
   sha256: Sha256,
@@ -140,7 +185,7 @@ export const ChainStatusSchema = z.enum(['signed', 'linked', 'unchained', 'unver
 });
 
 /** A stored event as `GET /runs/:runId/trace` returns it: the prompts rebuilt from their segments and checked. */
-export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, budget: true, cache: true, tokens: true, sources: true, absent: true, listings: true }).extend({
+export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, budget: true, cache: true, tokens: true, realtime: true, sources: true, absent: true, listings: true, hud: true }).extend({
   runId: z.string(),
   at: z.string().meta({ format: 'date-time', description: 'When the event was traced' }),
   route: z.string().meta({ description: 'Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile' }),
@@ -148,9 +193,18 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
   budget: Recorded.optional(),
   cache: Recorded.optional(),
   tokens: Recorded.optional(),
+  realtime: TraceRealtimeViewSchema.optional(),
   sources: z.array(TraceSourceViewSchema).optional(),
   absent: z.array(TraceAbsentViewSchema).optional().meta({ description: 'Brain paths (files or directories) the compile looked for and found missing' }),
   listings: z.array(TraceListingViewSchema).optional().meta({ description: 'Directory listings the compile relied on' }),
+  hud: HudSchema.optional().meta({ description: 'The heads-up display recorded for the compile, when it passed validation on read' }),
+  hudRejected: z
+    .array(z.string())
+    .optional()
+    .meta({
+      description:
+        'Why the recorded HUD was rejected when the trace was read back (a bad digest, an inverted line range, files out of order, ...): the HUD is then left out and the event reads verified: false',
+    }),
   chars: z.number().int().meta({ description: 'Characters delivered (system + input prompt)' }),
   segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
   systemPrompt: z.string().nullable().meta({ description: 'Rebuilt byte for byte from the stored segments' }),
@@ -243,6 +297,8 @@ export type TraceSource = z.infer<typeof TraceSourceSchema>;
 export type TraceAbsent = z.infer<typeof TraceAbsentSchema>;
 export type TraceListing = z.infer<typeof TraceListingSchema>;
 export type TraceEventInput = z.infer<typeof TraceEventInputSchema>;
+export type TraceRealtime = z.infer<typeof TraceRealtimeSchema>;
+export type TraceRealtimeView = z.infer<typeof TraceRealtimeViewSchema>;
 export type TraceSourceView = z.infer<typeof TraceSourceViewSchema>;
 export type TraceAbsentView = z.infer<typeof TraceAbsentViewSchema>;
 export type TraceListingView = z.infer<typeof TraceListingViewSchema>;

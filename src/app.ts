@@ -8,8 +8,10 @@ import { authPlugin } from './http/auth.js';
 import { brainPlugin } from './http/brain.js';
 import { cachesPlugin } from './http/caches.js';
 import { connectionsPlugin } from './http/connections.js';
+import { correlationPlugin } from './http/correlation.js';
 import { metricsPlugin } from './http/metrics.js';
 import { openapiPlugin } from './http/openapi.js';
+import { pressurePlugin } from './http/pressure.js';
 import { frameworkErrorProblem, problemPlugin, writeClientErrorProblem } from './http/problem.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
 import { tracesPlugin } from './http/traces.js';
@@ -114,7 +116,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config);
   app.decorate('readinessChecks', []);
 
+  // First: every answer, shed or refused ones included, carries x-request-id.
+  await app.register(correlationPlugin);
   await app.register(metricsPlugin);
+  // First of the request hooks: an overloaded replica refuses before doing any work.
+  await app.register(pressurePlugin, config.pressure);
   await app.register(authPlugin, { tokens: config.tokens });
   await app.register(connectionsPlugin, { maxConnections: config.maxConnections, headersTimeoutMs: config.headersTimeoutMs });
   await app.register(rateLimitPlugin, config.rateLimit);

@@ -3,7 +3,7 @@
  * a named area here, each a least-recently-used cache bounded by bytes (`lru-cache`), so the
  * total is bounded, visible (`stats()`) and can be dropped (`clear()`). `buildApp` creates
  * it and hands each area to its one user: the brain reader, the compiler (`src/core` keeps
- * no state of its own), the persona and worker sources, and delivery. What is remembered
+ * no state of its own; its token counts included), the persona and worker sources, and delivery. What is remembered
  * never changes an answer, only its cost.
  */
 import { LRUCache } from 'lru-cache';
@@ -25,6 +25,9 @@ export interface CacheStats {
   /** Estimated bytes held: each value is weighed when it is stored. */
   bytes: number;
   maxBytes: number;
+  /** Lookups that found a value, and lookups that found none (the value was then derived afresh), since the area was created. */
+  hits: number;
+  misses: number;
 }
 
 /** A bounded LRU area: an entry heavier than the whole area is simply not kept. */
@@ -33,16 +36,23 @@ export function createCacheArea<K extends object | string | number, V extends ob
   maxBytes: number,
 ): CacheArea<K, V> {
   const lru = new LRUCache<K, V>({ maxSize: Math.max(1, Math.floor(maxBytes)) });
+  let hits = 0;
+  let misses = 0;
   return {
     name,
-    get: (key) => lru.get(key),
+    get(key) {
+      const value = lru.get(key);
+      if (value === undefined) misses++;
+      else hits++;
+      return value;
+    },
     set(key, value, bytes) {
       lru.set(key, value, { size: Math.max(1, Math.ceil(bytes)) });
       return value;
     },
     delete: (key) => void lru.delete(key),
     clear: () => lru.clear(),
-    stats: () => ({ area: name, entries: lru.size, bytes: lru.calculatedSize, maxBytes: lru.maxSize }),
+    stats: () => ({ area: name, entries: lru.size, bytes: lru.calculatedSize, maxBytes: lru.maxSize, hits, misses }),
   };
 }
 
@@ -58,6 +68,8 @@ export function createWeakArea<K extends object, V extends object>(name: string)
   let generation = 0;
   let entries = 0;
   let bytes = 0;
+  let hits = 0;
+  let misses = 0;
   const collected = new FinalizationRegistry<{ generation: number; bytes: number }>((entry) => {
     if (entry.generation !== generation) return;
     entries--;
@@ -65,7 +77,12 @@ export function createWeakArea<K extends object, V extends object>(name: string)
   });
   return {
     name,
-    get: (key) => map.get(key),
+    get(key) {
+      const value = map.get(key);
+      if (value === undefined) misses++;
+      else hits++;
+      return value;
+    },
     set(key, value, weight) {
       const size = Math.max(1, Math.ceil(weight));
       const known = held.get(key);
@@ -98,7 +115,7 @@ export function createWeakArea<K extends object, V extends object>(name: string)
       entries = 0;
       bytes = 0;
     },
-    stats: () => ({ area: name, entries, bytes, maxBytes: 0 }),
+    stats: () => ({ area: name, entries, bytes, maxBytes: 0, hits, misses }),
   };
 }
 
@@ -114,7 +131,8 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 export const CACHE_SHARES = Object.freeze({
   'brain.files': 0.36,
   'brain.listings': 0.03,
-  'compiler.blocks': 0.1,
+  'compiler.blocks': 0.09,
+  'compiler.tokens': 0.01,
   'compiler.prefixes': 0.03,
   'compiler.parts': 0.04,
   'compiler.time': 0.01,
@@ -177,6 +195,8 @@ export function createCaches(options: CacheOptions = {}): Caches {
       prefixes: area('compiler.prefixes', CACHE_SHARES['compiler.prefixes']),
       parts: area('compiler.parts', CACHE_SHARES['compiler.parts']),
       routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 4),
+      tokens: area('compiler.tokens', (CACHE_SHARES['compiler.tokens'] * 3) / 4),
+      toolTokens: area('compiler.toolTokens', CACHE_SHARES['compiler.tokens'] / 4),
       time: {
         formatters: area('compiler.time.formatters', time / 4),
         minutes: area('compiler.time.minutes', time / 4),

@@ -25,11 +25,18 @@ Commands:
       --message <text>           The turn's message (phase turn); without it, phase start.
       --task <text>              A task to start with (phase start).
       --surface <surface>        voice, direct, queued-task or chat (default: chat with --channel, else direct).
+      --role <role>              The role to play, one the worker's policy admits (default: its default role).
     either:
       --brain <dir>              The brain to read (default: BRAIN_ROOT, else the bundled example brain).
       --now <iso>                The instant to compile for, e.g. 2026-11-30T17:30:00Z (reproducible output).
       --timezone <zone>          The operator's IANA time zone (default: heartbeat-state, else DEFAULT_TIMEZONE).
+      --engine <engine>          The model or engine the prompt is for (enters the route key only).
       --json                     Print the whole compile result as JSON instead of the prompt.
+  hud --persona <mars|venus>     Compile as above and print its heads-up display instead of the prompt:
+  hud --worker <worker>          every brain file looked for, found or missing, sorted by path, with its
+                                 bytes, tokens, the line range read when only part was taken, the
+                                 blocks it became and its share of the budget. Takes the compile
+                                 options; --json prints the HUD as JSON.
   trace <runId>                  Print every traced event of a run, from the trace store the service
                                  is configured with (TRACE_DATABASE_URL, else TRACE_DIR).
       --dir <dir>                Read the trace files in this directory instead.
@@ -54,6 +61,8 @@ const OPTIONS = {
   message: { type: 'string' },
   task: { type: 'string' },
   surface: { type: 'string' },
+  role: { type: 'string' },
+  engine: { type: 'string' },
   brain: { type: 'string' },
   now: { type: 'string' },
   timezone: { type: 'string' },
@@ -122,10 +131,10 @@ async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
   );
 }
 
-async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
-  if (!values.persona && !values.worker) throw new UsageError('compile needs --persona (mars or venus) or --worker <worker>');
-  if (values.persona && values.worker) throw new UsageError('compile takes --persona or --worker, not both');
-  const worker = ['channel', 'message', 'task', 'surface'].filter((flag) => values[flag as keyof Values] !== undefined);
+async function compile(values: Values, env: NodeJS.ProcessEnv, command: 'compile' | 'hud' = 'compile'): Promise<void> {
+  if (!values.persona && !values.worker) throw new UsageError(`${command} needs --persona (mars or venus) or --worker <worker>`);
+  if (values.persona && values.worker) throw new UsageError(`${command} takes --persona or --worker, not both`);
+  const worker = ['channel', 'message', 'task', 'surface', 'role'].filter((flag) => values[flag as keyof Values] !== undefined);
   if (values.persona && worker.length > 0) throw new UsageError(`--${worker[0]} is for --worker, not --persona`);
   if (values.worker && (values.topic || values.ascii)) throw new UsageError(`--${values.topic ? 'topic' : 'ascii'} is for --persona, not --worker`);
   const { compileInProcess } = await import('./cli/compile.js');
@@ -140,6 +149,8 @@ async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
       ...(values.message !== undefined ? { message: values.message } : {}),
       ...(values.task !== undefined ? { task: values.task } : {}),
       ...(values.surface !== undefined ? { surface: values.surface } : {}),
+      ...(values.role !== undefined ? { role: values.role } : {}),
+      ...(values.engine !== undefined ? { engine: values.engine } : {}),
       ...(values.now ? { now: values.now } : {}),
       ...(values.timezone ? { timezone: values.timezone } : {}),
       ...(values.ascii ? { sanitize: 'ascii' as const } : {}),
@@ -148,6 +159,13 @@ async function compile(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
     // A bad flag value (unsafe id, unknown persona or worker, bad --now or --timezone) is a usage error.
     if (error instanceof ProblemError && (error.statusCode === 400 || error.statusCode === 404)) throw new UsageError(error.detail);
     throw error;
+  }
+  if (command === 'hud') {
+    const { formatHud } = await import('./cli/format-hud.js');
+    const heading = `HUD of ${values.persona ? `persona ${values.persona}` : `worker ${values.worker}`}`;
+    await write(values.json ? `${JSON.stringify(result.hud, null, 2)}\n` : formatHud(result.hud, heading));
+    for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+    return;
   }
   // Byte for byte what `?format=text` returns; a terminal gets a final
   // newline too, so the shell prompt starts on a line of its own.
@@ -176,6 +194,9 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
         return 0;
       case 'compile':
         await compile(values, env);
+        return 0;
+      case 'hud':
+        await compile(values, env, 'hud');
         return 0;
       case 'trace':
         await trace(rest[0], values, env);

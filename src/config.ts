@@ -56,6 +56,40 @@ export { isValidTimeZone };
 
 const flag = z.enum(['true', 'false'], 'must be true or false').transform((value) => value === 'true');
 
+/** `0` turns a load-shedding threshold off. */
+const OFF = 0;
+
+const pressureDelay = z.string().transform((value, ctx) => {
+  if (value.trim() === '0') return OFF;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0 || ms > 60_000) {
+    ctx.addIssue({ code: 'custom', message: 'must be a duration such as 200ms or 1s (at most 60s), or 0 for off' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const pressureUtilization = z
+  .string()
+  .regex(/^(0|0?\.\d+|1(\.0+)?)$/, 'must be a fraction of the event loop such as 0.98 (above 0, at most 1), or 0 for off')
+  .transform(Number);
+
+/** Bytes, `auto` (null: a share of the V8 heap limit, found at start) or `0` for off. */
+const pressureHeap = z.string().transform((value, ctx) => {
+  const text = value.trim();
+  if (text === 'auto') return null;
+  const bytes = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (bytes !== OFF && !(bytes >= 1024 * 1024)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a number of bytes (at least 1048576), auto, or 0 for off' });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
+// under-pressure measures the delay with a 10 ms timer and reads a sample that holds no
+// measurement as an infinite delay: a sample must span several of them.
+const sampleInterval = duration.refine((ms) => ms >= 100 && ms <= 60_000, 'must be between 100ms and 60s');
+
 const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
 const EnvSchema = z.object({
@@ -86,6 +120,10 @@ const EnvSchema = z.object({
   HEADERS_TIMEOUT: timeout(3_600_000, '1h').default(10_000),
   REQUEST_TIMEOUT: timeout(3_600_000, '1h').default(30_000),
   KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
+  PRESSURE_MAX_EVENT_LOOP_DELAY: pressureDelay.default(200),
+  PRESSURE_MAX_EVENT_LOOP_UTILIZATION: pressureUtilization.default(OFF),
+  PRESSURE_MAX_HEAP_USED: pressureHeap.default(null),
+  PRESSURE_SAMPLE_INTERVAL: sampleInterval.default(1000),
   VOICE_WRITE_TOOLS: flag.default(false),
   VOICE_CROSS_LINGUAL: flag.default(false),
   WORKERS: integer(1, 64).default(1),
@@ -131,12 +169,26 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** How long a socket may wait, idle, for its next request. */
   readonly keepAliveTimeoutMs: number;
+  /** Load shedding (`@fastify/under-pressure`): over any threshold, requests get a 503 `CC_OVERLOADED` and `/readyz` says not ready. */
+  readonly pressure: PressureLimits;
   /** Voice personas may offer write-shaped tools (`set_reminder`, `log_to_brain`, `enrich_request`). */
   readonly voiceWriteTools: boolean;
   /** Voice personas reply in the language spoken to instead of English only. */
   readonly voiceCrossLingual: boolean;
   /** Processes serving the port (node:cluster): a primary and this many workers when above 1, each with its own caches and trace writer. */
   readonly workers: number;
+}
+
+/** The load-shedding thresholds; 0 turns one off. */
+export interface PressureLimits {
+  /** Mean event-loop delay over a sample, in ms. */
+  readonly maxEventLoopDelayMs: number;
+  /** Event-loop utilisation over a sample (0..1). */
+  readonly maxEventLoopUtilization: number;
+  /** V8 heap in use, in bytes; null for `auto` (a share of the heap limit, found at start). */
+  readonly maxHeapUsedBytes: number | null;
+  /** How often the process is sampled, in ms. */
+  readonly sampleIntervalMs: number;
 }
 
 /**
@@ -205,6 +257,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     headersTimeoutMs: vars.HEADERS_TIMEOUT,
     requestTimeoutMs: vars.REQUEST_TIMEOUT,
     keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
+    pressure: Object.freeze({
+      maxEventLoopDelayMs: vars.PRESSURE_MAX_EVENT_LOOP_DELAY,
+      maxEventLoopUtilization: vars.PRESSURE_MAX_EVENT_LOOP_UTILIZATION,
+      maxHeapUsedBytes: vars.PRESSURE_MAX_HEAP_USED,
+      sampleIntervalMs: vars.PRESSURE_SAMPLE_INTERVAL,
+    }),
     voiceWriteTools: vars.VOICE_WRITE_TOOLS,
     voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
     workers: vars.WORKERS,
@@ -304,6 +362,61 @@ function readDatabaseUrl(inline: string | undefined, file: string | undefined): 
     );
   }
   return url;
+}
+
+/**
+ * The effective configuration as the start-up log line states it: everything an operator
+ * needs to know what is running, and no secret — tokens are counted, the signing key is
+ * on or off, and of the trace database only the host, port and database name are given
+ * (never the user, the password or other URL parameters).
+ */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return {
+    host: config.host,
+    port: config.port,
+    brainRoot: config.brainRoot,
+    traces:
+      config.traceDatabaseUrl === null
+        ? { backend: 'files', dir: config.traceDir, retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null }
+        : { backend: 'postgres', ...databaseLocation(config.traceDatabaseUrl), retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null },
+    auth: config.tokens.length > 0 ? 'on' : 'off',
+    tokenCount: config.tokens.length,
+    limits: {
+      rateLimitMax: config.rateLimit.max,
+      rateLimitWindowMs: config.rateLimit.windowMs,
+      bodyLimit: config.bodyLimit,
+      promptLimitChars: config.promptLimitChars,
+      maxConnections: config.maxConnections,
+    },
+    timeouts: {
+      headersMs: config.headersTimeoutMs,
+      requestMs: config.requestTimeoutMs,
+      keepAliveMs: config.keepAliveTimeoutMs,
+      shutdownGraceMs: config.shutdownGraceMs,
+    },
+    pressure: {
+      maxEventLoopDelayMs: config.pressure.maxEventLoopDelayMs,
+      maxEventLoopUtilization: config.pressure.maxEventLoopUtilization,
+      maxHeapUsedBytes: config.pressure.maxHeapUsedBytes ?? 'auto',
+      sampleIntervalMs: config.pressure.sampleIntervalMs,
+    },
+    logLevel: config.logLevel,
+    defaultTimezone: config.defaultTimezone,
+    voice: { writeTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },
+  };
+}
+
+/** Where a database URL points: host, port and database, nothing else (the URL may hold a password). */
+function databaseLocation(url: string): { databaseHost: string; databasePort: number | null; database: string | null } {
+  try {
+    const parsed = new URL(url);
+    // libpq also takes the host (or a socket directory) as a parameter when the URL has none.
+    const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
+    const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || null;
+    return { databaseHost: host, databasePort: parsed.port ? Number(parsed.port) : null, database };
+  } catch {
+    return { databaseHost: 'unparsed', databasePort: null, database: null };
+  }
 }
 
 export function isLoopback(host: string): boolean {

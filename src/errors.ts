@@ -59,11 +59,13 @@ export const CATALOG = {
   CC_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers too large' },
   CC_BUDGET_EXCEEDED: { status: 422, title: 'Prompt budget exceeded' },
   CC_UNPROCESSABLE: { status: 422, title: 'Unprocessable request' },
+  CC_ROLE_NOT_ADMITTED: { status: 422, title: 'Role not admitted' },
   CC_RATE_LIMITED: { status: 429, title: 'Too many requests' },
   CC_INTERNAL: { status: 500, title: 'Internal error' },
   CC_TRACE_UNAVAILABLE: { status: 503, title: 'Trace store unavailable' },
   CC_NOT_READY: { status: 503, title: 'Not ready' },
   CC_SHUTTING_DOWN: { status: 503, title: 'Shutting down' },
+  CC_OVERLOADED: { status: 503, title: 'Overloaded' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof CATALOG;

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { buildApp, createLogger } from './app.js';
-import { ConfigError, DESCRIPTORS_BESIDES_SOCKETS, loadConfig, SHUTDOWN_FLUSH_MS, type Config } from './config.js';
+import { ConfigError, describeConfig, DESCRIPTORS_BESIDES_SOCKETS, loadConfig, SHUTDOWN_FLUSH_MS, type Config } from './config.js';
+import { terminalDestination } from './terminal-logs.js';
 
 /** The only place that listens. Config is read once; a bad value stops the process. */
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -18,7 +19,8 @@ export async function main(env: Record<string, string | undefined> = process.env
     throw error;
   }
 
-  const log = createLogger(config);
+  // Pretty only in a terminal, and only where the dev dependency is installed.
+  const log = createLogger(config, await terminalDestination(process.stdout));
   if (config.workers > 1 && cluster.isPrimary) {
     superviseWorkers(config, log);
     return;
@@ -69,6 +71,8 @@ export async function main(env: Record<string, string | undefined> = process.env
     log.fatal({ err: error }, 'could not listen');
     process.exit(1);
   }
+  // One line that states what is running, without a secret (describeConfig).
+  log.info({ node: process.version, ...describeConfig(config) }, 'started');
 }
 
 /** What the primary sends a worker to shut it down gracefully (workers leave SIGINT and SIGTERM to the primary). */

@@ -145,6 +145,25 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRACE_DATABASE_URL: 'postgres://a@b/c', TRACE_DATABASE_URL_FILE: file })).toThrow(/both set/);
   });
 
+  it('reads the load-shedding thresholds: durations, fractions, bytes or auto, and 0 for off; refuses anything else naming the variable', () => {
+    expect(
+      loadConfig({ PRESSURE_MAX_EVENT_LOOP_DELAY: '1s', PRESSURE_MAX_EVENT_LOOP_UTILIZATION: '0.98', PRESSURE_MAX_HEAP_USED: '150000000', PRESSURE_SAMPLE_INTERVAL: '500ms' }).pressure,
+    ).toEqual({ maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0.98, maxHeapUsedBytes: 150_000_000, sampleIntervalMs: 500 });
+    expect(loadConfig({ PRESSURE_MAX_EVENT_LOOP_DELAY: '0', PRESSURE_MAX_HEAP_USED: '0' }).pressure).toMatchObject({ maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 });
+    expect(loadConfig({ PRESSURE_MAX_HEAP_USED: 'auto' }).pressure.maxHeapUsedBytes).toBeNull();
+    for (const [variable, value] of [
+      ['PRESSURE_MAX_EVENT_LOOP_DELAY', 'fast'],
+      ['PRESSURE_MAX_EVENT_LOOP_DELAY', '2m'],
+      ['PRESSURE_MAX_EVENT_LOOP_UTILIZATION', '1.5'],
+      ['PRESSURE_MAX_EVENT_LOOP_UTILIZATION', '98%'],
+      ['PRESSURE_MAX_HEAP_USED', '1000'],
+      ['PRESSURE_MAX_HEAP_USED', '128MB'],
+      ['PRESSURE_SAMPLE_INTERVAL', '10ms'],
+    ] as const) {
+      expect(() => loadConfig({ [variable]: value }), `${variable}=${value}`).toThrow(new RegExp(`${variable}: must`));
+    }
+  });
+
   it('accepts the rate-limit window forms @fastify/rate-limit documents', () => {
     expect(loadConfig({ RATE_LIMIT_WINDOW: '30 seconds' }).rateLimit.windowMs).toBe(30_000);
     expect(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs).toBe(5000);

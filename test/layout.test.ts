@@ -17,7 +17,8 @@ async function files(dir: string): Promise<string[]> {
 async function imports(dir: string): Promise<Array<{ file: string; target: string }>> {
   const found: Array<{ file: string; target: string }> = [];
   for (const file of await files(dir)) {
-    for (const match of (await readFile(join(PROJECT_ROOT, file), 'utf8')).matchAll(/^import .* from '([^']+)';$/gm)) {
+    // Multi-line imports and re-exports count too.
+    for (const match of (await readFile(join(PROJECT_ROOT, file), 'utf8')).matchAll(/^(?:import|export)\b[^;']*? from '([^']+)';$/gm)) {
       const specifier = match[1]!;
       const target = specifier.startsWith('.') ? relative(PROJECT_ROOT, resolve(PROJECT_ROOT, dirname(file), specifier)) : specifier;
       found.push({ file, target });
@@ -42,6 +43,12 @@ describe('layout', () => {
     const allowed = (target: string) =>
       ['src/core/', 'src/io/brain.js', 'src/sources/', 'schemas/', 'src/errors.js'].some((prefix) => target.startsWith(prefix));
     expect(outside(await imports('src/sources'), allowed)).toEqual([]);
+  });
+
+  it('regression: the client package runs on undici alone (its types are generated, so neither zod nor schemas/ is imported)', async () => {
+    const found = await imports('packages/client/src');
+    expect(found.length).toBeGreaterThan(0);
+    expect(outside(found, (target) => target === 'undici' || target.startsWith('packages/client/src/'))).toEqual([]);
   });
 
   it('routes/ map HTTP to compile jobs: no route touches the file system itself but the viewer’s static files', async () => {

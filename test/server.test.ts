@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
 import { turnPayload } from '../bench/compile-load.js';
 import { drip, parseRawResponses, rawConnection } from './helpers/security-server.js';
-import { startServer, type ServerProcess } from './helpers/server-process.js';
+import { SERVER_ENTRY, spawnCommand, startServer, type ServerProcess } from './helpers/server-process.js';
 
 /** Polls `condition` every 10 ms; fails the test after `timeoutMs`. */
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
@@ -65,6 +65,65 @@ describe('server process', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.output().stdout).not.toContain(TEST_TOKEN);
+  });
+
+  it('states its effective configuration in one start-up line, without a secret', async () => {
+    const dir = await tempDir();
+    const other = 'second-token-0123456789';
+    const signingKey = 'k'.repeat(40);
+    const server = startServer({ PORT: '0', TRACE_DIR: join(dir, 'traces'), CONTEXT_COMPILER_TOKENS: `${TEST_TOKEN},${other}`, TRACE_SIGNING_KEY: signingKey, RATE_LIMIT_MAX: '900' });
+    stopAfterTest(server);
+    await server.listening();
+    await until(() => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
+    const lines = server.output().stdout.split('\n').filter((line) => line.includes('"msg":"started"'));
+    expect(lines).toHaveLength(1);
+    const started = JSON.parse(lines[0]!);
+    expect(started).toMatchObject({
+      level: 30,
+      brainRoot: expect.stringMatching(/examples\/brain$/),
+      traces: { backend: 'files', dir: join(dir, 'traces'), retentionMs: 7 * 86_400_000, signed: true },
+      auth: 'on',
+      tokenCount: 2,
+      limits: { rateLimitMax: 900, rateLimitWindowMs: 60_000, bodyLimit: 262_144, promptLimitChars: 48_000, maxConnections: 768 },
+      timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, shutdownGraceMs: 10_000 },
+      pressure: { maxEventLoopDelayMs: 200, maxEventLoopUtilization: 0, maxHeapUsedBytes: 'auto', sampleIntervalMs: 1000 },
+    });
+    for (const secret of [TEST_TOKEN, other, signingKey]) expect(server.output().stdout).not.toContain(secret);
+  });
+
+  it('names the trace database by host and name only: never its user, password or parameters', async () => {
+    // Nothing listens on port 1: the service starts anyway and connects when it first traces.
+    const url = 'postgres://cc_writer:s3cret-pa55word@127.0.0.1:1/cc_traces?sslmode=disable&password=also-s3cret';
+    const server = startServer({ PORT: '0', TRACE_DATABASE_URL: url });
+    stopAfterTest(server);
+    await server.listening();
+    await until(() => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
+    const started = JSON.parse(server.output().stdout.split('\n').find((line) => line.includes('"msg":"started"'))!);
+    expect(started).toMatchObject({ traces: { backend: 'postgres', databaseHost: '127.0.0.1', databasePort: 1, database: 'cc_traces' }, auth: 'off', tokenCount: 0 });
+    for (const secret of ['cc_writer', 's3cret', 'sslmode', url]) expect(server.output().stdout).not.toContain(secret);
+  });
+
+  it('logs pretty lines in a terminal, and JSON lines otherwise', async () => {
+    // `script` gives the server a pseudo-terminal for stdout, as a developer's shell does; the
+    // server runs in the terminal's own session, so it is stopped by the pid it wrote.
+    const pidFile = join(await tempDir(), 'pid');
+    const command = `echo $$ > "${pidFile}" && exec "${process.execPath}" --import tsx "${SERVER_ENTRY}"`;
+    const run = spawnCommand('script', ['-qfec', `sh -c '${command}'`, '/dev/null'], { PORT: '0', TRACE_DIR: join(await tempDir(), 'traces') });
+    let pid = 0;
+    onTestFinished(async () => {
+      if (pid > 0 && run.child.exitCode === null) process.kill(pid, 'SIGTERM');
+      else run.child.kill('SIGKILL');
+      await run.exited;
+    });
+    await until(() => /started/.test(run.output().stdout), 'the start-up line in the terminal', 20_000);
+    pid = Number(await readFile(pidFile, 'utf8'));
+    const text = run.output().stdout;
+    expect(text).toMatch(/INFO.*started/);
+    expect(text).not.toContain('"level":30');
+    const piped = startServer({ PORT: '0' });
+    stopAfterTest(piped);
+    await piped.listening();
+    expect(piped.output().stdout.split('\n')[0]).toMatch(/^\{"level":30,/);
   });
 });
 

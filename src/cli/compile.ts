@@ -2,6 +2,8 @@ import { pino } from 'pino';
 import { createCaches } from '../caches.js';
 import type { Config } from '../config.js';
 import { createCompiler } from '../core/compile.js';
+import { buildHud } from '../core/hud.js';
+import { O200K_BASE } from '../tokenizer.js';
 import { mergePolicy, DEFAULT_POLICY } from '../core/policy.js';
 import { parseInstant } from '../core/time.js';
 import { ProblemError } from '../errors.js';
@@ -10,7 +12,7 @@ import type { CompileJob, SourceDeps } from '../sources/job.js';
 import { createPersonaSources } from '../sources/persona.js';
 import { createWorkerSources } from '../sources/worker.js';
 import { CompileRequestSchema } from '../../schemas/compile.js';
-import { isSlug } from '../../schemas/ids.js';
+import { EngineSchema, isSlug } from '../../schemas/ids.js';
 
 export interface CompileCommand {
   persona?: string;
@@ -25,6 +27,10 @@ export interface CompileCommand {
   task?: string;
   /** Worker: the surface (default `chat` with a channel, else `direct`). */
   surface?: string;
+  /** Worker: the role to play (else the policy's default). */
+  role?: string;
+  /** The engine the prompt is for: enters the route key only. */
+  engine?: string;
   now?: string;
   timezone?: string;
   sanitize?: 'ascii';
@@ -37,6 +43,8 @@ const FLAGS: Record<string, string> = {
   message: '--message',
   task: '--task',
   surface: '--surface',
+  role: '--role',
+  engine: '--engine',
   now: '--now',
   timezone: '--timezone',
   phase: '--message or --task',
@@ -54,7 +62,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
   }
   const now = command.now === undefined ? new Date() : parseInstant(command.now)!;
   const caches = createCaches();
-  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler }), memo: { ...caches.sources, time: caches.compiler.time } };
+  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }), memo: { ...caches.sources, time: caches.compiler.time } };
   const policy = mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars });
   let job: CompileJob;
   let subject: Record<string, string>;
@@ -66,6 +74,8 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
       ...(command.channelId === undefined ? {} : { channelId: command.channelId }),
       ...(command.message === undefined ? {} : { message: command.message }),
       ...(command.task === undefined ? {} : { task: command.task }),
+      ...(command.role === undefined ? {} : { role: command.role }),
+      ...(command.engine === undefined ? {} : { engine: command.engine }),
       ...(command.timezone === undefined ? {} : { timezone: command.timezone }),
     });
     if (!parsed.success) {
@@ -86,16 +96,20 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
         throw new ProblemError('CC_UNSAFE_ID', `${flag} must be a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)`);
       }
     }
+    if (command.engine !== undefined && !EngineSchema.safeParse(command.engine).success) {
+      throw new ProblemError('CC_VALIDATION_FAILED', '--engine must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters, such as gpt-4.1');
+    }
     const personas = createPersonaSources(
       { defaultTimeZone: config.defaultTimezone, policy, allowWriteTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },
       deps,
     );
-    job = personas.persona({ persona, now, timezone: command.timezone, topicId: command.topicId, sanitize: command.sanitize });
+    job = personas.persona({ persona, now, timezone: command.timezone, topicId: command.topicId, sanitize: command.sanitize, engine: command.engine });
     subject = { persona };
   }
   const brain = createBrain(config.brainRoot, pino({ level: 'silent' }), { cache: caches.brain }).session();
   const found = await job.read(brain);
   const { compiled, extra } = found.compile();
   const { segments: _segments, ...result } = compiled;
-  return { ...subject, ...result, ...extra, warnings: [...found.warnings, ...compiled.warnings], sources: brain.sources() };
+  const hud = buildHud({ loaded: brain.loaded(), missing: brain.absent(), blocks: compiled.blocks, budget: compiled.budget });
+  return { ...subject, ...result, ...extra, warnings: [...found.warnings, ...compiled.warnings], sources: brain.sources(), hud };
 }

@@ -24,6 +24,7 @@ interface BoundaryLike {
   afterBlock?: unknown;
   prefixChars?: unknown;
   approxTokens?: unknown;
+  tokens?: unknown;
   belowMinimum?: unknown;
   prefixSha256?: unknown;
 }
@@ -80,12 +81,13 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     }
     const boundaries = (event.cache?.['boundaries'] as BoundaryLike[] | undefined) ?? [];
     if (boundaries.length > 0) {
-      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}`);
+      const tokenizer = event.cache?.['tokenizer'];
+      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}${typeof tokenizer === 'string' ? `, tokens by ${tokenizer}` : ''}`);
       for (const boundary of boundaries) {
         const flag = boundary.belowMinimum ? '  below the 1,024-token cache minimum' : '';
-        lines.push(
-          `    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ~${String(boundary.approxTokens)} tokens${flag}`,
-        );
+        // Events traced before exact counts existed carry only the estimate.
+        const tokens = typeof boundary.tokens === 'number' ? `${boundary.tokens} tokens` : `~${String(boundary.approxTokens)} tokens`;
+        lines.push(`    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ${tokens}${flag}`);
       }
     }
     if (event.budget) {
@@ -96,7 +98,30 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
         lines.push(`  omitted: ${Object.entries(omitted).map(([kind, count]) => `${kind} ${String(count)}`).join(', ')}`);
       }
     }
+    if (event.realtime) {
+      const { voice, toolNames, toolsSha256, tools } = event.realtime;
+      const unreadable = tools === null ? ', DEFINITIONS UNREADABLE' : '';
+      lines.push(`  realtime: voice ${voice}, tools ${toolNames.join(', ') || 'none'} (sha256 ${toolsSha256.slice(0, 12)}${unreadable})`);
+    }
     if (event.redactions) lines.push(`  redacted: ${event.redactions.email} email, ${event.redactions.phone} phone`);
+    if (event.recall) {
+      const { policy, interactionContext, suppressed } = event.recall;
+      lines.push(`  recall: ${suppressed ? 'SUPPRESSED (clean-room worker, clean run)' : `${policy}${interactionContext.length ? `, interaction context: ${interactionContext.join(', ')}` : ''}`}`);
+    }
+    if (event.receipts) {
+      const { role, blueprint, experiences, preferences } = event.receipts;
+      const settings = Object.entries(preferences).map(([key, value]) => `${key} ${value}`);
+      lines.push(
+        `  receipts: role ${role ? `${role.id} (${role.selectedBy}, sha256 ${role.sha256.slice(0, 12)})` : 'none'}; blueprint ${blueprint.revision}` +
+          `${blueprint.sha256 ? ` (sha256 ${blueprint.sha256.slice(0, 12)})` : ''}; ${experiences.length} experience${experiences.length === 1 ? '' : 's'}; ` +
+          `preferences ${settings.length ? settings.join(', ') : 'none'}`,
+      );
+    }
+    if (event.hud) {
+      const found = event.hud.files.filter((file) => file.exists).length;
+      lines.push(`  hud: ${event.hud.files.length} files looked for, ${found} found, snapshot ${event.hud.snapshotSha256.slice(0, 16)} (context-compiler trace --json for the rows)`);
+    }
+    for (const problem of event.hudRejected ?? []) lines.push(`  HUD REJECTED: ${problem}`);
     for (const warning of event.warnings ?? []) lines.push(`  warning: ${warning}`);
     for (const source of event.sources ?? []) {
       const changed = source.changed ? (source.currentSha256 === null ? '  GONE since' : '  CHANGED since') : source.changed === false ? '  unchanged' : '';

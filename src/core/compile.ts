@@ -1,13 +1,28 @@
 import { ProblemError } from '../errors.js';
-import { planCache, planPrefix, type PlannedPrefix, type PlannedSegment } from './cache-plan.js';
+import { planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
-import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
+import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
-import { approxTokens } from './tokens.js';
-import type { Authority, Block, BlockKind, BriefingItem, CacheClass, CachePlan, Capability, CompiledContext, CompileInput, Phase, Policy, SourceText } from './types.js';
+import { approxTokens, ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
+import {
+  ENGINE_PATTERN,
+  type Authority,
+  type Block,
+  type BlockKind,
+  type BriefingItem,
+  type CacheClass,
+  type CachePlan,
+  type Capability,
+  type CompiledContext,
+  type CompileInput,
+  type Connection,
+  type Phase,
+  type Policy,
+  type SourceText,
+} from './types.js';
 
 interface Placement {
   authority: Authority;
@@ -23,9 +38,12 @@ const content: Placement = { authority: 'content', cacheClass: 'volatile', inSys
 export const PLACEMENT: Readonly<Record<BlockKind, Placement>> = Object.freeze({
   identity: trusted('worker-stable'),
   'runtime-policy': trusted('worker-stable'),
+  blueprint: trusted('worker-stable'),
   persona: trusted('worker-stable'),
   'hard-rules': trusted('worker-stable'),
   tools: trusted('worker-stable'),
+  connections: trusted('worker-stable'),
+  role: trusted('worker-stable'),
   capabilities: trusted('worker-stable'),
   purpose: trusted('channel-stable'),
   'runtime-scope': trusted('surface-stable'),
@@ -34,6 +52,7 @@ export const PLACEMENT: Readonly<Record<BlockKind, Placement>> = Object.freeze({
   'live-context': advisory,
   topic: advisory,
   briefing: advisory,
+  experience: advisory,
   evidence: content,
   preferences: advisory,
   task: content,
@@ -78,6 +97,10 @@ export interface CompilerMemo {
   readonly parts: Memo<string, object>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
+  /** Token counts of system-prompt pieces, by block digest (the cache plan's `tokens`). */
+  readonly tokens?: Memo<string, PieceTokens>;
+  /** Token counts of session tool definitions, by the (never mutated) array they came in, and the tokenizer that counted them. */
+  readonly toolTokens?: Memo<object, ToolTokens>;
 }
 
 export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
@@ -86,6 +109,8 @@ export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   parts: noMemo<string, object>(),
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
+  tokens: noMemo<string, PieceTokens>(),
+  toolTokens: noMemo<object, ToolTokens>(),
 });
 
 /** A compiler bound to a memo: `compile` as below, with stable blocks and prefix hashes remembered in `memo`. */
@@ -177,6 +202,33 @@ function capabilitiesText(capabilities: readonly Capability[] | undefined): stri
   return `Tools you may call in this turn:\n${lines.join('\n')}`;
 }
 
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The connections block: each service by name with its hosts, methods and stand-in
+ * variable, sorted by name (hosts sorted, methods in a fixed order) so the order of the
+ * file does not change the prompt. Empty for no services: no block beats an empty promise.
+ */
+export function connectionsText(services: readonly Connection[] | undefined): string {
+  if (!services || services.length === 0) return '';
+  const lines = services
+    .map((service) => ({ service, name: singleLine(service.name, 64) }))
+    .sort((a, b) => byText(a.name, b.name))
+    .map(({ service, name }) => {
+      const hosts = service.hosts.map((host) => singleLine(host, 253)).sort(byText);
+      const rank = (method: string) => (METHOD_ORDER.includes(method) ? METHOD_ORDER.indexOf(method) : METHOD_ORDER.length);
+      const methods = service.methods.map((method) => singleLine(method, 16)).sort((a, b) => rank(a) - rank(b) || byText(a, b));
+      const usage = service.usage === undefined ? '' : singleLine(service.usage, 500);
+      return `- ${name}: hosts ${hosts.join(', ')}; methods ${methods.join(', ')}; env ${singleLine(service.env, 64)}${usage ? `. Use: ${usage}` : ''}`;
+    });
+  return (
+    'Services you can act on through your tools, and nothing else. A call to one of them carries the environment ' +
+    'variable named here, which stands in for its credential: you never see, need or ask for the credential itself.\n' +
+    lines.join('\n')
+  );
+}
+
 function briefingText(item: BriefingItem): string {
   return `${singleLine(item.kind, 64)} ${singleLine(item.id, 128)} [${singleLine(item.state, 64)}]: ${singleLine(item.intent, 2000)}`;
 }
@@ -238,24 +290,43 @@ function checkPhase(input: CompileInput): void {
  * inputs give byte-identical output. Identity is always the first block; system blocks
  * follow in cache-class order; advisory and content text is encoded one JSON object per
  * line so it can never forge a label. Mandatory content over its limit throws
- * `CC_BUDGET_EXCEEDED` (never truncated); memory notes and briefing items are taken in
- * rank order while they fit, so `budget.usedChars <= budget.limitChars` always holds.
+ * `CC_BUDGET_EXCEEDED` (never truncated); briefing items, experiences and memory notes
+ * are taken in rank order while they fit, so `budget.usedChars <= budget.limitChars` always holds.
  * Stateless: nothing is remembered between calls (see `createCompiler`).
  */
 export function compile(input: CompileInput): CompiledContext {
-  return compileWith(NO_COMPILER_MEMO, input);
+  return compileWith(NO_COMPILER_MEMO, ESTIMATE_COUNTER, input);
 }
 
 /**
- * A compiler that remembers rendered blocks and stable prefix hashes in `memo`, which the
- * caller owns and bounds: byte for byte what `compile` returns, faster on recurring inputs.
+ * A compiler that remembers rendered blocks, stable prefix hashes and token counts in
+ * `memo`, which the caller owns and bounds: byte for byte what `compile` returns, faster on
+ * recurring inputs. `tokenizer` counts the cache plan's tokens (default: the estimate); the
+ * service passes o200k_base.
  */
-export function createCompiler(options: { memo?: CompilerMemo } = {}): Compiler {
+export function createCompiler(options: { memo?: CompilerMemo; tokenizer?: TokenCounter } = {}): Compiler {
   const memo = options.memo ?? NO_COMPILER_MEMO;
-  return { compile: (input) => compileWith(memo, input) };
+  const tokenizer = options.tokenizer ?? ESTIMATE_COUNTER;
+  return { compile: (input) => compileWith(memo, tokenizer, input) };
 }
 
-function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
+/** A count of tool definitions, and the tokenizer it is by (a memo may be shared by compilers that count otherwise). */
+export interface ToolTokens {
+  readonly tokenizer: string;
+  readonly count: number;
+}
+
+/** Tokens of the session's tool definitions, remembered by the array they came in (callers never mutate it). */
+function sessionToolTokens(memo: CompilerMemo, tokenizer: TokenCounter, tools: CompileInput['sessionTools']): number {
+  if (tools === undefined || tools.length === 0) return 0;
+  const remembered = memo.toolTokens?.get(tools);
+  if (remembered !== undefined && remembered.tokenizer === tokenizer.name) return remembered.count;
+  const count = tokenizer.countTools(tools);
+  memo.toolTokens?.set(tools, { tokenizer: tokenizer.name, count }, 96);
+  return count;
+}
+
+function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput): CompiledContext {
   checkPhase(input);
   const policy: Policy = input.policy;
   const limits = policy.blocks;
@@ -273,17 +344,30 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
       errors: [{ path: '/surface', message: 'unknown surface' }],
     });
   }
+  const engine = input.engine ?? null;
+  if (engine !== null && !ENGINE_PATTERN.test(engine)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', 'engine must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters.', {
+      errors: [{ path: '/engine', message: 'not an engine slug' }],
+    });
+  }
 
   // System blocks, in layout order (which is also cache-class order).
+  const tools = prepare(memo, 'tools', input.tools);
+  const connectionsSource = connectionsText(input.connections?.services);
+  const connections = connectionsSource ? prepare(memo, 'connections', { source: input.connections!.source, text: connectionsSource, brainDerived: true }) : null;
+  const capabilities = capabilitiesText(input.capabilities);
+  const toolUse = tools !== null || connections !== null || capabilities !== '';
   const system: PreparedBlock[] = [identity];
   const pushSystem = (prepared: PreparedBlock | null) => {
     if (prepared) system.push(prepared);
   };
-  pushSystem(prepare(memo, 'runtime-policy', input.runtimePolicy ?? BUILTIN_RUNTIME_POLICY));
+  pushSystem(prepare(memo, 'runtime-policy', input.runtimePolicy ?? (toolUse ? BUILTIN_RUNTIME_POLICY_TOOL_USE : BUILTIN_RUNTIME_POLICY)));
+  pushSystem(prepare(memo, 'blueprint', input.blueprint));
   pushSystem(prepare(memo, 'persona', input.persona));
   pushSystem(prepare(memo, 'hard-rules', input.hardRules));
-  pushSystem(prepare(memo, 'tools', input.tools));
-  const capabilities = capabilitiesText(input.capabilities);
+  pushSystem(tools);
+  pushSystem(connections);
+  pushSystem(prepare(memo, 'role', input.role));
   if (capabilities) pushSystem(prepare(memo, 'capabilities', { source: 'request:capabilities', text: capabilities }));
   if (input.purpose) {
     const purpose = prepare(memo, 'purpose', input.purpose);
@@ -329,9 +413,9 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   const used = () => systemChars + (inputChars > 0 ? inputChars + 2 : 0);
   if (used() > policy.limitChars) throw overLimit(used(), policy.limitChars, [...system, ...mandatoryInput]);
 
-  // Optional items, host state before recalled notes, each taken in rank order if it fits.
-  const omitted = { memory: 0, briefing: 0 };
-  const take = (kind: 'memory' | 'briefing', candidates: Array<PreparedBlock | null>): PreparedBlock[] => {
+  // Optional items, host state and lessons before recalled notes, each taken in rank order if it fits.
+  const omitted = { memory: 0, briefing: 0, experience: 0 };
+  const take = (kind: 'memory' | 'briefing' | 'experience', candidates: Array<PreparedBlock | null>): PreparedBlock[] => {
     const chosen: PreparedBlock[] = [];
     let chars = 0;
     for (const candidate of candidates) {
@@ -351,13 +435,20 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   const briefing = input.briefing?.length
     ? take('briefing', input.briefing.map((item) => prepare(memo, 'briefing', { source: 'request:briefing', text: briefingText(item) })))
     : [];
+  const experiences = input.experiences?.length
+    ? take(
+        'experience',
+        input.experiences.map((item) => prepare(memo, 'experience', { source: singleLine(item.sourceRef, 512) || 'request:experience', text: item.content }, false)),
+      )
+    : [];
   const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare(memo, 'memory', note))) : [];
 
-  // Input layout: recalled notes, live state, host state, material, then the turn itself.
+  // Input layout: recalled notes, live state, host state, lessons, material, then the turn itself.
   const inputs: PreparedBlock[] = memory;
   if (liveContext) inputs.push(liveContext);
   if (topic) inputs.push(topic);
   for (const prepared of briefing) inputs.push(prepared);
+  for (const prepared of experiences) inputs.push(prepared);
   for (const prepared of evidence) inputs.push(prepared);
   if (preferences) inputs.push(preferences);
   if (task) inputs.push(task);
@@ -368,7 +459,12 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   // clock line) and the input, continuing the prefix's hash state.
   let split = 0;
   while (split < system.length && PLACEMENT[system[split]!.kind].cacheClass !== 'volatile') split++;
-  const stable = stablePart(memo, split === system.length ? system : system.slice(0, split));
+  const planTokens: PlanTokens = {
+    counter: tokenizer,
+    memo: memo.tokens ?? NO_COMPILER_MEMO.tokens!,
+    toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
+  };
+  const stable = stablePart(memo, planTokens, split === system.length ? system : system.slice(0, split));
   const tail = split === system.length ? [] : system.slice(split);
   const part = inputPart(memo, inputs);
 
@@ -379,23 +475,20 @@ function compileWith(memo: CompilerMemo, input: CompileInput): CompiledContext {
   const redactions = { email: stable.email, phone: stable.phone };
   let totalTokens = stable.tokens;
   let systemPrompt = stable.text;
-  let cache = stable.cache;
-  let promptSha256 = stable.promptSha256;
-  if (tail.length > 0) {
-    const planned: PlannedSegment[] = [];
-    for (const prepared of tail) {
-      const placement = PLACEMENT[prepared.kind];
-      planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
-      blocks.push(blockOf(prepared));
-      systemSegments.push(prepared.segment);
-      systemPrompt += prepared.segment;
-      byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
-      totalTokens += prepared.segmentTokens;
-      redactions.email += prepared.email;
-      redactions.phone += prepared.phone;
-    }
-    ({ cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, stable.plan));
+  const planned: PlannedSegment[] = [];
+  for (const prepared of tail) {
+    const placement = PLACEMENT[prepared.kind];
+    planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
+    blocks.push(blockOf(prepared));
+    systemSegments.push(prepared.segment);
+    systemPrompt += prepared.segment;
+    byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+    totalTokens += prepared.segmentTokens;
+    redactions.email += prepared.email;
+    redactions.phone += prepared.phone;
   }
+  // The engine and the session's tool tokens are this compile's own: the shared prefix is finished with them.
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine, planTokens, stable.plan);
   for (const block of part.blocks) blocks.push(block);
   for (const prepared of inputs) byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
   totalTokens += part.tokens;
@@ -457,9 +550,7 @@ export interface StablePart {
   readonly tokens: number;
   readonly email: number;
   readonly phone: number;
-  /** The plan of this prefix alone (a compile without volatile blocks delivers it as it is), and where to continue it. */
-  readonly cache: CachePlan;
-  readonly promptSha256: string;
+  /** The plan of this prefix, to finish with a compile's volatile tail, engine and tool tokens. */
   readonly plan: PlannedPrefix;
 }
 
@@ -525,9 +616,10 @@ function keepPart<T extends object>(memo: CompilerMemo, blocks: readonly Prepare
   return part;
 }
 
-function stablePart(memo: CompilerMemo, system: readonly PreparedBlock[]): StablePart {
+function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly PreparedBlock[]): StablePart {
   const node = partNode(memo, 's', system);
-  if (node?.part !== undefined) return node.part as StablePart;
+  // Its token counts are one tokenizer's: a memo shared by compilers with another recomputes it.
+  if (node?.part !== undefined && (node.part as StablePart).plan.tokenizer === planTokens.counter.name) return node.part as StablePart;
   const planned: PlannedSegment[] = [];
   const blocks: Block[] = [];
   const segments: string[] = [];
@@ -545,11 +637,11 @@ function stablePart(memo: CompilerMemo, system: readonly PreparedBlock[]): Stabl
     email += prepared.email;
     phone += prepared.phone;
   }
-  const { cache, promptSha256, prefix } = planPrefix(planned, memo.prefixes, memo.routeKeys);
+  const plan = planPrefix(planned, memo.prefixes, planTokens);
   const text = segments.join('');
-  const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, cache, promptSha256, plan: prefix };
+  const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, plan };
   // The text, its blocks' contents (about the same again) and a native hash state per boundary.
-  return keepPart(memo, system, node, part, 4 * text.length + 1024 * (cache.boundaries.length + 1));
+  return keepPart(memo, system, node, part, 4 * text.length + 1024 * (plan.boundaries.length + 1));
 }
 
 function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputPart {
@@ -582,6 +674,7 @@ const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
 ) as Record<string, SourceText>;
 
 const BUILTIN_RUNTIME_POLICY: SourceText = Object.freeze({ source: RUNTIME_POLICY_SOURCE, text: RUNTIME_POLICY });
+const BUILTIN_RUNTIME_POLICY_TOOL_USE: SourceText = Object.freeze({ source: RUNTIME_POLICY_TOOL_USE_SOURCE, text: RUNTIME_POLICY_TOOL_USE });
 
 function checkLimit(kind: BlockKind, chars: number, limits: Record<BlockKind, number>): void {
   const limit = limits[kind];

@@ -7,9 +7,12 @@ import type { BlockKind, Policy } from './types.js';
 export const DEFAULT_BLOCK_LIMITS: Readonly<Record<BlockKind, number>> = Object.freeze({
   identity: 8000,
   'runtime-policy': 4000,
+  blueprint: 8000,
   persona: 12000,
   'hard-rules': 4000,
   tools: 8000,
+  connections: 6000,
+  role: 4000,
   capabilities: 12000,
   purpose: 2000,
   'runtime-scope': 2000,
@@ -18,6 +21,8 @@ export const DEFAULT_BLOCK_LIMITS: Readonly<Record<BlockKind, number>> = Object.
   'live-context': 3000,
   topic: 6000,
   briefing: 4000,
+  // Nine items of at most 2,000 bytes each fit; the total limit still applies.
+  experience: 18000,
   evidence: 24000,
   preferences: 400,
   task: 16000,
@@ -30,7 +35,7 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
 });
 
 /** Kinds chosen greedily in rank order while they fit; every other kind is mandatory. */
-export const OPTIONAL_KINDS: ReadonlySet<BlockKind> = new Set<BlockKind>(['memory', 'briefing']);
+export const OPTIONAL_KINDS: ReadonlySet<BlockKind> = new Set<BlockKind>(['memory', 'briefing', 'experience']);
 
 export interface PolicyOverride {
   limitChars?: number;

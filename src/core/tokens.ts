@@ -37,3 +37,32 @@ export function approxTokens(text: string): number {
   }
   return Math.ceil((bytes + FENCE_SURCHARGE * fences + PIPE_SURCHARGE * pipes) / 4);
 }
+
+/** A function tool as a caller sends it beside the instructions (a realtime session's `tools`). */
+export interface ToolDefinitionForCount {
+  readonly type: 'function';
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: object;
+}
+
+/**
+ * Counts tokens the way one tokenizer does; `name` is written in the cache plan. The core
+ * has none of its own beyond the estimate: the service hands the compiler its tokenizer
+ * (`src/tokenizer.ts`, o200k_base), so `src/core` stays dependency-free.
+ */
+export interface TokenCounter {
+  /** What the plan says it counted with, e.g. `o200k_base`. */
+  readonly name: string;
+  /** Tokens of `text`. */
+  count(text: string): number;
+  /** Tokens the provider spends on these tool definitions, sent beside the instructions. */
+  countTools(tools: readonly ToolDefinitionForCount[]): number;
+}
+
+/** The estimate as a counter: what a compile without a tokenizer plans with (`tokenizer: "estimate"`). */
+export const ESTIMATE_COUNTER: TokenCounter = Object.freeze({
+  name: 'estimate',
+  count: approxTokens,
+  countTools: (tools: readonly ToolDefinitionForCount[]) => (tools.length === 0 ? 0 : approxTokens(JSON.stringify(tools))),
+});

@@ -4,6 +4,7 @@
  * `CompiledContext`, and routes deliver and trace that.
  */
 import type { Clock } from './time.js';
+import type { ToolDefinitionForCount } from './tokens.js';
 
 /**
  * The most bytes any read of a brain file may take (mandatory worker files are read with
@@ -16,9 +17,12 @@ export const MAX_READ_BYTES = 1024 * 1024;
 export const BLOCK_KINDS = [
   'identity',
   'runtime-policy',
+  'blueprint',
   'persona',
   'hard-rules',
   'tools',
+  'connections',
+  'role',
   'capabilities',
   'purpose',
   'runtime-scope',
@@ -27,6 +31,7 @@ export const BLOCK_KINDS = [
   'live-context',
   'topic',
   'briefing',
+  'experience',
   'evidence',
   'preferences',
   'task',
@@ -47,6 +52,9 @@ export type Surface = (typeof SURFACES)[number];
 
 export const PHASES = ['start', 'turn'] as const;
 export type Phase = (typeof PHASES)[number];
+
+/** An engine name (`engine`): a bounded slug such as `gpt-realtime` or `claude-sonnet-4.5`, at most 64 chars. */
+export const ENGINE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 export interface Block {
   kind: BlockKind;
@@ -92,11 +100,30 @@ export interface EvidenceItem {
   content: string;
 }
 
+/** A lesson or past outcome the host recalls for this turn; advisory, optional under budget, in rank order. */
+export interface ExperienceItem {
+  sourceRef: string;
+  content: string;
+}
+
+/**
+ * A service a worker can act on through its tools (`workers/<w>/connections.json`). `env`
+ * names the stand-in variable its tool calls carry, never a secret.
+ */
+export interface Connection {
+  name: string;
+  hosts: readonly string[];
+  methods: readonly string[];
+  env: string;
+  usage?: string | undefined;
+}
+
 /** Presentation-only settings from a closed set; rendered as fixed text the compiler writes. */
 export interface Preferences {
   length?: 'concise' | 'detailed';
   format?: 'bullets' | 'paragraphs';
   tone?: 'direct' | 'gentle';
+  initiative?: 'ask-first' | 'proactive';
 }
 
 export interface Policy {
@@ -124,11 +151,20 @@ export interface CompileInput {
   clock?: Clock;
   /** Always the first block of the system prompt. */
   identity: SourceText;
-  /** Defaults to the built-in runtime policy that explains the authority model. */
+  /**
+   * Defaults to the built-in runtime policy that explains the authority model; a compile
+   * that gives the model tools (tools, connections or capabilities) gets its tool-use form.
+   */
   runtimePolicy?: SourceText;
+  /** The platform blueprint every worker shares (`platform/blueprint.md`, front matter removed). */
+  blueprint?: SourceText;
   persona?: SourceText;
   hardRules?: SourceText;
   tools?: SourceText;
+  /** The services the worker can act on; rendered sorted by name. No services, no block. */
+  connections?: { source: string; services: readonly Connection[] };
+  /** The role this run plays (`workers/<w>/roles/<id>.md`). */
+  role?: SourceText;
   capabilities?: readonly Capability[];
   purpose?: SourceText;
   /** Recalled notes in rank order (best first); taken greedily while they fit. */
@@ -137,10 +173,23 @@ export interface CompileInput {
   topic?: SourceText;
   /** Host state in rank order; taken greedily while it fits. */
   briefing?: readonly BriefingItem[];
+  /** Advisory lessons in rank order; taken greedily while they fit. */
+  experiences?: readonly ExperienceItem[];
   evidence?: readonly EvidenceItem[];
   preferences?: Preferences;
   task?: SourceText;
   message?: SourceText;
+  /**
+   * The model or engine the prompt is for (a bounded slug, `ENGINE_PATTERN`). It enters the
+   * route key only, so two engines never share one; every boundary hash stays the same.
+   */
+  engine?: string | undefined;
+  /**
+   * Tool definitions the caller sends beside the instructions (a realtime session's
+   * `tools`). They are not part of the prompt text; providers cache them with it, so their
+   * tokens count toward every cache boundary (docs/compiler.md, "Cache plan").
+   */
+  sessionTools?: readonly ToolDefinitionForCount[];
 }
 
 export interface CacheBoundary {
@@ -153,15 +202,23 @@ export interface CacheBoundary {
   /** sha256 hex of `systemPrompt.slice(0, prefixChars)`. */
   prefixSha256: string;
   approxTokens: number;
-  /** The prefix is under the providers' minimum cacheable size, so caching it does nothing. */
+  /** Tokens of the prefix as the plan's tokenizer counts them, plus the session's tool definitions (`toolTokens`). */
+  tokens: number;
+  /** `tokens` is under the providers' minimum cacheable size, so caching it does nothing. */
   belowMinimum: boolean;
 }
 
 export interface CachePlan {
   schemaVersion: number;
-  /** For OpenAI `prompt_cache_key`: derived from the worker-stable prefix and the schema version. */
+  /** For OpenAI `prompt_cache_key`: derived from the worker-stable prefix, the schema version and the engine. */
   routeKey: string;
+  /** The engine the route key was derived for; null when the caller named none. */
+  engine: string | null;
+  /** What the boundaries' `tokens` were counted with: `o200k_base` in the service, `estimate` without a tokenizer. */
+  tokenizer: string;
   minimumTokens: number;
+  /** Tokens of the session's tool definitions, counted into every boundary (0 without any). */
+  toolTokens: number;
   boundaries: CacheBoundary[];
 }
 
@@ -170,7 +227,7 @@ export interface Budget {
   usedChars: number;
   remainingChars: number;
   /** Optional items left out because they did not fit. */
-  omitted: { memory: number; briefing: number };
+  omitted: { memory: number; briefing: number; experience: number };
   /** Per-kind content limits from the policy. */
   blocks: Record<BlockKind, number>;
 }

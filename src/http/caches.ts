@@ -3,12 +3,13 @@ import fp from 'fastify-plugin';
 import type { Caches } from '../caches.js';
 import { createCompiler, type Compiler } from '../core/compile.js';
 import type { SourceMemo } from '../sources/job.js';
+import { O200K_BASE } from '../tokenizer.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The one bounded cache set (src/caches.ts): every value kept between requests, visible and resettable. */
     caches: Caches;
-    /** The compiler, remembering stable blocks and prefix hashes in `caches.compiler`. */
+    /** The compiler, counting the cache plan's tokens with o200k_base and remembering stable blocks, prefix hashes and token counts in `caches.compiler`. */
     compiler: Compiler;
     /** What the persona and worker sources remember, in `caches.sources`. */
     sourceMemo: SourceMemo;
@@ -20,8 +21,9 @@ export const cachesPlugin = fp(
   async function cachesPlugin(app: FastifyInstance, options: { caches: Caches }) {
     const { caches } = options;
     app.decorate('caches', caches);
-    app.decorate('compiler', createCompiler({ memo: caches.compiler }));
+    app.decorate('compiler', createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }));
     app.decorate('sourceMemo', { ...caches.sources, time: caches.compiler.time });
+    app.metrics.collectCaches(() => caches.stats());
   },
-  { name: 'caches' },
+  { name: 'caches', dependencies: ['metrics'] },
 );

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
+import { buildHud, type Hud, type SnapshotFile } from '../core/hud.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { ListingRecord, SourceRecord } from '../io/brain.js';
@@ -43,6 +44,8 @@ export interface DeliveryRequest {
   /** Options that shaped the prompt (timezone, now, sanitize, item counts), recorded in the trace: never text or tokens. */
   options: Readonly<Record<string, unknown>>;
   format: DeliveryFormat;
+  /** Whether the JSON answer carries `hud` (`?hud=1`); the trace records it either way. */
+  hud?: boolean;
   clock: RequestClock;
   /** The route's JSON writer (`createAnswerEncoder` over its response schema). */
   answer: AnswerEncoder;
@@ -55,6 +58,8 @@ interface DeliveryBase extends DeliveryRequest {
   /** Brain paths looked for and found missing, and the directory listings relied on (trace only). */
   absent: readonly string[];
   listings: readonly ListingRecord[];
+  /** The files read, as the HUD's snapshot describes them. */
+  loaded: readonly SnapshotFile[];
   /** Warnings from reading sources (the compile adds its own). */
   warnings: readonly string[];
   timing: {
@@ -96,6 +101,9 @@ export async function deliverJob(request: FastifyRequest, reply: FastifyReply, d
   } catch (error) {
     outcome = { error };
   }
+  const { metrics } = request.server;
+  if (found !== undefined) metrics.readDuration.observe({ route: delivery.route }, readMs / 1000);
+  if ('result' in outcome) metrics.compileDuration.observe({ route: delivery.route }, compileMs / 1000);
   return deliver(request, reply, {
     ...delivery,
     options: found === undefined ? delivery.options : { ...delivery.options, ...found.facts },
@@ -103,9 +111,15 @@ export async function deliverJob(request: FastifyRequest, reply: FastifyReply, d
     sources: brain.sources(),
     absent: brain.absent(),
     listings: brain.listings(),
+    loaded: brain.loaded(),
     timing: { readMs, compileMs },
     ...outcome,
   });
+}
+
+/** Whether a route's `?hud=` asks for the HUD in the answer. */
+export function wantsHud(flag: string | undefined): boolean {
+  return flag === '1' || flag === 'true';
 }
 
 /** The run id the caller chose (already validated by the route schema) or a new one. */
@@ -135,6 +149,31 @@ interface EncodedResult {
   etags: Partial<Record<DeliveryFormat, string>>;
   /** Its JSON members, as bytes, per run of the route's encoder. */
   parts?: ResultParts;
+  /** Its HUD, and the very file snapshots and misses it was built from. */
+  hud?: KeptHud;
+}
+
+interface KeptHud {
+  loaded: readonly SnapshotFile[];
+  missing: readonly string[];
+  hud: Hud;
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((item, i) => item === b[i]);
+
+/**
+ * The delivery's HUD. A shared result keeps the one built for it, reused while the files read
+ * are the very same snapshots (the brain hands out one per file version) and the same paths
+ * were missing: a persona's answer within a minute costs a few comparisons, not a rebuild.
+ */
+function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined): KeptHud {
+  if (kept && sameItems(kept.loaded, delivery.loaded) && sameItems(kept.missing, delivery.absent)) return kept;
+  const { compiled } = delivery.result;
+  return {
+    loaded: delivery.loaded,
+    missing: delivery.absent,
+    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget }),
+  };
 }
 
 /**
@@ -167,6 +206,8 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const etag = encoded?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
+  const kept = hudFor(delivery, encoded?.hud);
+  const { hud } = kept;
   const tracing = performance.now();
   try {
     await traces.append({
@@ -182,21 +223,31 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       tokens: compiled.tokens,
       redactions: compiled.redactions,
       warnings: [...warnings],
+      // The same tools object on every call of a persona: the store keeps its definitions once.
+      ...(result.realtime === undefined ? {} : { realtime: result.realtime }),
+      hud,
+      ...(result.record?.recall ? { recall: result.record.recall } : {}),
+      ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
     });
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
   }
   const traceMs = performance.now() - tracing;
+  const { redactions } = compiled;
+  if (redactions.email > 0) metrics.redactions.inc({ kind: 'email' }, redactions.email);
+  if (redactions.phone > 0) metrics.redactions.inc({ kind: 'phone' }, redactions.phone);
   const { readMs, compileMs } = delivery.timing;
   reply
     .header('etag', etag)
     .header('cache-control', 'private, no-cache')
     .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
   const json = !notModified && delivery.format === 'json';
-  if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined))) {
-    encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}) };
-    if (json) encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), pieces: caches.pieces });
-    let bytes = 256;
+  if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined) || encoded.hud !== kept)) {
+    encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
+    if (json && encoded.parts === undefined) {
+      encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), pieces: caches.pieces });
+    }
+    let bytes = 256 + 320 * hud.files.length;
     for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;
     caches.answers.set(result, encoded, bytes);
   }
@@ -209,6 +260,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     warnings,
     surface: delivery.surface,
     phase: delivery.identifiers['phase'],
+    ...(delivery.hud === true ? { hud } : {}),
   };
   // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
   return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), encoded?.parts));
@@ -244,6 +296,8 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
     subject: delivery.subject,
     surface: delivery.surface,
     status,
+    requestId: String(request.id),
+    ...(request.traceparent !== null ? { traceparent: request.traceparent } : {}),
     request: {
       ...delivery.identifiers,
       ...delivery.options,

@@ -1,184 +1,250 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStats } from '../caches.js';
+import type { TraceStoreStats } from '../io/trace/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The service's Prometheus series, rendered by `GET /metrics`. */
+    /** The app's Prometheus registry and series, rendered by `GET /metrics`. */
     metrics: Metrics;
+  }
+  interface FastifyReply {
+    /** The problem `code` this reply carries (set by `sendProblem`), for the request's log line; null otherwise. */
+    problemCode: string | null;
   }
 }
 
 /**
- * A small Prometheus registry: counters and histograms with labels, rendered in the text
- * exposition format. Kept in-house because the service needs five series and no default
- * process collectors. Label names are declared once per metric, so an observation is a
- * few Map lookups by label value; a series' label text is built once, when it first appears.
+ * The service's Prometheus series, on `prom-client`: its default process metrics (CPU,
+ * memory, heap, event-loop lag, GC, handles, file descriptors) and ours, in one registry per
+ * app — never prom-client's global one, so a test can build several apps side by side and
+ * each counts only its own requests. docs/operations.md (Metrics) lists every series.
+ *
+ * Observations on the request path are one counter increment and one histogram
+ * observation; whatever can be read when scraped (the cache set, the trace store's
+ * counters) is read then, in `collect`, and costs nothing per request.
  *
  * @see https://prometheus.io/docs/instrumenting/exposition_formats/
  */
 
-const DEFAULT_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const REQUEST_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** A compile or a brain read from the stat-keyed cache takes microseconds; a cold read of a large brain, milliseconds. */
+const STEP_BUCKETS_SECONDS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+const BATCH_BUCKETS_EVENTS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-}
-
-/** The series of one metric, found by label values in declaration order. */
-class SeriesIndex<L extends string, S> {
-  private readonly root = new Map<string, unknown>();
-  /** Every series with its label text (`a="1",b="2"`, names sorted), in order of first appearance. */
-  readonly all: Array<{ key: string; series: S }> = [];
-  private readonly sortedNames: readonly L[];
-
-  constructor(
-    private readonly names: readonly L[],
-    private readonly create: () => S,
-  ) {
-    this.sortedNames = [...names].sort();
-  }
-
-  find(labels: Readonly<Record<L, string>>): S | undefined {
-    let node: unknown = this.root;
-    for (const name of this.names) {
-      node = (node as Map<string, unknown>).get(labels[name]);
-      if (node === undefined) return undefined;
-    }
-    return this.names.length === 0 ? (this.root.get('') as S | undefined) : (node as S);
-  }
-
-  get(labels: Readonly<Record<L, string>>): S {
-    const known = this.find(labels);
-    if (known !== undefined) return known;
-    const series = this.create();
-    const last = this.names.length - 1;
-    let node = this.root;
-    for (let i = 0; i < last; i++) {
-      const value = labels[this.names[i]!];
-      let next = node.get(value) as Map<string, unknown> | undefined;
-      if (!next) node.set(value, (next = new Map()));
-      node = next;
-    }
-    node.set(last < 0 ? '' : labels[this.names[last]!], series);
-    const key = this.sortedNames.map((name) => `${name}="${escapeLabel(String(labels[name]))}"`).join(',');
-    this.all.push({ key, series });
-    return series;
-  }
-}
-
-export class Counter<L extends string = never> {
-  private readonly index: SeriesIndex<L, { value: number }>;
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly L[] = [],
-  ) {
-    this.index = new SeriesIndex(labelNames, () => ({ value: 0 }));
-  }
-
-  inc(labels: Readonly<Record<L, string>> = {} as Record<L, string>, by = 1): void {
-    this.index.get(labels).value += by;
-  }
-
-  get(labels: Readonly<Record<L, string>> = {} as Record<L, string>): number {
-    return this.index.find(labels)?.value ?? 0;
-  }
-
-  render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const { key, series } of this.index.all) lines.push(`${this.name}${key ? `{${key}}` : ''} ${series.value}`);
-    return lines.join('\n');
-  }
-}
-
-interface HistogramSeries {
-  buckets: number[];
-  sum: number;
-  count: number;
-}
-
-export class Histogram<L extends string = never> {
-  private readonly index: SeriesIndex<L, HistogramSeries>;
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly L[] = [],
-    readonly bounds: readonly number[] = DEFAULT_BUCKETS_SECONDS,
-  ) {
-    this.index = new SeriesIndex(labelNames, () => ({ buckets: new Array<number>(bounds.length).fill(0), sum: 0, count: 0 }));
-  }
-
-  observe(labels: Readonly<Record<L, string>>, value: number): void {
-    const series = this.index.get(labels);
-    const bounds = this.bounds;
-    for (let i = 0; i < bounds.length; i++) if (value <= bounds[i]!) series.buckets[i]!++;
-    series.sum += value;
-    series.count++;
-  }
-
-  count(labels: Readonly<Record<L, string>> = {} as Record<L, string>): number {
-    return this.index.find(labels)?.count ?? 0;
-  }
-
-  render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const { key, series } of this.index.all) {
-      const prefix = key ? `${key},` : '';
-      this.bounds.forEach((bound, i) => lines.push(`${this.name}_bucket{${prefix}le="${bound}"} ${series.buckets[i]}`));
-      lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${series.count}`);
-      const suffix = key ? `{${key}}` : '';
-      lines.push(`${this.name}_sum${suffix} ${series.sum}`, `${this.name}_count${suffix} ${series.count}`);
-    }
-    return lines.join('\n');
-  }
-}
+export type TraceBackend = TraceStoreStats['backend'];
 
 export interface Metrics {
+  readonly registry: Registry;
+  /** `cc_http_requests_total`: every request, by route pattern, method and status. */
   readonly requests: Counter<'route' | 'method' | 'status'>;
   readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
   readonly compileFailures: Counter<'route' | 'code'>;
+  /** Time a compile job spent reading its sources through the brain, by route. */
+  readonly readDuration: Histogram<'route'>;
+  /** Time spent in the compiler, by route. */
+  readonly compileDuration: Histogram<'route'>;
+  /** PII redacted from delivered prompts, by kind (a prompt delivered twice counts twice). */
+  readonly redactions: Counter<'kind'>;
   readonly traceWriteDuration: Histogram<'result'>;
   readonly traceCommits: Counter;
+  /** One observation per group commit: how long the batch took to become durable (or fail), and how many events it held. */
+  readonly traceBatchDuration: Histogram<'backend' | 'result'>;
+  readonly traceBatchEvents: Histogram<'backend'>;
   readonly connectionsShed: Counter<'reason'>;
-  render(): string;
+  /** Requests refused while the replica was overloaded, by the threshold it was over (`src/http/pressure.ts`). */
+  readonly requestsShed: Counter<'reason'>;
+  /** Reads the cache set's areas (entries, bytes, hits, misses) at every scrape. */
+  collectCaches(stats: () => readonly CacheStats[]): void;
+  /** Reads the trace store's counters (failures, rejected appends) at every scrape. */
+  collectTraces(stats: () => TraceStoreStats): void;
+  /** The Prometheus text exposition of every series. */
+  render(): Promise<string>;
+  /** The `Content-Type` of `render()`. */
+  readonly contentType: string;
 }
 
-export function createMetrics(): Metrics {
-  const requests = new Counter('cc_http_requests_total', 'HTTP requests by route, method and status.', ['route', 'method', 'status']);
-  const requestDuration = new Histogram('cc_http_request_duration_seconds', 'HTTP request latency by route, method and status.', ['route', 'method', 'status']);
-  const compileFailures = new Counter('cc_compile_failures_total', 'Compiles that delivered no prompt, by route and error code.', ['route', 'code']);
-  const traceWriteDuration = new Histogram('cc_trace_write_duration_seconds', 'Time for a trace event to become durable.', ['result']);
-  const traceCommits = new Counter(
-    'cc_trace_commits_total',
-    'Durable commits of the trace store: an fsync of a trace file, or a committed transaction. Group commit makes them far fewer than trace events.',
-  );
-  const connectionsShed = new Counter(
-    'cc_http_connections_shed_total',
-    'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
-    ['reason'],
-  );
-  const all = [requests, requestDuration, compileFailures, traceWriteDuration, traceCommits, connectionsShed];
+export interface MetricsOptions {
+  /** Register prom-client's default process metrics (default true). */
+  defaultMetrics?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'cc_http_requests_total',
+    help: 'HTTP requests by route, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: 'cc_http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: REQUEST_BUCKETS_SECONDS,
+    registers,
+  });
+  const compileFailures = new Counter({
+    name: 'cc_compile_failures_total',
+    help: 'Compiles that delivered no prompt, by route and error code.',
+    labelNames: ['route', 'code'] as const,
+    registers,
+  });
+  const readDuration = new Histogram({
+    name: 'cc_compile_read_duration_seconds',
+    help: "Time a compile spent reading its sources from the brain (stat-revalidated cache included), by route.",
+    labelNames: ['route'] as const,
+    buckets: STEP_BUCKETS_SECONDS,
+    registers,
+  });
+  const compileDuration = new Histogram({
+    name: 'cc_compile_duration_seconds',
+    help: 'Time spent in the compiler, by route (a result shared within the minute takes next to none).',
+    labelNames: ['route'] as const,
+    buckets: STEP_BUCKETS_SECONDS,
+    registers,
+  });
+  const redactions = new Counter({
+    name: 'cc_redactions_total',
+    help: 'PII redacted from delivered prompts, by kind (email, phone); a prompt delivered twice counts twice.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const traceWriteDuration = new Histogram({
+    name: 'cc_trace_write_duration_seconds',
+    help: 'Time for a trace event to become durable.',
+    labelNames: ['result'] as const,
+    buckets: REQUEST_BUCKETS_SECONDS,
+    registers,
+  });
+  const traceCommits = new Counter({
+    name: 'cc_trace_commits_total',
+    help: 'Durable commits of the trace store: an fsync of a trace file, or a committed transaction. Group commit makes them far fewer than trace events.',
+    registers,
+  });
+  const traceBatchDuration = new Histogram({
+    name: 'cc_trace_batch_duration_seconds',
+    help: 'Time for one group-commit batch to become durable (one write and fsync, or one transaction), by backend and result.',
+    labelNames: ['backend', 'result'] as const,
+    buckets: REQUEST_BUCKETS_SECONDS,
+    registers,
+  });
+  const traceBatchEvents = new Histogram({
+    name: 'cc_trace_batch_events',
+    help: 'Trace events per group-commit batch, by backend.',
+    labelNames: ['backend'] as const,
+    buckets: BATCH_BUCKETS_EVENTS,
+    registers,
+  });
+  const connectionsShed = new Counter({
+    name: 'cc_http_connections_shed_total',
+    help: 'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
+  const requestsShed = new Counter({
+    name: 'cc_http_requests_shed_total',
+    help: 'Requests refused with 503 CC_OVERLOADED while the replica was over a load threshold, by threshold (eventLoopDelay, eventLoopUtilization, heapUsedBytes).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
   return {
+    registry,
     requests,
     requestDuration,
     compileFailures,
+    readDuration,
+    compileDuration,
+    redactions,
     traceWriteDuration,
     traceCommits,
+    traceBatchDuration,
+    traceBatchEvents,
     connectionsShed,
-    render: () => `${all.map((metric) => metric.render()).join('\n')}\n`,
+    requestsShed,
+    collectCaches(stats) {
+      const read = scrapeOnce(stats);
+      const series = (name: string, help: string, pick: (area: CacheStats) => number, type: 'counter' | 'gauge') => {
+        const collect = function (this: Counter<'area'> | Gauge<'area'>) {
+          this.reset();
+          for (const area of read()) {
+            if (type === 'gauge') (this as Gauge<'area'>).set({ area: area.area }, pick(area));
+            else (this as Counter<'area'>).inc({ area: area.area }, pick(area));
+          }
+        };
+        if (type === 'gauge') new Gauge({ name, help, labelNames: ['area'] as const, registers, collect });
+        else new Counter({ name, help, labelNames: ['area'] as const, registers, collect });
+      };
+      series('cc_cache_hits_total', 'Lookups in the cache set that found a value, by area.', (area) => area.hits, 'counter');
+      series('cc_cache_misses_total', 'Lookups in the cache set that found nothing (the value was derived afresh), by area.', (area) => area.misses, 'counter');
+      series('cc_cache_entries', 'Entries held in the cache set, by area.', (area) => area.entries, 'gauge');
+      series('cc_cache_bytes', 'Estimated bytes held in the cache set, by area.', (area) => area.bytes, 'gauge');
+      series('cc_cache_max_bytes', 'The bound of each area of the cache set, in estimated bytes.', (area) => area.maxBytes, 'gauge');
+    },
+    collectTraces(stats) {
+      new Counter({
+        name: 'cc_trace_failures_total',
+        help: 'Times the trace store went from working to failing (appends then answer 503 until it recovers), by backend.',
+        labelNames: ['backend'] as const,
+        registers,
+        collect() {
+          const now = stats();
+          this.reset();
+          this.inc({ backend: now.backend }, now.failures);
+        },
+      });
+      new Counter({
+        name: 'cc_trace_appends_total',
+        help: 'Trace events by result: durable, or rejected (the caller got a 503 and no prompt), by backend.',
+        labelNames: ['backend', 'result'] as const,
+        registers,
+        collect() {
+          const now = stats();
+          this.reset();
+          this.inc({ backend: now.backend, result: 'durable' }, now.appends);
+          this.inc({ backend: now.backend, result: 'rejected' }, now.rejected);
+        },
+      });
+    },
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}
+
+/** `stats`, read once per scrape however many series ask for it (the series of one scrape are collected together). */
+function scrapeOnce<T>(stats: () => T): () => T {
+  let value: T | undefined;
+  let pending = false;
+  return () => {
+    if (!pending) {
+      value = stats();
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+      });
+    }
+    return value!;
   };
 }
 
 /**
  * `app.metrics`, and one `onResponse` hook for every request: its count and latency by
- * route, method and status, and the one log line per request (route, status, ms, runId).
+ * route, method and status, and the one log line per request: route, status, ms, runId, the
+ * caller's `traceparent` when valid, and the problem `code` of a 4xx or 5xx (the request id is
+ * bound to every line of the request as `requestId`).
  */
 export const metricsPlugin = fp(
-  async function metricsPlugin(app: FastifyInstance) {
-    const metrics = createMetrics();
+  async function metricsPlugin(app: FastifyInstance, options: MetricsOptions) {
+    const metrics = createMetrics(options);
     app.decorate('metrics', metrics);
+    app.decorateReply('problemCode', null);
     const { requests, requestDuration } = metrics;
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeUrl ?? request.routeOptions.url ?? 'unmatched';
@@ -189,7 +255,11 @@ export const metricsPlugin = fp(
       // The object is only built when the line is written (at LOG_LEVEL=warn it is not); the logger is always pino's.
       if ((request.log as Logger).isLevelEnabled('info')) {
         const runId = reply.getHeader('x-run-id');
-        request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, ...(runId ? { runId } : {}) }, 'request');
+        const line: Record<string, unknown> = { method: request.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100 };
+        if (runId) line['runId'] = runId;
+        if (request.traceparent !== null) line['traceparent'] = request.traceparent;
+        if (reply.problemCode !== null) line['code'] = reply.problemCode;
+        request.log.info(line, 'request');
       }
       done();
     });

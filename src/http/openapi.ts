@@ -86,10 +86,20 @@ export function delivered<T extends z.ZodType>(schema: T, description: string) {
 export const traceUnavailable = {
   503: problemResponse(
     503,
-    '`CC_TRACE_UNAVAILABLE`: the trace event could not be made durable (disk full, directory unwritable), so nothing of the prompt was delivered; the detail says whether the compile itself had failed. `/readyz` is 503 meanwhile and the service recovers by itself. Also `CC_SHUTTING_DOWN`, `CC_NOT_READY`.',
-    { 'Retry-After': { type: 'integer', description: 'seconds' }, 'x-run-id': runIdHeader },
+    '`CC_TRACE_UNAVAILABLE`: the trace event could not be made durable (disk full, directory unwritable), so nothing of the prompt was delivered; the detail says whether the compile itself had failed. `/readyz` is 503 meanwhile and the service recovers by itself. Also `CC_SHUTTING_DOWN`, `CC_OVERLOADED`, `CC_NOT_READY`.',
+    {
+      'Retry-After': { type: 'integer', description: 'seconds' },
+      'x-run-id': { type: 'string', description: 'the run the failure was traced under; absent on `CC_OVERLOADED` and `CC_SHUTTING_DOWN`, refused before any compile' },
+    },
   ),
 };
+
+/** The 503 any route but the probes and /metrics may give. */
+const overloaded = problemResponse(
+  503,
+  '`CC_OVERLOADED`: the replica is over a load-shedding threshold (PRESSURE_*), so it refused at once; retry after `Retry-After` (another replica may answer). Also `CC_SHUTTING_DOWN`.',
+  { 'Retry-After': { type: 'integer', description: 'seconds' } },
+);
 
 const DESCRIPTION = `Compiles the exact prompt an AI persona or worker is given from a read-only markdown
 brain: deterministic, traced, cache-aware. Every error is an RFC 9457
@@ -100,6 +110,16 @@ While the service shuts down (SIGTERM), a request that arrives on a connection s
 \`code: CC_SHUTTING_DOWN\`, \`Retry-After: 1\` and \`Connection: close\`: send it again, and
 another instance answers. Connections are capped (MAX_CONNECTIONS): at the cap the oldest
 connection that has not sent a complete request is closed to admit a new one.
+
+An overloaded replica (mean event-loop delay, event-loop utilisation or heap in use over its
+PRESSURE_* threshold) answers every route but the probes and /metrics at once with a 503
+problem, \`code: CC_OVERLOADED\` and \`Retry-After\`, and /readyz is 503 naming the
+threshold, until a sample is under every threshold again.
+
+Every answer carries \`x-request-id\`: the caller's own when it sent a safe id
+(\`[A-Za-z0-9_:-]\`, at most 128 characters), else one the service made; problems repeat it
+as \`requestId\`. A valid W3C \`traceparent\` is recorded with the run (an invalid one is
+ignored), so the caller's trace and the run can be joined.
 
 Generated from the route schemas (\`npm run openapi\`); do not edit by hand.`;
 
@@ -113,6 +133,11 @@ type Transformed = { schema: FastifySchema & Record<string, unknown>; url: strin
 function routeTransform(): SwaggerTransform {
   const zodTransform = createJsonSchemaTransform({ skipList: [] }) as unknown as SwaggerTransform;
   return (input) => {
+    // Every route but the exempt ones may be shed while the replica is overloaded (src/http/pressure.ts).
+    const schema = input.schema as (FastifySchema & { response?: Record<string, unknown> }) | undefined;
+    if (schema?.response && input.route.config?.overloadExempt !== true && schema.response['503'] === undefined) {
+      input = { ...input, schema: { ...schema, response: { ...schema.response, 503: overloaded } } } as typeof input;
+    }
     const out = zodTransform(input) as Transformed;
     out.schema ??= {};
     const response = (input.schema as { response?: Record<string, { headers?: Record<string, DocumentedHeader> }> } | undefined)?.response ?? {};

@@ -121,6 +121,8 @@ export function writeClientErrorProblem(error: NodeJS.ErrnoException, socket: So
 
 export function sendProblem(reply: FastifyReply, problem: Problem, headers?: Record<string, string>): FastifyReply {
   if (headers) reply.headers(headers);
+  // The request's log line carries it (the metrics plugin writes that line).
+  reply.problemCode = problem.code;
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 
@@ -160,7 +162,8 @@ export const problemPlugin = fp(
 
     app.setErrorHandler((error, request, reply) => {
       const problem = toProblem(error, request);
-      if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+      // A shed request is expected under load: its request line says so, without a stack per request.
+      if (problem.status >= 500 && problem.code !== 'CC_OVERLOADED') request.log.error({ err: error, code: problem.code }, 'request failed');
       else request.log.debug({ code: problem.code }, 'request rejected');
       const headers = error instanceof ProblemError ? error.headers : undefined;
       return sendProblem(reply, problem, headers);

@@ -17,11 +17,18 @@ export interface TracesPluginOptions {
 /** `app.traces`: the trace store, closed with the app, its write path checked by `/readyz`. */
 export const tracesPlugin = fp(
   async function tracesPlugin(app: FastifyInstance, options: TracesPluginOptions) {
-        const traces = createTraceStoreFromConfig(app.config, app.log.child({ component: 'traces' }), {
+    const { metrics } = app;
+    const backend = app.config.traceDatabaseUrl === null ? 'files' : 'postgres';
+    const traces = createTraceStoreFromConfig(app.config, app.log.child({ component: 'traces' }), {
       ...(options.fs ? { fs: options.fs } : {}),
-      observeWrite: (seconds, ok) => app.metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
-      observeCommit: () => app.metrics.traceCommits.inc(),
+      observeWrite: (seconds, ok) => metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
+      observeCommit: () => metrics.traceCommits.inc(),
+      observeBatch: (events, seconds, ok) => {
+        metrics.traceBatchDuration.observe({ backend, result: ok ? 'ok' : 'error' }, seconds);
+        metrics.traceBatchEvents.observe({ backend }, events);
+      },
     });
+    metrics.collectTraces(() => traces.stats());
     app.decorate('traces', traces);
     app.addHook('onClose', () => traces.close());
     app.readinessChecks.push({ name: 'traces', check: () => traces.health() });

@@ -20,6 +20,7 @@ import { constants as fsConstants, lstat as lstatCallback, type Stats } from 'no
 import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { createCacheArea, type CacheArea } from '../caches.js';
+import { loadedFile, type SnapshotFile } from '../core/hud.js';
 import { MAX_READ_BYTES } from '../core/types.js';
 import type { TraceListing, TraceSource } from '../../schemas/trace.js';
 
@@ -46,6 +47,8 @@ export interface BrainFile {
   /** sha256 hex of the bytes read (the whole file unless `truncated`). */
   sha256: string;
   truncated: boolean;
+  /** Bytes of the file `text` came from: `size`, unless truncated (a cut read also drops its partial line). */
+  textBytes: number;
   /** Problems that degraded this file without failing it (invalid UTF-8, truncation). */
   warnings: string[];
 }
@@ -105,6 +108,8 @@ export interface BrainSession extends BrainReader {
   absent(): readonly string[];
   /** Directories listed, in first-listed order, each once. */
   listings(): readonly ListingRecord[];
+  /** Files read successfully, in first-read order, each once, as a HUD snapshot describes them (tokens, line range). */
+  loaded(): readonly SnapshotFile[];
   /**
    * What this session's reads relied on, to replay in a later session: every read answered
    * from (or into) the reader's cache, with the lookups that confirm it. Null when a read
@@ -134,6 +139,7 @@ export interface SessionRecord {
   readonly sources: readonly SourceRecord[];
   readonly absent: readonly string[];
   readonly listings: readonly ListingRecord[];
+  readonly loaded: readonly SnapshotFile[];
 }
 
 export interface Brain extends BrainReader {
@@ -378,6 +384,8 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   };
   // The reader hands out the same listing object while a directory is unchanged: digested once per version.
   const listingRecords = new WeakMap<ListResult, ListingRecord>();
+  // And the same result while a file is unchanged: its tokens and lines are counted once per version and read bound.
+  const snapshots = new WeakMap<BrainFile, { keep: 'head' | 'tail'; file: SnapshotFile }>();
   // Paths last found missing: a missing file is normal, and the lookups that missed it confirm it again.
   const missing = new Map<string, Lookup[]>();
   let realRoot: Promise<string> | undefined;
@@ -723,6 +731,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
         mtimeMs: info.mtimeMs,
         sha256: createHash('sha256').update(bytes).digest('hex'),
         truncated,
+        textBytes: window.length,
         warnings,
       };
       if (trusted(opened, info, startedAt)) remember(key, { lookups: [...opened.lookups, sameLookup(opened.resolved, info)], result });
@@ -858,8 +867,17 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     return result;
   }
 
+  function snapshotOf(result: BrainFile, keep: 'head' | 'tail'): SnapshotFile {
+    const known = snapshots.get(result);
+    if (known?.keep === keep) return known.file;
+    const file = loadedFile({ path: result.path, size: result.size, sha256: result.sha256, bytes: result.textBytes, truncated: result.truncated, keep, text: result.text });
+    snapshots.set(result, { keep, file });
+    return file;
+  }
+
   function session(): BrainSession {
     const recorded = new Map<string, SourceRecord>();
+    const snapshot = new Map<string, SnapshotFile>();
     const absent = new Set<string>();
     const listed = new Map<string, ListingRecord>();
     const relied: Array<Relied | null> = [];
@@ -880,6 +898,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
           };
           if (readOptions.within !== undefined) record.within = readOptions.within;
           recorded.set(path, record);
+          snapshot.set(path, snapshotOf(result, record.keep));
         } else if (result.status === 'missing') absent.add(path);
         return result;
       },
@@ -894,6 +913,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       sources: () => merged(replayed?.sources, recorded, (source) => source.path),
       absent: () => merged(replayed?.absent, absent, (path) => path),
       listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
+      loaded: () => merged(replayed?.loaded, snapshot, (file) => file.path),
       record() {
         if (replayed !== undefined) return relied.length === 0 ? replayed : null;
         const files: Array<{ key: string; entry: CachedFile }> = [];
@@ -922,6 +942,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
           sources: Object.freeze([...recorded.values()]),
           absent: Object.freeze([...absent]),
           listings: Object.freeze([...listed.values()]),
+          loaded: Object.freeze([...snapshot.values()]),
         });
       },
       async replay(record) {

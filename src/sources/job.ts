@@ -5,8 +5,10 @@
  * job hands back is changed after the fact. The CLI runs the same jobs without HTTP.
  */
 import type { Compiler } from '../core/compile.js';
+import type { Receipts, RecallDecision } from '../core/governance.js';
 import { noMemo, type Memo } from '../core/memo.js';
 import { NO_TIME_MEMO, type TimeMemo } from '../core/time.js';
+import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext } from '../core/types.js';
 import type { BrainReader } from '../io/brain.js';
 
@@ -34,6 +36,10 @@ export interface JobResult {
   readonly extra?: Readonly<Record<string, unknown>>;
   /** True when the result is remembered and handed out again (equal requests within a minute): shared, never mutated. */
   readonly shared?: boolean;
+  /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
+  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[] };
+  /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts). */
+  readonly record?: Readonly<{ recall?: RecallDecision; receipts?: Receipts }>;
 }
 
 /**

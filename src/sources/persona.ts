@@ -79,6 +79,8 @@ export interface PersonaRequest {
   /** A display label; sanitised to one line of ≤ 80 chars, advisory only. */
   topicName?: string | undefined;
   sanitize?: 'ascii' | undefined;
+  /** The engine the prompt is for: enters the route key only. */
+  engine?: string | undefined;
 }
 
 export interface PersonaOptions {
@@ -547,7 +549,7 @@ interface PersonaDay {
 function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): string {
   const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
   const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
-  return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${policyKey(options.policy, memo)}`;
+  return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
 }
 
 async function gatherPersona(brain: BrainReader, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): Promise<PersonaDay> {
@@ -604,7 +606,7 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
   const { key, name, voice, description } = prepared.rendered;
   const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
   const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
-  const keyTail = `|${topicKey}|${zone.timeZone}`;
+  const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
   const fixed = {
     subject: { kind: 'persona', id: persona.key },
     surface: 'voice',
@@ -615,6 +617,9 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
     tools: prepared.tools,
     hardRules: prepared.hardRules,
     ...(topic?.source ? { topic: topic.source } : {}),
+    ...(request.engine !== undefined ? { engine: request.engine } : {}),
+    // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
+    sessionTools: prepared.sessionTools,
   } as const;
   const liveSource = `builtin:${persona.key}/live-context`;
   // One list per live context (mars has one a day; venus one per set of events over), handed out again unchanged.
@@ -695,6 +700,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       tools: sources.tools,
       session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
     },
+    realtime: { voice: sources.voice, tools: sources.tools },
   };
 }
 

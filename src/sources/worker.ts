@@ -1,27 +1,45 @@
 /**
  * A worker's sources (SPEC §3, `POST /compile`): reads `workers/<worker>/identity.md` (legacy
- * `charter.md`), `policy.json` and `memory/*.md`, and the channel's `purpose.md`, through a
- * brain reader, and builds the `CompileInput` with the request's items. No Fastify here:
- * the route and the CLI both run its jobs.
+ * `charter.md`), `policy.json`, `connections.json`, the role (`roles/<role>.md`) and
+ * `memory/*.md`, the channel's `purpose.md` and the platform's `platform/blueprint.md`,
+ * through a brain reader, and builds the `CompileInput` with the request's items. No Fastify
+ * here: the route and the CLI both run its jobs.
  *
- * The identity and the purpose are mandatory text and never cut: one over the read cap is a
- * 422, a missing identity a 404 naming the file to create. Everything else degrades to a
- * warning. Parsed files (policy, memory-note indexes) are remembered per version of their
- * bytes.
+ * The identity, purpose, role and blueprint are trusted text and never cut: one over the
+ * read cap is a 422, a missing identity a 404 naming the file to create. A role the request
+ * names must be admitted by the policy (else a 422 naming it) and exist (else a 404 naming
+ * its file). Everything else degrades to a warning. Parsed files (policy, connections,
+ * blueprint, memory-note indexes) are remembered per version of their bytes.
  */
 import type { Compiler } from '../core/compile.js';
+import { BLUEPRINT_PATH, decideRecall, parseBlueprint, receiptsFor, type Blueprint, type RecallDecision, type RecallPolicy } from '../core/governance.js';
 import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../core/memory-notes.js';
 import { mergePolicy } from '../core/policy.js';
-import { MAX_READ_BYTES, type BriefingItem, type Capability, type CompileInput, type EvidenceItem, type Phase, type Policy, type Preferences, type SourceText, type Surface } from '../core/types.js';
+import {
+  MAX_READ_BYTES,
+  type BriefingItem,
+  type Capability,
+  type CompileInput,
+  type Connection,
+  type EvidenceItem,
+  type ExperienceItem,
+  type Phase,
+  type Policy,
+  type Preferences,
+  type SourceText,
+  type Surface,
+} from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { BrainFile, BrainReader, ReadResult } from '../io/brain.js';
-import { PolicyFileSchema } from '../../schemas/policy.js';
-import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobRead, type SourceDeps, type SourceMemo } from './job.js';
+import { ConnectionsFileSchema } from '../../schemas/connections-file.js';
+import { PolicyFileSchema, type PolicyFile } from '../../schemas/policy.js';
+import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobRead, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
 import { readHeartbeatTimezone } from './timezone.js';
 
 /** Mandatory sources are read with a cap far above any block limit: a bigger file is a 422, never cut. */
 export const MANDATORY_READ_BYTES = MAX_READ_BYTES;
 const POLICY_READ_BYTES = 64 * 1024;
+const CONNECTIONS_READ_BYTES = 64 * 1024;
 const MEMORY_FILE_BYTES = 64 * 1024;
 const MAX_MEMORY_FILES = 64;
 
@@ -31,12 +49,17 @@ export interface WorkerRequest {
   surface: Surface;
   worker: string;
   channelId?: string | undefined;
+  /** The role to play; else the policy's default role. */
+  role?: string | undefined;
   task?: string | undefined;
   message?: string | undefined;
   capabilities?: readonly Capability[] | undefined;
   briefing?: readonly BriefingItem[] | undefined;
   evidence?: readonly EvidenceItem[] | undefined;
+  experiences?: readonly ExperienceItem[] | undefined;
   preferences?: Preferences | undefined;
+  /** The engine the prompt is for: enters the route key only. */
+  engine?: string | undefined;
   /** The instant to compile for: the caller's `now`, else the time of the request. */
   now: Date;
   /** IANA zone, as the request names it (`timezone` on the wire); else heartbeat-state, else `defaultTimeZone`. */
@@ -49,15 +72,31 @@ export interface WorkerOptions {
   defaultTimeZone: string;
 }
 
-interface WorkerSources {
+export interface WorkerSources {
   identity: SourceText;
   policy: Policy;
   purpose?: SourceText;
+  blueprint?: { text: SourceText; revision: string };
+  connections?: { source: string; services: readonly Connection[] };
+  role?: { id: string; selectedBy: 'request' | 'default'; text: SourceText };
   memory: SourceText[];
+  recall: RecallDecision;
   timeZone: string;
 }
 
-type ParsedPolicy = { policy: Policy } | { warning: string };
+/** What a worker's `policy.json` decides beyond the budget. */
+interface Governance {
+  recall: RecallPolicy;
+  roles: { admitted: readonly string[]; default?: string | undefined };
+}
+
+const DEFAULT_GOVERNANCE: Governance = Object.freeze({ recall: 'always', roles: Object.freeze({ admitted: Object.freeze([]) }) });
+
+type ParsedPolicy = { policy: Policy; governance: Governance } | { warning: string };
+
+function governanceOf(file: PolicyFile): Governance {
+  return { recall: file.recall ?? 'always', roles: file.roles ?? DEFAULT_GOVERNANCE.roles };
+}
 
 function parsePolicy(file: BrainFile, base: Policy): ParsedPolicy {
   let json: unknown;
@@ -71,7 +110,7 @@ function parsePolicy(file: BrainFile, base: Policy): ParsedPolicy {
     const issue = parsed.error.issues[0]!;
     return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; the default policy applies` };
   }
-  return { policy: mergePolicy(base, parsed.data) };
+  return { policy: mergePolicy(base, parsed.data), governance: governanceOf(parsed.data) };
 }
 
 /** A mandatory brain file read whole, or the reason it cannot be used; its read warnings (invalid UTF-8) are kept. */
@@ -97,22 +136,129 @@ async function readIdentity(brain: BrainReader, worker: string, warnings: string
   throw new ProblemError('CC_NOT_FOUND', `No worker "${worker}": ${hint}.`, { extensions: { hint } });
 }
 
-async function readPolicy(brain: BrainReader, worker: string, base: Policy, memo: SourceMemo, warnings: string[]): Promise<Policy> {
+async function readPolicy(
+  brain: BrainReader,
+  worker: string,
+  base: Policy,
+  memo: SourceMemo,
+  warnings: string[],
+): Promise<{ policy: Policy; governance: Governance }> {
   const path = `workers/${worker}/policy.json`;
+  const defaults = { policy: base, governance: DEFAULT_GOVERNANCE };
   const result = await brain.read(path, { maxBytes: POLICY_READ_BYTES });
-  if (result.status === 'missing') return base;
+  if (result.status === 'missing') return defaults;
   if (result.status !== 'ok') {
     warnings.push(`${path} could not be read (${result.reason}); the default policy applies`);
-    return base;
+    return defaults;
   }
   // Keyed by path too: the warning names the file.
   const key = `policy|${result.sha256}${result.truncated ? '+' : ''}|${JSON.stringify(base)}|${path}`;
   const parsed = remembered(memo.parsed, key, () => parsePolicy(result, base), () => 2 * key.length + 4096);
   if ('warning' in parsed) {
     warnings.push(parsed.warning);
-    return base;
+    return defaults;
   }
-  return parsed.policy;
+  return parsed;
+}
+
+type ParsedConnections = { services: readonly Connection[] } | { warning: string };
+
+function parseConnections(file: BrainFile): ParsedConnections {
+  if (file.truncated) return { warning: `${file.path} is over ${CONNECTIONS_READ_BYTES} bytes; no connections block` };
+  let json: unknown;
+  try {
+    json = JSON.parse(file.text);
+  } catch {
+    return { warning: `${file.path} is not valid JSON; no connections block` };
+  }
+  const parsed = ConnectionsFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; no connections block` };
+  }
+  return { services: parsed.data };
+}
+
+/** `workers/<worker>/connections.json`, validated; absent when the file is (no block beats an empty promise). */
+async function readConnections(brain: BrainReader, worker: string, memo: SourceMemo, warnings: string[]): Promise<WorkerSources['connections']> {
+  const path = `workers/${worker}/connections.json`;
+  const result = await brain.read(path, { maxBytes: CONNECTIONS_READ_BYTES });
+  if (result.status === 'missing') return undefined;
+  if (result.status !== 'ok') {
+    warnings.push(`${path} could not be read (${result.reason}); no connections block`);
+    return undefined;
+  }
+  const key = `connections|${result.sha256}${result.truncated ? '+' : ''}|${path}`;
+  const parsed = remembered(memo.parsed, key, () => parseConnections(result), () => 4 * result.text.length + 2 * key.length + 1024);
+  if ('warning' in parsed) {
+    warnings.push(parsed.warning);
+    return undefined;
+  }
+  return { source: path, services: parsed.services };
+}
+
+/** `platform/blueprint.md` with its revision; absent when the file is (the receipt then says `none`). */
+async function readBlueprint(brain: BrainReader, memo: SourceMemo, warnings: string[]): Promise<WorkerSources['blueprint']> {
+  const result = await brain.read(BLUEPRINT_PATH, { maxBytes: MANDATORY_READ_BYTES });
+  if (result.status === 'missing') return undefined;
+  if (result.status !== 'ok') {
+    warnings.push(`${BLUEPRINT_PATH} could not be read (${result.reason}); compiled without the platform blueprint`);
+    return undefined;
+  }
+  const text = mandatoryText(result, warnings);
+  const key = `blueprint|${result.sha256}`;
+  const blueprint = remembered(memo.parsed, key, (): Blueprint => parseBlueprint(text.text, result.sha256), (parsed) => 2 * parsed.body.length + 512);
+  if (blueprint.warning !== undefined) warnings.push(blueprint.warning);
+  return { text: { source: BLUEPRINT_PATH, text: blueprint.body, brainDerived: true }, revision: blueprint.revision };
+}
+
+/**
+ * The role this run plays: the request's, which the policy must admit (else a 422 naming
+ * it, before anything of it is read), else the policy's default, else none.
+ */
+function chooseRole(request: WorkerRequest, governance: Governance): { id: string; selectedBy: 'request' | 'default' } | undefined {
+  const { admitted } = governance.roles;
+  if (request.role === undefined) return governance.roles.default === undefined ? undefined : { id: governance.roles.default, selectedBy: 'default' };
+  if (!admitted.includes(request.role)) {
+    const admits = admitted.length === 0 ? 'admits no role' : `admits ${admitted.join(', ')}`;
+    throw new ProblemError(
+      'CC_ROLE_NOT_ADMITTED',
+      `Worker "${request.worker}" does not admit role "${request.role}": its policy (workers/${request.worker}/policy.json, roles.admitted) ${admits}.`,
+      { extensions: { role: request.role, admitted: [...admitted] } },
+    );
+  }
+  return { id: request.role, selectedBy: 'request' };
+}
+
+/**
+ * The chosen role's file, read whole: a role the request named must exist (else a 404 naming
+ * its file); the policy's default degrades to a warning when its file cannot be used.
+ */
+async function readRole(
+  brain: BrainReader,
+  worker: string,
+  chosen: { id: string; selectedBy: 'request' | 'default' } | undefined,
+  warnings: string[],
+): Promise<WorkerSources['role']> {
+  if (chosen === undefined) return undefined;
+  const { id, selectedBy } = chosen;
+  const path = `workers/${worker}/roles/${id}.md`;
+  const result = await brain.read(path, { maxBytes: MANDATORY_READ_BYTES });
+  if (result.status === 'ok') return { id, selectedBy, text: mandatoryText(result, warnings) };
+  if (selectedBy === 'default') {
+    warnings.push(
+      result.status === 'missing'
+        ? `default role "${id}" has no file (${path}); compiled without a role`
+        : `${path} could not be read (${result.reason}); compiled without a role`,
+    );
+    return undefined;
+  }
+  if (result.status === 'missing') {
+    throw new ProblemError('CC_NOT_FOUND', `No role "${id}" for worker "${worker}": create ${path} in the brain, or name another role.`, {
+      extensions: { role: id, path },
+    });
+  }
+  throw new ProblemError('CC_UNPROCESSABLE', `${path} cannot be used: ${result.reason}.`, { extensions: { role: id, path } });
 }
 
 async function readPurpose(brain: BrainReader, channelId: string, warnings: string[]): Promise<SourceText | undefined> {
@@ -155,9 +301,11 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
 
 /**
  * Reads a worker's sources: the identity first (nothing else is read for a worker that does
- * not exist), then its policy, the channel's purpose, its memory notes ranked against the
- * turn's text, and the operator's zone, at once. Warnings are pushed to `warnings` as they
- * are found, so a read that fails half way still reports them.
+ * not exist), then its policy, connections, the platform blueprint, the channel's purpose
+ * and the operator's zone at once; then, as the policy decides, the role and the memory
+ * notes ranked against the turn's text — none read at all on a clean-room worker's clean
+ * run. Warnings are pushed to `warnings` as they are found, so a read that fails half way
+ * still reports them.
  */
 export async function readWorkerSources(
   brain: BrainReader,
@@ -167,15 +315,25 @@ export async function readWorkerSources(
   warnings: string[],
 ): Promise<WorkerSources> {
   const identity = await readIdentity(brain, request.worker, warnings);
-  const [policy, purpose, memory, zone] = await Promise.all([
+  const [{ policy, governance }, connections, blueprint, purpose, zone] = await Promise.all([
     readPolicy(brain, request.worker, options.policy, memo, warnings),
+    readConnections(brain, request.worker, memo, warnings),
+    readBlueprint(brain, memo, warnings),
     request.channelId === undefined ? undefined : readPurpose(brain, request.channelId, warnings),
-    readMemory(brain, request.worker, request.message ?? request.task ?? '', memo, warnings),
     readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone }, memo),
   ]);
   warnings.push(...zone.warnings);
-  const sources: WorkerSources = { identity, policy, memory, timeZone: zone.timeZone };
+  const recall = decideRecall(governance.recall, request);
+  const chosen = chooseRole(request, governance);
+  const [role, memory] = await Promise.all([
+    readRole(brain, request.worker, chosen, warnings),
+    recall.suppressed ? [] : readMemory(brain, request.worker, request.message ?? request.task ?? '', memo, warnings),
+  ]);
+  const sources: WorkerSources = { identity, policy, memory, recall, timeZone: zone.timeZone };
   if (purpose) sources.purpose = purpose;
+  if (connections) sources.connections = connections;
+  if (blueprint) sources.blueprint = blueprint;
+  if (role) sources.role = role;
   return sources;
 }
 
@@ -188,15 +346,34 @@ export function workerInput(request: WorkerRequest, sources: WorkerSources): Com
     policy: sources.policy,
     clock: { now: request.now, timeZone: sources.timeZone },
     identity: sources.identity,
+    ...(sources.blueprint ? { blueprint: sources.blueprint.text } : {}),
+    ...(sources.connections ? { connections: sources.connections } : {}),
+    ...(sources.role ? { role: sources.role.text } : {}),
     ...(sources.purpose ? { purpose: sources.purpose } : {}),
     memory: sources.memory,
     ...(request.capabilities ? { capabilities: request.capabilities } : {}),
     ...(request.briefing ? { briefing: request.briefing } : {}),
+    ...(request.experiences ? { experiences: request.experiences } : {}),
     ...(request.evidence ? { evidence: request.evidence } : {}),
     ...(request.preferences ? { preferences: request.preferences } : {}),
+    ...(request.engine !== undefined ? { engine: request.engine } : {}),
     ...(request.task !== undefined ? { task: { source: 'request:task', text: request.task } } : {}),
     ...(request.message !== undefined ? { message: { source: 'request:message', text: request.message } } : {}),
   };
+}
+
+/**
+ * Compiles a worker's sources; the result's extras are its recall decision and the receipts
+ * of what shaped the prompt, which the trace records too.
+ */
+export function compileWorker(request: WorkerRequest, sources: WorkerSources, compiler: Compiler): JobResult {
+  const compiled = compiler.compile(workerInput(request, sources));
+  const receipts = receiptsFor(compiled, {
+    role: sources.role ? { id: sources.role.id, selectedBy: sources.role.selectedBy } : undefined,
+    blueprintRevision: sources.blueprint?.revision,
+    preferences: request.preferences,
+  });
+  return { compiled, extra: { recall: sources.recall, receipts }, record: { recall: sources.recall, receipts } };
 }
 
 /** A worker's compile jobs, for `POST /compile` and `context-compiler compile --worker`. */
@@ -209,7 +386,7 @@ export function createWorkerSources(options: WorkerOptions, deps: SourceDeps) {
         const warnings: string[] = [];
         try {
           const sources = await readWorkerSources(brain, request, options, memo, warnings);
-          return { warnings, facts: {}, compile: () => ({ compiled: compiler.compile(workerInput(request, sources)) }) };
+          return { warnings, facts: {}, compile: () => compileWorker(request, sources, compiler) };
         } catch (error) {
           // What was found before the failure is still reported: the failed delivery's trace keeps these warnings.
           return {

@@ -130,6 +130,32 @@ describe('context-compiler CLI', () => {
     expect(json.sources.map((source: { path: string }) => source.path)).toContain('channels/general/purpose.md');
   });
 
+  it('prints the HUD of a persona or a worker compile: the same HUD the service answers with ?hud=1', async () => {
+    const { app } = await buildTestApp();
+    const served = (await app.inject(`/context/mars?now=${NOW}&hud=1`)).json();
+    const json = await cli(['hud', '--persona', 'mars', '--now', NOW, '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(served.hud);
+    const text = await cli(['hud', '--persona', 'mars', '--now', NOW]);
+    expect(text.stdout).toContain(`HUD of persona mars — ${served.hud.files.length} files looked for`);
+    expect(text.stdout).toMatch(/^ {2}personas\/mars\.md +missing$/m);
+    expect(text.stdout).toMatch(/^ {2}SOUL\.md +yes +680 /m);
+
+    const worker = await cli(['hud', '--worker', 'courier', '--task', 'Send the digest', '--surface', 'queued-task', '--role', 'reviewer', '--engine', 'gpt-4.1', '--now', NOW]);
+    expect(worker.code, worker.stderr).toBe(0);
+    expect(worker.stdout).toContain('HUD of worker courier');
+    expect(worker.stdout).toMatch(/^ {2}workers\/courier\/roles\/reviewer\.md +yes .* role /m);
+    expect(worker.stdout).toMatch(/^ {2}workers\/courier\/connections\.json +yes .* connections /m);
+    expect(worker.stdout).toMatch(/^ {2}platform\/blueprint\.md +yes .* blueprint /m);
+    // A role the worker does not admit fails the compile, naming it.
+    const refused = await cli(['hud', '--worker', 'courier', '--role', 'admin', '--now', NOW]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('does not admit role "admin"');
+    const usage = await cli(['hud', '--now', NOW]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('hud needs --persona');
+  });
+
   it('a bad worker flag (unknown worker, unsafe channel, bad surface, persona flags) is a usage error, exit 2', async () => {
     for (const [args, says] of [
       [['--worker', 'nobody'], 'No worker "nobody"'],
@@ -138,6 +164,10 @@ describe('context-compiler CLI', () => {
       [['--worker', 'scribe', '--topic', 'garden'], '--topic is for --persona'],
       [['--persona', 'mars', '--message', 'hi'], '--message is for --worker'],
       [['--persona', 'mars', '--worker', 'scribe'], 'not both'],
+      [['--persona', 'mars', '--role', 'editor'], '--role is for --worker'],
+      [['--worker', 'scribe', '--role', '../x'], '--role'],
+      [['--persona', 'mars', '--engine', 'GPT 4'], '--engine'],
+      [['--worker', 'scribe', '--engine', 'GPT 4'], '--engine'],
     ] as const) {
       const result = await cli(['compile', ...args, '--now', NOW]);
       expect(result.code, args.join(' ')).toBe(2);

@@ -56,3 +56,46 @@ describe('formatTrace: source freshness', () => {
     expect(plain).toContain('  missing calendar/today.md\n');
   });
 });
+
+describe('formatTrace: what a persona answer gave beside the prompts', () => {
+  it('prints the voice and the tools delivered, and says when their definitions cannot be read back', () => {
+    const tools = [{ type: 'function' as const, name: 'search', description: 'Search.', parameters: {} }];
+    const realtime = { voice: 'ash', toolNames: ['search', 'read_article'], toolsSha256: SHA };
+    expect(formatTrace(trace({ realtime: { ...realtime, tools } }))).toContain('  realtime: voice ash, tools search, read_article (sha256 aaaaaaaaaaaa)\n');
+    expect(formatTrace(trace({ realtime: { ...realtime, tools: null } }))).toContain('(sha256 aaaaaaaaaaaa, DEFINITIONS UNREADABLE)\n');
+    expect(formatTrace(trace({}))).not.toContain('realtime');
+  });
+});
+
+describe('formatTrace: governed worker compiles', () => {
+  it('prints the recall decision, the receipts and the HUD, or why the HUD was rejected', () => {
+    const governed = formatTrace(
+      trace({
+        recall: { policy: 'clean-room', interactionContext: [], suppressed: true },
+        receipts: {
+          role: { id: 'editor', selectedBy: 'default', source: 'workers/courier/roles/editor.md', sha256: SHA },
+          blueprint: { revision: '2026.11', source: 'platform/blueprint.md', sha256: SHA },
+          experiences: [{ sourceRef: 'host:lesson/1', sha256: SHA }],
+          preferences: { length: 'concise', initiative: 'ask-first' },
+        },
+        hud: { snapshotSha256: SHA, limitChars: 100, usedChars: 50, derived: [], files: [] },
+      }),
+    );
+    expect(governed).toContain('  recall: SUPPRESSED (clean-room worker, clean run)\n');
+    expect(governed).toContain(
+      '  receipts: role editor (default, sha256 aaaaaaaaaaaa); blueprint 2026.11 (sha256 aaaaaaaaaaaa); 1 experience; preferences length concise, initiative ask-first\n',
+    );
+    expect(governed).toContain('  hud: 0 files looked for, 0 found, snapshot aaaaaaaaaaaaaaaa');
+
+    const plain = formatTrace(
+      trace({
+        recall: { policy: 'clean-room', interactionContext: ['message', 'channelId'], suppressed: false },
+        receipts: { role: null, blueprint: { revision: 'none', source: null, sha256: null }, experiences: [], preferences: {} },
+        hudRejected: ['files[0] (x.md): inverted line range (9 > 3)'],
+      }),
+    );
+    expect(plain).toContain('  recall: clean-room, interaction context: message, channelId\n');
+    expect(plain).toContain('  receipts: role none; blueprint none; 0 experiences; preferences none\n');
+    expect(plain).toContain('  HUD REJECTED: files[0] (x.md): inverted line range (9 > 3)\n');
+  });
+});

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ContextCompilerError, createClient } from '../../src/client.js';
+import { ContextCompilerError, createClient } from '../../packages/client/src/index.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
 
 async function listen(env: Record<string, string> = {}) {
@@ -89,27 +89,45 @@ describe('client route methods', () => {
 
     expect((await api.personas()).personas.map((persona) => persona.key)).toEqual(['mars', 'venus']);
 
+    // The common calls answer with the compile itself: nothing to narrow.
     const mars = await api.context('mars', { now, topicId: 'real-estate', runId: 'client-run' });
-    if ('notModified' in mars) throw new Error('expected a fresh compile');
     expect(mars.persona).toBe('mars');
+    expect(mars.session.instructions).toBe(mars.instructions);
     expect(mars.etag).toMatch(/^"/);
-    const again = await api.context('mars', { now, topicId: 'real-estate', runId: 'client-run', ifNoneMatch: mars.etag! });
-    expect(again).toMatchObject({ notModified: true, runId: 'client-run' });
+    const again = await api.contextIfChanged('mars', mars.etag, { now, topicId: 'real-estate', runId: 'client-run' });
+    expect(again).toEqual({ notModified: true, etag: mars.etag, runId: 'client-run' });
+    const changed = await api.contextIfChanged('mars', '"stale"', { now, topicId: 'real-estate', runId: 'client-run-2' });
+    if ('notModified' in changed) throw new Error('expected a fresh compile for a stale ETag');
+    expect(changed.instructions).toBe(mars.instructions);
 
     expect(await api.contextText('venus', { now })).toContain('<<cc identity');
     const topic = await api.topic('real-estate');
-    if ('notModified' in topic) throw new Error('expected a fresh compile');
     expect(topic.topic).toMatchObject({ topicId: 'real-estate', found: true });
+    expect(await api.topicIfChanged('real-estate', topic.etag)).toMatchObject({ notModified: true });
 
-    const compiled = await api.compile({ phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now });
-    if ('notModified' in compiled) throw new Error('expected a fresh compile');
+    const request = { phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now } as const;
+    const compiled = await api.compile(request);
     expect(compiled.worker).toBe('scribe');
+    expect(await api.compileIfChanged({ ...request, runId: 'client-turn' }, compiled.etag)).toEqual({ notModified: true, etag: compiled.etag, runId: 'client-turn' });
 
     const trace = await api.trace('client-run', { verifySources: true });
     expect(trace.events.map((event) => event.outcome)).toEqual(['delivered', 'not-modified']);
     expect(trace.events[0]!.systemPrompt).toBe(mars.systemPrompt);
     const runs = await api.runs({ limit: 10 });
     expect(runs.runs.map((run) => run.runId)).toContain(compiled.runId);
+    expect((await api.runs({ worker: 'scribe', status: 304 })).runs.map((run) => run.runId)).toEqual(['client-turn']);
+  });
+
+  it('passes engine and hud to the persona route: a route key for that engine, and the HUD', async () => {
+    const { baseUrl } = await listen();
+    const api = client({ baseUrl });
+    const plain = await api.context('mars', { now: '2026-11-30T17:20:00Z' });
+    const realtime = await api.context('mars', { now: '2026-11-30T17:20:00Z', engine: 'gpt-realtime', hud: true });
+    expect(realtime.cache.engine).toBe('gpt-realtime');
+    expect(realtime.cache.routeKey).not.toBe(plain.cache.routeKey);
+    expect(realtime.instructions).toBe(plain.instructions);
+    expect(plain.hud).toBeUndefined();
+    expect(realtime.hud?.files.map((file) => file.path)).toContain('SOUL.md');
   });
 
   it('turns an unknown persona and a bad topic id into typed errors', async () => {

@@ -1,7 +1,7 @@
 /**
  * The README's TypeScript is the code in examples/, which `npm run typecheck` compiles
- * against the client (tsconfig maps `context-compiler` to src/client.ts): the README cannot
- * show code that does not compile.
+ * against the client package (tsconfig maps `@context-compiler/client` to its source): the
+ * README cannot show code that does not compile.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,13 +17,13 @@ describe('README code', () => {
     expect(blocks).toEqual([await read('examples/client.ts'), await read('examples/voice-server.ts')]);
     const tsconfig = JSON.parse(await read('tsconfig.json')) as { include: string[]; compilerOptions: { paths: Record<string, string[]> } };
     expect(tsconfig.include).toContain('examples/**/*.ts');
-    expect(tsconfig.compilerOptions.paths['context-compiler']).toEqual(['./src/client.ts']);
+    expect(tsconfig.compilerOptions.paths['@context-compiler/client']).toEqual(['./packages/client/src/index.ts']);
   });
 
-  it('wires a voice server in under ten lines, from the session the client returns', async () => {
+  it('wires a voice server in under ten lines, from the session the client package returns', async () => {
     const example = await read('examples/voice-server.ts');
     expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThan(10);
     expect(example).toContain('compiler.realtimeSession(persona, { topicId })');
-    expect(example).toContain("from 'context-compiler'");
+    expect(example).toContain("from '@context-compiler/client'");
   });
 });

@@ -9,8 +9,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compile, type CompileInput } from '../../src/core/index.js';
-import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
+import { createCompiler, type CompileInput } from '../../src/core/index.js';
+import { O200K_BASE } from '../../src/tokenizer.js';
+import { chatTurn, governedWorker, queuedTask, voicePersona } from './golden/cases.js';
 
 const GOLDEN_DIR = join(dirname(fileURLToPath(import.meta.url)), 'golden');
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
@@ -19,6 +20,7 @@ const CASES: Record<string, () => CompileInput> = {
   'chat-turn': chatTurn,
   'queued-task': queuedTask,
   'voice-persona': voicePersona,
+  'governed-worker': governedWorker,
 };
 
 async function golden(name: string, actual: string): Promise<void> {
@@ -36,7 +38,8 @@ async function golden(name: string, actual: string): Promise<void> {
 describe('golden compiles', () => {
   for (const [name, input] of Object.entries(CASES)) {
     it(`${name}: system and input prompts are byte-identical to the golden files`, async () => {
-      const compiled = compile(input());
+      // As the service compiles: the cache plan counted with o200k_base.
+      const compiled = createCompiler({ tokenizer: O200K_BASE }).compile(input());
       await golden(`${name}.system.txt`, compiled.systemPrompt);
       await golden(`${name}.input.txt`, compiled.inputPrompt ?? '');
       await golden(

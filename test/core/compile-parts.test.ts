@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { compile, createCompiler, type CompileInput } from '../../src/core/index.js';
+import { O200K_BASE } from '../../src/tokenizer.js';
 import { chatTurn, voicePersona } from './golden/cases.js';
 
 const at = (input: CompileInput, iso: string): CompileInput => ({ ...input, clock: { ...input.clock!, now: new Date(iso) } });
@@ -49,5 +50,35 @@ describe('the stable prefix is laid out once, and a compile adds the volatile ta
     const next = memoised(chatTurn({ message: { source: 'request:message', text: 'Another turn.' } }));
     expect(next.inputSha256).not.toBe(turn.inputSha256);
     expect(next).toEqual(compile(chatTurn({ message: { source: 'request:message', text: 'Another turn.' } })));
+  });
+
+  it('one stable prefix, finished with each compile\'s own engine and session tools, gives byte for byte what a plain compile of each gives', () => {
+    const caches = createCaches();
+    const { compile: memoised } = createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE });
+    const plain = createCompiler({ tokenizer: O200K_BASE });
+    const tools = voicePersona().sessionTools!;
+    const variants: CompileInput[] = [
+      voicePersona(),
+      voicePersona({ engine: 'gpt-realtime' }),
+      voicePersona({ sessionTools: [] }),
+      voicePersona({ sessionTools: tools.slice(0, 1), engine: 'claude-sonnet-4.5' }),
+      at(voicePersona({ sessionTools: tools.slice(1) }), '2026-11-30T23:59:00Z'),
+      voicePersona({ clock: undefined }),
+      voicePersona({ clock: undefined, sessionTools: [], engine: 'gpt-4.1' }),
+      chatTurn({ engine: 'gpt-4.1' }),
+    ];
+    // Twice over, in both orders: whichever compile planned the prefix first, each finishes it as its own.
+    for (const order of [variants, [...variants].reverse(), variants]) {
+      for (const input of order) expect(JSON.stringify(memoised(input))).toBe(JSON.stringify(plain.compile(input)));
+    }
+    // A memo shared with a compiler that counts otherwise (the estimate) never hands it the other's counts.
+    const { compile: estimated } = createCompiler({ memo: caches.compiler });
+    for (const input of variants) expect(JSON.stringify(estimated(input))).toBe(JSON.stringify(compile(input)));
+    for (const input of variants) expect(JSON.stringify(memoised(input))).toBe(JSON.stringify(plain.compile(input)));
+    const [base, engine, toolless] = variants.map((input) => memoised(input));
+    expect(engine!.cache.routeKey).not.toBe(base!.cache.routeKey);
+    expect(engine!.cache.boundaries).toEqual(base!.cache.boundaries);
+    expect(toolless!.cache.toolTokens).toBe(0);
+    toolless!.cache.boundaries.forEach((boundary, i) => expect(boundary.tokens).toBe(base!.cache.boundaries[i]!.tokens - base!.cache.toolTokens));
   });
 });

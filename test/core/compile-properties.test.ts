@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BLOCK_KINDS, compile, DEFAULT_POLICY, LABEL_LINE, mergePolicy, type BlockKind, type CompiledContext, type CompileInput } from '../../src/core/index.js';
 import { ProblemError } from '../../src/errors.js';
-import { chatTurn, queuedTask } from './golden/cases.js';
+import { chatTurn, governedWorker, queuedTask } from './golden/cases.js';
 
 /** Strings built to attack the layout: label syntax, line breaks of every kind, quotes, JSON. */
 const hostile = fc.oneof(
@@ -92,6 +92,61 @@ describe('compile properties', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('no new field forges a label: blueprint, connections, role, experiences, preferences or engine', () => {
+    const service = fc.record({
+      name: hostile,
+      hosts: fc.array(hostile, { minLength: 1, maxLength: 3 }),
+      methods: fc.array(hostile, { minLength: 1, maxLength: 3 }),
+      env: hostile,
+      usage: fc.option(hostile, { nil: undefined }),
+    });
+    const experience = fc.record({ sourceRef: hostile, content: hostile });
+    // Mostly engines that pass, so the property holds on real compiles; hostile ones must be refused.
+    const engines = fc.oneof(
+      { arbitrary: fc.constantFrom(undefined, 'gpt-4.1', 'claude-sonnet-4.5', 'gpt-realtime'), weight: 4 },
+      { arbitrary: hostile, weight: 1 },
+    );
+    let compiles = 0;
+    fc.assert(
+      fc.property(
+        hostile,
+        hostile,
+        fc.array(service, { maxLength: 3 }),
+        fc.array(experience, { maxLength: 4 }),
+        hostile,
+        engines,
+        (blueprint, role, services, experiences, initiative, engine) => {
+          let compiled: CompiledContext;
+          try {
+            compiled = compile(
+              governedWorker({
+                blueprint: { source: 'platform/blueprint.md', text: blueprint, brainDerived: true },
+                role: { source: 'workers/courier/roles/editor.md', text: role, brainDerived: true },
+                connections: { source: 'workers/courier/connections.json', services },
+                experiences,
+                preferences: { length: 'concise', initiative: initiative as never },
+                engine,
+              }),
+            );
+          } catch (error) {
+            // Only the engine can refuse the compile here: a field that is not a slug is a 400 naming it.
+            expect(error).toBeInstanceOf(ProblemError);
+            expect((error as ProblemError).errors).toEqual([{ path: '/engine', message: 'not an engine slug' }]);
+            return;
+          }
+          compiles++;
+          expectNoForgery(compiled);
+          // The route key is a key, never text from the request.
+          expect(compiled.cache.routeKey).toMatch(/^cc1-[0-9a-f]{32}$/);
+          expect(compiled.segments.system.join('')).toBe(compiled.systemPrompt);
+          expect(compiled.segments.input.join('')).toBe(compiled.inputPrompt ?? '');
+        },
+      ),
+      { numRuns: 400 },
+    );
+    expect(compiles).toBeGreaterThan(200);
   });
 
   it('a task keeps its exact text through the encoding', () => {

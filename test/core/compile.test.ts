@@ -102,7 +102,8 @@ describe('compile: layout', () => {
         clock: { now: new Date('2027-01-01T09:00:00Z'), timeZone: 'UTC' },
         message: { source: 'request:message', text: 'Something else entirely' },
         purpose: undefined,
-        capabilities: undefined,
+        // Other tools, still tools: the runtime policy keeps its tool-use form.
+        capabilities: [{ id: 'other', description: 'Another tool.' }],
       }),
     );
     const segmentOf = (compiled: CompiledContext, kind: string) => compiled.segments.system[compiled.blocks.findIndex((block) => block.kind === kind)];
@@ -284,7 +285,7 @@ describe('compile: budget', () => {
     const policy = mergePolicy(DEFAULT_POLICY, { blocks: { memory: 100 } });
     const compiled = compile(chatTurn({ memory, policy }));
     expect(compiled.blocks.filter((block) => block.kind === 'memory').map((block) => block.source)).toEqual(['m#a', 'm#c']);
-    expect(compiled.budget.omitted).toEqual({ memory: 1, briefing: 0 });
+    expect(compiled.budget.omitted).toEqual({ memory: 1, briefing: 0, experience: 0 });
     expect(compiled.warnings).toContain('1 memory item left out to stay within the budget');
   });
 
@@ -292,7 +293,7 @@ describe('compile: budget', () => {
     const base = compile(chatTurn({ memory: [], briefing: [] }));
     const policy = mergePolicy(DEFAULT_POLICY, { limitChars: base.budget.usedChars + 5 });
     const compiled = compile(chatTurn({ policy }));
-    expect(compiled.budget.omitted).toEqual({ memory: 2, briefing: 1 });
+    expect(compiled.budget.omitted).toEqual({ memory: 2, briefing: 1, experience: 0 });
     expect(compiled.instructions).toBe(base.instructions);
     expect(compiled.budget.usedChars).toBeLessThanOrEqual(compiled.budget.limitChars);
   });

@@ -43,7 +43,9 @@ export interface TestApp {
  */
 export async function buildTestApp(env: Record<string, string> = {}, options: Pick<BuildOptions, 'traceFs'> = {}): Promise<TestApp> {
   const traceDir = env['TRACE_DIR'] ?? join(await tempDir('cc-traces-'), 'traces');
-  const config = loadConfig({ LOG_LEVEL: 'info', ...env, TRACE_DIR: traceDir });
+  // The test drives the app from its own event loop, so a delay there is the test's work (a property
+  // run, a busy loop), not the app's load: load shedding by delay is off unless a test asks for it.
+  const config = loadConfig({ LOG_LEVEL: 'info', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', ...env, TRACE_DIR: traceDir });
   const chunks: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {

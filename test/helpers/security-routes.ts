@@ -47,6 +47,8 @@ export const ID_TARGETS: IdTarget[] = [
   bodyField('/compile', 'worker', () => turn()),
   bodyField('/compile', 'channelId', () => turn()),
   bodyField('/compile', 'runId', () => turn()),
+  // workers/<worker>/roles/<role>.md
+  bodyField('/compile', 'role', () => turn()),
   pathParam('/runs/{}/trace', 'runId'),
   queryParam('/runs', 'worker'),
   queryParam('/runs', 'persona'),

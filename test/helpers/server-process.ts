@@ -25,7 +25,8 @@ export function spawnNode(args: string[], env: Record<string, string>): NodeProc
   return spawnCommand(process.execPath, args, env);
 }
 
-function spawnCommand(command: string, args: string[], env: Record<string, string>): NodeProcess {
+/** Runs `command <args>` from the project root with exactly the given environment (plus PATH), capturing its output. */
+export function spawnCommand(command: string, args: string[], env: Record<string, string>): NodeProcess {
   const child = spawn(command, args, {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env['PATH'] ?? '', ...env },

@@ -6,6 +6,25 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 /** Stable pieces every persona event repeats, as a compiler would deliver them. */
 export const STABLE_SYSTEM = ['### identity\n', 'You are mars, an introspective thought partner.\n', '### hard-rules\n', 'Never read PII aloud.\n'];
 
+/** What a persona answer gives beside the prompts: one voice, the same tools object on every call. */
+export const REALTIME: NonNullable<TraceEventInput['realtime']> = Object.freeze({
+  voice: 'ash',
+  tools: Object.freeze([
+    {
+      type: 'function' as const,
+      name: 'search',
+      description: 'Search the operator’s brain for pages about a person, company or topic.',
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false },
+    },
+    {
+      type: 'function' as const,
+      name: 'read_article',
+      description: 'Read an article the operator shares by link.',
+      parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'], additionalProperties: false },
+    },
+  ]),
+});
+
 export interface EventOverrides extends Partial<TraceEventInput> {
   stable?: string[];
   volatile?: string;

@@ -1,66 +1,72 @@
 import { describe, expect, it } from 'vitest';
-import { Counter, createMetrics, Histogram } from '../../src/http/metrics.js';
+import { createCaches } from '../../src/caches.js';
+import { createMetrics } from '../../src/http/metrics.js';
+import { parseExposition, sampleOf, valueOf } from '../helpers/metrics.js';
 
 describe('metrics', () => {
-  it('counts per label set, whatever order the labels are given in, and renders names sorted', () => {
-    const counter = new Counter('c_total', 'Things.', ['route', 'method', 'status']);
-    counter.inc({ route: '/a', method: 'GET', status: '200' });
-    counter.inc({ status: '200', method: 'GET', route: '/a' });
-    counter.inc({ route: '/a', method: 'GET', status: '404' }, 3);
-    expect(counter.get({ method: 'GET', route: '/a', status: '200' })).toBe(2);
-    expect(counter.get({ route: '/a', method: 'GET', status: '404' })).toBe(3);
-    expect(counter.get({ route: '/b', method: 'GET', status: '200' })).toBe(0);
-    expect(counter.render()).toBe(
-      ['# HELP c_total Things.', '# TYPE c_total counter', 'c_total{method="GET",route="/a",status="200"} 2', 'c_total{method="GET",route="/a",status="404"} 3'].join('\n'),
-    );
-  });
-
-  it('escapes label values and keeps values that only differ in escaping apart', () => {
-    const counter = new Counter('c_total', 'Things.', ['route']);
-    counter.inc({ route: 'a"b\\c\nd' });
-    counter.inc({ route: 'a\\"b\\c\nd' });
-    expect(counter.render().split('\n').slice(2)).toEqual(['c_total{route="a\\"b\\\\c\\nd"} 1', 'c_total{route="a\\\\\\"b\\\\c\\nd"} 1']);
-  });
-
-  it('counts without labels', () => {
-    const counter = new Counter('plain_total', 'Plain.');
-    expect(counter.get()).toBe(0);
-    counter.inc();
-    counter.inc({}, 2);
-    expect(counter.render().split('\n')[2]).toBe('plain_total 3');
-  });
-
-  it('fills histogram buckets cumulatively with sum and count per label set', () => {
-    const histogram = new Histogram('h_seconds', 'Latency.', ['result'], [0.1, 1]);
-    histogram.observe({ result: 'ok' }, 0.05);
-    histogram.observe({ result: 'ok' }, 0.5);
-    histogram.observe({ result: 'ok' }, 5);
-    histogram.observe({ result: 'error' }, 1);
-    expect(histogram.count({ result: 'ok' })).toBe(3);
-    expect(histogram.count({ result: 'missing' })).toBe(0);
-    expect(histogram.render().split('\n').slice(2)).toEqual([
-      'h_seconds_bucket{result="ok",le="0.1"} 1',
-      'h_seconds_bucket{result="ok",le="1"} 2',
-      'h_seconds_bucket{result="ok",le="+Inf"} 3',
-      'h_seconds_sum{result="ok"} 5.55',
-      'h_seconds_count{result="ok"} 3',
-      'h_seconds_bucket{result="error",le="0.1"} 0',
-      'h_seconds_bucket{result="error",le="1"} 1',
-      'h_seconds_bucket{result="error",le="+Inf"} 1',
-      'h_seconds_sum{result="error"} 1',
-      'h_seconds_count{result="error"} 1',
-    ]);
-  });
-
-  it('renders every metric of the service, each once', () => {
-    const metrics = createMetrics();
+  it('renders every series of the service once, in a text the exposition format parses', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
     metrics.requests.inc({ route: '/healthz', method: 'GET', status: '200' });
     metrics.compileFailures.inc({ route: 'POST /compile', code: 'CC_NOT_FOUND' });
-    const text = metrics.render();
-    for (const name of ['cc_http_requests_total', 'cc_http_request_duration_seconds', 'cc_compile_failures_total', 'cc_trace_write_duration_seconds', 'cc_trace_commits_total']) {
-      expect(text.split(`# TYPE ${name} `)).toHaveLength(2);
+    const families = parseExposition(await metrics.render());
+    for (const name of [
+      'cc_http_requests_total',
+      'cc_http_request_duration_seconds',
+      'cc_compile_failures_total',
+      'cc_compile_read_duration_seconds',
+      'cc_compile_duration_seconds',
+      'cc_redactions_total',
+      'cc_trace_write_duration_seconds',
+      'cc_trace_commits_total',
+      'cc_trace_batch_duration_seconds',
+      'cc_trace_batch_events',
+      'cc_http_connections_shed_total',
+    ]) {
+      expect(families.has(name), name).toBe(true);
     }
-    expect(text).toContain('cc_compile_failures_total{code="CC_NOT_FOUND",route="POST /compile"} 1');
-    expect(text.endsWith('\n')).toBe(true);
+    expect(sampleOf(families, 'cc_compile_failures_total', { route: 'POST /compile', code: 'CC_NOT_FOUND' })).toBe(1);
+  });
+
+  it('keeps a registry per instance: two apps never count each other’s requests', async () => {
+    const first = createMetrics({ defaultMetrics: false });
+    const second = createMetrics({ defaultMetrics: false });
+    first.requests.inc({ route: '/healthz', method: 'GET', status: '200' });
+    expect(await valueOf(first.requests, { route: '/healthz', method: 'GET', status: '200' })).toBe(1);
+    expect(await valueOf(second.requests, { route: '/healthz', method: 'GET', status: '200' })).toBe(0);
+  });
+
+  it('escapes label values so a route pattern cannot break the exposition', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.requests.inc({ route: 'a"b\\c\nd', method: 'GET', status: '404' });
+    const families = parseExposition(await metrics.render());
+    expect(sampleOf(families, 'cc_http_requests_total', { route: 'a"b\\c\nd', method: 'GET', status: '404' })).toBe(1);
+  });
+
+  it('reads the cache set’s hits, misses and bytes when scraped', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const caches = createCaches({ maxBytes: 1_000_000 });
+    metrics.collectCaches(() => caches.stats());
+    caches.answers.get({});
+    const key = {};
+    caches.answers.set(key, { etags: {} }, 300);
+    caches.answers.get(key);
+    caches.answers.get(key);
+    const families = parseExposition(await metrics.render());
+    expect(sampleOf(families, 'cc_cache_hits_total', { area: 'answers' })).toBe(2);
+    expect(sampleOf(families, 'cc_cache_misses_total', { area: 'answers' })).toBe(1);
+    expect(sampleOf(families, 'cc_cache_entries', { area: 'answers' })).toBe(1);
+    expect(sampleOf(families, 'cc_cache_bytes', { area: 'answers' })).toBe(300);
+    // Encoded answers live exactly as long as their results (a weak area): no bound of their own.
+    expect(sampleOf(families, 'cc_cache_max_bytes', { area: 'answers' })).toBe(0);
+    expect(sampleOf(families, 'cc_cache_max_bytes', { area: 'sources.compiled' })).toBeGreaterThan(0);
+  });
+
+  it('the test reader refuses what the format forbids', () => {
+    expect(() => parseExposition('a_total 1')).toThrow(/newline/);
+    expect(() => parseExposition('# HELP a_total A.\n# TYPE a_total counter\nb_total 1\n')).toThrow(/outside its family/);
+    expect(() => parseExposition('# HELP a A.\n# TYPE a gauge\na{x="1} 1\n')).toThrow(/not a sample line/);
+    expect(() =>
+      parseExposition('# HELP h H.\n# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n'),
+    ).toThrow(/cumulative/);
   });
 });

@@ -369,7 +369,7 @@ describe('docker/compose.yaml', () => {
 
 describe('docker/k8s', () => {
   it('lists every manifest of each kustomization, and nothing that does not exist', async () => {
-    for (const dir of ['docker/k8s', 'docker/k8s/base', 'docker/k8s/shared-volume']) {
+    for (const dir of ['docker/k8s', 'docker/k8s/base', 'docker/k8s/shared-volume', 'docker/k8s/monitoring']) {
       const kustomization = parse(await read(`${dir}/kustomization.yaml`));
       const listed = [...kustomization.resources, ...(kustomization.patches ?? []).map((patch: { path: string }) => patch.path)];
       for (const entry of listed) expect(await exists(posix.join(dir, entry)), `${dir}: ${entry}`).toBe(true);
@@ -411,6 +411,39 @@ describe('docker/k8s', () => {
     // Nothing is writable but the memory-backed /tmp.
     const writable = container.volumeMounts.filter((entry: any) => entry.readOnly !== true).map((entry: any) => entry.mountPath);
     expect(writable).toEqual(['/tmp']);
+  });
+
+  it('ships a ServiceMonitor as an optional component (it needs the operator CRD) that scrapes /metrics with a token from a Secret', async () => {
+    const component = parse(await read('docker/k8s/monitoring/kustomization.yaml'));
+    expect(component).toMatchObject({ apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component' });
+    for (const overlay of Object.keys(OVERLAYS) as Overlay[]) {
+      const { objects, kustomization } = await k8sObjects(overlay);
+      expect(objects.filter((object) => object.kind === 'ServiceMonitor'), overlay).toEqual([]);
+      expect(kustomization.components ?? [], overlay).toEqual([]);
+    }
+    const monitor = parse(await read('docker/k8s/monitoring/servicemonitor.yaml'));
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    const service = one((await k8sObjects()).objects, 'Service') as K8sObject & { metadata: { labels: Record<string, string> } };
+    for (const [label, value] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[label]).toBe(value);
+    const [endpoint] = monitor.spec.endpoints;
+    expect(service.spec.ports.map((port: any) => port.name)).toContain(endpoint.port);
+    expect(endpoint.path).toBe('/metrics');
+    expect(endpoint.authorization).toEqual({ type: 'Bearer', credentials: { name: 'context-compiler-metrics-token', key: 'token' } });
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    expect((await app.inject('/metrics')).statusCode).toBe(401);
+    expect((await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TEST_TOKEN}` } })).statusCode).toBe(200);
+  });
+
+  it('ships a Prometheus job that reads its bearer token from a file and scrapes the compose service', async () => {
+    const config = parse(await read('docker/prometheus/prometheus.yml'));
+    const [job] = config.scrape_configs;
+    expect(job.metrics_path).toBe('/metrics');
+    expect(job.authorization.type).toBe('Bearer');
+    expect(job.authorization.credentials_file).toMatch(/^\//);
+    expect(job.authorization.credentials).toBeUndefined();
+    const { service } = await composeService();
+    const port = service.ports[0].split(':').at(-1);
+    expect(job.static_configs[0].targets).toEqual([`context-compiler:${port}`]);
   });
 
   it('in the shared-volume overlay, puts TRACE_DIR on a writable ReadWriteMany claim', async () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LABEL_LINE } from '../../src/core/index.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { valueOf } from '../helpers/metrics.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const NOW = '2026-11-30T17:20:00Z';
@@ -42,6 +43,8 @@ describe('POST /compile', () => {
     expect(body.blocks.map((block: { kind: string }) => block.kind)).toEqual([
       'identity',
       'runtime-policy',
+      // The example brain's platform/blueprint.md applies to every worker.
+      'blueprint',
       'purpose',
       'runtime-scope',
       'clock',
@@ -52,7 +55,7 @@ describe('POST /compile', () => {
     ]);
     expect(body.blocks[0]).not.toHaveProperty('content');
     // The note that shares words with the message is recalled first.
-    expect(body.blocks[5].source).toBe('workers/scribe/memory/style.md#sign-off');
+    expect(body.blocks[6].source).toBe('workers/scribe/memory/style.md#sign-off');
     // The operator's zone from memory/heartbeat-state.json.
     expect(body.systemPrompt).toContain('Monday 30 November 2026, 09:20 (America/Los_Angeles, UTC-08:00)');
     // scribe's policy.json overrides the total and two kinds.
@@ -246,7 +249,7 @@ describe('POST /compile: bad requests', () => {
   it('counts a failed compile in the metrics', async () => {
     const { app, compile } = await appOn();
     await compile({ phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000), now: NOW });
-    expect(app.metrics.compileFailures.get({ route: 'POST /compile', code: 'CC_BUDGET_EXCEEDED' })).toBe(1);
+    expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_BUDGET_EXCEEDED' })).toBe(1);
   });
 });
 

@@ -11,6 +11,7 @@ import { parse } from 'yaml';
 import { KNOWN_TOOL_NAMES, mentionedToolNames, READ_TOOL_NAMES } from '../../src/core/index.js';
 import { OPENAPI_PATH } from '../../routes/meta.js';
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
+import { O200K_BASE } from '../../src/tokenizer.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
 
 const NOW = '2026-11-30T17:05:00Z';
@@ -207,5 +208,21 @@ describe('a call link always connects', () => {
     const { app } = await harness();
     expect((await app.inject('/context/topic/Real_Estate')).statusCode).toBe(400);
     expect((await app.inject('/context/topic/no-such-topic')).statusCode).toBe(404);
+  });
+});
+
+describe('the cache plan of a persona answer', () => {
+  it("counts every boundary with o200k_base, the session's tools included, and judges the minimum on that count", async () => {
+    const { get } = await harness();
+    for (const persona of ['mars', 'venus']) {
+      const body = await get(`/context/${persona}?now=${NOW}`);
+      const toolTokens = O200K_BASE.countTools(body.session.tools);
+      expect(body.cache).toMatchObject({ tokenizer: 'o200k_base', minimumTokens: 1024, toolTokens });
+      expect(toolTokens).toBeGreaterThan(0);
+      for (const boundary of body.cache.boundaries) {
+        expect(boundary.tokens, `${persona} ${boundary.class}`).toBe(O200K_BASE.count(body.systemPrompt.slice(0, boundary.prefixChars)) + toolTokens);
+        expect(boundary.belowMinimum).toBe(boundary.tokens < 1024);
+      }
+    }
   });
 });

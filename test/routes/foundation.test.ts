@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, OTHER_TOKEN, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { parseExposition, sampleOf } from '../helpers/metrics.js';
 
 const PROBLEM = /^application\/problem\+json/;
 
@@ -136,10 +137,10 @@ describe('metrics', () => {
     const { app } = await buildTestApp();
     await app.inject('/healthz');
     await app.inject('/nope');
-    const text = (await app.inject('/metrics')).body;
-    expect(text).toMatch(/cc_http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
-    expect(text).toMatch(/cc_http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
-    expect(text).toMatch(/cc_http_request_duration_seconds_bucket\{method="GET",route="\/healthz",status="200",le="\+Inf"\} 1/);
-    expect(text).toContain('# TYPE cc_trace_write_duration_seconds histogram');
+    const families = parseExposition((await app.inject('/metrics')).body);
+    expect(sampleOf(families, 'cc_http_requests_total', { method: 'GET', route: '/healthz', status: '200' })).toBe(1);
+    expect(sampleOf(families, 'cc_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+    expect(sampleOf(families, 'cc_http_request_duration_seconds_bucket', { method: 'GET', route: '/healthz', status: '200', le: '+Inf' })).toBe(1);
+    expect(families.get('cc_trace_write_duration_seconds')?.type).toBe('histogram');
   });
 });

@@ -102,7 +102,12 @@ describe.skipIf(cluster.skipped !== null)(title('the service on PostgreSQL trace
     expect(event.sources.every((source: { changed: boolean }) => source.changed === false)).toBe(true);
     expect((await app.inject('/runs?outcome=failed')).json().runs.map((run: { runId: string }) => run.runId)).toEqual(['pg-run-2']);
     expect((await app.inject('/runs/no-such-run/trace')).statusCode).toBe(404);
-    expect((await app.inject('/metrics')).body).toMatch(/^cc_trace_commits_total [1-9]\d*$/m);
+    const metrics = (await app.inject('/metrics')).body;
+    expect(metrics).toMatch(/^cc_trace_commits_total [1-9]\d*$/m);
+    // Both deliveries (the compile and the failed one) went through group commit on this backend.
+    expect(metrics).toMatch(/^cc_trace_batch_events_sum\{backend="postgres"\} 2$/m);
+    expect(metrics).toMatch(/^cc_trace_batch_duration_seconds_count\{backend="postgres",result="ok"\} [12]$/m);
+    expect(metrics).toMatch(/^cc_trace_appends_total\{backend="postgres",result="durable"\} 2$/m);
   });
 
   it('two replicas on one database: a SIGKILL of one under concurrent load loses no acknowledged run, and the other reads all of them', async () => {
@@ -175,7 +180,17 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
     const until = async (condition: () => boolean | Promise<boolean>, what: string, ms = 20_000) => {
       const deadline = Date.now() + ms;
       while (!(await condition())) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        if (Date.now() > deadline) {
+          const statuses: Record<number, number> = {};
+          for (const outcome of load.outcomes) statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
+          const errors = load.outcomes.filter((outcome) => outcome.status === 0).map((outcome) => outcome.error);
+          const { stdout, stderr } = service.output();
+          const exit = `exit ${service.child.exitCode}, signal ${service.child.signalCode}`;
+          throw new Error(
+            `timed out waiting for ${what}: answers by status ${JSON.stringify(statuses)}, errors ${JSON.stringify(errors.slice(0, 3))};\n` +
+              `the service (${exit}) last wrote to stderr:\n${stderr.slice(-2000)}\nand to stdout:\n${stdout.slice(-2000)}`,
+          );
+        }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, readyStatus } from '../helpers/app.js';
 import { driveCompiles, newPool, turnPayload } from '../../bench/compile-load.js';
 import { faultyFs } from '../helpers/faulty-fs.js';
+import { parseExposition, sampleOf, valueOf } from '../helpers/metrics.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const NOW = '2026-11-30T17:20:00Z';
@@ -127,8 +128,8 @@ describe('every delivery is traced before it is sent', () => {
     // The brain files read before the failure are still listed.
     expect(budget.sources.map((source: { path: string }) => source.path)).toContain('workers/scribe/identity.md');
     expect(JSON.stringify(budget)).not.toContain('Canary');
-    expect(app.metrics.compileFailures.get({ route: 'POST /compile', code: 'CC_BUDGET_EXCEEDED' })).toBe(1);
-    expect(app.metrics.compileFailures.get({ route: 'POST /compile', code: 'CC_NOT_FOUND' })).toBe(1);
+    expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_BUDGET_EXCEEDED' })).toBe(1);
+    expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_NOT_FOUND' })).toBe(1);
   });
 
   it('records a 304 as not-modified, with the prompts the caller already holds', async () => {
@@ -222,8 +223,13 @@ describe('when the trace store cannot make an event durable', () => {
     const ready = await app.inject('/readyz');
     expect(ready.statusCode).toBe(503);
     expect(ready.json().checks).toContainEqual(expect.objectContaining({ name: 'traces', ok: false }));
-    expect(app.metrics.compileFailures.get({ route: 'POST /compile', code: 'CC_TRACE_UNAVAILABLE' })).toBe(4);
-    expect(app.metrics.compileFailures.get({ route: 'POST /compile', code: 'CC_NOT_FOUND' })).toBe(0);
+    expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_TRACE_UNAVAILABLE' })).toBe(4);
+    expect(await valueOf(app.metrics.compileFailures, { route: 'POST /compile', code: 'CC_NOT_FOUND' })).toBe(0);
+    // The store's failure and its refused events, as an operator's dashboard sees them.
+    const scraped = parseExposition((await app.inject('/metrics')).body);
+    expect(sampleOf(scraped, 'cc_trace_failures_total', { backend: 'files' })).toBeGreaterThanOrEqual(1);
+    expect(sampleOf(scraped, 'cc_trace_appends_total', { backend: 'files', result: 'rejected' })).toBe(4);
+    expect(sampleOf(scraped, 'cc_trace_appends_total', { backend: 'files', result: 'durable' })).toBe(1);
 
     await rm(dir);
     await rename(`${dir}.moved`, dir);

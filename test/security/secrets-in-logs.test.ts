@@ -27,6 +27,15 @@ async function canaryBrain(): Promise<{ root: string; canaries: string[] }> {
   await add('messages/inbox.md', (text) => `- [unread] Sam: ${text}`);
   await add('topics/real-estate.md', (text) => `- user: what about ${text}?`);
   await add('personas/venus.md', (text) => `You are Venus. ${text}.`);
+  await add('platform/blueprint.md', (text) => `Every worker knows ${text}.`);
+  await add('workers/courier/roles/editor.md', (text) => `As editor you also check ${text}.`);
+  await add('workers/courier/memory/team.md', (text) => `## Canary note\nJordan said ${text}.`);
+  const usage = canary('connections');
+  canaries.push(usage);
+  await writeFile(
+    join(root, 'workers/courier/connections.json'),
+    JSON.stringify([{ name: 'mail', hosts: ['smtp.mail.example.com'], methods: ['POST'], env: 'COURIER_MAIL_TOKEN', usage }]),
+  );
   // Files that make the reader warn: their paths may be logged, never their bytes.
   await writeFile(join(root, 'workers/scribe/policy.json'), `{"broken": "${canary('policy')}`);
   await writeFile(join(root, 'meetings/2026-11-30-bad.md'), Buffer.concat([Buffer.from(`${canary('meeting')} `), Buffer.from([0xff, 0xfe, 0x0a])]));
@@ -53,6 +62,7 @@ describe('secrets never reach the logs', () => {
       briefing: canary('briefing'),
       capability: canary('capability'),
       topicName: canary('topicName'),
+      experience: canary('experience'),
     };
     const compile = (payload: Record<string, unknown>, url = '/compile', headers: Record<string, string> = auth) =>
       app.inject({ method: 'POST', url, payload, headers });
@@ -71,6 +81,16 @@ describe('secrets never reach the logs', () => {
     expect((await compile({ phase: 'start', surface: 'chat', worker: 'scribe', task: `${requestText.task} ${'x'.repeat(30_000)}`, now: NOW })).statusCode).toBe(422);
     expect((await compile({ ...full, worker: '../etc' })).statusCode).toBe(400);
     expect((await compile({ ...full, worker: 'ghost' })).statusCode).toBe(404);
+    // A governed worker: blueprint, connections, role, recalled notes (a channel turn), experiences, the HUD; then a role it does not admit.
+    const courier = { ...full, worker: 'courier', experiences: [{ sourceRef: 'host:lesson/1', content: requestText.experience }] };
+    const governed = await compile(courier, '/compile?hud=1');
+    expect(governed.statusCode).toBe(200);
+    delivered.push(governed.json().systemPrompt, governed.json().inputPrompt);
+    // Each new source reached the prompt, so its absence from the logs means something.
+    const governedText = `${governed.json().systemPrompt}\n${governed.json().inputPrompt}`;
+    for (const where of ['platformblueprintmd', 'workerscourierroleseditormd', 'connections', 'workerscouriermemoryteammd']) expect(governedText).toMatch(new RegExp(`Canary-${where}-`));
+    expect(governedText).toContain(requestText.experience);
+    expect((await compile({ ...courier, role: 'admin' })).statusCode).toBe(422);
     expect((await app.inject({ method: 'POST', url: '/compile', payload: `{"message":"${requestText.message}"`, headers: { ...auth, 'content-type': 'application/json' } })).statusCode).toBe(400);
     for (const url of [`/context/mars?topicId=real-estate&topicName=${requestText.topicName}`, '/context/venus?format=text', `/context/topic/real-estate?topicName=${requestText.topicName}`, '/personas']) {
       const response = await app.inject({ url, headers: auth });

@@ -6,6 +6,7 @@ import { CONNECTIONS_CHECK_INTERVAL_MS } from '../../src/app.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
 import { expectProblem, PROBLEM_TYPE, turn } from '../helpers/security-harness.js';
 import { drip, listenWith, parseRawResponse, rawConnection, startLimitedServer } from '../helpers/security-server.js';
+import { valueOf } from '../helpers/metrics.js';
 
 const SHORT = { HEADERS_TIMEOUT: '700ms', REQUEST_TIMEOUT: '700ms', KEEP_ALIVE_TIMEOUT: '700ms' };
 const CHECK_MS = 100;
@@ -123,7 +124,7 @@ describe('the connection cap (MAX_CONNECTIONS) on a real listening server', () =
     await oldestSilent.closed;
     expect(served.isClosed()).toBe(false);
     expect(newerSilent.isClosed()).toBe(false);
-    expect(app.metrics.connectionsShed.get({ reason: 'evicted' })).toBeGreaterThanOrEqual(1);
+    expect(await valueOf(app.metrics.connectionsShed, { reason: 'evicted' })).toBeGreaterThanOrEqual(1);
   });
 
   it('refuses a newcomer only when every socket has a request in flight', async () => {
@@ -141,7 +142,7 @@ describe('the connection cap (MAX_CONNECTIONS) on a real listening server', () =
     expect(newcomer.isClosed()).toBe(true);
     expect(newcomer.received()).toBe('');
     expect(uploads.map((upload) => upload.isClosed())).toEqual([false, false]);
-    expect(app.metrics.connectionsShed.get({ reason: 'refused' })).toBe(1);
+    expect(await valueOf(app.metrics.connectionsShed, { reason: 'refused' })).toBe(1);
   });
 });
 

@@ -62,7 +62,7 @@ describe('layoutEvent', () => {
     ]);
     expect(layout.minimumTokens).toBe(1024);
     expect(layout.routeKey).toMatch(/^cc1-[0-9a-f]{32}$/);
-    expect(layout.omitted).toEqual({ memory: 0, briefing: 0 });
+    expect(layout.omitted).toEqual({ memory: 0, briefing: 0, experience: 0 });
   });
 
   it('leaves texts out rather than guessing when blocks and segments disagree', async () => {

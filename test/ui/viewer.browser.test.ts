@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { appendFile, access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -42,14 +43,14 @@ interface Browser {
   dialogs: string[];
 }
 
-async function openBrowser(): Promise<Browser> {
+async function openBrowser(viewport = { width: 1280, height: 900 }): Promise<Browser> {
   // A fresh profile per test: no token, cookie or cache survives from another test.
   const profile = await tempDir('cc-chromium-');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 900 },
+    viewport,
     timeout: 30_000,
   });
   contexts.push(context);
@@ -257,8 +258,8 @@ describe('trace viewer in chromium', () => {
     expect(problems.filter((problem) => !/status of 400/.test(problem))).toEqual([]);
   });
 
-  it('shows real POST /compile deliveries as delivered: 200 then 304 in one run, and a failure with its error', async () => {
-    const { base } = await listen({});
+  it('shows real POST /compile deliveries as delivered: 200 then 304 in one run, a failure with its error, and the HUD', async () => {
+    const { app, base } = await listen({});
     const compile = (body: object, headers: Record<string, string> = {}) =>
       fetch(`${base}/compile`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     const request = { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', task: 'Draft the launch post.', runId: 'run-real' };
@@ -287,11 +288,161 @@ describe('trace viewer in chromium', () => {
     expect(await firstEvent.locator('.boundary-label').count()).toBeGreaterThan(0);
     expect(await page.evaluate('typeof window.__ccPwned')).toBe('undefined');
 
+    // The HUD: every file looked for, sorted by path, with what the compile took from it.
+    const hud = firstEvent.locator('section.hud');
+    expect(await hud.locator('h3').textContent()).toMatch(/^HUD: \d+ files looked for, \d+ found$/);
+    const paths = await hud.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-path')!));
+    expect(paths).toEqual([...paths].sort());
+    const identityRow = (await hud.locator('tr[data-path="workers/scribe/identity.md"]').textContent()) ?? '';
+    expect(identityRow).toContain('identity');
+    expect(identityRow).toContain('whole');
+    expect(await hud.locator('tr[data-path="workers/scribe/connections.json"]').textContent()).toContain('looked for, missing');
+
     await page.goto(`${base}/ui/#/runs/run-real-failed`);
     const failure = page.locator('.failure');
     await failure.waitFor();
     expect(await failure.textContent()).toContain('CC_NOT_FOUND');
     expect(await failure.textContent()).toContain('nobody');
+
+    // A HUD that does not hold up when read back is shown as rejected, with the reasons.
+    const [recorded] = ((await (await fetch(`${base}/runs/run-real/trace`)).json()) as { events: Array<{ hud: { files: Array<{ path: string }> } }> }).events;
+    const inverted = { ...recorded!.hud, files: recorded!.hud.files.map((file, i) => (i === 0 ? { ...file, lines: { from: 9, to: 3 } } : file)) };
+    await app.traces.append(deliveredEvent('run-bad-hud', { hud: inverted as never }));
+    await page.goto(`${base}/ui/#/runs/run-bad-hud`);
+    const rejected = page.locator('section.hud[role="alert"]');
+    await rejected.waitFor();
+    expect(await rejected.textContent()).toContain('inverted line range (9 > 3)');
+
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows what a persona answer gave beside the prompts: the voice, the tools and the realtime session, byte for byte', async () => {
+    const { base } = await listen({});
+    const response = await fetch(`${base}/context/mars?topicId=real-estate&runId=voice-call`);
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { voice: string; tools: Array<{ name: string; description: string }>; session: object };
+
+    const { context, page, problems, dialogs } = await openBrowser();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/ui/#/runs/voice-call`);
+    const realtime = page.locator('article.event section.realtime');
+    await realtime.waitFor();
+    const summary = await text(page, 'article.event section.summary');
+    expect(summary).toContain(`voice${answer.voice}`);
+    expect(summary).toContain(`tools${answer.tools.map((tool) => tool.name).join(', ')}`);
+    expect(await text(page, '.realtime .session-voice')).toBe(answer.voice);
+    expect(await realtime.locator('table.tools tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tool')))).toEqual(answer.tools.map((tool) => tool.name));
+    expect(await text(page, `.realtime tr[data-tool="${answer.tools[0]!.name}"]`)).toContain(answer.tools[0]!.description);
+    expect(await text(page, '.realtime .tools-sha')).toBe(createHash('sha256').update(JSON.stringify(answer.tools)).digest('hex'));
+
+    await page.locator('button.copy-session').click();
+    await page.locator('button.copy-session', { hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(JSON.stringify(answer.session));
+
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('compares two runs of one worker: the blocks that changed and the cache boundaries that moved, with why', async () => {
+    const { base, brainRoot } = await listen({});
+    const compile = async (runId: string, now: string, task: string) => {
+      const response = await fetch(`${base}/compile`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', task, runId, now }),
+      });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    };
+    await compile('draft-1', '2026-11-30T17:30:00Z', 'Draft the launch post.');
+    await appendFile(join(brainRoot, 'workers/scribe/identity.md'), '\nPrefer short paragraphs.\n');
+    await compile('draft-2', '2026-11-30T17:31:00Z', 'Draft the launch email.');
+    await compile('draft-3', '2026-11-30T17:32:00Z', 'Draft the launch email.');
+
+    const { page, problems, dialogs } = await openBrowser();
+    await page.goto(`${base}/ui/`);
+    await page.locator('tr[data-run-id="draft-1"]').waitFor();
+    const compareButton = page.locator('button.compare-picked');
+    expect(await compareButton.isDisabled()).toBe(true);
+    // Picked newest first; the page puts the older run first all the same.
+    await page.locator('tr[data-run-id="draft-2"] input[name="compare"]').check();
+    await page.locator('tr[data-run-id="draft-1"] input[name="compare"]').check();
+    await compareButton.click();
+    await page.waitForURL(/#\/compare\/draft-2\/draft-1$/);
+    await page.locator('.comparison').waitFor();
+    expect(await text(page, '.compared-runs [data-side="before"] .run-link')).toBe('draft-1');
+    expect(await text(page, '.compared-runs [data-side="after"] .run-link')).toBe('draft-2');
+
+    const identity = page.locator('.compare-blocks tr[data-kind="identity"]');
+    expect(await identity.getAttribute('data-change')).toBe('changed');
+    expect(await text(page, '.compare-blocks tr[data-kind="identity"] .reason[data-reason="sources"]')).toBe('sources changed: workers/scribe/identity.md');
+    expect(await page.locator('.compare-blocks tr[data-kind="purpose"]').getAttribute('data-change')).toBe('unchanged');
+    expect(await text(page, '.compare-blocks tr[data-kind="clock"] .reason[data-reason="minute"]')).toBe('minute changed: 17:30 → 17:31 UTC');
+    expect(await text(page, '.compare-blocks tr[data-kind="task"] .reason[data-reason="request"]')).toBe('request differed: task');
+    const workerStable = page.locator('.compare-boundaries tr[data-boundary="worker-stable"]');
+    expect(await workerStable.getAttribute('data-change')).toBe('moved');
+    expect(await workerStable.locator('.why').textContent()).toBe('#0 identity changed: sources changed: workers/scribe/identity.md');
+    expect(await text(page, '.compare-summary')).toContain('the route key changed');
+
+    // From a run page: the other runs of the worker, each a comparison; only the minute moved between these two.
+    await page.goto(`${base}/ui/#/runs/draft-3`);
+    await page.locator('button.compare-with').click();
+    await page.locator('.compare-candidates li[data-run-id="draft-2"] a').click();
+    await page.waitForURL(/#\/compare\/draft-2\/draft-3$/);
+    await page.locator('.comparison').waitFor();
+    const boundaries = page.locator('.compare-boundaries tbody tr');
+    expect(await boundaries.evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-boundary'), row.getAttribute('data-change')]))).toEqual([
+      ['worker-stable', 'held'],
+      ['channel-stable', 'held'],
+      ['surface-stable', 'held'],
+      ['volatile', 'moved'],
+    ]);
+    expect(await text(page, '.compare-boundaries tr[data-boundary="volatile"] .why')).toBe('#5 clock changed: minute changed: 17:31 → 17:32 UTC');
+    expect(await text(page, '.compare-summary')).toContain('the route key held');
+    await page.screenshot({ path: join(tmpdir(), 'compare-page.png'), fullPage: true });
+    // The comparison reads in a narrow window too.
+    await page.setViewportSize({ width: 420, height: 800 });
+    expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
+    await page.screenshot({ path: join(tmpdir(), 'compare-page-420.png'), fullPage: true });
+
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps the runs table usable at 420 px: no sideways scrolling, and time, subject, status and run id in view', async () => {
+    const { app, base } = await listen({});
+    const now = Date.now();
+    for (let i = 0; i < 6; i++) await app.traces.append(deliveredEvent(randomUUID(), { at: new Date(now - 60_000 + i * 1000).toISOString() }));
+    await app.traces.append(failedEvent(randomUUID(), { at: new Date(now).toISOString() }));
+    await traceCompile(app, 'run-narrow-with-a-long-but-valid-run-id:0123456789abcdef', new Date(now + 1000));
+
+    const { page, problems, dialogs } = await openBrowser({ width: 420, height: 800 });
+    await page.goto(`${base}/ui/`);
+    const rows = page.locator('table.runs tbody tr');
+    await rows.nth(7).waitFor();
+    const overflow = await page.evaluate(
+      '({ page: document.documentElement.scrollWidth - window.innerWidth, table: document.querySelector(".table-wrap").scrollWidth - document.querySelector(".table-wrap").clientWidth })',
+    );
+    expect(overflow).toEqual({ page: 0, table: 0 });
+    for (const row of [0, 1, 7]) {
+      for (const column of ['col-pick', 'col-time', 'col-subject', 'col-status', 'col-run-id']) {
+        const box = await rows.nth(row).locator(`td.${column}`).boundingBox();
+        expect(box, `${column} of row ${row}`).not.toBeNull();
+        expect(box!.width, `${column} of row ${row}`).toBeGreaterThan(10);
+        expect(box!.x + box!.width, `${column} of row ${row}`).toBeLessThanOrEqual(420);
+      }
+      expect(await rows.nth(row).locator('td.col-optional').first().isVisible()).toBe(false);
+    }
+    // The run id is a whole, readable link, and picking two runs still works.
+    expect(await text(page, 'table.runs tbody tr:first-child td.col-run-id a')).toBe('run-narrow-with-a-long-but-valid-run-id:0123456789abcdef');
+    // (The second row is the failed run: nothing to compare, so no box.)
+    expect(await rows.nth(1).locator('input[name="compare"]').count()).toBe(0);
+    await rows.nth(0).locator('input[name="compare"]').check();
+    await rows.nth(2).locator('input[name="compare"]').check();
+    expect(await page.locator('button.compare-picked').isEnabled()).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
+    await page.screenshot({ path: join(tmpdir(), 'runs-420.png'), fullPage: true });
 
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);

@@ -1,8 +1,10 @@
 /**
- * The trace viewer's entry point: hash routing (`#/runs`, `#/runs/<runId>`) over one
- * static page, and the token form shown only when the service answers 401.
+ * The trace viewer's entry point: hash routing (`#/runs`, `#/runs/<runId>`,
+ * `#/compare/<a>/<b>`) over one static page, and the token form shown only when the
+ * service answers 401.
  */
 import { createApi, sessionTokenStore, type AskToken } from './api.js';
+import { renderCompare } from './compare-view.js';
 import { h, replace } from './dom.js';
 import { parseHash, runsHash } from './model.js';
 import { renderRun, renderRunList } from './views.js';
@@ -67,6 +69,7 @@ async function route(): Promise<void> {
   showForget();
   if (view.name === 'runs') await renderRunList(context, view.filter);
   else if (view.name === 'run') await renderRun(context, view.runId);
+  else if (view.name === 'compare') await renderCompare(context, view.runIds);
   else replace(main, h('h1', {}, 'Not found'), h('p', {}, 'No such page in the viewer. ', h('a', { href: runsHash() }, 'See the runs.')));
   if (context.current()) showForget();
 }

@@ -48,6 +48,58 @@ export interface TraceListing {
   removed?: string[] | undefined;
 }
 
+/** A function tool as a realtime session takes it. */
+export interface Tool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** What a persona answer gave beside the prompts: the voice and the tools of its realtime session. */
+export interface TraceRealtime {
+  voice: string;
+  toolNames: string[];
+  toolsSha256: string;
+  /** Null when the stored definitions could not be read back. */
+  tools: Tool[] | null;
+}
+
+/** The lines of a file read in part: from the start (`1..120`), or from the end as negative numbers (`-120..-1`). */
+export interface LineRange {
+  from: number;
+  to: number;
+}
+
+/** A file of a compile's heads-up display (docs/compiler.md, "HUD"). */
+export interface HudFile {
+  path: string;
+  exists: boolean;
+  sha256: string | null;
+  size: number;
+  bytes: number;
+  tokens: number;
+  lines: LineRange | null;
+  blocks: string[];
+  chars: number;
+  share: number;
+}
+
+export interface Hud {
+  snapshotSha256: string;
+  limitChars: number;
+  usedChars: number;
+  files: HudFile[];
+  derived: Array<{ kind: string; source: string; chars: number; share: number }>;
+}
+
+/** `1–120` from the start, `last 120` for a tail, `whole` for a file read whole. */
+export function lineRangeText(lines: LineRange | null): string {
+  if (lines === null) return 'whole';
+  if (lines.from < 0) return lines.to === -1 ? `last ${formatNumber(-lines.from)}` : `${formatNumber(-lines.from)}–${formatNumber(-lines.to)} from the end`;
+  return `${formatNumber(lines.from)}–${formatNumber(lines.to)}`;
+}
+
 export interface TraceEvent {
   runId: string;
   at: string;
@@ -65,9 +117,12 @@ export interface TraceEvent {
   tokens?: Record<string, unknown> | undefined;
   redactions?: { email: number; phone: number } | undefined;
   warnings?: string[] | undefined;
+  realtime?: TraceRealtime | undefined;
   sources?: TraceSource[] | undefined;
   absent?: TraceAbsent[] | undefined;
   listings?: TraceListing[] | undefined;
+  hud?: Hud | undefined;
+  hudRejected?: string[] | undefined;
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;
@@ -265,7 +320,11 @@ export interface RunFilter {
 
 export const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
 
-export type View = { name: 'runs'; filter: RunFilter } | { name: 'run'; runId: string } | { name: 'not-found'; hash: string };
+export type View =
+  | { name: 'runs'; filter: RunFilter }
+  | { name: 'run'; runId: string }
+  | { name: 'compare'; runIds: [string, string] }
+  | { name: 'not-found'; hash: string };
 
 const RUN_ID = /^[A-Za-z0-9_:-]{1,128}$/;
 
@@ -284,15 +343,26 @@ export function parseHash(hash: string): View {
   }
   const run = /^\/runs\/([^/]+)$/.exec(pathname);
   if (run) {
-    let runId = '';
-    try {
-      runId = decodeURIComponent(run[1]!);
-    } catch {
-      return { name: 'not-found', hash };
-    }
-    if (RUN_ID.test(runId)) return { name: 'run', runId };
+    const runId = runIdFrom(run[1]!);
+    if (runId !== null) return { name: 'run', runId };
+  }
+  const compare = /^\/compare\/([^/]+)\/([^/]+)$/.exec(pathname);
+  if (compare) {
+    const [a, b] = [runIdFrom(compare[1]!), runIdFrom(compare[2]!)];
+    if (a !== null && b !== null) return { name: 'compare', runIds: [a, b] };
   }
   return { name: 'not-found', hash };
+}
+
+/** A run id from a hash segment, or null when it is not one. */
+function runIdFrom(segment: string): string | null {
+  let runId: string;
+  try {
+    runId = decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+  return RUN_ID.test(runId) ? runId : null;
 }
 
 function filterQuery(filter: RunFilter): string {
@@ -313,14 +383,32 @@ export function runHash(runId: string): string {
   return `#/runs/${encodeURIComponent(runId)}`;
 }
 
+/** The comparison of two runs (`#/compare/<a>/<b>`); the page puts the older first whatever the order. */
+export function compareHash(a: string, b: string): string {
+  return `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`;
+}
+
 /** API paths relative to the page (`/ui/`), so the viewer also works behind a path prefix. */
 export function runListPath(filter: RunFilter, limit: number): string {
   const query = filterQuery(filter);
   return `../runs?limit=${limit}${query ? `&${query}` : ''}`;
 }
 
-export function runTracePath(runId: string): string {
-  return `../runs/${encodeURIComponent(runId)}/trace?verify=sources`;
+/** A run's trace; with `verifySources` (the run page) each brain file is checked against the brain now. */
+export function runTracePath(runId: string, verifySources = true): string {
+  return `../runs/${encodeURIComponent(runId)}/trace${verifySources ? '?verify=sources' : ''}`;
+}
+
+/**
+ * The realtime session a persona answer delivered, as JSON text: `{type, instructions,
+ * audio: {output: {voice}}, tools}` rebuilt from the trace — instructions from the rebuilt
+ * prompts, voice and tools from `realtime`. Byte for byte the answer's `session` (its JSON
+ * is JSON.stringify's); null when the trace lacks a part.
+ */
+export function sessionJson(event: TraceEvent): string | null {
+  if (!event.realtime || event.realtime.tools === null || event.systemPrompt === null) return null;
+  const instructions = event.inputPrompt === null ? event.systemPrompt : `${event.systemPrompt}\n\n${event.inputPrompt}`;
+  return JSON.stringify({ type: 'realtime', instructions, audio: { output: { voice: event.realtime.voice } }, tools: event.realtime.tools });
 }
 
 const numbers = new Intl.NumberFormat('en-US');

@@ -6,18 +6,22 @@ import { ApiError, type Api } from './api.js';
 import { h, replace, type Child } from './dom.js';
 import {
   AUTHORITIES,
+  compareHash,
   formatNumber,
   formatTime,
   layoutEvent,
+  lineRangeText,
   percentOf,
   runHash,
   runListPath,
   runsHash,
   runTracePath,
+  sessionJson,
   shortSha,
   type BlockView,
   type BoundaryView,
   type ChainStatus,
+  type Hud,
   type EventLayout,
   type RunFilter,
   type RunList,
@@ -25,6 +29,7 @@ import {
   type TraceAbsent,
   type TraceEvent,
   type TraceListing,
+  type TraceRealtime,
   type TraceSource,
 } from './model.js';
 
@@ -38,11 +43,11 @@ export interface PageContext {
 const PAGE_SIZE = 25;
 const OUTCOMES = ['delivered', 'not-modified', 'failed'] as const;
 
-function authorityClass(authority: string): string {
+export function authorityClass(authority: string): string {
   return (AUTHORITIES as readonly string[]).includes(authority) ? `auth-${authority}` : 'auth-unknown';
 }
 
-function outcomeClass(outcome: string): string {
+export function outcomeClass(outcome: string): string {
   return (OUTCOMES as readonly string[]).includes(outcome) ? `outcome-${outcome}` : 'outcome-unknown';
 }
 
@@ -62,7 +67,7 @@ export function problemBox(error: unknown): HTMLElement {
   return h('div', { class: 'problem', role: 'alert' }, h('strong', {}, 'Could not reach the service'), h('p', {}, message));
 }
 
-function definitions(entries: Array<[string, Child]>): HTMLElement {
+export function definitions(entries: Array<[string, Child]>): HTMLElement {
   return h(
     'dl',
     { class: 'facts' },
@@ -70,7 +75,7 @@ function definitions(entries: Array<[string, Child]>): HTMLElement {
   );
 }
 
-function sha(value: string | null | undefined, label = 'sha256'): HTMLElement {
+export function sha(value: string | null | undefined, label = 'sha256'): HTMLElement {
   return h('code', { class: 'sha', title: value ? `${label} ${value}` : `no ${label}` }, shortSha(value));
 }
 
@@ -138,10 +143,41 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
     );
     return;
   }
+  // Two runs picked here open their comparison; a third pick replaces the oldest.
+  const picked: HTMLInputElement[] = [];
+  const compareButton = h('button', { type: 'button', class: 'compare-picked', title: 'Compare the two runs picked below' }, 'Compare 2 runs');
+  compareButton.disabled = true;
+  const pickedNote = h('span', { class: 'muted small' }, 'Pick two runs of one persona or worker to compare them.');
+  compareButton.addEventListener('click', () => {
+    if (picked.length === 2) location.hash = compareHash(picked[0]!.value, picked[1]!.value);
+  });
+  const pick = (box: HTMLInputElement) => {
+    const at = picked.indexOf(box);
+    if (at >= 0) picked.splice(at, 1);
+    if (box.checked) picked.push(box);
+    while (picked.length > 2) picked.shift()!.checked = false;
+    compareButton.disabled = picked.length !== 2;
+  };
+  const pickBox = (runId: string) => {
+    const box = h('input', { type: 'checkbox', name: 'compare', value: runId, ariaLabel: `pick run ${runId} to compare` });
+    box.addEventListener('change', () => pick(box));
+    return box;
+  };
+  // Columns a narrow window drops (class `optional`): time, subject, status and run id always stay.
+  const columns: Array<[string, string]> = [
+    ['', 'pick'],
+    ['time', 'time'],
+    ['persona / worker', 'subject'],
+    ['surface', 'optional'],
+    ['status', 'status'],
+    ['size', 'optional'],
+    ['events', 'optional'],
+    ['run id', 'run-id'],
+  ];
   const table = h(
     'table',
     { class: 'runs' },
-    h('thead', {}, h('tr', {}, ['time', 'persona / worker', 'surface', 'status', 'size', 'events', 'run id'].map((label) => h('th', {}, label)))),
+    h('thead', {}, h('tr', {}, columns.map(([label, name]) => h('th', { class: `col-${name}`, ...(label ? {} : { ariaLabel: 'compare' }) }, label)))),
     h(
       'tbody',
       {},
@@ -149,13 +185,14 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
         h(
           'tr',
           { data: { runId: run.runId } },
-          h('td', { title: run.at }, formatTime(run.at)),
-          h('td', {}, h('span', { class: 'subject-kind' }, run.subject.kind), ' ', run.subject.id),
-          h('td', {}, run.surface ?? '—'),
-          h('td', {}, h('span', { class: `status ${outcomeClass(run.outcome)}` }, String(run.status)), ' ', run.outcome),
-          h('td', { class: 'num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
-          h('td', { class: 'num' }, String(run.events)),
-          h('td', {}, h('a', { class: 'run-link', href: runHash(run.runId) }, run.runId)),
+          h('td', { class: 'col-pick' }, run.outcome === 'failed' ? null : pickBox(run.runId)),
+          h('td', { class: 'col-time', title: run.at }, formatTime(run.at)),
+          h('td', { class: 'col-subject' }, h('span', { class: 'subject-kind' }, run.subject.kind), ' ', run.subject.id),
+          h('td', { class: 'col-optional' }, run.surface ?? '—'),
+          h('td', { class: 'col-status' }, h('span', { class: `status ${outcomeClass(run.outcome)}` }, String(run.status)), ' ', h('span', { class: 'outcome' }, run.outcome)),
+          h('td', { class: 'col-optional num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
+          h('td', { class: 'col-optional num' }, String(run.events)),
+          h('td', { class: 'col-run-id' }, h('a', { class: 'run-link', href: runHash(run.runId) }, run.runId)),
         ),
       ),
     ),
@@ -166,7 +203,7 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
     filter.cursor ? h('a', { class: 'button secondary', href: runsHash({ ...filter, cursor: '' }) }, '← Newest') : null,
     list.nextCursor ? h('a', { class: 'button', href: runsHash({ ...filter, cursor: list.nextCursor }), id: 'older' }, 'Older →') : null,
   );
-  replace(results, table, pager);
+  replace(results, h('div', { class: 'compare-bar' }, compareButton, pickedNote), h('div', { class: 'table-wrap' }, table), pager);
 }
 
 // ----- one run -----
@@ -188,9 +225,50 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   replace(
     body,
     chainSection(trace.chain),
+    trace.events.some((event) => event.blocks?.length) ? comparePicker(context, trace) : null,
     count > 1 ? h('p', { class: 'muted' }, `${count} events, in order.`) : null,
     trace.events.map((event, i) => renderEvent(event, count > 1 ? `Event ${i + 1} of ${count}` : null)),
   );
+}
+
+/** Other runs of the same persona or worker, each a link to its comparison with this run; listed on demand. */
+function comparePicker(context: PageContext, trace: RunTrace): HTMLElement {
+  const subject = trace.events.at(-1)!.subject;
+  const list = h('div', { class: 'compare-list' });
+  const button = h('button', { type: 'button', class: 'secondary small compare-with' }, `Compare with another run of ${subject.id}…`);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    replace(list, h('p', { class: 'muted small' }, 'Loading runs…'));
+    const filter = subject.kind === 'persona' ? { persona: subject.id } : { worker: subject.id };
+    let runs: RunList;
+    try {
+      runs = await context.api.get<RunList>(runListPath(filter, PAGE_SIZE));
+    } catch (error) {
+      if (context.current()) replace(list, problemBox(error));
+      button.disabled = false;
+      return;
+    }
+    if (!context.current()) return;
+    const others = runs.runs.filter((run) => run.runId !== trace.runId && run.outcome !== 'failed');
+    replace(
+      list,
+      others.length === 0
+        ? h('p', { class: 'muted small' }, `No other run of ${subject.id} to compare with (failed runs delivered nothing).`)
+        : h(
+            'ul',
+            { class: 'compare-candidates' },
+            others.map((run) =>
+              h(
+                'li',
+                { data: { runId: run.runId } },
+                h('a', { href: compareHash(run.runId, trace.runId) }, run.runId),
+                h('span', { class: 'muted small' }, ` · ${formatTime(run.at)} · ${run.status} ${run.outcome}`),
+              ),
+            ),
+          ),
+    );
+  });
+  return h('section', { class: 'compare-with-section' }, h('h3', {}, 'Compare ', button), list);
 }
 
 function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
@@ -208,6 +286,8 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
         ['route', h('code', {}, event.route)],
         [subjectLabel, event.subject.id],
         ['surface', event.surface ?? null],
+        ['voice', event.realtime ? h('span', { class: 'voice' }, event.realtime.voice) : null],
+        ['tools', event.realtime ? h('span', { class: 'tool-names' }, event.realtime.toolNames.join(', ') || 'none') : null],
         ['status', h('span', {}, h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)), ' ', event.outcome)],
         ['size', event.outcome === 'failed' ? 'nothing delivered' : `${formatNumber(event.chars)} chars (systemPrompt + inputPrompt)`],
         ['request', requestFacts(event.request)],
@@ -231,6 +311,8 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
     digestsSection(event),
     redactionsAndWarnings(event, layout),
     event.sources ? sourcesSection(event.sources, event.absent ?? [], event.listings ?? []) : null,
+    event.realtime ? realtimeSection(event, event.realtime) : null,
+    event.hud || event.hudRejected ? hudSection(event.hud, event.hudRejected) : null,
     event.systemPrompt !== null ? promptSection(event) : null,
   );
 }
@@ -568,6 +650,68 @@ function sourcesSection(sources: TraceSource[], absent: TraceAbsent[], listings:
   );
 }
 
+function shareCell(share: number): HTMLElement {
+  const bar = h('span', { class: 'share-bar' });
+  bar.style.width = `${percentOf(share * 100, 100).toFixed(1)}%`;
+  return h('td', { class: 'num share' }, bar, `${(share * 100).toFixed(1)}%`);
+}
+
+function missingCell(): HTMLElement {
+  const cell = h('td', { class: 'muted' }, 'looked for, missing');
+  cell.colSpan = 5;
+  return cell;
+}
+
+/** The HUD: every file the compile looked for, what it read of each, and the share of the budget it became. */
+function hudSection(hud: Hud | undefined, rejected: string[] | undefined): HTMLElement {
+  if (!hud) {
+    return h(
+      'section',
+      { class: 'hud', role: 'alert' },
+      h('h3', {}, 'HUD'),
+      h('p', { class: 'flag' }, 'The recorded HUD was rejected when the trace was read back:'),
+      h('ul', {}, (rejected ?? []).map((problem) => h('li', {}, problem))),
+    );
+  }
+  const found = hud.files.filter((file) => file.exists).length;
+  const rows = hud.files.map((file) =>
+    h(
+      'tr',
+      { data: { path: file.path } },
+      h('td', {}, h('code', {}, file.path)),
+      file.exists
+        ? [
+            h('td', { class: 'num' }, file.bytes === file.size ? `${formatNumber(file.size)} B` : `${formatNumber(file.bytes)} of ${formatNumber(file.size)} B`),
+            h('td', { class: 'num' }, `≈${formatNumber(file.tokens)}`),
+            h('td', { class: 'num lines' }, lineRangeText(file.lines)),
+            h('td', {}, file.blocks.length ? file.blocks.join(', ') : h('span', { class: 'muted' }, '—')),
+            shareCell(file.share),
+          ]
+        : missingCell(),
+    ),
+  );
+  return h(
+    'section',
+    { class: 'hud' },
+    h('h3', {}, `HUD: ${hud.files.length} file${hud.files.length === 1 ? '' : 's'} looked for, ${found} found`),
+    h('p', { class: 'muted small' }, 'snapshot ', sha(hud.snapshotSha256), ` · ${formatNumber(hud.usedChars)} of ${formatNumber(hud.limitChars)} chars used`),
+    h(
+      'table',
+      {},
+      h('thead', {}, h('tr', {}, ['path', 'read', 'tokens', 'lines', 'blocks', 'share'].map((label) => h('th', {}, label)))),
+      h('tbody', {}, rows),
+    ),
+    hud.derived.length
+      ? h(
+          'p',
+          { class: 'muted small derived' },
+          'From no single file: ',
+          hud.derived.map((row, i) => `${i ? ', ' : ''}${row.kind} (${row.source}) ${(row.share * 100).toFixed(1)}%`).join(''),
+        )
+      : null,
+  );
+}
+
 async function copyText(text: string, button: HTMLButtonElement): Promise<void> {
   const label = button.textContent;
   let copied = false;
@@ -588,6 +732,52 @@ async function copyText(text: string, button: HTMLButtonElement): Promise<void> 
   setTimeout(() => {
     button.textContent = label;
   }, 1500);
+}
+
+/** The voice and tools a persona answer gave, and the realtime session they made with the delivered instructions. */
+function realtimeSection(event: TraceEvent, realtime: TraceRealtime): HTMLElement {
+  const session = sessionJson(event);
+  const copy: HTMLButtonElement = h('button', { type: 'button', class: 'secondary small copy-session', onClick: () => void copyText(session ?? '', copy) }, 'Copy session');
+  const tools = realtime.tools;
+  return h(
+    'section',
+    { class: 'realtime' },
+    h('h3', {}, 'Realtime session ', session !== null ? copy : null),
+    h(
+      'p',
+      { class: 'muted small' },
+      'What the voice server sent at connect: ',
+      h('code', {}, '{type: "realtime", instructions, audio: {output: {voice}}, tools}'),
+      ', the instructions being the delivered prompt below.',
+    ),
+    definitions([
+      ['voice', h('code', { class: 'session-voice' }, realtime.voice)],
+      ['tools', realtime.toolNames.length > 0 ? realtime.toolNames.join(', ') : 'none'],
+      ['tools sha256', h('code', { class: 'sha full tools-sha', title: 'sha256 of the delivered tools as JSON' }, realtime.toolsSha256)],
+    ]),
+    tools === null
+      ? h('p', { class: 'verified bad', role: 'alert' }, `✗ The tool definitions could not be read back; delivered: ${realtime.toolNames.join(', ') || 'none'}.`)
+      : tools.length === 0
+        ? h('p', { class: 'muted' }, 'No tools.')
+        : h(
+            'table',
+            { class: 'tools' },
+            h('thead', {}, h('tr', {}, ['name', 'description', 'parameters'].map((label) => h('th', {}, label)))),
+            h(
+              'tbody',
+              {},
+              tools.map((tool) =>
+                h(
+                  'tr',
+                  { data: { tool: tool.name } },
+                  h('td', {}, h('code', {}, tool.name)),
+                  h('td', {}, tool.description),
+                  h('td', {}, h('details', {}, h('summary', {}, 'JSON Schema'), h('pre', { class: 'tool-parameters' }, JSON.stringify(tool.parameters, null, 2)))),
+                ),
+              ),
+            ),
+          ),
+  );
 }
 
 function promptSection(event: TraceEvent): HTMLElement {

@@ -13,12 +13,13 @@ import { toSingleLine } from '../text.js';
  * @see https://platform.openai.com/docs/guides/realtime-conversations#function-calling
  */
 
-export interface JsonSchema {
+// A type, not an interface, so that a tool is also a plain JSON record (the trace's ToolSchema).
+export type JsonSchema = {
   type: 'object';
   properties: Record<string, Record<string, unknown>>;
   required?: string[];
   additionalProperties: false;
-}
+};
 
 /** A tool as a realtime session takes it. */
 export interface PersonaTool {

@@ -1,22 +1,26 @@
 import { sha256Hex } from '../../core/digest.js';
+import { hudProblems } from '../../core/hud.js';
 import { BoundedMemo } from '../../core/memo.js';
 import type { ChainStatus } from './chain.js';
-import type { TraceBlock, TraceEventInput, TraceEventView, TraceSegmentView, TraceSource } from './store.js';
+import type { TraceBlock, TraceEventInput, TraceEventView, TraceRealtimeView, TraceSegmentView, TraceSource } from './store.js';
 
 /**
  * An event as both backends store it: its own small fields inline, and everything that
  * repeats from call to call — segment texts, block summaries, source records, the cache
- * plan — as references to records stored once by sha256 (per file, or per day in the
- * database). `R` is how a backend refers to a record: `[sha256, offset, length]` in a file,
- * the sha256 alone in the database.
+ * plan, a persona's tool definitions, the HUD — as references to records stored once by
+ * sha256 (per file, or per day in the database). `R` is how a backend refers to a record:
+ * `[sha256, offset, length]` in a file, the sha256 alone in the database.
  */
-export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'> {
+export interface StoredEvent<R> extends Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'> {
   /** Characters delivered (system + input prompt). */
   chars: number;
   segments?: { system: R[]; input: R[] };
   blocks?: R[];
   sources?: R[];
   cache?: R;
+  /** The voice and the tools' names inline, their definitions by reference. */
+  realtime?: { voice: string; toolNames: string[]; tools: R };
+  hud?: R;
 }
 
 /** How an event's repeated parts become references, each given as its JSON text. */
@@ -25,6 +29,7 @@ export interface Refs {
   data(entry: { json: string; sha: string }): string;
   block(block: TraceBlock): string;
   source(source: TraceSource): string;
+  /** A structure as a data record; one handed over again as the very same object is serialised and hashed once. */
   json(value: object): string;
 }
 
@@ -60,8 +65,20 @@ export class RecordDigests {
     },
   );
 
+  private readonly objects = new WeakMap<object, { json: string; sha: string }>();
+
   text(text: string): string {
     return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
+  }
+
+  /** The JSON text and sha256 of a structure, serialised once per object (never changed after it is handed over: a shared result's cache plan and HUD, a persona's tools). */
+  object(value: object): { json: string; sha: string } {
+    let entry = this.objects.get(value);
+    if (!entry) {
+      const json = JSON.stringify(value);
+      this.objects.set(value, (entry = { json, sha: this.text(json) }));
+    }
+    return entry;
   }
 }
 
@@ -74,6 +91,8 @@ export class RecordDigests {
 export interface SharedRecord {
   readonly blocks: unknown;
   readonly cache: unknown;
+  readonly realtime: unknown;
+  readonly hud: unknown;
   readonly budget: unknown;
   readonly tokens: unknown;
   readonly redactions: unknown;
@@ -82,7 +101,7 @@ export interface SharedRecord {
   /** `"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
   readonly fields: string;
   readonly chars: number;
-  /** `,"blocks":[…],"cache":…` and `,"segments":{…}` references. */
+  /** `,"blocks":[…],"cache":…,"realtime":…,"hud":…` and `,"segments":{…}` references. */
   readonly before: string;
   readonly segmentRefs: string;
 }
@@ -117,13 +136,15 @@ export const SEEN = Symbol('seen once');
  * that delivers it, byte for byte as they would be written again.
  */
 export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: SharedRecords): { stored: StoredEvent<R>; json: string } {
-  const { segments, blocks, sources, cache } = event;
+  const { segments, blocks, sources, cache, realtime, hud } = event;
   const found = segments === undefined ? undefined : shared?.get(segments);
   const known = found === SEEN || typeof found === 'string' ? undefined : found;
   if (
     known !== undefined &&
     known.blocks === blocks &&
     known.cache === cache &&
+    known.realtime === realtime &&
+    known.hud === hud &&
     known.budget === event.budget &&
     known.tokens === event.tokens &&
     known.redactions === event.redactions &&
@@ -134,7 +155,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
   }
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
-  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache'>>]: TraceEventInput[K] } = {
+  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } = {
     runId: event.runId,
     at: event.at,
     route: event.route,
@@ -142,6 +163,8 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
     surface: event.surface,
     status: event.status,
     outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
     request: event.request,
     promptSha256: event.promptSha256,
     inputSha256: event.inputSha256,
@@ -153,14 +176,20 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
     listings: event.listings,
     error: event.error,
     timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
   };
   let chars = 0;
   let before = '';
-  let sourceRefs: string;
   let segmentRefs = '';
   if (blocks) before += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
-  sourceRefs = sourceReferences(sources, refs, shared);
+  const sourceRefs = sourceReferences(sources, refs, shared);
   if (cache) before += `,"cache":${refs.json(cache)}`;
+  if (realtime) {
+    const names = JSON.stringify(realtime.tools.map((tool) => tool.name));
+    before += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.json(realtime.tools)}}`;
+  }
+  if (hud) before += `,"hud":${refs.json(hud)}`;
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -184,7 +213,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
       redactions: event.redactions,
     }).slice(1, -1);
     const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
-    shared.set(segments, { blocks, cache, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
+    shared.set(segments, { blocks, cache, realtime, hud, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
   }
   return { stored, json: `${own.slice(0, -1)}${before}${sourceRefs}${segmentRefs}}` };
 }
@@ -199,6 +228,8 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
     surface: event.surface,
     status: event.status,
     outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
     request: event.request,
   });
   const tail = JSON.stringify({
@@ -207,12 +238,15 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
     listings: event.listings,
     error: event.error,
     timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
     chars: known.chars,
   });
   const sources = sourceReferences(event.sources, refs, shared);
   const middle = known.fields.length > 0 ? `,${known.fields}` : '';
   const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sources}${known.segmentRefs}}`;
-  const stored = {
+  // Typed like `plain` in eventRecord: a new field of TraceEventInput cannot be left out here either.
+  const stored: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number } = {
     runId: event.runId,
     at: event.at,
     route: event.route,
@@ -220,6 +254,8 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
     surface: event.surface,
     status: event.status,
     outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
     request: event.request,
     promptSha256: event.promptSha256,
     inputSha256: event.inputSha256,
@@ -231,9 +267,11 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
     listings: event.listings,
     error: event.error,
     timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
     chars: known.chars,
-  } as StoredEvent<R>;
-  return { stored, json };
+  };
+  return { stored: stored as StoredEvent<R>, json };
 }
 
 /** Whether a parsed value has the fields every stored event has. */
@@ -252,6 +290,17 @@ export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
   );
 }
 
+function isStoredRealtime<R>(value: StoredEvent<R>['realtime']): value is NonNullable<StoredEvent<R>['realtime']> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof value.voice === 'string' &&
+    Array.isArray(value.toolNames) &&
+    value.toolNames.every((name) => typeof name === 'string') &&
+    value.tools !== undefined
+  );
+}
+
 /** How `rebuild` resolves references: a record's sha256, and its value (checked against it). */
 export interface RecordReader<R> {
   sha(ref: R): string;
@@ -263,8 +312,10 @@ export interface RecordReader<R> {
 
 /**
  * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
- * block, source or cache record that cannot be read back leaves that field out of the
- * view and counts as unreadable; the prompts stand on their own digests. `link` is what
+ * block, source, cache or HUD record that cannot be read back leaves that field out of the
+ * view and counts as unreadable; the prompts stand on their own digests. A HUD that reads
+ * back malformed (`hudProblems`: a bad digest, an inverted line range, ...) is rejected:
+ * left out, its problems in `hudRejected`, and the event is not verified. `link` is what
  * the event's chain link proves, and whether that is enough to vouch for it.
  */
 export async function rebuild<R>(
@@ -272,7 +323,7 @@ export async function rebuild<R>(
   read: RecordReader<R>,
   link: { status: ChainStatus; holds: boolean },
 ): Promise<{ event: TraceEventView; unreadable: number }> {
-  const { segments, blocks, sources, cache, ...rest } = stored;
+  const { segments, blocks, sources, cache, realtime, hud, ...rest } = stored;
   let unreadable = 0;
   const all = async <T>(refs: R[]): Promise<T[] | undefined> => {
     const values: T[] = [];
@@ -286,7 +337,7 @@ export async function rebuild<R>(
     }
     return values;
   };
-  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache'>> = {};
+  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | 'hudRejected'>> = {};
   if (blocks) {
     const values = await all<TraceBlock>(blocks);
     if (values) parts.blocks = values;
@@ -299,10 +350,32 @@ export async function rebuild<R>(
     const values = await all<Record<string, unknown>>([cache]);
     if (values) parts.cache = values[0]!;
   }
-  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache'>;
+  if (isStoredRealtime(realtime)) {
+    const tools = await read.data(realtime.tools);
+    if (!Array.isArray(tools)) unreadable++;
+    parts.realtime = {
+      voice: realtime.voice,
+      toolNames: realtime.toolNames,
+      toolsSha256: read.sha(realtime.tools),
+      tools: Array.isArray(tools) ? (tools as NonNullable<TraceRealtimeView['tools']>) : null,
+    };
+  }
+  let hudHolds = true;
+  if (hud) {
+    const values = await all<unknown>([hud]);
+    if (values) {
+      const problems = hudProblems(values[0]);
+      if (problems.length === 0) parts.hud = values[0] as TraceEventView['hud'];
+      else {
+        parts.hudRejected = problems;
+        hudHolds = false;
+      }
+    }
+  }
+  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | 'hudRejected'>;
   if (!segments) {
     return {
-      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds ? null : false, chain: link.status },
+      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds && hudHolds ? null : false, chain: link.status },
       unreadable,
     };
   }
@@ -330,6 +403,7 @@ export async function rebuild<R>(
   const inputPrompt = stored.inputSha256 === null && input.text === '' ? null : input.text;
   const verified =
     link.holds &&
+    hudHolds &&
     complete &&
     typeof stored.promptSha256 === 'string' &&
     sha256Hex(system.text) === stored.promptSha256 &&

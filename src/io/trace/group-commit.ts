@@ -26,6 +26,8 @@ export interface GroupCommitOptions<T> {
   describe(error: unknown): string;
   /** Called once per append with the time it took to become durable (or to fail). */
   observe(seconds: number, ok: boolean): void;
+  /** Called once per batch written: its events, and how long making them durable took (or failing to). */
+  observeBatch?(events: number, seconds: number, ok: boolean): void;
 }
 
 interface Pending<T> {
@@ -134,12 +136,15 @@ export class GroupCommit<T> {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.options.maxBatch);
+        const began = performance.now();
         try {
           await this.options.write(batch.map((pending) => pending.item));
+          this.options.observeBatch?.(batch.length, (performance.now() - began) / 1000, true);
           this.counters.batches++;
           this.counters.largestBatch = Math.max(this.counters.largestBatch, batch.length);
           this.settle(batch, null);
         } catch (error) {
+          this.options.observeBatch?.(batch.length, (performance.now() - began) / 1000, false);
           this.fail(error);
           this.settle([...batch, ...this.queue.splice(0)], unavailable(this.failure!.reason, error));
         }

@@ -20,6 +20,8 @@ export interface TraceStoreFromConfigOptions {
   observeWrite?: (seconds: number, ok: boolean) => void;
   /** Called once per durable commit (an fsync, or a committed transaction). */
   observeCommit?: () => void;
+  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
+  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
 }
 
 /**
@@ -37,6 +39,7 @@ export function createTraceStoreFromConfig(
     signingKey: config.traceSigningKey,
     ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeCommit ? { observeCommit: options.observeCommit } : {}),
+    ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   };
   if (config.traceDatabaseUrl !== null) return createPostgresTraceStore(config.traceDatabaseUrl, log, common);
   return createFileTraceStore(config.traceDir, log, { ...common, ...(options.fs ? { fs: options.fs } : {}) });

@@ -18,6 +18,8 @@ export type {
   TraceEventInput,
   TraceListing,
   TraceOutcome,
+  TraceRealtime,
+  TraceRealtimeView,
   TraceSegmentView,
   TraceSource,
   TraceSubject,

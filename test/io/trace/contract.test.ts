@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../../src/errors.js';
 import type { TraceStore } from '../../../src/io/trace/index.js';
 import { traceBackends } from '../../helpers/trace-backends.js';
-import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
+import { buildHud, loadedFile, serializeSnapshot, type Hud } from '../../../src/core/index.js';
+import { deliveredEvent, failedEvent, REALTIME, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
 
 /**
  * One contract for every trace backend (SPEC §6): what the service relies on of a trace
@@ -11,6 +12,19 @@ import { deliveredEvent, failedEvent, sha256, STABLE_SYSTEM } from '../../helper
  */
 
 const DAY = 86_400_000;
+
+/** The HUD of a mars compile that read SOUL.md whole and the tail of a daily file, and missed its override. */
+function marsHud(): Hud {
+  return buildHud({
+    loaded: [
+      loadedFile({ path: 'SOUL.md', size: 4, sha256: sha256('soul'), bytes: 4, truncated: false, keep: 'head', text: 'soul' }),
+      loadedFile({ path: 'memory/2026-11-30.md', size: 9000, sha256: sha256('tail'), bytes: 12, truncated: true, keep: 'tail', text: 'one\ntwo\nthree\n' }),
+    ],
+    missing: ['personas/mars.md'],
+    blocks: [{ kind: 'identity', source: 'builtin:mars', chars: 48 }],
+    budget: { limitChars: 48000, usedChars: 300 },
+  });
+}
 const KEY = 'trace-signing-key-0123456789abcdef-0123';
 /** Tests that write fixed `at` times read them with a clock just after. */
 const MARCH = { now: () => Date.parse('2026-03-02T00:00:00.000Z') };
@@ -91,6 +105,17 @@ for (const backend of traceBackends()) {
         expect(read!.verified).toBeNull();
       });
 
+      it('records the request id and the caller’s traceparent, so the caller’s trace and the run can be joined', async () => {
+        const store = (await backend.storage()).open();
+        const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+        await store.append(deliveredEvent('run-joined', { requestId: 'voice-call-42', traceparent }));
+        await store.append(failedEvent('run-joined'));
+        const [delivered, failed] = (await store.readRun('run-joined'))!.events;
+        expect(delivered).toMatchObject({ requestId: 'voice-call-42', traceparent, verified: true });
+        expect(failed).not.toHaveProperty('requestId');
+        expect(failed).not.toHaveProperty('traceparent');
+      });
+
       it('records a source’s confinement, absent paths and listings as given', async () => {
         const store = (await backend.storage()).open();
         const sources = [{ path: 'topics/moving.md', size: 40, mtimeMs: 1, sha256: sha256('topic'), truncated: false, maxBytes: 65536, keep: 'tail' as const, within: 'topics' }];
@@ -141,6 +166,25 @@ for (const backend of traceBackends()) {
         for (const event of [events[0]!, events[19]!]) {
           expect((await store.readRun(event.runId))!.events[0]).toMatchObject({ blocks: event.blocks, sources: event.sources, cache: event.cache });
         }
+      });
+
+      it('stores a persona’s tool definitions once, and gives back the voice, the names and the definitions with their digest', async () => {
+        const storage = await backend.storage();
+        const store = storage.open();
+        // The same tools object on every call, as a persona hands it out; and once a copy with equal values.
+        for (let i = 0; i < 20; i++) await store.append(deliveredEvent(`run-${i}`, { realtime: REALTIME }));
+        await store.append(deliveredEvent('run-copy', { realtime: structuredClone(REALTIME) }));
+        await store.append(deliveredEvent('run-plain'));
+        const stored = await storage.dump();
+        expect(stored.split('Read an article the operator shares by link.').length - 1).toBe(1);
+        const expected = {
+          voice: 'ash',
+          toolNames: ['search', 'read_article'],
+          toolsSha256: sha256(JSON.stringify(REALTIME.tools)),
+          tools: REALTIME.tools,
+        };
+        for (const runId of ['run-0', 'run-19', 'run-copy']) expect((await store.readRun(runId))!.events[0]!.realtime).toEqual(expected);
+        expect((await store.readRun('run-plain'))!.events[0]!.realtime).toBeUndefined();
       });
 
       it('never stores block content beside the prompt texts', async () => {
@@ -411,6 +455,15 @@ for (const backend of traceBackends()) {
         expect(read!.verified).toBe(true);
       });
 
+      it('gives back the voice and tool names but no definitions when the tools’ record was altered', async () => {
+        const storage = await backend.storage();
+        await storage.open().append(deliveredEvent('run-tools', { realtime: REALTIME }));
+        await storage.alterRecords('Read an article', 'READ AN ARTICLE');
+        const [read] = (await storage.open().readRun('run-tools'))!.events;
+        expect(read!.realtime).toEqual({ voice: 'ash', toolNames: ['search', 'read_article'], toolsSha256: sha256(JSON.stringify(REALTIME.tools)), tools: null });
+        expect(read!.verified).toBe(true);
+      });
+
       it('reports an event edited in place as altered, with or without a key', async () => {
         for (const key of [null, KEY]) {
           const storage = await written(key);
@@ -431,6 +484,49 @@ for (const backend of traceBackends()) {
         expect(after!.chain.status).toBe('broken');
         expect(after!.chain.problems.join('\n')).toMatch(/removed/);
         expect((await reader.readRun('run-a'))!.events.map((event) => event.verified)).toEqual([true]);
+      });
+
+      it('reads back a recorded HUD as it was written, checked', async () => {
+        const store = (await backend.storage()).open();
+        const hud = marsHud();
+        await store.append(deliveredEvent('hud-ok', { hud }));
+        const [read] = (await store.readRun('hud-ok'))!.events;
+        expect(read!.hud).toEqual(hud);
+        expect(read!.hud!.files.map((file) => [file.path, file.exists, file.lines])).toEqual([
+          ['SOUL.md', true, null],
+          ['memory/2026-11-30.md', true, { from: -3, to: -1 }],
+          ['personas/mars.md', false, null],
+        ]);
+        expect(read!.hudRejected).toBeUndefined();
+        expect(read!.verified).toBe(true);
+      });
+
+      it('rejects a malformed HUD snapshot when the trace is read back: an inverted line range, a bad digest', async () => {
+        const store = (await backend.storage()).open();
+        // Written by a faulty or forged writer: the store records what it is given.
+        const inverted = marsHud();
+        inverted.files[1]!.lines = { from: -1, to: -3 };
+        inverted.snapshotSha256 = sha256(serializeSnapshot(inverted.files));
+        const stale = marsHud();
+        stale.files[1]!.tokens += 1;
+        const notADigest = marsHud();
+        notADigest.files[0]!.sha256 = 'soul';
+        await store.append(deliveredEvent('hud-inverted', { hud: inverted }));
+        await store.append(deliveredEvent('hud-stale', { hud: stale }));
+        await store.append(deliveredEvent('hud-digest', { hud: notADigest }));
+        const expectations: Array<[string, string]> = [
+          ['hud-inverted', 'files[1] (memory/2026-11-30.md): inverted line range (-1 > -3)'],
+          ['hud-stale', 'bad digest: snapshotSha256 is not the sha256 of the canonical snapshot'],
+          ['hud-digest', 'files[0] (SOUL.md): bad digest (a file read has a 64-hex sha256)'],
+        ];
+        for (const [runId, problem] of expectations) {
+          const [read] = (await store.readRun(runId))!.events;
+          expect(read!.hud, runId).toBeUndefined();
+          expect(read!.hudRejected, runId).toContain(problem);
+          // The prompts still match their digests; the event as a whole is not vouched for.
+          expect(read!.systemPrompt, runId).toContain('You are mars');
+          expect(read!.verified, runId).toBe(false);
+        }
       });
 
       it('never serves an event cut short (a write torn by a crash, a careless edit) as verified, and reads every other run', async () => {

@@ -24,6 +24,8 @@ afterEach(async () => {
 async function database(): Promise<{ url: string; query: <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]> }> {
   const url = await createDatabase(cluster.url!);
   const pool = new pg.Pool({ connectionString: url, max: 2 });
+  // The forced drop below terminates a connection pool.end() is still closing; its error is expected.
+  pool.on('error', () => {});
   cleanups.push(async () => {
     await pool.end();
     await dropDatabase(cluster.url!, url);
@@ -242,5 +244,28 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
         expect(problem).not.toContain(leaked);
       }
     });
+  });
+});
+
+describe.skipIf(cluster.skipped !== null)(title('a connection the server ends while it is checked out'), () => {
+  it('fails the checkout, not the process, and the connection is discarded (the CI crash when the database stopped under load)', async () => {
+    const { url, query } = await database();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    pool.on('error', () => {});
+    cleanups.push(() => pool.end());
+    const { withConnection } = await import('../../../src/io/trace/postgres/checkout.js');
+    const answer = await withConnection(pool, async (client) => {
+      const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+      // The server ends the session between statements: its FATAL reaches a connection with no
+      // statement in flight, which pg reports as an `error` event (uncaught, it ends the process).
+      const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+      await query('SELECT pg_terminate_backend($1)', [pid]);
+      await ended;
+      return pid;
+    });
+    expect(answer).toBeGreaterThan(0);
+    expect(pool.totalCount).toBe(0);
+    // The pool opens a fresh connection for the next caller.
+    expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 });

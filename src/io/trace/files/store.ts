@@ -54,6 +54,8 @@ export interface FileTraceStoreOptions {
   observeWrite?: (seconds: number, ok: boolean) => void;
   /** Called once per durable commit (an fsync or fdatasync). */
   observeCommit?: () => void;
+  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
+  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
   /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
   signingKey?: string | null;
 }
@@ -125,6 +127,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     abandon: () => writer.abandon(),
     describe: describeWriteFailure,
     observe: options.observeWrite ?? noop,
+    ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   });
 
   const sweepTimer = setInterval(() => {

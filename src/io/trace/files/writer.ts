@@ -412,10 +412,7 @@ export class FileWriter {
       },
       block: (block) => refs.data(digests.block.get(block)),
       source: (source) => refs.data(digests.source.get(source)),
-      json(value) {
-        const json = JSON.stringify(value);
-        return refs.data({ json, sha: digests.text(json) });
-      },
+      json: (value) => refs.data(digests.object(value)),
     };
     let link = target.link;
     let lastOffset = target.lastOffset;

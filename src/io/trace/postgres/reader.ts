@@ -377,9 +377,15 @@ function parseBody(row: EventRow): EventBody | null {
   }
 }
 
-/** The records an event names: its prompt texts, and its block summaries, sources and cache plan. */
+/** The records an event names: its prompt texts, and its block summaries, sources, cache plan, tools and HUD. */
 function referencedRecords(event: StoredEvent<string>): Array<[string, RecordKind]> {
-  const json = [...(event.blocks ?? []), ...(event.sources ?? []), ...(event.cache !== undefined ? [event.cache] : [])];
+  const json = [
+    ...(event.blocks ?? []),
+    ...(event.sources ?? []),
+    ...(event.cache !== undefined ? [event.cache] : []),
+    ...(event.realtime?.tools !== undefined ? [event.realtime.tools] : []),
+    ...(event.hud !== undefined ? [event.hud] : []),
+  ];
   const texts = [...(event.segments?.system ?? []), ...(event.segments?.input ?? [])];
   const valid = (sha: unknown): sha is string => typeof sha === 'string' && /^[0-9a-f]{64}$/.test(sha);
   return [...json.filter(valid).map((sha) => [sha, 'json'] as [string, RecordKind]), ...texts.filter(valid).map((sha) => [sha, 'text'] as [string, RecordKind])];

@@ -38,6 +38,7 @@ export interface PostgresTraceStoreOptions {
   queryTimeoutMs?: number;
   observeWrite?: (seconds: number, ok: boolean) => void;
   observeCommit?: () => void;
+  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
   signingKey?: string | null;
 }
 
@@ -116,6 +117,7 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
     abandon: () => writer.abandon(),
     describe: describeDatabaseFailure,
     observe: options.observeWrite ?? noop,
+    ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   });
 
   function sweep(): Promise<{ deleted: number }> {

@@ -1,0 +1,179 @@
+/**
+ * The client package as a voice server gets it: `npm pack` of packages/client, installed
+ * into an empty project from the tarball with nothing but the npm cache (`--offline`: no
+ * network), measured, type-checked as a consumer would, and run against a real server.
+ * Also the image's own install: the Dockerfile's runtime `npm ci`, which must keep working
+ * now that the root is an npm workspace.
+ */
+import { execFile } from 'node:child_process';
+import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
+import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
+
+const run = promisify(execFile);
+/**
+ * npm with only PATH and HOME (its cache): none of the npm_* variables an enclosing
+ * `npm test` sets, which would point the child at this project instead of `cwd`.
+ */
+const npm = (args: string[], cwd: string) =>
+  run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, timeout: 120_000, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' } });
+
+/** Bytes of every file under `dir`, symbolic links not followed. */
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await treeBytes(path);
+    else total += (await lstat(path)).size;
+  }
+  return total;
+}
+
+/** The root lockfile's entry for a package: the exact version and integrity the service was tested with. */
+async function lockedEntry(name: string): Promise<Record<string, unknown>> {
+  const lock = JSON.parse(await readFile(join(PROJECT_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, Record<string, unknown>> };
+  const entry = lock.packages[`node_modules/${name}`];
+  if (!entry) throw new Error(`${name} is not in package-lock.json`);
+  return entry;
+}
+
+const CONSUMER = `import { ContextCompilerError, createClient, type RealtimeSession, type Tool } from '@context-compiler/client';
+
+const api = createClient({ baseUrl: 'http://127.0.0.1:8080' });
+const mars = await api.context('mars', { topicId: 'real-estate' });
+// The common path: the answer itself, nothing to narrow.
+const session: RealtimeSession = mars.session;
+const names: string[] = mars.tools.map((tool: Tool) => tool.name);
+const voice: string = session.audio.output.voice;
+// @ts-expect-error instructions is a string, so the package's types are real types, not any.
+const wrong: number = mars.instructions;
+const again = await api.contextIfChanged('mars', mars.etag);
+// @ts-expect-error the conditional form is a union: narrow it first.
+void again.instructions;
+if (!('notModified' in again)) void again.instructions;
+// @ts-expect-error compile() takes the request the route accepts.
+void api.compile({ phase: 'later', surface: 'chat', worker: 'scribe' });
+export { names, voice, wrong, ContextCompilerError };
+`;
+
+const SCRIPT = `import { ContextCompilerError, createClient } from '@context-compiler/client';
+
+const api = createClient({ baseUrl: process.env.CC_URL, token: process.env.CC_TOKEN, timeoutMs: 5000 });
+try {
+  const session = await api.realtimeSession('mars', { topicId: 'real-estate' });
+  const venus = await api.context('venus', { now: '2026-11-30T17:30:00Z' });
+  const again = await api.contextIfChanged('venus', venus.etag, { now: '2026-11-30T17:30:00Z' });
+  let missing = null;
+  try {
+    await api.context('jupiter');
+  } catch (error) {
+    if (error instanceof ContextCompilerError) missing = { status: error.status, code: error.code };
+  }
+  process.stdout.write(JSON.stringify({ session, venusRunId: venus.runId, venusInstructions: venus.instructions, again, missing }));
+} finally {
+  await api.close();
+}
+`;
+
+describe('the client package', () => {
+  it('installs alone from its tarball — itself and undici, no zod, no server — type-checks for a consumer and talks to a real server', async () => {
+    const dir = await tempDir('cc-client-package-');
+    await npm(['pack', '--workspace', '@context-compiler/client', '--pack-destination', dir], PROJECT_ROOT);
+    const tarball = (await readdir(dir)).find((name) => name.endsWith('.tgz'));
+    expect(tarball).toBe('context-compiler-client-0.1.0.tgz');
+
+    // An empty voice-server project. npm's cache holds the undici tarball the root install
+    // fetched, not the registry metadata a version range needs offline, so the project's
+    // lockfile names undici's exact version and integrity, as a real project's would.
+    const project = join(dir, 'voice-server');
+    await mkdir(project);
+    await writeFile(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'voice-server', version: '1.0.0', private: true, type: 'module', dependencies: { '@context-compiler/client': `file:../${tarball}` } }),
+    );
+    await writeFile(
+      join(project, 'package-lock.json'),
+      JSON.stringify({
+        name: 'voice-server',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: { '': { name: 'voice-server', version: '1.0.0' }, 'node_modules/undici': await lockedEntry('undici') },
+      }),
+    );
+    await npm(['install', '--offline', '--ignore-scripts'], project);
+
+    const { stdout: tree } = await npm(['ls', '--all', '--parseable'], project);
+    const installed = tree
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((path) => path.slice(join(project, 'node_modules').length + 1));
+    expect(installed).toEqual(['@context-compiler/client', 'undici']);
+    const bytes = await treeBytes(join(project, 'node_modules'));
+    expect(bytes).toBeLessThan(3 * 1024 * 1024);
+    const client = join(project, 'node_modules/@context-compiler/client');
+    expect((await readdir(join(client, 'dist'))).sort()).toEqual(['index.d.ts', 'index.js', 'types.d.ts', 'types.js']);
+    const declarations = (await readFile(join(client, 'dist/index.d.ts'), 'utf8')) + (await readFile(join(client, 'dist/types.d.ts'), 'utf8'));
+    expect(declarations).not.toMatch(/from '(zod|undici|node:[^']+)'/);
+
+    // A consumer's TypeScript compiles against the published declarations (strict, as shipped).
+    await writeFile(join(project, 'consumer.ts'), CONSUMER);
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          typeRoots: [join(PROJECT_ROOT, 'node_modules/@types')],
+          types: ['node'],
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    await run(process.execPath, [join(PROJECT_ROOT, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project, timeout: 120_000 });
+
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    await writeFile(join(project, 'connect.mjs'), SCRIPT);
+    const { stdout } = await run(process.execPath, ['connect.mjs'], { cwd: project, timeout: 60_000, env: { PATH: process.env['PATH'] ?? '', CC_URL: baseUrl, CC_TOKEN: TEST_TOKEN } });
+    const answer = JSON.parse(stdout) as {
+      session: { type: string; instructions: string; audio: { output: { voice: string } }; tools: Array<{ type: string; name: string }> };
+      venusRunId: string;
+      venusInstructions: string;
+      again: unknown;
+      missing: unknown;
+    };
+    expect(answer.session).toMatchObject({ type: 'realtime', audio: { output: { voice: 'ash' } } });
+    expect(answer.session.tools.map((tool) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
+    expect(answer.session.instructions).toContain('real-estate');
+    expect(answer.venusInstructions).toContain('You are Venus');
+    expect(answer.again).toMatchObject({ notModified: true });
+    expect(answer.missing).toEqual({ status: 404, code: 'CC_NOT_FOUND' });
+    const trace = await app.inject({ url: `/runs/${answer.venusRunId}/trace`, headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(trace.statusCode).toBe(200);
+  }, 240_000);
+
+  it('leaves the image’s install alone: the Dockerfile’s runtime npm ci installs the service’s production dependencies and no workspace', async () => {
+    const dockerfile = await readFile(join(PROJECT_ROOT, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const command = /^RUN (npm ci [^&\n]*)/m.exec(runtime)?.[1]?.trim();
+    expect(command).toMatch(/--omit=dev/);
+    // What the runtime stage copies before it installs: the manifest and the lockfile, nothing else.
+    const dir = await tempDir('cc-image-install-');
+    for (const file of ['package.json', 'package-lock.json']) await writeFile(join(dir, file), await readFile(join(PROJECT_ROOT, file)));
+    const [, ...args] = command!.split(/\s+/);
+    await npm([...args, '--offline'], dir);
+    const modules = await readdir(join(dir, 'node_modules'));
+    expect(modules).toEqual(expect.arrayContaining(['fastify', 'undici', 'zod', 'pg']));
+    expect(modules).not.toContain('@context-compiler');
+    expect(modules).not.toContain('typescript');
+  }, 240_000);
+});

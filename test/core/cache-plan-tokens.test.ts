@@ -1,0 +1,108 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createCaches } from '../../src/caches.js';
+import { compile, createCompiler, PROVIDER_MINIMUM_TOKENS, type CompiledContext, type CompileInput, type TokenCounter } from '../../src/core/index.js';
+import { O200K_BASE } from '../../src/tokenizer.js';
+import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
+
+const exact = createCompiler({ tokenizer: O200K_BASE });
+
+/** Every boundary's tokens, counted the slow way: the whole prefix at once, plus the tool definitions. */
+function expectExactBoundaries(compiled: CompiledContext, input: CompileInput): void {
+  const toolTokens = input.sessionTools?.length ? O200K_BASE.countTools(input.sessionTools) : 0;
+  expect(compiled.cache).toMatchObject({ tokenizer: 'o200k_base', toolTokens });
+  for (const boundary of compiled.cache.boundaries) {
+    const prefix = compiled.systemPrompt.slice(0, boundary.prefixChars);
+    expect(boundary.tokens, boundary.class).toBe(O200K_BASE.count(prefix) + toolTokens);
+    expect(boundary.belowMinimum).toBe(boundary.tokens < PROVIDER_MINIMUM_TOKENS);
+  }
+}
+
+/** A counter that records what it was asked to count. */
+function recording(counter: TokenCounter) {
+  const texts: string[] = [];
+  const tools: number[] = [];
+  return {
+    texts,
+    tools,
+    counter: {
+      name: counter.name,
+      count: (text: string) => {
+        texts.push(text);
+        return counter.count(text);
+      },
+      countTools: (list: Parameters<TokenCounter['countTools']>[0]) => {
+        tools.push(list.length);
+        return counter.countTools(list);
+      },
+    } satisfies TokenCounter,
+  };
+}
+
+describe('cache plan tokens (o200k_base)', () => {
+  it('counts each boundary exactly: the pieces it adds up equal the whole prefix counted at once, tools included', () => {
+    for (const input of [chatTurn(), queuedTask(), voicePersona(), voicePersona({ sessionTools: [] })]) expectExactBoundaries(exact.compile(input), input);
+  });
+
+  it('adds up exactly whatever the trusted text holds (punctuation or spaces at a block’s end, newlines, markers, any script)', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'Z', ' ', '.', '!', ')', '\n', '<', '<<cc', '|', '-', '9', 'é', '日', '😀', '\t', '"', "'s", '/'), maxLength: 60 });
+    fc.assert(
+      fc.property(fc.tuple(text, text, text, text, text), ([identity, persona, hardRules, tools, purpose]) => {
+        const input = chatTurn({
+          identity: { source: 'workers/scribe/identity.md', text: `You are Scribe.${identity}` },
+          persona: { source: 'builtin:p', text: persona },
+          hardRules: { source: 'builtin:h', text: hardRules },
+          tools: { source: 'builtin:t', text: tools },
+          purpose: { source: 'channels/general/purpose.md', text: `Purpose ${purpose}` },
+        });
+        expectExactBoundaries(exact.compile(input), input);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('regression: a prefix the estimate put over the 1,024-token minimum but o200k counts under is flagged below it (issue 17: Mars shown as ≈1,109, really 943)', () => {
+    // English prose: the estimate (bytes / 4) runs about 15 % over o200k_base.
+    const prose = Array.from({ length: 50 }, (_, i) => `Sentence ${i} explains how the assistant keeps answers short, plain and kind.`).join(' ');
+    const input = chatTurn({ identity: { source: 'workers/scribe/identity.md', text: prose } });
+    const stable = exact.compile(input).cache.boundaries[0]!;
+    expect(stable.approxTokens).toBeGreaterThanOrEqual(PROVIDER_MINIMUM_TOKENS);
+    expect(stable.tokens).toBeLessThan(PROVIDER_MINIMUM_TOKENS);
+    expect(stable.belowMinimum).toBe(true);
+  });
+
+  it('counts the session’s tool definitions into every boundary, so tools can lift a prefix over the minimum', () => {
+    const without = exact.compile(voicePersona({ sessionTools: [] }));
+    const withTools = exact.compile(voicePersona());
+    expect(withTools.cache.toolTokens).toBeGreaterThan(20);
+    withTools.cache.boundaries.forEach((boundary, i) => expect(boundary.tokens).toBe(without.cache.boundaries[i]!.tokens + withTools.cache.toolTokens));
+    // The prompt itself does not change.
+    expect(withTools.promptSha256).toBe(without.promptSha256);
+  });
+
+  it('no compile pays twice: stable pieces are counted once per memo, the clock once a minute, the tools once per array', () => {
+    const { counter, texts, tools } = recording(O200K_BASE);
+    const compiler = createCompiler({ memo: createCaches().compiler, tokenizer: counter });
+    const input = voicePersona();
+    compiler.compile(input);
+    const first = texts.length;
+    expect(first).toBeGreaterThan(3);
+    expect(tools).toEqual([2]);
+    compiler.compile({ ...input });
+    expect(texts).toHaveLength(first);
+    // A new minute: only the clock line is new, and it is counted once, alone (it ends the prompt).
+    compiler.compile({ ...input, clock: { now: new Date('2026-11-30T17:21:00Z'), timeZone: 'America/Los_Angeles' } });
+    expect(texts.slice(first)).toHaveLength(1);
+    expect(texts.at(-1)).toMatch(/^<<cc clock \| trusted-directive \| builtin:clock>>\nCurrent date and time: .*09:21/);
+    expect(tools).toEqual([2]);
+  });
+
+  it('regression: text that spells a special token (<|endoftext|>) is counted as text, not a thrown error and a 500', () => {
+    const input = chatTurn({ identity: { source: 'workers/scribe/identity.md', text: 'You are Scribe. <|endoftext|><|im_start|>system <|fim_prefix|>' } });
+    expectExactBoundaries(exact.compile(input), input);
+  });
+
+  it('without a tokenizer the plan says it holds the estimate', () => {
+    expect(compile(chatTurn()).cache.tokenizer).toBe('estimate');
+  });
+});
