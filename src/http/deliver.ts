@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CacheArea } from '../caches.js';
 import { sha256Hex } from '../core/digest.js';
 import { buildHud, type Hud, type SnapshotFile } from '../core/hud.js';
 import type { CompiledContext, Subject } from '../core/types.js';
@@ -156,24 +157,48 @@ interface EncodedResult {
 interface KeptHud {
   loaded: readonly SnapshotFile[];
   missing: readonly string[];
+  /** What of the compile the HUD shows: each block's kind, source and chars, and the budget. */
+  blocks: readonly Pick<CompiledContext['blocks'][number], 'kind' | 'source' | 'chars'>[];
+  limitChars: number;
+  usedChars: number;
   hud: Hud;
 }
 
 const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((item, i) => item === b[i]);
 
+/** Whether `kept` was built from the very snapshots and misses of `delivery` and the same blocks and budget: then `buildHud` would give it again. */
+function holds(kept: KeptHud, delivery: CompiledDelivery): boolean {
+  const { blocks, budget } = delivery.result.compiled;
+  if (kept.limitChars !== budget.limitChars || kept.usedChars !== budget.usedChars || kept.blocks.length !== blocks.length) return false;
+  if (!sameItems(kept.loaded, delivery.loaded) || !sameItems(kept.missing, delivery.absent)) return false;
+  return kept.blocks.every((block, i) => block.kind === blocks[i]!.kind && block.source === blocks[i]!.source && block.chars === blocks[i]!.chars);
+}
+
 /**
  * The delivery's HUD. A shared result keeps the one built for it, reused while the files read
  * are the very same snapshots (the brain hands out one per file version) and the same paths
  * were missing: a persona's answer within a minute costs a few comparisons, not a rebuild.
+ * A persona's next minute is a new result, but its reads are the day's replayed record (the
+ * same array): the HUD kept with that array is reused while it still holds (same blocks and
+ * budget), so the trace stores it by reference instead of serialising it again.
  */
-function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined): KeptHud {
-  if (kept && sameItems(kept.loaded, delivery.loaded) && sameItems(kept.missing, delivery.absent)) return kept;
-  const { compiled } = delivery.result;
-  return {
+function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined, answers: CacheArea<object, object>): KeptHud {
+  if (kept && holds(kept, delivery)) return kept;
+  const shared = delivery.result.shared === true;
+  const previous = shared ? (answers.get(delivery.loaded) as KeptHud | undefined) : undefined;
+  if (previous && holds(previous, delivery)) return previous;
+  const { blocks, budget } = delivery.result.compiled;
+  const built: KeptHud = {
     loaded: delivery.loaded,
     missing: delivery.absent,
-    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget }),
+    blocks,
+    limitChars: budget.limitChars,
+    usedChars: budget.usedChars,
+    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks, budget }),
   };
+  // Weakly, by the record's own array: it lives exactly as long as the day's snapshot that hands it out.
+  if (shared) answers.set(delivery.loaded, built, 256 + 320 * built.hud.files.length);
+  return built;
 }
 
 /**
@@ -206,7 +231,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const etag = encoded?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  const kept = hudFor(delivery, encoded?.hud);
+  const kept = hudFor(delivery, encoded?.hud, caches.answers);
   const { hud } = kept;
   const tracing = performance.now();
   try {

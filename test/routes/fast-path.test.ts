@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -103,6 +104,9 @@ function expectConsistent(answer: Answer, query: string): void {
 describe('the fast path answers byte for byte what a plain compile gives', () => {
   it('mars and venus at new and repeated minutes, with a topic, ASCII, an engine, the HUD and a changed file: prompts, digests, token counts, cache plan, session, HUD, whole body', { timeout: 90_000 }, async () => {
     const brain = await copyExampleBrain();
+    // A full day: venus shows fewer of the events that are over as the day goes on, so her blocks change with the minute.
+    const events = Array.from({ length: 24 }, (_, i) => `- ${String(7 + Math.floor(i / 2)).padStart(2, '0')}:${i % 2 === 0 ? '00' : '30'} Event number ${i + 1}`);
+    await writeFile(`${brain}/calendar/today.md`, `# Today — 2026-11-30\n\n${events.join('\n')}\n`);
     const { app } = await buildTestApp({ BRAIN_ROOT: brain, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const cases: Array<{ query: string; request: PersonaRequest; hud: boolean }> = [];
     for (const persona of ['mars', 'venus'] as const) {
@@ -118,6 +122,10 @@ describe('the fast path answers byte for byte what a plain compile gives', () =>
         request: { persona, now: new Date('2026-11-30T17:07:00Z'), topicId: 'garden', topicName: 'Beds' },
         hud: true,
       });
+      // The HUD of the day kept from a minute before is not the answer once the blocks change (venus: events over).
+      for (const now of ['2026-11-30T16:10:00Z', '2026-11-30T21:40:00Z', '2026-12-01T03:10:00Z']) {
+        cases.push({ query: `/context/${persona}?now=${now}&hud=1`, request: { persona, now: new Date(now) }, hud: true });
+      }
       cases.push({ query: `/context/${persona}?now=2026-11-30T17:08:00Z&sanitize=ascii`, request: { persona, now: new Date('2026-11-30T17:08:00Z'), sanitize: 'ascii' }, hud: false });
       cases.push({
         query: `/context/${persona}?now=2026-11-30T17:09:00Z&timezone=Asia%2FKolkata&engine=gpt-4o-realtime`,
