@@ -194,7 +194,8 @@ export function createCaches(options: CacheOptions = {}): Caches {
       blocks: area('compiler.blocks', CACHE_SHARES['compiler.blocks']),
       prefixes: area('compiler.prefixes', CACHE_SHARES['compiler.prefixes']),
       parts: area('compiler.parts', CACHE_SHARES['compiler.parts']),
-      routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 4),
+      routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 8),
+      clocks: area('compiler.time.clocks', CACHE_SHARES['compiler.time'] / 8),
       tokens: area('compiler.tokens', (CACHE_SHARES['compiler.tokens'] * 3) / 4),
       toolTokens: area('compiler.toolTokens', CACHE_SHARES['compiler.tokens'] / 4),
       time: {

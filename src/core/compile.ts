@@ -99,6 +99,12 @@ export interface CompilerMemo {
   readonly time: TimeMemo;
   /** Token counts of system-prompt pieces, by block digest (the cache plan's `tokens`). */
   readonly tokens?: Memo<string, PieceTokens>;
+  /**
+   * Rendered clock blocks by their line, a few minutes' worth: compiles within a minute render
+   * it once. Not a recurring block: no hash state is kept after it, so a new minute on every
+   * compile leaves nothing behind but this small area's entries.
+   */
+  readonly clocks?: Memo<string, PreparedBlock>;
   /** Token counts of session tool definitions, by the (never mutated) array they came in, and the tokenizer that counted them. */
   readonly toolTokens?: Memo<object, ToolTokens>;
 }
@@ -110,6 +116,7 @@ export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
   tokens: noMemo<string, PieceTokens>(),
+  clocks: noMemo<string, PreparedBlock>(),
   toolTokens: noMemo<object, ToolTokens>(),
 });
 
@@ -175,6 +182,15 @@ function prepare(memo: CompilerMemo, kind: BlockKind, source: SourceText | undef
   const kept = variants === undefined ? [] : variants.slice(-(MAX_VARIANTS - 1));
   // The key, the normalised content and the rendered segment: about three copies of the text.
   memo.blocks.set(source.text, [...kept, { kind, source: source.source, brainDerived, block }], 6 * source.text.length + 256);
+  return block;
+}
+
+/** The clock block of `line`, rendered once per minute while the small `clocks` area keeps it; never a recurring block (no key). */
+function clockBlock(memo: CompilerMemo, line: string): PreparedBlock | null {
+  const known = memo.clocks?.get(line);
+  if (known !== undefined) return known;
+  const block = render('clock', 'builtin:clock', line, false, false);
+  if (block !== null) memo.clocks?.set(line, block, 4 * block.segment.length + 512);
   return block;
 }
 
@@ -375,8 +391,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
   pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
-  // Rendered per compile, not remembered: a new minute is a new line, and keeping each would only age it into the old heap.
-  if (input.clock) pushSystem(prepare(memo, 'clock', { source: 'builtin:clock', text: clockText(input.clock, memo.time) }, false));
+  if (input.clock) pushSystem(clockBlock(memo, clockText(input.clock, memo.time)));
 
   const liveContext = prepare(memo, 'live-context', input.liveContext);
   const topic = prepare(memo, 'topic', input.topic);
