@@ -27,6 +27,8 @@ export interface CompileOutcome {
   promptSha256?: string;
   inputSha256?: string | null;
   code?: string;
+  /** Why a request failed without an answer (status 0). */
+  error?: string;
 }
 
 export interface CompileLoad {
@@ -71,8 +73,8 @@ export function driveCompiles(
           outcome.inputSha256 = body['inputSha256'] as string | null;
         } else outcome.code = body['code'] as string;
         outcomes.push(outcome);
-      } catch {
-        outcomes.push({ runId, status: 0 });
+      } catch (error) {
+        outcomes.push({ runId, status: 0, error: String(error) });
         // The server is gone: this caller stops.
         stopped = true;
       } finally {

@@ -180,7 +180,17 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
     const until = async (condition: () => boolean | Promise<boolean>, what: string, ms = 20_000) => {
       const deadline = Date.now() + ms;
       while (!(await condition())) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        if (Date.now() > deadline) {
+          const statuses: Record<number, number> = {};
+          for (const outcome of load.outcomes) statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
+          const errors = load.outcomes.filter((outcome) => outcome.status === 0).map((outcome) => outcome.error);
+          const { stdout, stderr } = service.output();
+          const exit = `exit ${service.child.exitCode}, signal ${service.child.signalCode}`;
+          throw new Error(
+            `timed out waiting for ${what}: answers by status ${JSON.stringify(statuses)}, errors ${JSON.stringify(errors.slice(0, 3))};\n` +
+              `the service (${exit}) last wrote to stderr:\n${stderr.slice(-2000)}\nand to stdout:\n${stdout.slice(-2000)}`,
+          );
+        }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };

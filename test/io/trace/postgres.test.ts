@@ -246,3 +246,26 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
     });
   });
 });
+
+describe.skipIf(cluster.skipped !== null)(title('a connection the server ends while it is checked out'), () => {
+  it('fails the checkout, not the process, and the connection is discarded (the CI crash when the database stopped under load)', async () => {
+    const { url, query } = await database();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    pool.on('error', () => {});
+    cleanups.push(() => pool.end());
+    const { withConnection } = await import('../../../src/io/trace/postgres/checkout.js');
+    const answer = await withConnection(pool, async (client) => {
+      const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+      // The server ends the session between statements: its FATAL reaches a connection with no
+      // statement in flight, which pg reports as an `error` event (uncaught, it ends the process).
+      const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+      await query('SELECT pg_terminate_backend($1)', [pid]);
+      await ended;
+      return pid;
+    });
+    expect(answer).toBeGreaterThan(0);
+    expect(pool.totalCount).toBe(0);
+    // The pool opens a fresh connection for the next caller.
+    expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { TraceDatabaseError } from './failure.js';
+import { withConnection } from './checkout.js';
 
 /**
  * The trace tables, created and migrated at start, idempotently, under a transaction-level
@@ -109,32 +110,29 @@ export async function migrate(pool: Pool): Promise<{ version: number; applied: n
   const current = await schemaVersion(pool);
   if (current === SCHEMA_VERSION) return { version: current, applied: [] };
   tooNew(current);
-  const client = await pool.connect();
-  let failed: unknown = undefined;
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS cc_trace_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    // Read again under the lock: another replica may have migrated while this one waited.
-    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM cc_trace_schema');
-    const version = rows[0]?.version ?? 0;
-    tooNew(version);
-    const applied: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (migration.version <= version) continue;
-      for (const statement of migration.statements) await client.query(statement);
-      await client.query('INSERT INTO cc_trace_schema (version) VALUES ($1)', [migration.version]);
-      applied.push(migration.version);
+  return withConnection(pool, async (client) => {
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
+      await client.query('CREATE TABLE IF NOT EXISTS cc_trace_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      // Read again under the lock: another replica may have migrated while this one waited.
+      const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM cc_trace_schema');
+      const version = rows[0]?.version ?? 0;
+      tooNew(version);
+      const applied: number[] = [];
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= version) continue;
+        for (const statement of migration.statements) await client.query(statement);
+        await client.query('INSERT INTO cc_trace_schema (version) VALUES ($1)', [migration.version]);
+        applied.push(migration.version);
+      }
+      await client.query('COMMIT');
+      return { version: SCHEMA_VERSION, applied };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
     }
-    await client.query('COMMIT');
-    return { version: SCHEMA_VERSION, applied };
-  } catch (error) {
-    failed = error;
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release(failed instanceof Error ? failed : undefined);
-  }
+  });
 }
 
 function tooNew(version: number): void {

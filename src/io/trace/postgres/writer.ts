@@ -1,8 +1,9 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { GENESIS_LINK, type ChainSigner } from '../chain.js';
 import { eventRecord, type RecordDigests, type Refs } from '../event-record.js';
 import type { TraceEventInput, TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
+import { withConnection } from './checkout.js';
 import { migrate } from './schema.js';
 import { eventRowBody, headBody, segmentHeaderBody, segmentId, type SegmentClaim } from './segment.js';
 
@@ -334,19 +335,10 @@ export class DatabaseWriter {
 
   /** The batch as one statement (one transaction); the number of events it inserted. */
   private async commit(params: unknown[]): Promise<number> {
-    let client: PoolClient | null = null;
-    let failed: Error | undefined;
-    try {
-      client = await this.ctx.pool.connect();
+    return withConnection(this.ctx.pool, async (client) => {
       const { rows } = await client.query<{ events: number }>(BATCH_SQL, params);
       return rows[0]?.events ?? 0;
-    } catch (error) {
-      failed = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      // A connection that failed mid-statement is not given to anyone else.
-      client?.release(failed);
-    }
+    });
   }
 }
 
