@@ -249,5 +249,3 @@ export const CompiledResponseSchema = z
     hud,
   })
   .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });
-
-export type CompiledResponse = z.infer<typeof CompiledResponseSchema>;

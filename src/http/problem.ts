@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { CATALOG, codeForStatus, ProblemError, type ErrorCode, type FieldError } from '../errors.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 /** RFC 9457 problem details, plus our stable `code` and the request id. */
 export interface Problem {

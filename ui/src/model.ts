@@ -318,7 +318,7 @@ export interface RunFilter {
   cursor?: string;
 }
 
-export const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
+const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
 
 export type View =
   | { name: 'runs'; filter: RunFilter }

@@ -43,7 +43,7 @@ export interface PageContext {
 const PAGE_SIZE = 25;
 const OUTCOMES = ['delivered', 'not-modified', 'failed'] as const;
 
-export function authorityClass(authority: string): string {
+function authorityClass(authority: string): string {
   return (AUTHORITIES as readonly string[]).includes(authority) ? `auth-${authority}` : 'auth-unknown';
 }
 
