@@ -69,6 +69,8 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
       `#${index + 1} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
         `${event.status} ${event.outcome}  ${verified}`,
     );
+    const correlation = [event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`].filter(Boolean);
+    if (correlation.length > 0) lines.push(`  ${correlation.join('  ')}`);
     if (event.error) lines.push(`  error ${event.error.code} (${event.error.status}): ${event.error.detail}`);
     if (event.blocks && event.blocks.length > 0) {
       lines.push('  blocks:');
@@ -83,8 +85,10 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     if (boundaries.length > 0) {
       const tokenizer = event.cache?.['tokenizer'];
       lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}${typeof tokenizer === 'string' ? `, tokens by ${tokenizer}` : ''}`);
+      const minimum = event.cache?.['minimumTokens'];
+      const below = typeof minimum === 'number' ? `  below the ${minimum.toLocaleString('en-US')}-token cache minimum` : '  below the cache minimum';
       for (const boundary of boundaries) {
-        const flag = boundary.belowMinimum ? '  below the 1,024-token cache minimum' : '';
+        const flag = boundary.belowMinimum ? below : '';
         // Events traced before exact counts existed carry only the estimate.
         const tokens = typeof boundary.tokens === 'number' ? `${boundary.tokens} tokens` : `~${String(boundary.approxTokens)} tokens`;
         lines.push(`    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ${tokens}${flag}`);
