@@ -1,4 +1,5 @@
 import type { RunTrace } from '../../schemas/trace.js';
+import { table } from './table.js';
 
 /**
  * Renders a run's trace for people at a terminal: what was delivered, block by block,
@@ -8,15 +9,6 @@ import type { RunTrace } from '../../schemas/trace.js';
 export interface FormatOptions {
   /** Print the exact delivered prompts after each event. */
   prompts?: boolean;
-}
-
-function pad(text: string, width: number): string {
-  return text.length >= width ? text : text + ' '.repeat(width - text.length);
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => `  ${row.map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!))).join('  ')}`.trimEnd());
 }
 
 interface BoundaryLike {
