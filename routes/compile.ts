@@ -57,6 +57,8 @@ traced when").`,
       const { body } = request;
       const clock = readClock();
       const { runId: given, now, ...turn } = body;
+      // `now` passed the schema's instant rule.
+      const instant = now === undefined ? new Date(clock.startedAt) : parseInstant(now)!;
       return deliverJob(
         request,
         reply,
@@ -69,6 +71,8 @@ traced when").`,
           // Counts, not the items: their text is in the delivered prompt, traced once.
           options: {
             now: now ?? null,
+            // The instant the clock line and "today" were computed for: `now` with it reproduces the prompt.
+            nowUsed: now ?? instant.toISOString(),
             timezone: body.timezone ?? null,
             preferences: body.preferences ?? null,
             capabilities: body.capabilities?.length ?? 0,
@@ -85,8 +89,7 @@ traced when").`,
           clock,
           answer,
         },
-        // `now` passed the schema's instant rule.
-        workers.job({ ...turn, now: now === undefined ? new Date(clock.startedAt) : parseInstant(now)! }),
+        workers.job({ ...turn, now: instant }),
       );
     },
   );

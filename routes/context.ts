@@ -3,7 +3,7 @@ import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
-import { delivered, notModified, problems } from '../src/http/openapi.js';
+import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createPersonaSources, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
 import { CompiledFieldsSchema } from '../schemas/compiled.js';
 import {
@@ -54,7 +54,8 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
         response: {
           200: delivered(TopicContextResponseSchema, 'the compiled topic block'),
           ...notModified,
-          ...problems(400, 401, 404, 429, 503),
+          ...problems(400, 401, 404, 429),
+          ...traceUnavailable,
         },
       },
     },
@@ -127,7 +128,8 @@ display of every brain file the compile looked for.`,
         response: {
           200: delivered(PersonaContextResponseSchema, 'the compiled persona prompt'),
           ...notModified,
-          ...problems(400, 401, 404, 429, 503),
+          ...problems(400, 401, 404, 429),
+          ...traceUnavailable,
         },
       },
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RealtimeSession } from '../src/core/persona/session.js';
-import type { PersonaTool } from '../src/core/persona/tools.js';
+import { FUNCTION_NAME, type PersonaTool } from '../src/core/persona/tools.js';
 import { INTERACTION_FIELDS, RECALL_POLICIES, type Receipts, type RecallDecision } from '../src/core/governance.js';
 import type { Hud } from '../src/core/hud.js';
 import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, PHASES, SURFACES } from '../src/core/types.js';
@@ -88,7 +88,7 @@ export const ToolSchema = z
     type: z.literal('function'),
     name: z
       .string()
-      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/)
+      .regex(FUNCTION_NAME)
       .meta({ description: 'the name the voice server dispatches' }),
     description: z.string(),
     parameters: z
@@ -249,5 +249,3 @@ export const CompiledResponseSchema = z
     hud,
   })
   .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });
-
-export type CompiledResponse = z.infer<typeof CompiledResponseSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** At most this many services in `workers/<worker>/connections.json`. */
-export const MAX_CONNECTIONS = 32;
+export const MAX_SERVICES = 32;
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 // A host name (optionally `*.` for its subdomains, optionally a port): lowercase labels.
@@ -30,7 +30,5 @@ export const ConnectionSchema = z.strictObject({
  */
 export const ConnectionsFileSchema = z
   .array(ConnectionSchema)
-  .max(MAX_CONNECTIONS)
+  .max(MAX_SERVICES)
   .refine((services) => unique(services.map((service) => service.name)), 'service names must be unique');
-
-export type ConnectionsFile = z.infer<typeof ConnectionsFileSchema>;

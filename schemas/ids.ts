@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isValidTimeZone, parseInstant } from '../src/core/time.js';
-import { ENGINE_PATTERN } from '../src/core/types.js';
+import { ENGINE_PATTERN, ENGINE_RULE } from '../src/core/types.js';
 
 /**
  * Identifiers that reach the file system (SPEC §3). A value that fails these patterns is
@@ -40,7 +40,7 @@ export const RoleIdSchema = SlugSchema;
 /** `engine`: the model or engine a prompt is for — a bounded slug that enters the route key only. */
 export const EngineSchema = z
   .string()
-  .regex(ENGINE_PATTERN, 'must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters, such as gpt-4.1')
+  .regex(ENGINE_PATTERN, `must be ${ENGINE_RULE}`)
   .meta({
     description: 'the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same',
     examples: ['gpt-4.1'],

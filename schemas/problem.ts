@@ -13,5 +13,3 @@ export const ProblemSchema = z
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
   })
   .loose();
-
-export type ProblemBody = z.infer<typeof ProblemSchema>;

@@ -1,11 +1,13 @@
-// Runs `tsc` when any TypeScript source is newer than the compiled entry point, and the
-// viewer build when ui/ is newer than dist/ui, so `npm start` on a fresh clone (or after
-// a pull) always runs and serves current code.
+// Runs `tsc` when any TypeScript source (the client package's included) or either tsconfig
+// is newer than the compiled entry point, and the viewer build when ui/ is newer than
+// dist/ui, so `npm start` on a fresh clone (or after a pull) always runs and serves current
+// code.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const roots = ['src', 'routes', 'schemas', 'bench'];
+// packages/client/src is compiled into dist too: src/client.ts re-exports it.
+const roots = ['src', 'routes', 'schemas', 'bench', 'packages/client/src'];
 const entry = 'dist/src/server.js';
 
 function newestMtime(dir, extensions = ['.ts']) {
@@ -30,7 +32,7 @@ try {
 } catch {
   built = 0;
 }
-const sources = Math.max(...roots.map((root) => newestMtime(root)), statSync('tsconfig.json').mtimeMs);
+const sources = Math.max(...roots.map((root) => newestMtime(root)), ...['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(file).mtimeMs));
 if (sources > built) {
   const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);

@@ -63,7 +63,6 @@ export const LOG_REDACT_PATHS = [
   'traceDatabaseUrl',
   'connectionString',
   'password',
-  'password',
   'systemPrompt',
   'inputPrompt',
   'instructions',

@@ -40,7 +40,8 @@ Commands:
   trace <runId>                  Print every traced event of a run, from the trace store the service
                                  is configured with (TRACE_DATABASE_URL, else TRACE_DIR).
       --dir <dir>                Read the trace files in this directory instead.
-      --url <url>                Ask a running service instead (token from CONTEXT_COMPILER_TOKEN).
+      --url <url>                Ask a running service instead (default: CONTEXT_COMPILER_URL unless
+                                 --dir is given; token from CONTEXT_COMPILER_TOKEN).
       --verify-sources           With --url: mark brain files that changed since the run, paths
                                  that appeared and directories whose files changed.
       --prompts                  Also print the exact delivered prompts.
@@ -88,7 +89,8 @@ async function trace(runId: string | undefined, values: Values, env: NodeJS.Proc
   if (!runId) throw new UsageError('trace needs a run id: context-compiler trace <runId>');
   if (!isSafeId(runId)) throw new UsageError(`"${runId}" is not a run id ([A-Za-z0-9_:-], at most 128 characters)`);
   let run: RunTrace | null;
-  const url = values.url ?? env['CONTEXT_COMPILER_URL'];
+  // An explicit --dir beats a service URL that is only in the environment.
+  const url = values.url ?? (values.dir === undefined ? env['CONTEXT_COMPILER_URL'] : undefined);
   if (url) {
     const client = createClient({ baseUrl: url, ...(env['CONTEXT_COMPILER_TOKEN'] ? { token: env['CONTEXT_COMPILER_TOKEN'] } : {}) });
     try {

@@ -6,6 +6,7 @@ import { buildHud } from '../core/hud.js';
 import { O200K_BASE } from '../tokenizer.js';
 import { mergePolicy, DEFAULT_POLICY } from '../core/policy.js';
 import { parseInstant } from '../core/time.js';
+import { ENGINE_RULE } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { createBrain } from '../io/brain.js';
 import type { CompileJob, SourceDeps } from '../sources/job.js';
@@ -97,7 +98,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
       }
     }
     if (command.engine !== undefined && !EngineSchema.safeParse(command.engine).success) {
-      throw new ProblemError('CC_VALIDATION_FAILED', '--engine must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters, such as gpt-4.1');
+      throw new ProblemError('CC_VALIDATION_FAILED', `--engine must be ${ENGINE_RULE}`);
     }
     const personas = createPersonaSources(
       { defaultTimeZone: config.defaultTimezone, policy, allowWriteTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },

@@ -1,4 +1,5 @@
 import type { Hud, HudFile, LineRange } from '../core/hud.js';
+import { table } from './table.js';
 
 /**
  * Renders a compile's HUD for people at a terminal: one row per file looked for, sorted by
@@ -19,11 +20,6 @@ function fileRow(file: HudFile): string[] {
   if (!file.exists) return [file.path, 'missing', '', '', '', '', ''];
   const bytes = file.bytes === file.size ? number(file.size) : `${number(file.bytes)} of ${number(file.size)}`;
   return [file.path, 'yes', bytes, number(file.tokens), lineRange(file.lines), file.blocks.join(',') || '-', percent(file.share)];
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => `  ${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')}`.trimEnd());
 }
 
 export function formatHud(hud: Hud, heading: string): string {

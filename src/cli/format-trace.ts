@@ -1,4 +1,5 @@
 import type { RunTrace } from '../../schemas/trace.js';
+import { table } from './table.js';
 
 /**
  * Renders a run's trace for people at a terminal: what was delivered, block by block,
@@ -8,15 +9,6 @@ import type { RunTrace } from '../../schemas/trace.js';
 export interface FormatOptions {
   /** Print the exact delivered prompts after each event. */
   prompts?: boolean;
-}
-
-function pad(text: string, width: number): string {
-  return text.length >= width ? text : text + ' '.repeat(width - text.length);
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => `  ${row.map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!))).join('  ')}`.trimEnd());
 }
 
 interface BoundaryLike {
@@ -69,6 +61,8 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
       `#${index + 1} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
         `${event.status} ${event.outcome}  ${verified}`,
     );
+    const correlation = [event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`].filter(Boolean);
+    if (correlation.length > 0) lines.push(`  ${correlation.join('  ')}`);
     if (event.error) lines.push(`  error ${event.error.code} (${event.error.status}): ${event.error.detail}`);
     if (event.blocks && event.blocks.length > 0) {
       lines.push('  blocks:');
@@ -83,8 +77,10 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     if (boundaries.length > 0) {
       const tokenizer = event.cache?.['tokenizer'];
       lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}${typeof tokenizer === 'string' ? `, tokens by ${tokenizer}` : ''}`);
+      const minimum = event.cache?.['minimumTokens'];
+      const below = typeof minimum === 'number' ? `  below the ${minimum.toLocaleString('en-US')}-token cache minimum` : '  below the cache minimum';
       for (const boundary of boundaries) {
-        const flag = boundary.belowMinimum ? '  below the 1,024-token cache minimum' : '';
+        const flag = boundary.belowMinimum ? below : '';
         // Events traced before exact counts existed carry only the estimate.
         const tokens = typeof boundary.tokens === 'number' ? `${boundary.tokens} tokens` : `~${String(boundary.approxTokens)} tokens`;
         lines.push(`    after ${String(boundary.afterBlock)} (${String(boundary.class)}): ${String(boundary.prefixChars)} chars, ${tokens}${flag}`);

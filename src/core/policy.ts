@@ -34,9 +34,6 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   blocks: DEFAULT_BLOCK_LIMITS as Record<BlockKind, number>,
 });
 
-/** Kinds chosen greedily in rank order while they fit; every other kind is mandatory. */
-export const OPTIONAL_KINDS: ReadonlySet<BlockKind> = new Set<BlockKind>(['memory', 'briefing', 'experience']);
-
 export interface PolicyOverride {
   limitChars?: number;
   blocks?: Partial<Record<BlockKind, number>>;

@@ -55,6 +55,8 @@ export type Phase = (typeof PHASES)[number];
 
 /** An engine name (`engine`): a bounded slug such as `gpt-realtime` or `claude-sonnet-4.5`, at most 64 chars. */
 export const ENGINE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** `ENGINE_PATTERN` in words, for the messages that refuse an engine. */
+export const ENGINE_RULE = 'a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters, such as gpt-4.1';
 
 export interface Block {
   kind: BlockKind;

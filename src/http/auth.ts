@@ -36,7 +36,7 @@ function digest(text: string): Buffer {
  * to a fixed length and every configured token is compared, so the time taken does not
  * depend on where or whether the token matched.
  */
-export function createTokenMatcher(tokens: readonly string[]) {
+function createTokenMatcher(tokens: readonly string[]) {
   const known = tokens.map((token) => ({ hash: digest(token), principal: Object.freeze({ id: `token:${digest(token).toString('hex').slice(0, 12)}` }) }));
   return function match(authorization: string | undefined): Principal | null {
     if (!authorization || known.length === 0) return null;

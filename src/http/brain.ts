@@ -12,7 +12,7 @@ declare module 'fastify' {
 }
 
 /** Why the brain root cannot serve, for `/readyz`; resolves when it can. */
-export async function brainReadable(root: string): Promise<void> {
+async function brainReadable(root: string): Promise<void> {
   const info = await stat(root).catch((error: NodeJS.ErrnoException) => {
     throw new Error(`brain root ${error.code === 'ENOENT' ? 'does not exist' : 'cannot be read'} (BRAIN_ROOT)`);
   });

@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** Retry-After (seconds) on the 503 a request gets while the service shuts down: another replica answers. */
-export const SHUTDOWN_RETRY_AFTER_S = 1;
+const SHUTDOWN_RETRY_AFTER_S = 1;
 
 /** Why the guard closed a connection the client did not close: to admit a newcomer, or because every one was busy. */
 export type ShedReason = 'evicted' | 'refused';
@@ -58,7 +58,7 @@ const SHED_LOG_INTERVAL_MS = 10_000;
  *
  * The per-request cost is a set operation, a counter and a `close` listener on the response.
  */
-export function guardConnections(server: Server, options: ConnectionGuardOptions): ConnectionGuard {
+function guardConnections(server: Server, options: ConnectionGuardOptions): ConnectionGuard {
   const all = new Set<TrackedSocket>();
   /** Connected, no complete request head yet: oldest first. */
   const fresh = new Set<TrackedSocket>();

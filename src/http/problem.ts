@@ -1,22 +1,14 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { CATALOG, codeForStatus, ProblemError, type ErrorCode, type FieldError } from '../errors.js';
+import type { z } from 'zod';
+import type { ProblemSchema } from '../../schemas/problem.js';
+import { CATALOG, codeForStatus, ProblemError, type ErrorCode } from '../errors.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-/** RFC 9457 problem details, plus our stable `code` and the request id. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: ErrorCode;
-  instance: string;
-  requestId: string;
-  errors?: FieldError[];
-  [extension: string]: unknown;
-}
+/** RFC 9457 problem details, plus our stable `code` and the request id: the documented schema, its code one of the catalog's. */
+export type Problem = z.infer<typeof ProblemSchema> & { code: ErrorCode };
 
 export function problemType(code: ErrorCode): string {
   return `urn:context-compiler:problem:${code.slice(3).toLowerCase().replaceAll('_', '-')}`;

@@ -11,7 +11,7 @@ const PART_PREFIX: Record<string, string> = {
 };
 
 /** Turns zod issues into RFC 9457 `errors[]` entries with JSON-pointer paths. */
-export function fieldErrors(error: z.ZodError, prefix: string): FieldError[] {
+function fieldErrors(error: z.ZodError, prefix: string): FieldError[] {
   return error.issues.map((issue) => ({
     path: [prefix, ...issue.path.map((segment) => String(segment).replaceAll('~', '~0').replaceAll('/', '~1'))].join('/'),
     message: issue.message,

@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
-import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
 import { runNode } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
@@ -60,6 +60,27 @@ describe('context-compiler CLI', () => {
     const missing = await cli(['trace', 'no-such-run', '--dir', traceDir]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no run no-such-run');
+  });
+
+  it('regression: trace asks the service at CONTEXT_COMPILER_URL, but --dir still reads the directory (the URL won)', async () => {
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    const compiled = await app.inject({
+      method: 'POST',
+      url: '/compile',
+      headers: { authorization: `Bearer ${TEST_TOKEN}` },
+      payload: { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', runId: 'cli-url-1', now: NOW },
+    });
+    expect(compiled.statusCode).toBe(200);
+    const service = { CONTEXT_COMPILER_URL: baseUrl, CONTEXT_COMPILER_TOKEN: TEST_TOKEN };
+
+    const remote = await cli(['trace', 'cli-url-1'], service);
+    expect(remote.code).toBe(0);
+    expect(remote.stdout).toContain('run cli-url-1 — 1 event');
+
+    const local = await cli(['trace', 'cli-url-1', '--dir', join(await tempDir(), 'traces')], service);
+    expect(local.code).toBe(1);
+    expect(local.stderr).toContain('no run cli-url-1');
   });
 
   it('says whether a run’s chain is signed, and reports an event edited on disk', async () => {

@@ -99,3 +99,24 @@ describe('formatTrace: governed worker compiles', () => {
     expect(plain).toContain('  HUD REJECTED: files[0] (x.md): inverted line range (9 > 3)\n');
   });
 });
+
+describe('formatTrace: what joins a run to the caller, and the cache plan it recorded', () => {
+  it('prints the requestId and traceparent an event carries, and none when it carries neither', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    expect(formatTrace(trace({ requestId: 'call-42', traceparent }))).toContain(`  requestId call-42  traceparent ${traceparent}\n`);
+    expect(formatTrace(trace({ requestId: 'call-42' }))).toContain('  requestId call-42\n');
+    const plain = formatTrace(trace({}));
+    expect(plain).not.toContain('requestId');
+    expect(plain).not.toContain('traceparent');
+  });
+
+  it('regression: names the minimum the plan recorded (minimumTokens), not a fixed 1,024', () => {
+    const boundary = { class: 'worker-stable', afterBlock: 'identity', prefixChars: 4000, approxTokens: 1000, tokens: 980, belowMinimum: true, prefixSha256: SHA };
+    const cache = { routeKey: 'cc1-abc', tokenizer: 'o200k_base', boundaries: [boundary] };
+    expect(formatTrace(trace({ cache: { ...cache, minimumTokens: 2048 } }))).toContain(
+      '    after identity (worker-stable): 4000 chars, 980 tokens  below the 2,048-token cache minimum\n',
+    );
+    // An event recorded without the figure says so rather than inventing one.
+    expect(formatTrace(trace({ cache }))).toContain('980 tokens  below the cache minimum\n');
+  });
+});

@@ -130,6 +130,48 @@ describe('client route methods', () => {
     expect(realtime.hud?.files.map((file) => file.path)).toContain('SOUL.md');
   });
 
+  it('sends a call\'s requestId and traceparent, which the run\'s trace event records', async () => {
+    const { baseUrl } = await listen();
+    const api = client({ baseUrl });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const mars = await api.context('mars', { now }, { requestId: 'call-17', traceparent });
+    const session = await api.realtimeSession('venus', { now }, { requestId: 'call-18' });
+    const compiled = await api.compile({ phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now }, { requestId: 'turn-9', traceparent });
+    const again = await api.compileIfChanged({ phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now, runId: 'client-304' }, compiled.etag, {
+      requestId: 'turn-10',
+    });
+    expect(again).toMatchObject({ notModified: true });
+    const recorded = async (runId: string) => {
+      const [event] = (await api.trace(runId)).events;
+      return { requestId: event!.requestId, traceparent: event!.traceparent };
+    };
+    expect(await recorded(mars.runId)).toEqual({ requestId: 'call-17', traceparent });
+    expect(await recorded(compiled.runId)).toEqual({ requestId: 'turn-9', traceparent });
+    expect(await recorded('client-304')).toEqual({ requestId: 'turn-10', traceparent: undefined });
+    const venus = (await api.runs({ persona: 'venus' })).runs[0]!;
+    expect(await recorded(venus.runId)).toEqual({ requestId: 'call-18', traceparent: undefined });
+    expect(session.instructions).toContain('You are Venus');
+  });
+
+  it('compile takes { hud: true }, and realtimeSession the whole context() query (now, sanitize, engine)', async () => {
+    const { baseUrl } = await listen();
+    const api = client({ baseUrl });
+    const request = { phase: 'start', surface: 'queued-task', worker: 'courier', task: 'Send the weekly digest', now } as const;
+    const plain = await api.compile(request);
+    const withHud = await api.compile(request, { hud: true });
+    expect(plain.hud).toBeUndefined();
+    expect(withHud.hud?.files.map((file) => file.path)).toContain('workers/courier/identity.md');
+    expect(withHud.instructions).toBe(plain.instructions);
+
+    const query = { now: '2026-11-30T09:05:00Z', timezone: 'Europe/London', sanitize: 'ascii', engine: 'gpt-realtime' } as const;
+    const session = await api.realtimeSession('venus', query);
+    const answer = await api.context('venus', query);
+    expect(session).toEqual(answer.session);
+    // Pinned to the request's now, not the time of the call, and ASCII only.
+    expect(session.instructions).toContain('09:05');
+    expect(session.instructions).toMatch(/^[\x00-\x7f]*$/);
+  });
+
   it('turns an unknown persona and a bad topic id into typed errors', async () => {
     const { baseUrl } = await listen();
     const api = client({ baseUrl });

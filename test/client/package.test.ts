@@ -14,12 +14,20 @@ import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
 
 const run = promisify(execFile);
+
 /**
- * npm with only PATH and HOME (its cache): none of the npm_* variables an enclosing
- * `npm test` sets, which would point the child at this project instead of `cwd`.
+ * What a child npm is given: PATH, HOME (its cache) and every npm_config_* setting (the
+ * registry, cache, proxy or CA a CI machine configures that way, which an install needs),
+ * but none of the npm_package_* or npm_lifecycle_* variables an enclosing `npm test` sets,
+ * which would point the child at this project instead of `cwd`.
  */
-const npm = (args: string[], cwd: string) =>
-  run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, timeout: 120_000, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' } });
+function npmEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const settings = Object.entries(env).filter((entry): entry is [string, string] => /^npm_config_/i.test(entry[0]) && entry[1] !== undefined);
+  return { PATH: env['PATH'] ?? '', HOME: env['HOME'] ?? '', ...Object.fromEntries(settings) };
+}
+
+const npm = (args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) =>
+  run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, timeout: 120_000, env: npmEnvironment(env) });
 
 /** Bytes of every file under `dir`, symbolic links not followed. */
 async function treeBytes(dir: string): Promise<number> {
@@ -77,6 +85,23 @@ try {
   await api.close();
 }
 `;
+
+describe('the npm the package tests spawn', () => {
+  it('keeps the npm_config_* settings it runs under (a CI registry or cache), not the enclosing npm run’s package variables', async () => {
+    const dir = await tempDir('cc-npm-env-');
+    const env = {
+      PATH: process.env['PATH'],
+      HOME: process.env['HOME'],
+      npm_config_registry: 'http://127.0.0.1:9/ci-mirror/',
+      NPM_CONFIG_FUND: 'false',
+      npm_package_name: 'context-compiler',
+      npm_lifecycle_event: 'test',
+    };
+    expect(Object.keys(npmEnvironment(env)).sort()).toEqual(['HOME', 'NPM_CONFIG_FUND', 'PATH', 'npm_config_registry']);
+    const { stdout } = await npm(['config', 'get', 'registry'], dir, env);
+    expect(stdout.trim()).toBe('http://127.0.0.1:9/ci-mirror/');
+  }, 60_000);
+});
 
 describe('the client package', () => {
   it('installs alone from its tarball — itself and undici, no zod, no server — type-checks for a consumer and talks to a real server', async () => {

@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   compile,
-  connectionsText,
   DEFAULT_POLICY,
   LABEL_LINE,
   mergePolicy,
@@ -18,6 +17,8 @@ import {
   routeKeyFor,
   type CompiledContext,
 } from '../../src/core/index.js';
+// Not part of the core's public surface: the block text of connections.json, tested on its own.
+import { connectionsText } from '../../src/core/compile.js';
 import { ProblemError } from '../../src/errors.js';
 import { chatTurn, governedWorker, queuedTask } from './golden/cases.js';
 

@@ -156,6 +156,25 @@ describe('openapi.yaml', () => {
     await expectDocumented(gone.app, [{ path: '/readyz', request: { url: '/readyz' }, status: 503 }]);
   });
 
+  it('documents the trace-unavailable 503 of every route that delivers a compile with its Retry-After and x-run-id, and sends x-run-id', async () => {
+    const document = await readOpenapi();
+    const delivering = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([method, operation]) => METHODS.includes(method) && (operation['responses'] as Record<string, { headers?: object }>)['200']?.headers && 'x-run-id' in (operation['responses'] as Record<string, { headers: object }>)['200']!.headers)
+        .map(([, operation]) => [path, (operation['responses'] as Record<string, { headers?: object }>)['503']] as const),
+    );
+    expect(delivering.map(([path]) => path).sort()).toEqual(['/compile', '/context/topic/{topicId}', '/context/{persona}']);
+    for (const [path, unavailable] of delivering) expect(Object.keys(unavailable?.headers ?? {}).sort(), path).toEqual(['Retry-After', 'x-run-id']);
+
+    const { fs, state } = faultyFs();
+    const { app } = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain() }, { traceFs: fs });
+    state.failWith = 'ENOSPC';
+    await expectDocumented(app, [
+      { path: '/context/{persona}', request: { url: `/context/mars?now=${NOW}` }, status: 503 },
+      { path: '/context/topic/{topicId}', request: { url: '/context/topic/garden' }, status: 503 },
+    ]);
+  });
+
   it('describes the 503 CC_OVERLOADED of every route an overloaded replica sheds, and the probes and /metrics it still answers', async () => {
     const { app } = await buildTestApp({ PRESSURE_MAX_HEAP_USED: '1048576', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', PRESSURE_SAMPLE_INTERVAL: '100ms' });
     for (let i = 0; i < 100 && !app.isUnderPressure(); i++) await new Promise((resolve) => setTimeout(resolve, 25));

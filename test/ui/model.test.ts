@@ -114,9 +114,28 @@ describe('layoutEvent', () => {
     expect(layout.limitChars).toBeNull();
     expect(layout.omitted).toEqual({ items: 3 });
     expect(layout.boundaries).toEqual([
-      { class: '?', afterBlock: '?', blockIndex: null, prefixChars: 4, prefixSha256: '', approxTokens: null, belowMinimum: null },
+      { class: '?', afterBlock: '?', blockIndex: null, prefixChars: 4, prefixSha256: '', approxTokens: null, tokens: null, belowMinimum: null },
     ]);
     expect(layout.scaleChars).toBe(10);
+    expect(layout).toMatchObject({ engine: null, tokenizer: null, toolTokens: null });
+  });
+
+  it('reads the exact counts, the tokenizer, the tool tokens and the route key’s engine of a real compile’s plan', async () => {
+    let answer!: { cache: { routeKey: string; toolTokens: number; boundaries: Array<{ class: string; tokens: number; approxTokens: number }> } };
+    const event = await tracedView('run-engine', async (app) => {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/compile',
+        payload: { phase: 'start', surface: 'queued-task', worker: 'courier', task: 'Send the weekly digest', engine: 'gpt-4.1', runId: 'run-engine' },
+      });
+      expect(response.statusCode).toBe(200);
+      answer = response.json();
+    });
+    const layout = layoutEvent(event);
+    expect(layout).toMatchObject({ routeKey: answer.cache.routeKey, engine: 'gpt-4.1', tokenizer: 'o200k_base', toolTokens: answer.cache.toolTokens });
+    expect(layout.boundaries.map((boundary) => [boundary.class, boundary.tokens, boundary.approxTokens])).toEqual(
+      answer.cache.boundaries.map((boundary) => [boundary.class, boundary.tokens, boundary.approxTokens]),
+    );
   });
 });
 

@@ -121,17 +121,18 @@ describe('trace viewer in chromium', () => {
 
     // Boundaries: one per cache class, with token counts; the worker-stable prefix is under
     // the providers' minimum (flagged), the channel-stable one over it.
-    const boundaries = (event.cache as { boundaries: Array<{ class: string; approxTokens: number; belowMinimum: boolean }> }).boundaries;
+    const boundaries = (event.cache as { boundaries: Array<{ class: string; tokens: number; belowMinimum: boolean }> }).boundaries;
     expect(boundaries.map((boundary) => boundary.class)).toEqual(['worker-stable', 'channel-stable', 'surface-stable', 'volatile']);
     expect(await page.locator('.boundary-label').count()).toBe(boundaries.length);
     expect(await page.locator('.bar .bar-boundary').count()).toBe(boundaries.length);
     const [workerStable, channelStable] = boundaries;
     expect([workerStable!.belowMinimum, channelStable!.belowMinimum]).toEqual([true, false]);
     const workerLabel = await text(page, '.boundary-label[data-boundary="worker-stable"]');
-    expect(workerLabel).toContain(`≈${workerStable!.approxTokens.toLocaleString('en-US')} tokens`);
+    // The count the plan judged the minimum by; ≈ because this compile had no tokenizer (`estimate`).
+    expect(workerLabel).toContain(`≈${workerStable!.tokens.toLocaleString('en-US')} tokens`);
     expect(workerLabel).toContain('below 1,024-token minimum');
     const channelLabel = await text(page, '.boundary-label[data-boundary="channel-stable"]');
-    expect(channelLabel).toContain(`≈${channelStable!.approxTokens.toLocaleString('en-US')} tokens`);
+    expect(channelLabel).toContain(`≈${channelStable!.tokens.toLocaleString('en-US')} tokens`);
     expect(channelLabel).not.toContain('below');
 
     expect(await text(page, '.redactions [data-kind="email"]')).toBe('1 email');
@@ -405,6 +406,59 @@ describe('trace viewer in chromium', () => {
     await page.setViewportSize({ width: 420, height: 800 });
     expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
     await page.screenshot({ path: join(tmpdir(), 'compare-page-420.png'), fullPage: true });
+
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows a governed worker run: exact token counts, tokenizer, tool tokens, engine, recall, receipts and the correlation ids, also at 420 px', async () => {
+    const { base } = await listen({});
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const response = await fetch(`${base}/compile`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'voice-call-7', traceparent },
+      body: JSON.stringify({ phase: 'start', surface: 'queued-task', worker: 'courier', task: 'Send the weekly digest', engine: 'gpt-4.1', runId: 'governed' }),
+    });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as {
+      cache: { routeKey: string; tokenizer: string; toolTokens: number; minimumTokens: number; boundaries: Array<{ class: string; tokens: number; approxTokens: number }> };
+      receipts: { role: { id: string; sha256: string }; blueprint: { revision: string } };
+    };
+    expect(answer.cache.tokenizer).toBe('o200k_base');
+
+    const { page, problems, dialogs } = await openBrowser();
+    await page.goto(`${base}/ui/#/runs/governed`);
+    const cache = page.locator('article.event section.cache');
+    await cache.waitFor();
+    const summary = await text(page, 'article.event section.summary');
+    expect(summary).toContain('request idvoice-call-7');
+    expect(summary).toContain(`traceparent${traceparent}`);
+    expect(await text(page, 'section.cache code.route-key')).toBe(answer.cache.routeKey);
+    expect(await text(page, 'section.cache code.engine')).toBe('gpt-4.1');
+    expect(await text(page, 'section.cache code.tokenizer')).toBe('o200k_base');
+    expect(await text(page, 'section.cache')).toContain(`tool definitions${answer.cache.toolTokens.toLocaleString('en-US')} tokens, in every boundary`);
+    // Exact counts, without the estimate's ≈, in the table, on the bar and between the blocks.
+    const cells = await cache.locator('table.boundaries tbody tr td:nth-child(4)').allTextContents();
+    expect(cells).toEqual(answer.cache.boundaries.map((boundary) => boundary.tokens.toLocaleString('en-US')));
+    const [first] = answer.cache.boundaries;
+    expect(await text(page, `.boundary-label[data-boundary="${first!.class}"]`)).toContain(` · ${first!.tokens.toLocaleString('en-US')} tokens, `);
+    expect(await text(page, 'li.boundary-row')).toContain(`${first!.tokens.toLocaleString('en-US')} tokens`);
+
+    const governance = await text(page, 'section.governance');
+    expect(governance).toContain('suppressed: no memory notes read');
+    expect(governance).toContain(`${answer.receipts.role.id} (the default)`);
+    expect(governance).toContain(answer.receipts.blueprint.revision);
+    expect(governance).toContain('experiencesnone');
+
+    // Narrow: nothing scrolls sideways, and the long ids wrap inside the window.
+    await page.setViewportSize({ width: 420, height: 800 });
+    expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
+    for (const selector of ['code.traceparent', 'section.cache code.route-key', 'section.governance', 'section.cache table.boundaries']) {
+      const box = await page.locator(selector).first().boundingBox();
+      expect(box, selector).not.toBeNull();
+      expect(box!.x + box!.width, selector).toBeLessThanOrEqual(420);
+    }
+    await page.screenshot({ path: join(tmpdir(), 'governed-run-420.png'), fullPage: true });
 
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);

@@ -32,7 +32,7 @@ export async function renderCompare(context: PageContext, runIds: [string, strin
 }
 
 /** The whole comparison; exported for a page that embeds one (a future panel). */
-export function renderComparison(comparison: RunComparison): HTMLElement {
+function renderComparison(comparison: RunComparison): HTMLElement {
   const changed = comparison.blocks.filter((block) => block.change !== 'unchanged');
   const moved = comparison.boundaries.filter((boundary) => boundary.change !== 'held');
   const routeKeyHeld = comparison.routeKey.before === comparison.routeKey.after;

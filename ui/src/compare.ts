@@ -98,7 +98,7 @@ export interface RunComparison {
 /** Recorded options that do not shape the prompt (or that the minute stands for). */
 const REQUEST_NOISE = new Set(['format', 'conditional', 'now', 'nowUsed']);
 
-/** `2026-11-30T17:30` (UTC): the minute a compile was made for — the `now` it used, else the time it was traced. */
+/** `2026-11-30T17:30` (UTC): the minute a compile was made for — the instant it used (`nowUsed`; `now` or the trace time for events recorded before it). */
 export function compileMinute(event: TraceEvent): string {
   for (const value of [event.request['nowUsed'], event.request['now'], event.at]) {
     if (typeof value !== 'string') continue;

@@ -1,6 +1,7 @@
 /**
- * What the viewer reads from the JSON API (mirrors schemas/trace.ts; a test keeps the two
- * assignable) and the pure layout it draws from it. No DOM here, so it is unit tested.
+ * What the viewer reads from the JSON API (mirrors schemas/trace.ts; test/ui/types.test.ts keeps
+ * the fields the same, both ways) and the pure layout it draws from it. No DOM here, so it is
+ * unit tested.
  */
 
 export const AUTHORITIES = ['trusted-directive', 'advisory', 'content'] as const;
@@ -27,6 +28,10 @@ export interface TraceSource {
   mtimeMs: number;
   sha256: string;
   truncated?: boolean | undefined;
+  /** How the file was read, so `?verify=sources` reads it again the same way. */
+  maxBytes?: number | undefined;
+  keep?: 'head' | 'tail' | undefined;
+  within?: string | undefined;
   changed?: boolean | undefined;
   currentSha256?: string | null | undefined;
 }
@@ -93,6 +98,21 @@ export interface Hud {
   derived: Array<{ kind: string; source: string; chars: number; share: number }>;
 }
 
+/** A worker compile's recall decision: whether memory notes were recalled, and why not. */
+export interface Recall {
+  policy: string;
+  interactionContext: string[];
+  suppressed: boolean;
+}
+
+/** What shaped a worker's prompt: role, blueprint revision, experiences and preferences applied. */
+export interface Receipts {
+  role: { id: string; selectedBy: 'request' | 'default'; source: string; sha256: string } | null;
+  blueprint: { revision: string; source: string | null; sha256: string | null };
+  experiences: Array<{ sourceRef: string; sha256: string }>;
+  preferences: Partial<Record<'length' | 'format' | 'tone' | 'initiative', string>>;
+}
+
 /** `1–120` from the start, `last 120` for a tail, `whole` for a file read whole. */
 export function lineRangeText(lines: LineRange | null): string {
   if (lines === null) return 'whole';
@@ -108,6 +128,10 @@ export interface TraceEvent {
   surface?: string | undefined;
   status: number;
   outcome: 'delivered' | 'not-modified' | 'failed';
+  /** The request id (the caller's `x-request-id` when it was a safe id, else the service's). */
+  requestId?: string | undefined;
+  /** The caller's W3C traceparent, when it sent a valid one. */
+  traceparent?: string | undefined;
   request: Record<string, unknown>;
   blocks?: TraceBlock[] | undefined;
   promptSha256?: string | undefined;
@@ -123,6 +147,8 @@ export interface TraceEvent {
   listings?: TraceListing[] | undefined;
   hud?: Hud | undefined;
   hudRejected?: string[] | undefined;
+  recall?: Recall | undefined;
+  receipts?: Receipts | undefined;
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;
@@ -184,6 +210,8 @@ export interface BoundaryView {
   prefixChars: number;
   prefixSha256: string;
   approxTokens: number | null;
+  /** The prefix's tokens as the plan's tokenizer counted them (tool definitions included); null in events from before exact counts. */
+  tokens: number | null;
   belowMinimum: boolean | null;
 }
 
@@ -197,6 +225,12 @@ export interface EventLayout {
   scaleChars: number;
   minimumTokens: number | null;
   routeKey: string | null;
+  /** The engine the route key was derived for; null when the request named none (or the event predates it). */
+  engine: string | null;
+  /** What the boundaries' `tokens` were counted with (`o200k_base`, or `estimate`). */
+  tokenizer: string | null;
+  /** Tokens of the tool definitions sent beside the instructions, counted into every boundary. */
+  toolTokens: number | null;
   omitted: Record<string, number>;
 }
 
@@ -288,6 +322,7 @@ export function layoutEvent(event: TraceEvent): EventLayout {
       prefixChars,
       prefixSha256: str(boundary['prefixSha256']) ?? '',
       approxTokens: num(boundary['approxTokens']),
+      tokens: num(boundary['tokens']),
       belowMinimum: typeof boundary['belowMinimum'] === 'boolean' ? boundary['belowMinimum'] : null,
     });
   }
@@ -300,6 +335,9 @@ export function layoutEvent(event: TraceEvent): EventLayout {
     scaleChars: Math.max(limitChars ?? 0, usedChars, cursor, 1),
     minimumTokens: num(cache['minimumTokens']),
     routeKey: str(cache['routeKey']),
+    engine: str(cache['engine']),
+    tokenizer: str(cache['tokenizer']),
+    toolTokens: num(cache['toolTokens']),
     omitted,
   };
 }
@@ -318,7 +356,7 @@ export interface RunFilter {
   cursor?: string;
 }
 
-export const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
+const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
 
 export type View =
   | { name: 'runs'; filter: RunFilter }

@@ -23,6 +23,8 @@ import {
   type ChainStatus,
   type Hud,
   type EventLayout,
+  type Recall,
+  type Receipts,
   type RunFilter,
   type RunList,
   type RunTrace,
@@ -43,7 +45,7 @@ export interface PageContext {
 const PAGE_SIZE = 25;
 const OUTCOMES = ['delivered', 'not-modified', 'failed'] as const;
 
-export function authorityClass(authority: string): string {
+function authorityClass(authority: string): string {
   return (AUTHORITIES as readonly string[]).includes(authority) ? `auth-${authority}` : 'auth-unknown';
 }
 
@@ -291,6 +293,8 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
         ['status', h('span', {}, h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)), ' ', event.outcome)],
         ['size', event.outcome === 'failed' ? 'nothing delivered' : `${formatNumber(event.chars)} chars (systemPrompt + inputPrompt)`],
         ['request', requestFacts(event.request)],
+        ['request id', event.requestId ? h('code', { class: 'request-id' }, event.requestId) : null],
+        ['traceparent', event.traceparent ? h('code', { class: 'traceparent' }, event.traceparent) : null],
         ['timing', event.timing ? Object.entries(event.timing).map(([key, value]) => `${key} ${value} ms`).join(' · ') : null],
       ]),
     ),
@@ -310,6 +314,7 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
     event.blocks?.length || layout.boundaries.length ? cacheSection(layout) : null,
     digestsSection(event),
     redactionsAndWarnings(event, layout),
+    event.recall || event.receipts ? governanceSection(event.recall, event.receipts) : null,
     event.sources ? sourcesSection(event.sources, event.absent ?? [], event.listings ?? []) : null,
     event.realtime ? realtimeSection(event, event.realtime) : null,
     event.hud || event.hudRejected ? hudSection(event.hud, event.hudRejected) : null,
@@ -385,7 +390,7 @@ function budgetSection(layout: EventLayout): HTMLElement {
       'div',
       { class: `boundary-label${left > 55 ? ' flip' : ''}${flag ? ' below-minimum' : ''}`, data: { boundary: boundary.class } },
       h('span', { class: 'boundary-class' }, boundary.class),
-      ` · ${boundaryTokens(boundary)}`,
+      ` · ${boundaryTokens(boundary, layout.tokenizer)}`,
       flag ? h('span', { class: 'flag' }, `below ${layout.minimumTokens ? formatNumber(layout.minimumTokens) : 'the'}-token minimum`) : null,
     );
     label.style.left = `${left}%`;
@@ -425,9 +430,18 @@ function budgetSection(layout: EventLayout): HTMLElement {
   );
 }
 
-function boundaryTokens(boundary: BoundaryView): string {
-  const tokens = boundary.approxTokens === null ? '' : `≈${formatNumber(boundary.approxTokens)} tokens, `;
-  return `${tokens}${formatNumber(boundary.prefixChars)} chars`;
+/**
+ * The prefix's tokens as the plan counted them: exact (no ≈) when its tokenizer is a real
+ * one; the estimate for a plan counted without one, or an event from before exact counts.
+ */
+function tokenCount(boundary: BoundaryView, tokenizer: string | null): string | null {
+  if (boundary.tokens !== null) return tokenizer !== null && tokenizer !== 'estimate' ? formatNumber(boundary.tokens) : `≈${formatNumber(boundary.tokens)}`;
+  return boundary.approxTokens === null ? null : `≈${formatNumber(boundary.approxTokens)}`;
+}
+
+function boundaryTokens(boundary: BoundaryView, tokenizer: string | null): string {
+  const tokens = tokenCount(boundary, tokenizer);
+  return `${tokens === null ? '' : `${tokens} tokens, `}${formatNumber(boundary.prefixChars)} chars`;
 }
 
 function blocksSection(layout: EventLayout): HTMLElement {
@@ -444,7 +458,7 @@ function blocksSection(layout: EventLayout): HTMLElement {
         h(
           'li',
           { class: `boundary-row${boundary.belowMinimum ? ' below-minimum' : ''}` },
-          `cache boundary · ${boundary.class} · ${boundaryTokens(boundary)}`,
+          `cache boundary · ${boundary.class} · ${boundaryTokens(boundary, layout.tokenizer)}`,
           boundary.belowMinimum ? h('span', { class: 'flag' }, 'below minimum: not cached') : null,
           ' ',
           sha(boundary.prefixSha256, 'prefix sha256'),
@@ -498,8 +512,11 @@ function cacheSection(layout: EventLayout): HTMLElement {
     { class: 'cache' },
     h('h3', {}, 'Cache plan'),
     definitions([
-      ['route key', layout.routeKey ? h('code', {}, layout.routeKey) : null],
+      ['route key', layout.routeKey ? h('code', { class: 'route-key' }, layout.routeKey) : null],
+      ['engine', layout.routeKey ? (layout.engine !== null ? h('code', { class: 'engine' }, layout.engine) : h('span', { class: 'muted' }, 'none named')) : null],
       ['provider minimum', layout.minimumTokens !== null ? `${formatNumber(layout.minimumTokens)} tokens` : null],
+      ['tokens counted by', layout.tokenizer !== null ? h('code', { class: 'tokenizer' }, layout.tokenizer) : null],
+      ['tool definitions', layout.toolTokens !== null ? `${formatNumber(layout.toolTokens)} tokens, in every boundary` : null],
     ]),
     layout.boundaries.length
       ? h(
@@ -516,7 +533,11 @@ function cacheSection(layout: EventLayout): HTMLElement {
                 h('td', {}, boundary.class),
                 h('td', {}, boundary.blockIndex !== null ? `#${boundary.blockIndex} ${boundary.afterBlock}` : boundary.afterBlock),
                 h('td', { class: 'num' }, `${formatNumber(boundary.prefixChars)} chars`),
-                h('td', { class: 'num' }, boundary.approxTokens !== null ? `≈${formatNumber(boundary.approxTokens)}` : '—'),
+                h(
+                  'td',
+                  { class: 'num', ...(boundary.tokens !== null && boundary.approxTokens !== null ? { title: `estimate ≈${formatNumber(boundary.approxTokens)}` } : {}) },
+                  tokenCount(boundary, layout.tokenizer) ?? '—',
+                ),
                 h(
                   'td',
                   {},
@@ -528,6 +549,66 @@ function cacheSection(layout: EventLayout): HTMLElement {
           ),
         )
       : h('p', { class: 'muted' }, 'No cache boundaries recorded.'),
+  );
+}
+
+/** A worker compile's recall decision and receipts: what shaped the prompt, as the trace recorded it. */
+function governanceSection(recall: Recall | undefined, receipts: Receipts | undefined): HTMLElement {
+  const preferences = receipts ? Object.entries(receipts.preferences) : [];
+  return h(
+    'section',
+    { class: 'governance' },
+    h('h3', {}, 'Recall and receipts'),
+    definitions([
+      [
+        'recall',
+        recall
+          ? h(
+              'span',
+              { class: 'recall', data: { suppressed: String(recall.suppressed) } },
+              recall.suppressed ? 'suppressed: no memory notes read (a clean-room worker on a clean run)' : `recalled (policy ${recall.policy})`,
+              recall.interactionContext.length > 0 ? ` · interaction context: ${recall.interactionContext.join(', ')}` : null,
+            )
+          : null,
+      ],
+      [
+        'role',
+        receipts
+          ? receipts.role
+            ? h(
+                'span',
+                { class: 'role' },
+                h('code', {}, receipts.role.id),
+                receipts.role.selectedBy === 'request' ? ' (asked for) ' : ' (the default) ',
+                h('code', { class: 'source' }, receipts.role.source),
+                ' ',
+                sha(receipts.role.sha256),
+              )
+            : 'none'
+          : null,
+      ],
+      [
+        'blueprint',
+        receipts
+          ? h(
+              'span',
+              { class: 'blueprint' },
+              h('code', {}, receipts.blueprint.revision),
+              receipts.blueprint.source ? [' ', h('code', { class: 'source' }, receipts.blueprint.source)] : null,
+              receipts.blueprint.sha256 ? [' ', sha(receipts.blueprint.sha256)] : null,
+            )
+          : null,
+      ],
+      [
+        'experiences',
+        receipts
+          ? receipts.experiences.length > 0
+            ? h('ul', { class: 'experiences' }, receipts.experiences.map((item) => h('li', {}, h('code', {}, item.sourceRef), ' ', sha(item.sha256))))
+            : 'none'
+          : null,
+      ],
+      ['preferences', receipts ? (preferences.length > 0 ? preferences.map(([key, value]) => `${key} ${value}`).join(' · ') : 'none') : null],
+    ]),
   );
 }
 

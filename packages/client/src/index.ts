@@ -55,7 +55,11 @@ export class ContextCompilerError extends Error {
     readonly code: string,
     readonly detail: string,
     readonly problem: ProblemDetails | null,
-    /** Seconds to wait, from `Retry-After` on a 429. */
+    /**
+     * Seconds to wait before trying again, from the answer's `Retry-After` (delay-seconds)
+     * on any problem that sends one: a 429 rate limit, a 503 while the service is overloaded,
+     * shutting down or cannot make its trace durable. null when there is none.
+     */
     readonly retryAfterSeconds: number | null = null,
     options?: { cause?: unknown },
   ) {
@@ -70,6 +74,22 @@ export class ContextCompilerError extends Error {
 export type ContextQuery = Omit<PersonaContextQuery, 'format' | 'topicId' | 'hud'> & { topicId?: string; hud?: boolean };
 /** `GET /context/topic/:topicId` options. */
 export type TopicQuery = Omit<TopicContextQuery, 'format'>;
+
+/**
+ * Per call: correlation with the caller's own request. `requestId` is sent as
+ * `x-request-id` and `traceparent` (W3C trace context) as `traceparent`; the service records
+ * both in the run's trace event and its log line when they are well formed, and ignores
+ * them otherwise.
+ */
+export interface CallContext {
+  requestId?: string;
+  traceparent?: string;
+}
+
+/** `POST /compile` per call: the correlation ids, and `hud: true` to add the heads-up display. */
+export interface CompileOptions extends CallContext {
+  hud?: boolean;
+}
 
 export interface RunsQuery {
   limit?: number;
@@ -163,7 +183,7 @@ export function createClient(options: ClientOptions) {
 
   /** A compile answer; with an ETag, `{ notModified: true }` when it still holds. */
   async function compiled<T>(path: string, callOptions: CallOptions, etag: string | null = null): Promise<WithEtag<T> | NotModified> {
-    const answer = await call(path, { ...callOptions, headers: etag === null ? {} : { 'if-none-match': etag } });
+    const answer = await call(path, { ...callOptions, headers: { ...callOptions.headers, ...(etag === null ? {} : { 'if-none-match': etag }) } });
     const answerEtag = header(answer.headers, 'etag');
     if (answer.status === 304) return { notModified: true, etag: answerEtag, runId: header(answer.headers, 'x-run-id') };
     return { ...parseJson<T>(answer), etag: answerEtag };
@@ -180,7 +200,14 @@ export function createClient(options: ClientOptions) {
   const topicPath = (topicId: string) => `/context/topic/${encodeURIComponent(topicId)}`;
 
   const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
-  const context = (persona: PersonaName, query: ContextQuery = {}) => fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query) });
+  const context = (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
+    fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) });
+  const compileCall = ({ hud, ...callContext }: CompileOptions, body: CompileRequest): CallOptions => ({
+    method: 'POST',
+    body,
+    query: hud === true ? { hud: '1' } : {},
+    headers: correlation(callContext),
+  });
 
   return {
     health: () => json<Health>('/healthz'),
@@ -192,23 +219,26 @@ export function createClient(options: ClientOptions) {
     /** `GET /context/:persona` — the compiled voice persona prompt: prompts, digests, voice, tools, `session`, warnings. */
     context,
     /** `GET /context/:persona` with `If-None-Match: etag`: `{ notModified: true }` while the prompt the caller has still holds. */
-    contextIfChanged: (persona: PersonaName, etag: string | null, query: ContextQuery = {}) =>
-      compiled<PersonaCompiled>(contextPath(persona), { query: contextQuery(query) }, etag),
+    contextIfChanged: (persona: PersonaName, etag: string | null, query: ContextQuery = {}, callContext: CallContext = {}) =>
+      compiled<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) }, etag),
     /**
      * `GET /context/:persona`, reduced to its `session`: the object to send to the realtime
      * calls endpoint or `session.update` as it is (add your model). A bad or missing
      * `topicId` still connects, with the persona's generic context.
      */
-    realtimeSession: async (persona: PersonaName, query: Pick<ContextQuery, 'topicId' | 'topicName' | 'timezone'> = {}): Promise<RealtimeSession> =>
-      (await context(persona, { topicId: query.topicId, topicName: query.topicName, timezone: query.timezone })).session,
+    realtimeSession: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}): Promise<RealtimeSession> =>
+      (await context(persona, query, callContext)).session,
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
-    contextText: async (persona: PersonaName, query: ContextQuery = {}) => (await call(contextPath(persona), { query: { ...contextQuery(query), format: 'text' } })).text,
+    contextText: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
+      (await call(contextPath(persona), { query: { ...contextQuery(query), format: 'text' }, headers: correlation(callContext) })).text,
     /** `GET /context/topic/:topicId` — the topic block alone, compiled and traced. */
-    topic: (topicId: string, query: TopicQuery = {}) => fresh<TopicCompiled>(topicPath(topicId), { query: { ...query } }),
-    topicIfChanged: (topicId: string, etag: string | null, query: TopicQuery = {}) => compiled<TopicCompiled>(topicPath(topicId), { query: { ...query } }, etag),
-    /** `POST /compile` — a worker's prompt for a start or a turn. */
-    compile: (body: CompileRequest) => fresh<Compiled>('/compile', { method: 'POST', body }),
-    compileIfChanged: (body: CompileRequest, etag: string | null) => compiled<Compiled>('/compile', { method: 'POST', body }, etag),
+    topic: (topicId: string, query: TopicQuery = {}, callContext: CallContext = {}) =>
+      fresh<TopicCompiled>(topicPath(topicId), { query: { ...query }, headers: correlation(callContext) }),
+    topicIfChanged: (topicId: string, etag: string | null, query: TopicQuery = {}, callContext: CallContext = {}) =>
+      compiled<TopicCompiled>(topicPath(topicId), { query: { ...query }, headers: correlation(callContext) }, etag),
+    /** `POST /compile` — a worker's prompt for a start or a turn; `{ hud: true }` adds the HUD. */
+    compile: (body: CompileRequest, options: CompileOptions = {}) => fresh<Compiled>('/compile', compileCall(options, body)),
+    compileIfChanged: (body: CompileRequest, etag: string | null, options: CompileOptions = {}) => compiled<Compiled>('/compile', compileCall(options, body), etag),
     trace: (runId: string, options: { verifySources?: boolean } = {}) =>
       json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, {
         query: options.verifySources ? { verify: 'sources' } : {},
@@ -220,6 +250,11 @@ export function createClient(options: ClientOptions) {
 }
 
 export type ContextCompilerClient = ReturnType<typeof createClient>;
+
+/** The correlation headers of one call: only those the caller gave. */
+function correlation({ requestId, traceparent }: CallContext): Record<string, string> {
+  return { ...(requestId === undefined ? {} : { 'x-request-id': requestId }), ...(traceparent === undefined ? {} : { traceparent }) };
+}
 
 function header(headers: Answer['headers'], name: string): string | null {
   const value = headers[name];

@@ -29,7 +29,7 @@ export type { ChainStatus } from './chain.js';
 /** A stored event as `readRun` returns it: the prompts rebuilt from their segments and checked. */
 export type TraceEventView = TraceEvent;
 
-export const TRACE_OUTCOMES: readonly TraceOutcome[] = ['delivered', 'not-modified', 'failed'];
+const TRACE_OUTCOMES: readonly TraceOutcome[] = ['delivered', 'not-modified', 'failed'];
 
 /** A run as `readRun` returns it: its events in order, and what the chains around them say. */
 export interface RunTraceView {
@@ -104,8 +104,8 @@ export interface TraceStore {
 
 export type TraceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 
-export const HOUR = 3_600_000;
-export const MAX_PAGE = 100;
+const HOUR = 3_600_000;
+const MAX_PAGE = 100;
 /** How far apart replica clocks may be before a writer's file or chain segment counts as sealed. */
 export const SEAL_GRACE_MS = 60_000;
 
@@ -168,11 +168,11 @@ export interface RunPosition {
   runId: string;
 }
 
-export function encodeCursor(position: RunPosition): string {
+function encodeCursor(position: RunPosition): string {
   return Buffer.from(`${position.atMs}.${position.runId}`, 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): RunPosition | null {
+function decodeCursor(cursor: string): RunPosition | null {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const match = /^(-?\d{1,16})\.([A-Za-z0-9_:-]{1,128})$/.exec(text);
   return match ? { atMs: Number(match[1]), runId: match[2]! } : null;

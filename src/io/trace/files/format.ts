@@ -30,7 +30,7 @@ import {
  * over `p` and every byte before `,"p":`. Blob and data lines are not: events name them by
  * sha256, so an event's link covers them. Version 2 files (no chain) are still read.
  */
-export const TRACE_FORMAT_VERSION = 3;
+const TRACE_FORMAT_VERSION = 3;
 
 const FILE_NAME = /^trace-(\d{8}T\d{9}Z)-([A-Za-z0-9-]+)-(\d{6})\.jsonl$/;
 
@@ -40,7 +40,6 @@ export const EVENT_PREFIX = Buffer.from('{"t":"event"');
 
 /** A reference from an event to a blob or data record in the same file: sha256, byte offset, byte length (with newline). */
 export type RecordRef = [sha256: string, offset: number, length: number];
-export type SegmentRef = RecordRef;
 
 function compactStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:.]/g, '');

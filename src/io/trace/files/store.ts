@@ -26,7 +26,7 @@ import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext,
 export type { TraceFs } from './writer.js';
 export { describeWriteFailure } from './writer.js';
 
-export const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
+const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
 
 export interface FileTraceStoreOptions {
   /** Events older than this are hidden from reads and their files deleted by the sweep. */

@@ -2,7 +2,7 @@ import { SEAL_GRACE_MS } from '../store.js';
 import { DAY_MS, type DatabaseContext, type DatabaseWriter } from './writer.js';
 
 /** Rows deleted per statement: each delete is short, so appends and other replicas' deletes never wait long. */
-export const DELETE_BATCH = 1000;
+const DELETE_BATCH = 1000;
 /** At most this many statements per table and sweep; the next sweep continues. */
 const MAX_BATCHES = 200;
 

@@ -20,7 +20,7 @@ import { withConnection } from './checkout.js';
  *   summaries, source records, cache plans, tool definitions), stored once per UTC day by sha256 (insert on
  *   conflict do nothing), so a day's records are deleted with that day's events.
  */
-export const MIGRATIONS: ReadonlyArray<{ version: number; statements: readonly string[] }> = [
+const MIGRATIONS: ReadonlyArray<{ version: number; statements: readonly string[] }> = [
   {
     version: 1,
     statements: [

@@ -10,7 +10,7 @@ import type { ChainMac } from '../chain.js';
  * The body names its segment, its place in it and when the event before it happened, so a
  * row copied, moved or renumbered does not verify, and a gap is told apart from retention.
  */
-export const SEGMENT_FORMAT_VERSION = 1;
+const SEGMENT_FORMAT_VERSION = 1;
 
 /** Where the writer's previous segment ended, as the next one's header vouches for it. */
 export interface SegmentClaim {

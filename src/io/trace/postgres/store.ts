@@ -55,7 +55,7 @@ export interface PostgresTraceStore extends TraceStore {
 const noop = () => {};
 
 /** A pool on `url` that commits synchronously and never says where it connects in an error it logs. */
-export function createTracePool(url: string, log: TraceLog, options: { max?: number; queryTimeoutMs?: number } = {}): pg.Pool {
+function createTracePool(url: string, log: TraceLog, options: { max?: number; queryTimeoutMs?: number } = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 8,
