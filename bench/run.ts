@@ -2,9 +2,9 @@ import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { access, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { access, appendFile, mkdir, mkdtemp, readFile, readdir, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,14 +15,28 @@ import { ensureBrain, type BrainManifest } from './generate-brain.js';
 import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from './postgres-cluster.js';
 import { parseStartCommand } from './start-command.js';
 
-/** Targets of SPEC §7 (2-core machine, 10,000-page brain, durable traces on). */
+/**
+ * Targets of SPEC §7 (2-core machine, 10,000-page brain, durable traces on). Every one is a
+ * ratio between windows of the same run, or a bound on this run's own figure.
+ */
 export const TARGETS = {
-  personaP99Ms: 5,
-  personaRatio: 0.3,
+  /** A new minute on every request: mars and venus req/s over the same route at one fixed minute. */
+  minuteRatio: 0.8,
+  /** At one fixed minute, against a bare Fastify route answering the same bytes: req/s ratio at least… */
+  sameBytesRatio: 0.5,
+  /** …server CPU per request at most this multiple of the bare route's… */
+  sameBytesCpu: 2,
+  /** …and p99 at most this multiple of the bare route's. */
+  sameBytesP99: 2,
+  /** A line appended to today's memory every 100 ms: mars req/s over the steady (fixed-minute) window. */
+  churnRatio: 0.6,
   coldMs: 200,
   rssMB: 200,
   compilesPerSecond: 50_000,
 } as const;
+
+/** How often the churn window's writer appends a line to today's memory file. */
+export const CHURN_INTERVAL_MS = 100;
 
 const KnobsSchema = z.object({
   BENCH_DURATION: z.coerce.number().int().min(1).max(600).default(10),
@@ -48,12 +62,26 @@ const KnobsSchema = z.object({
    * to it, and measure the persona routes on both backends side by side.
    */
   BENCH_TRACE: z.enum(['files', 'postgres']).default('files'),
+  /** `0` skips the brain-churn window (mars while a writer appends to today's memory). */
+  BENCH_CHURN: z.enum(['0', '1']).default('1'),
+  /** Processes of the second server the persona routes are measured on (`WORKERS`); `0` or `1` skips it. */
+  BENCH_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
+  /**
+   * An `Accept-Encoding` the persona windows send (e.g. `gzip` or `br`); the same-bytes bare
+   * route then answers the same compressed bytes. Unset: no header, as the voice server's
+   * undici client sends none by default.
+   */
+  BENCH_ACCEPT_ENCODING: z.string().regex(/^[a-z, ;=.0-9]+$/).optional(),
 });
 type Knobs = z.infer<typeof KnobsSchema>;
 type RouteKey = Knobs['BENCH_ROUTES'][number];
 
+type WindowKey = RouteKey | 'bare' | 'same' | 'minute' | 'churn' | 'workers' | 'compile-distinct';
+
 interface Target {
-  key: RouteKey | 'bare' | 'compile-distinct';
+  key: WindowKey;
+  /** The route a derived window measures (a persona's new-minute, churn or same-bytes window). */
+  route?: RouteKey;
   label: string;
   method: 'GET' | 'POST';
   url: string;
@@ -74,6 +102,7 @@ interface Latency {
 interface WindowResult {
   index: number;
   key: Target['key'];
+  route: RouteKey | null;
   label: string;
   seconds: number;
   requests: number;
@@ -86,6 +115,8 @@ interface WindowResult {
   /** Server CPU time per response, from /proc (null where /proc is missing). */
   serverCpuUsPerRequest: number | null;
   serverPeakRssMB: number | null;
+  /** Bytes of the answers as they arrived (compressed when they were), per response. */
+  bytesPerResponse: number;
   /** Durable trace commits (fsyncs, or transactions) per response, from `cc_trace_commits_total`; null for the bare server. */
   commitsPerRequest: number | null;
 }
@@ -115,6 +146,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     currentLoad?.stop();
     for (const child of children) child.kill('SIGKILL');
     const cleanup = Promise.all([
+      churning.brainDir ? restoreChurn(churning.brainDir) : undefined,
       traceRoot && !keepTraces ? rm(traceRoot, { recursive: true, force: true }) : undefined,
       cluster ? destroyCluster(cluster) : undefined,
     ]);
@@ -240,27 +272,62 @@ async function procCpuMs(pid: number): Promise<number | null> {
   }
 }
 
-function createRssSampler(pid: number) {
+/** `pid` and its children (a `WORKERS=N` server is its primary and N workers). */
+async function processTree(pid: number): Promise<number[]> {
+  const pids = [pid];
+  let names: string[];
+  try {
+    names = await readdir('/proc');
+  } catch {
+    return pids;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const text = await readFile(`/proc/${name}/stat`, 'utf8');
+      // The parent pid is the second field after the command name.
+      if (Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[1]) === pid) pids.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+/** CPU time of a process and its children, ms; null where /proc is missing. */
+async function treeCpuMs(pids: readonly number[]): Promise<number | null> {
+  let total = 0;
+  for (const pid of pids) {
+    const ms = await procCpuMs(pid);
+    if (ms === null) return null;
+    total += ms;
+  }
+  return total;
+}
+
+/** Samples VmRSS every 200 ms (and VmHWM) of each process in `pids()`: the peak is the largest process's. */
+function createRssSampler(pids: () => readonly number[]) {
   let windowPeakKB = 0;
   let peakKB = 0;
   let available = true;
-  const timer = setInterval(() => {
-    void procStatus(pid).then((status) => {
+  const sample = async () => {
+    for (const pid of pids()) {
+      const status = await procStatus(pid);
       if (!status) {
-        available = false;
-        return;
+        if (pid === pids()[0]) available = false;
+        continue;
       }
       windowPeakKB = Math.max(windowPeakKB, status.rssKB);
       peakKB = Math.max(peakKB, status.hwmKB, status.rssKB);
-    });
-  }, 200);
+    }
+  };
+  const timer = setInterval(() => void sample(), 200);
   timer.unref();
   return {
     startWindow: () => void (windowPeakKB = 0),
     windowPeakMB: () => (available && windowPeakKB > 0 ? windowPeakKB / 1024 : null),
     async finalPeakMB(): Promise<number | null> {
-      const status = await procStatus(pid);
-      if (status) peakKB = Math.max(peakKB, status.hwmKB);
+      await sample();
       return available && peakKB > 0 ? peakKB / 1024 : null;
     },
     stop: () => clearInterval(timer),
@@ -280,25 +347,40 @@ function percentiles(values: number[]): Latency {
 }
 
 interface LoadOptions {
-  onResponse?: (status: number, ms: number) => void;
+  onResponse?: (status: number, ms: number, bytes: number) => void;
   /** A new body for every request (instead of `target.body`). */
   nextBody?: () => string;
+  /** A new path and query for every request (instead of the target URL's). */
+  nextPath?: () => string;
 }
 
-async function load(target: Target, seconds: number, connections: number, { onResponse, nextBody }: LoadOptions = {}) {
+async function load(target: Target, seconds: number, connections: number, { onResponse, nextBody, nextPath }: LoadOptions = {}) {
+  const setup = nextBody || nextPath;
   const instance = autocannon({
     url: target.url,
     method: target.method,
     headers: target.headers,
     ...(target.body === undefined ? {} : { body: target.body }),
-    ...(nextBody ? { requests: [{ setupRequest: (request) => ({ ...request, body: nextBody() }) }] } : {}),
+    ...(setup
+      ? {
+          requests: [
+            {
+              setupRequest: (request) => ({
+                ...request,
+                ...(nextBody ? { body: nextBody() } : {}),
+                ...(nextPath ? { path: nextPath() } : {}),
+              }),
+            },
+          ],
+        }
+      : {}),
     connections,
     pipelining: 1,
     duration: seconds,
     timeout: 10,
   });
   currentLoad = instance;
-  if (onResponse) instance.on('response', (_client, status, _bytes, ms) => onResponse(status, ms));
+  if (onResponse) instance.on('response', (_client, status, bytes, ms) => onResponse(status, ms, bytes));
   try {
     return await instance;
   } finally {
@@ -319,62 +401,107 @@ async function traceCommits(base: string, token: string): Promise<number | null>
   }
 }
 
-async function measureWindow(
-  index: number,
-  target: Target,
-  knobs: Knobs,
-  server: { pid: number; rss?: ReturnType<typeof createRssSampler>; commits?: () => Promise<number | null> },
-  options: { warmupSeconds?: number; seconds?: number; nextBody?: () => string } = {},
-): Promise<WindowResult> {
+interface MeasuredServer {
+  /** The processes whose CPU time counts (a `WORKERS=N` server: its primary and workers). */
+  pids: () => readonly number[];
+  rss?: ReturnType<typeof createRssSampler>;
+  commits?: () => Promise<number | null>;
+}
+
+interface WindowOptions {
+  warmupSeconds?: number;
+  seconds?: number;
+  nextBody?: () => string;
+  nextPath?: () => string;
+  /** Runs for the whole window (warm-up included), e.g. the churn writer; the returned function stops it. */
+  during?: () => () => Promise<void>;
+}
+
+async function measureWindow(index: number, target: Target, knobs: Knobs, server: MeasuredServer, options: WindowOptions = {}): Promise<WindowResult> {
   const warmup = options.warmupSeconds ?? knobs.BENCH_WARMUP;
-  if (warmup > 0) await load(target, warmup, knobs.BENCH_CONNECTIONS, { ...(options.nextBody ? { nextBody: options.nextBody } : {}) });
-  const latencies: number[] = [];
-  const status: Record<string, number> = {};
-  server.rss?.startWindow();
-  const commitsBefore = (await server.commits?.()) ?? null;
-  const cpuBefore = await procCpuMs(server.pid);
-  const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, {
-    onResponse: (code, ms) => {
-      latencies.push(ms);
-      status[code] = (status[code] ?? 0) + 1;
-    },
-    ...(options.nextBody ? { nextBody: options.nextBody } : {}),
-  });
-  const cpuAfter = await procCpuMs(server.pid);
-  const commitsAfter = (await server.commits?.()) ?? null;
-  const requests = latencies.length;
-  return {
-    index,
-    key: target.key,
-    label: target.label,
-    seconds: result.duration,
-    requests,
-    requestsPerSecond: requests / result.duration,
-    latencyMs: percentiles(latencies),
-    status,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    serverCpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && requests > 0 ? ((cpuAfter - cpuBefore) * 1000) / requests : null,
-    serverPeakRssMB: server.rss?.windowPeakMB() ?? null,
-    commitsPerRequest: commitsBefore !== null && commitsAfter !== null && requests > 0 ? (commitsAfter - commitsBefore) / requests : null,
-  };
+  const varying = { ...(options.nextBody ? { nextBody: options.nextBody } : {}), ...(options.nextPath ? { nextPath: options.nextPath } : {}) };
+  const stop = options.during?.();
+  try {
+    if (warmup > 0) await load(target, warmup, knobs.BENCH_CONNECTIONS, varying);
+    const latencies: number[] = [];
+    const status: Record<string, number> = {};
+    let bytes = 0;
+    server.rss?.startWindow();
+    const commitsBefore = (await server.commits?.()) ?? null;
+    const pids = server.pids();
+    const cpuBefore = await treeCpuMs(pids);
+    const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, {
+      onResponse: (code, ms, size) => {
+        latencies.push(ms);
+        bytes += size;
+        status[code] = (status[code] ?? 0) + 1;
+      },
+      ...varying,
+    });
+    const cpuAfter = await treeCpuMs(pids);
+    const commitsAfter = (await server.commits?.()) ?? null;
+    const requests = latencies.length;
+    return {
+      index,
+      key: target.key,
+      route: target.route ?? (target.key === 'bare' ? null : (target.key as RouteKey)),
+      label: target.label,
+      seconds: result.duration,
+      requests,
+      requestsPerSecond: requests / result.duration,
+      latencyMs: percentiles(latencies),
+      status,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      serverCpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && requests > 0 ? ((cpuAfter - cpuBefore) * 1000) / requests : null,
+      serverPeakRssMB: server.rss?.windowPeakMB() ?? null,
+      bytesPerResponse: requests > 0 ? bytes / requests : 0,
+      commitsPerRequest: commitsBefore !== null && commitsAfter !== null && requests > 0 ? (commitsAfter - commitsBefore) / requests : null,
+    };
+  } finally {
+    await stop?.();
+  }
 }
 
 // ---------------------------------------------------------------------------------------
 // Single requests: cold start and preflight.
 
-async function send(target: Target): Promise<{ status: number; bytes: number; body: string; ms: number }> {
+interface Sent {
+  status: number;
+  bytes: number;
+  /** The body as it arrived (compressed when the server compressed it). */
+  raw: Buffer;
+  body: string;
+  ms: number;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+}
+
+async function send(target: Target, path?: string): Promise<Sent> {
   const started = performance.now();
-  const response = await request(target.url, {
+  const url = path === undefined ? target.url : new URL(path, target.url).href;
+  const response = await request(url, {
     method: target.method,
     headers: target.headers,
     ...(target.body === undefined ? {} : { body: target.body }),
     headersTimeout: 10_000,
     bodyTimeout: 10_000,
   });
-  const body = await response.body.text();
-  return { status: response.statusCode, bytes: Buffer.byteLength(body), body, ms: performance.now() - started };
+  const raw = Buffer.from(await response.body.arrayBuffer());
+  const header = (name: string) => {
+    const value = response.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  return {
+    status: response.statusCode,
+    bytes: raw.length,
+    raw,
+    body: raw.toString('utf8'),
+    ms: performance.now() - started,
+    contentType: header('content-type'),
+    contentEncoding: header('content-encoding'),
+  };
 }
 
 function problemSummary(body: string): string | undefined {
@@ -422,15 +549,16 @@ async function measureCold(target: Target, spawnedAt: number, listeningAt: numbe
 // ---------------------------------------------------------------------------------------
 // Requests the bench sends: the calls a voice server and a chat host make.
 
-function buildTargets(base: string, token: string, manifest: BrainManifest, routes: RouteKey[]): Target[] {
+function buildTargets(base: string, token: string, manifest: BrainManifest, routes: RouteKey[], acceptEncoding?: string): Target[] {
   const auth = { authorization: `Bearer ${token}` };
+  const voice = acceptEncoding === undefined ? auth : { ...auth, 'accept-encoding': acceptEncoding };
   // "now" pins the clock to the brain's last day, so today's and yesterday's memory exist.
   const now = `${manifest.endDate}T17:30:00Z`;
   const worker = manifest.workers.includes('scribe') ? 'scribe' : manifest.workers[0]!;
   const channelId = manifest.channels.includes('general') ? 'general' : manifest.channels[0]!;
   const all: Record<RouteKey, Target> = {
-    mars: { key: 'mars', label: 'GET /context/mars', method: 'GET', url: `${base}/context/mars?now=${now}`, headers: auth, personaTargets: true },
-    venus: { key: 'venus', label: 'GET /context/venus', method: 'GET', url: `${base}/context/venus?now=${now}`, headers: auth, personaTargets: true },
+    mars: { key: 'mars', label: 'GET /context/mars', method: 'GET', url: `${base}/context/mars?now=${now}`, headers: voice, personaTargets: true },
+    venus: { key: 'venus', label: 'GET /context/venus', method: 'GET', url: `${base}/context/venus?now=${now}`, headers: voice, personaTargets: true },
     topic: {
       key: 'topic',
       label: 'GET /context/topic/:id',
@@ -465,6 +593,34 @@ function buildTargets(base: string, token: string, manifest: BrainManifest, rout
     },
   };
   return routes.map((key) => all[key]);
+}
+
+/** Epoch ms of the local midnight that starts `date` in `timeZone` (the zone's offset at noon that day). */
+export function localDayStartMs(date: string, timeZone: string): number {
+  const midnightUtc = Date.parse(`${date}T00:00:00Z`);
+  const noon = new Date(midnightUtc + 12 * 3_600_000);
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' })
+      .formatToParts(noon)
+      .map((part) => [part.type, part.value]),
+  );
+  const localNoonAsUtc = Date.UTC(Number(parts['year']), Number(parts['month']) - 1, Number(parts['day']), Number(parts['hour']), Number(parts['minute']));
+  return midnightUtc - (localNoonAsUtc - noon.getTime());
+}
+
+/**
+ * Paths of a persona route with a new minute of the brain's last local day on every request:
+ * minute 7·i mod 1440 (every one of the day's 1,440 minutes before any repeats) and second i
+ * mod 60, so "today" and "yesterday" stay the brain's last two memory days.
+ */
+export function newMinutePaths(path: string, manifest: Pick<BrainManifest, 'endDate' | 'timezone'>): () => string {
+  const start = localDayStartMs(manifest.endDate, manifest.timezone);
+  let i = 0;
+  return () => {
+    const at = start + ((i * 7) % 1440) * 60_000 + (i % 60) * 1000;
+    i++;
+    return `${path}?now=${new Date(at).toISOString().replace('.000Z', 'Z')}`;
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -558,8 +714,9 @@ async function compareBackends(options: {
   nodeFlags: string[];
   serverEnv: Record<string, string>;
   files: { pid: number; port: number; commits: () => Promise<number | null> };
+  acceptEncoding?: string | undefined;
 }): Promise<BackendComparison> {
-  const { knobs, brain, token, serverEntry, nodeFlags, serverEnv, files } = options;
+  const { knobs, brain, token, serverEntry, nodeFlags, serverEnv, files, acceptEncoding } = options;
   const bin = findServerBinaries();
   if (!bin) throw new BenchError('BENCH_TRACE=postgres needs the PostgreSQL server binaries in /usr/lib/postgresql/*/bin (apt-get install postgresql)');
   process.stdout.write('postgres: starting a throwaway cluster … ');
@@ -574,8 +731,8 @@ async function compareBackends(options: {
   const base = `http://127.0.0.1:${port}`;
   const personas = knobs.BENCH_ROUTES.filter((key) => key === 'mars' || key === 'venus');
   const routes: BackendComparison['routes'] = [];
-  const forFiles = buildTargets(`http://127.0.0.1:${files.port}`, token, brain, personas);
-  const forPostgres = buildTargets(base, token, brain, personas);
+  const forFiles = buildTargets(`http://127.0.0.1:${files.port}`, token, brain, personas, acceptEncoding);
+  const forPostgres = buildTargets(base, token, brain, personas, acceptEncoding);
   for (const target of forPostgres) {
     const response = await send(target);
     if (response.status !== 200) throw new BenchError(`preflight on PostgreSQL traces: ${target.label} answered ${response.status} ${problemSummary(response.body) ?? ''}`);
@@ -583,9 +740,9 @@ async function compareBackends(options: {
   const commits = () => traceCommits(base, token);
   for (const [i, key] of personas.entries()) {
     process.stdout.write(`[${key}] files traces … `);
-    const onFiles = await measureWindow(i, forFiles[i]!, knobs, { pid: files.pid, commits: files.commits });
+    const onFiles = await measureWindow(i, forFiles[i]!, knobs, { pids: () => [files.pid], commits: files.commits });
     process.stdout.write(`${fmt.int(onFiles.requestsPerSecond)} req/s; PostgreSQL traces … `);
-    const onPostgres = await measureWindow(i, forPostgres[i]!, knobs, { pid: server.pid, commits });
+    const onPostgres = await measureWindow(i, forPostgres[i]!, knobs, { pids: () => [server.pid], commits });
     out(`${fmt.int(onPostgres.requestsPerSecond)} req/s`);
     routes.push({ key, label: forFiles[i]!.label, files: onFiles, postgres: onPostgres });
     if (server.child.exitCode !== null) throw new BenchError(`the PostgreSQL-traced server exited; output:\n${server.tail()}`);
@@ -615,6 +772,199 @@ function printComparison(comparison: BackendComparison): void {
   }
   const widths = header.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) out(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+}
+
+// ---------------------------------------------------------------------------------------
+// Same-bytes bare routes, brain churn and WORKERS=N.
+
+/** Gives the bare server the bytes a route answered, to answer them itself at `/same/<route>`. */
+async function registerSameBytes(bareBase: string, route: RouteKey, answer: Sent): Promise<void> {
+  const response = await request(`${bareBase}/same/${route}`, {
+    method: 'PUT',
+    headers: {
+      'content-type': 'application/octet-stream',
+      'x-serve-content-type': answer.contentType ?? 'application/json; charset=utf-8',
+      ...(answer.contentEncoding ? { 'x-serve-content-encoding': answer.contentEncoding } : {}),
+    },
+    body: answer.raw,
+  });
+  await response.body.dump();
+  if (response.statusCode !== 204) throw new BenchError(`the bare server refused the ${route} body (${response.statusCode})`);
+}
+
+/** Where a churn window recorded what to put back: a run killed mid-window is repaired by the next one. */
+const CHURN_MARKER = '.bench-churn-restore.json';
+
+/** Cuts today's memory file back to the size it had before a churn window, if a marker says one ran. */
+async function restoreChurn(brainDir: string): Promise<void> {
+  const marker = join(brainDir, CHURN_MARKER);
+  let saved: { path: string; size: number };
+  try {
+    saved = JSON.parse(await readFile(marker, 'utf8')) as { path: string; size: number };
+  } catch {
+    return;
+  }
+  await truncate(join(brainDir, saved.path), saved.size);
+  await unlink(marker);
+}
+
+/** The brain a churn window is appending to right now, so a signal or a failure puts it back. */
+const churning: { brainDir: string | null } = { brainDir: null };
+
+/**
+ * Appends a line to today's memory file every `CHURN_INTERVAL_MS` (as an operator's notes
+ * app would), until the returned function is called; then cuts the file back to its size
+ * before, so the generated brain is unchanged for the next run.
+ */
+function startChurn(brainDir: string, manifest: Pick<BrainManifest, 'endDate'>): () => Promise<void> {
+  const path = `memory/${manifest.endDate}.md`;
+  const file = join(brainDir, path);
+  let appended = 0;
+  let writing: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const ready = (async () => {
+    const size = (await stat(file)).size;
+    await writeFile(join(brainDir, CHURN_MARKER), JSON.stringify({ path, size }));
+    churning.brainDir = brainDir;
+    timer = setInterval(() => {
+      writing = writing.then(() => appendFile(file, `- ${String(appended++).padStart(5, '0')}: I feel a small hope about the churn line that just landed.\n`));
+    }, CHURN_INTERVAL_MS);
+  })();
+  return async () => {
+    await ready;
+    clearInterval(timer);
+    await writing;
+    await restoreChurn(brainDir);
+    churning.brainDir = null;
+  };
+}
+
+/** The bare windows on either side of window `index` (the ones its ratio is taken against). */
+function nearestBare(windows: readonly WindowResult[], index: number): WindowResult[] {
+  const found: WindowResult[] = [];
+  for (let i = index - 1; i >= 0; i--) {
+    if (windows[i]!.key === 'bare') {
+      found.push(windows[i]!);
+      break;
+    }
+  }
+  for (let i = index + 1; i < windows.length; i++) {
+    if (windows[i]!.key === 'bare') {
+      found.push(windows[i]!);
+      break;
+    }
+  }
+  return found;
+}
+
+interface Comparison {
+  label: string;
+  /** The window judged and the one it is compared with (indexes into `windows`). */
+  window: number;
+  reference: number;
+  ratio: number | null;
+  target: number;
+  direction: 'at least' | 'at most';
+  verdict: Verdict;
+}
+
+function ratioOf(a: number | null, b: number | null): number | null {
+  return a === null || b === null || b === 0 ? null : a / b;
+}
+
+function compare(label: string, window: WindowResult, reference: WindowResult, ratio: number | null, target: number, direction: Comparison['direction']): Comparison {
+  const clean = [window, reference].every((w) => w.non2xx === 0 && w.errors === 0 && w.requests > 0);
+  const ok = ratio !== null && (direction === 'at least' ? ratio >= target : ratio <= target);
+  return { label, window: window.index, reference: reference.index, ratio, target, direction, verdict: ratio === null ? 'n/a' : verdict(ok, clean) };
+}
+
+interface WorkersComparison {
+  workers: number;
+  /** Processes found serving (the primary and its workers); 1 when the build ignores WORKERS. */
+  processes: number;
+  peakRssMB: number | null;
+  routes: Array<{ key: RouteKey; label: string; one: WindowResult; many: WindowResult; ratio: number }>;
+}
+
+/**
+ * Starts a second server exactly like the first but with `WORKERS=N` and its own trace
+ * directory, and measures each persona route at a fixed minute on it; the one-process figure
+ * is that route's window in the main table.
+ */
+async function compareWorkers(options: {
+  knobs: Knobs;
+  brain: BrainManifest;
+  token: string;
+  serverEntry: string;
+  nodeFlags: string[];
+  serverEnv: Record<string, string>;
+  windows: WindowResult[];
+  traceRoot: string;
+  acceptEncoding?: string | undefined;
+}): Promise<WorkersComparison> {
+  const { knobs, brain, token, serverEntry, nodeFlags, serverEnv, windows, acceptEncoding } = options;
+  const port = await freePort();
+  const workers = knobs.BENCH_WORKERS;
+  const env = { ...serverEnv, PORT: String(port), WORKERS: String(workers), TRACE_DIR: join(options.traceRoot, `traces-workers-${workers}`) };
+  process.stdout.write(`WORKERS=${workers}: starting … `);
+  const server = spawnNode(serverEntry, [], env, nodeFlags);
+  await waitForPort(port, server, 20_000);
+  const base = `http://127.0.0.1:${port}`;
+  const personas = knobs.BENCH_ROUTES.filter((key) => key === 'mars' || key === 'venus');
+  const targets = buildTargets(base, token, brain, personas, acceptEncoding);
+  // Every worker answers before the load starts (connections are spread over the processes).
+  for (let i = 0; i < 4 * workers; i++) for (const target of targets) await send(target);
+  let pids: number[] = await processTree(server.pid);
+  const deadline = performance.now() + 10_000;
+  while (pids.length < workers + 1 && performance.now() < deadline) {
+    await sleep(100);
+    pids = await processTree(server.pid);
+  }
+  out(`${pids.length} process(es)`);
+  const rss = createRssSampler(() => pids);
+  const routes: WorkersComparison['routes'] = [];
+  for (const [i, target] of targets.entries()) {
+    const key = target.key as RouteKey;
+    process.stdout.write(`[WORKERS=${workers}] ${target.label} … `);
+    const many = await measureWindow(i, { ...target, key: 'workers', route: key, label: `${target.label}, WORKERS=${workers}` }, knobs, { pids: () => pids, rss });
+    out(`${fmt.int(many.requestsPerSecond)} req/s, p99 ${fmt.ms(many.latencyMs.p99)} ms`);
+    const one = windows.find((window) => window.key === key)!;
+    routes.push({ key, label: target.label, one, many, ratio: many.requestsPerSecond / one.requestsPerSecond });
+    if (server.child.exitCode !== null) throw new BenchError(`the WORKERS=${workers} server exited; output:\n${server.tail()}`);
+  }
+  const peakRssMB = await rss.finalPeakMB();
+  rss.stop();
+  await stopChild(server, 20_000);
+  return { workers, processes: pids.length, peakRssMB, routes };
+}
+
+function printWorkers(comparison: WorkersComparison): void {
+  out();
+  out(`persona routes at a fixed minute, WORKERS=1 (the windows above) and WORKERS=${comparison.workers} (${comparison.processes} processes, peak RSS of the largest ${comparison.peakRssMB === null ? '—' : `${comparison.peakRssMB.toFixed(1)} MB`}):`);
+  const rows = [['route', '1: req/s', 'p99 ms', 'CPU µs/req', `${comparison.workers}: req/s`, 'p99 ms', 'CPU µs/req', 'ratio']];
+  for (const { label, one, many, ratio } of comparison.routes) {
+    rows.push([
+      label,
+      fmt.int(one.requestsPerSecond),
+      fmt.ms(one.latencyMs.p99),
+      fmt.int(one.serverCpuUsPerRequest),
+      fmt.int(many.requestsPerSecond),
+      fmt.ms(many.latencyMs.p99),
+      fmt.int(many.serverCpuUsPerRequest),
+      ratio.toFixed(2),
+    ]);
+  }
+  printTable(rows);
+}
+
+function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) out(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+}
+
+function fmtBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes === 0) return '—';
+  return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${Math.round(bytes)} B`;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -677,6 +1027,7 @@ async function main(): Promise<void> {
   keepTraces = knobs.BENCH_KEEP_TRACES === '1';
   const runStarted = performance.now();
   const startedAt = new Date();
+  const loadAtStart = loadavg();
 
   // The server runs as `npm start` runs it (its node flags, e.g. the heap cap), unless BENCH_NODE_OPTIONS replaces them.
   const start = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
@@ -690,7 +1041,7 @@ async function main(): Promise<void> {
   }
 
   out(`context-compiler bench — ${cpus().length} CPUs, node ${process.version}, ${knobs.BENCH_CONNECTIONS} connections, ` +
-    `${knobs.BENCH_WARMUP} s warm-up + ${knobs.BENCH_DURATION} s measure per window`);
+    `${knobs.BENCH_WARMUP} s warm-up + ${knobs.BENCH_DURATION} s measure per window; load average ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
   // First, while the machine is idle and this process is fresh.
   process.stdout.write(`in-process compiler (${knobs.BENCH_COMPILE_DURATION} s) … `);
   const compile = await measureCompiles(knobs.BENCH_COMPILE_DURATION * 1000);
@@ -704,9 +1055,12 @@ async function main(): Promise<void> {
   out(`brain: ${brain.manifest.totalFiles.toLocaleString('en-US')} files, ${(brain.manifest.totalBytes / 1e6).toFixed(1)} MB at ${brain.dir} ` +
     `(${brain.generated ? 'generated' : 'reused'} in ${Math.round(brainMs)} ms)`);
 
+  await restoreChurn(brain.dir);
+
   const bare = spawnNode(bareEntry, ['0'], {});
   const barePort = Number((await waitForLine(bare, /listening (\d+)/, 10_000))[1]);
-  const bareTarget: Target = { key: 'bare', label: 'bare Fastify (constant JSON)', method: 'GET', url: `http://127.0.0.1:${barePort}/`, headers: {}, personaTargets: false };
+  const bareBase = `http://127.0.0.1:${barePort}`;
+  const bareTarget: Target = { key: 'bare', label: 'bare Fastify (constant JSON)', method: 'GET', url: `${bareBase}/`, headers: {}, personaTargets: false };
   // Warms undici in this process, so the cold measurement below times the server, not the client.
   await send(bareTarget);
 
@@ -714,7 +1068,7 @@ async function main(): Promise<void> {
   const traceDir = join(traceRoot, 'traces');
   const token = `bench-${randomBytes(16).toString('hex')}`;
   const port = await freePort();
-  const serverEnv = {
+  const serverEnv: Record<string, string> = {
     PORT: String(port),
     HOST: '127.0.0.1',
     BRAIN_ROOT: brain.dir,
@@ -731,45 +1085,95 @@ async function main(): Promise<void> {
   if (profileDir) await mkdir(profileDir, { recursive: true });
   const spawnedAt = performance.now();
   const server = spawnNode(serverEntry, [], serverEnv, [...nodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]);
-  const rss = createRssSampler(server.pid);
+  const rss = createRssSampler(() => [server.pid]);
   const listeningAt = await waitForPort(port, server, 20_000);
-  const targets = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, knobs.BENCH_ROUTES);
-  const commits = () => traceCommits(`http://127.0.0.1:${port}`, token);
-  const coldTarget = targets.find((target) => target.key === 'mars') ?? buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, ['mars'])[0]!;
+  const base = `http://127.0.0.1:${port}`;
+  const encoding = knobs.BENCH_ACCEPT_ENCODING;
+  const targets = buildTargets(base, token, brain.manifest, knobs.BENCH_ROUTES, encoding);
+  const commits = () => traceCommits(base, token);
+  const measured: MeasuredServer = { pids: () => [server.pid], rss, commits };
+  const coldTarget = targets.find((target) => target.key === 'mars') ?? buildTargets(base, token, brain.manifest, ['mars'], encoding)[0]!;
   const cold = await measureCold(coldTarget, spawnedAt, listeningAt);
   out(`cold: listening ${fmt.ms(cold.spawnToListeningMs)} ms after spawn; first /context/mars ${fmt.ms(cold.firstRequestMs)} ms ` +
     `(status ${cold.firstStatus}); first 200 ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms after listening`}`);
 
-  const preflight: Record<string, { status: number; bytes: number; problem?: string }> = {};
+  // Preflight: one request per route. A persona's answer at the fixed minute becomes the
+  // body of its same-bytes bare route, byte for byte (compressed as it arrived, if it was).
+  const preflight: Record<string, { status: number; bytes: number; contentEncoding?: string; problem?: string }> = {};
+  const sameTargets = new Map<RouteKey, Target>();
   for (const target of targets) {
     const response = await send(target);
     const problem = response.status >= 300 ? problemSummary(response.body) : undefined;
-    preflight[target.key] = { status: response.status, bytes: response.bytes, ...(problem ? { problem } : {}) };
-    out(`preflight ${target.label}: ${response.status}, ${response.bytes} bytes${problem ? ` — ${problem}` : ''}`);
+    preflight[target.key] = {
+      status: response.status,
+      bytes: response.bytes,
+      ...(response.contentEncoding ? { contentEncoding: response.contentEncoding } : {}),
+      ...(problem ? { problem } : {}),
+    };
+    out(`preflight ${target.label}: ${response.status}, ${response.bytes} bytes${response.contentEncoding ? ` (${response.contentEncoding})` : ''}${problem ? ` — ${problem}` : ''}`);
+    if (target.personaTargets && response.status === 200) {
+      const route = target.key as RouteKey;
+      await registerSameBytes(bareBase, route, response);
+      sameTargets.set(route, {
+        key: 'same',
+        route,
+        label: `  bare Fastify (the ${fmtBytes(response.bytes)} of ${route})`,
+        method: 'GET',
+        url: `${bareBase}/same/${route}`,
+        headers: encoding === undefined ? {} : { 'accept-encoding': encoding },
+        personaTargets: false,
+      });
+    }
   }
 
-  const plan: Target[] = [bareTarget];
-  for (const target of targets) plan.push(target, bareTarget);
+  // The windows, in order: every route between bare windows; each persona at a fixed minute,
+  // then its same-bytes bare route, then a new minute on every request (and mars under churn).
+  interface Planned {
+    target: Target;
+    options?: WindowOptions;
+  }
+  const plan: Planned[] = [{ target: bareTarget }];
+  for (const target of targets) {
+    plan.push({ target });
+    if (target.personaTargets) {
+      const route = target.key as RouteKey;
+      const same = sameTargets.get(route);
+      if (same) plan.push({ target: same });
+      const path = new URL(target.url).pathname;
+      plan.push({
+        target: { ...target, key: 'minute', route, label: `${target.label}, a new minute every request` },
+        options: { nextPath: newMinutePaths(path, brain.manifest) },
+      });
+      if (route === 'mars' && knobs.BENCH_CHURN === '1') {
+        plan.push({
+          target: { ...target, key: 'churn', route, label: `${target.label}, today's memory appended every ${CHURN_INTERVAL_MS} ms` },
+          options: { during: () => startChurn(brain.dir, brain.manifest) },
+        });
+      }
+    }
+    plan.push({ target: bareTarget });
+  }
   const windows: WindowResult[] = [];
-  for (const [index, target] of plan.entries()) {
-    process.stdout.write(`[${index + 1}/${plan.length}] ${target.label} … `);
-    const window = await measureWindow(index, target, knobs, target.key === 'bare' ? { pid: bare.pid } : { pid: server.pid, rss, commits });
+  for (const [index, { target, options }] of plan.entries()) {
+    process.stdout.write(`[${index + 1}/${plan.length}] ${target.label.trim()} … `);
+    const bareSide = target.key === 'bare' || target.key === 'same';
+    const window = await measureWindow(index, target, knobs, bareSide ? { pids: () => [bare.pid] } : measured, options);
     windows.push(window);
     out(`${fmt.int(window.requestsPerSecond)} req/s, p99 ${fmt.ms(window.latencyMs.p99)} ms${window.non2xx ? `, ${window.non2xx} non-2xx` : ''}${window.errors ? `, ${window.errors} errors` : ''}`);
     if (server.child.exitCode !== null || server.child.signalCode !== null) {
-      throw new BenchError(`the server exited during ${target.label} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
+      throw new BenchError(`the server exited during ${target.label.trim()} (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
     }
   }
 
   // Distinct inputs last: no memo hit, new trace content on every request, the heap at its fullest.
   let distinct: WindowResult | null = null;
   if (knobs.BENCH_DISTINCT_DURATION > 0) {
-    const compile = buildTargets(`http://127.0.0.1:${port}`, token, brain.manifest, ['compile'])[0]!;
+    const compile = buildTargets(base, token, brain.manifest, ['compile'])[0]!;
     const template = JSON.parse(compile.body!) as Record<string, unknown>;
     let turn = 0;
-    const target: Target = { ...compile, key: 'compile-distinct', label: 'POST /compile, distinct inputs' };
-    process.stdout.write(`[${plan.length + 1}/${plan.length + 1}] ${target.label} (${knobs.BENCH_DISTINCT_DURATION} s) … `);
-    distinct = await measureWindow(plan.length, target, knobs, { pid: server.pid, rss, commits }, {
+    const target: Target = { ...compile, key: 'compile-distinct', route: 'compile', label: 'POST /compile, distinct inputs' };
+    process.stdout.write(`[distinct] ${target.label} (${knobs.BENCH_DISTINCT_DURATION} s) … `);
+    distinct = await measureWindow(plan.length, target, knobs, measured, {
       warmupSeconds: 0,
       seconds: knobs.BENCH_DISTINCT_DURATION,
       nextBody: () => JSON.stringify({ ...template, message: `${String(template['message'])} (turn ${++turn})` }),
@@ -788,22 +1192,27 @@ async function main(): Promise<void> {
   // BENCH_TRACE=postgres: the persona routes on both backends, in alternating windows of the same run.
   let backends: BackendComparison | null = null;
   if (knobs.BENCH_TRACE === 'postgres') {
-    backends = await compareBackends({ knobs, brain: brain.manifest, token, serverEntry, nodeFlags, serverEnv, files: { pid: server.pid, port, commits } });
+    backends = await compareBackends({ knobs, brain: brain.manifest, token, serverEntry, nodeFlags, serverEnv, files: { pid: server.pid, port, commits }, acceptEncoding: encoding });
   }
+
+  // WORKERS=N: the persona routes at a fixed minute on a server of N processes, beside the one above.
+  let workers: WorkersComparison | null = null;
+  if (knobs.BENCH_WORKERS > 1) {
+    workers = await compareWorkers({ knobs, brain: brain.manifest, token, serverEntry, nodeFlags, serverEnv, windows, traceRoot, acceptEncoding: encoding });
+  }
+
   const serverStop = await stopChild(server, 20_000);
   await stopChild(bare, 5_000);
   const traces = await dirUsage(traceDir);
   if (!keepTraces) await rm(traceRoot, { recursive: true, force: true });
   const cpuProfile = profileDir ? await summarizeProfile(profileDir, 20) : null;
 
-
+  const at = (key: WindowKey, route: RouteKey) => windows.find((window) => window.key === key && (window.key === route || window.route === route));
   const routes = targets.map((target) => {
-    const at = windows.findIndex((window) => window.key === target.key);
-    const window = windows[at]!;
-    const neighbours = [windows[at - 1], windows[at + 1]].filter((w): w is WindowResult => w?.key === 'bare');
-    const bareRps = neighbours.reduce((sum, w) => sum + w.requestsPerSecond, 0) / neighbours.length;
-    const ratio = window.requestsPerSecond / bareRps;
-    const clean = window.non2xx === 0 && window.errors === 0 && window.requests > 0;
+    const index = windows.findIndex((window) => window.key === target.key);
+    const window = windows[index]!;
+    const bareWindows = nearestBare(windows, index);
+    const bareRps = bareWindows.reduce((sum, w) => sum + w.requestsPerSecond, 0) / bareWindows.length;
     return {
       key: target.key,
       label: target.label,
@@ -811,7 +1220,7 @@ async function main(): Promise<void> {
       path: new URL(target.url).pathname + new URL(target.url).search,
       requestsPerSecond: window.requestsPerSecond,
       bareRequestsPerSecond: bareRps,
-      ratioToBare: ratio,
+      ratioToBare: window.requestsPerSecond / bareRps,
       latencyMs: window.latencyMs,
       status: window.status,
       non2xx: window.non2xx,
@@ -819,12 +1228,30 @@ async function main(): Promise<void> {
       timeouts: window.timeouts,
       serverCpuUsPerRequest: window.serverCpuUsPerRequest,
       serverPeakRssMB: window.serverPeakRssMB,
+      bytesPerResponse: window.bytesPerResponse,
       preflight: preflight[target.key],
-      verdicts: target.personaTargets
-        ? { p99: verdict(window.latencyMs.p99 <= TARGETS.personaP99Ms, clean), ratio: verdict(ratio >= TARGETS.personaRatio, clean) }
-        : { p99: 'n/a' as Verdict, ratio: 'n/a' as Verdict },
     };
   });
+
+  // SPEC §7's ratios, each between two windows of this run.
+  const comparisons: Comparison[] = [];
+  for (const route of knobs.BENCH_ROUTES.filter((key) => key === 'mars' || key === 'venus')) {
+    const fixed = at(route, route);
+    if (!fixed) continue;
+    const same = at('same', route);
+    if (same) {
+      comparisons.push(
+        compare(`${route}: fixed minute / same-bytes bare, req/s`, fixed, same, fixed.requestsPerSecond / same.requestsPerSecond, TARGETS.sameBytesRatio, 'at least'),
+        compare(`${route}: fixed minute / same-bytes bare, CPU µs per request`, fixed, same, ratioOf(fixed.serverCpuUsPerRequest, same.serverCpuUsPerRequest), TARGETS.sameBytesCpu, 'at most'),
+        compare(`${route}: fixed minute / same-bytes bare, p99`, fixed, same, fixed.latencyMs.p99 / same.latencyMs.p99, TARGETS.sameBytesP99, 'at most'),
+      );
+    }
+    const minute = at('minute', route);
+    if (minute) comparisons.push(compare(`${route}: new minute / fixed minute, req/s`, minute, fixed, minute.requestsPerSecond / fixed.requestsPerSecond, TARGETS.minuteRatio, 'at least'));
+    const churn = at('churn', route);
+    if (churn) comparisons.push(compare(`${route}: memory churn / steady, req/s`, churn, fixed, churn.requestsPerSecond / fixed.requestsPerSecond, TARGETS.churnRatio, 'at least'));
+  }
+
   const verdicts = {
     cold: cold.listeningToFirst200Ms === null ? ('invalid' as Verdict) : verdict(cold.listeningToFirst200Ms <= TARGETS.coldMs),
     rss: peakRssMB === null ? ('n/a' as Verdict) : verdict(peakRssMB <= TARGETS.rssMB),
@@ -834,43 +1261,49 @@ async function main(): Promise<void> {
   };
 
   out();
-  const header = ['route', 'req/s', 'x bare', '', 'p50 ms', 'p97.5 ms', 'p99 ms', '', 'non-2xx', 'errors', 'CPU µs/req'];
+  const header = ['window', 'req/s', 'x bare', 'p50 ms', 'p97.5 ms', 'p99 ms', 'non-2xx', 'errors', 'CPU µs/req', 'bytes/resp'];
   const rows: string[][] = [header];
-  for (const window of windows) {
-    const route = routes.find((r) => r.key === window.key);
+  for (const [index, window] of windows.entries()) {
+    const bareWindows = window.key === 'bare' || window.key === 'same' ? [] : nearestBare(windows, index);
+    const bareRps = bareWindows.length === 0 ? NaN : bareWindows.reduce((sum, w) => sum + w.requestsPerSecond, 0) / bareWindows.length;
     rows.push([
       window.key === 'bare' ? `  ${window.label}` : window.label,
       fmt.int(window.requestsPerSecond),
-      route ? route.ratioToBare.toFixed(2) : '',
-      route ? fmt.mark(route.verdicts.ratio) : '',
+      Number.isFinite(bareRps) ? (window.requestsPerSecond / bareRps).toFixed(2) : '',
       fmt.ms(window.latencyMs.p50),
       fmt.ms(window.latencyMs.p97_5),
       fmt.ms(window.latencyMs.p99),
-      route ? fmt.mark(route.verdicts.p99) : '',
       String(window.non2xx),
       String(window.errors),
       window.serverCpuUsPerRequest === null ? '' : fmt.int(window.serverCpuUsPerRequest),
+      fmtBytes(window.bytesPerResponse),
     ]);
   }
-  const widths = header.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) out(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+  printTable(rows);
   out();
-  out(`targets: /context/mars and /context/venus p99 ≤ ${TARGETS.personaP99Ms} ms and ≥ ${TARGETS.personaRatio * 100} % of bare; INVALID = the route answered non-2xx or errors`);
-  out(`cold first request (listening → first 200): ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms`}  ${fmt.mark(verdicts.cold)} (≤ ${TARGETS.coldMs} ms; spawn → listening ${fmt.ms(cold.spawnToListeningMs)} ms, first request ${fmt.ms(cold.firstRequestMs)} ms)`);
-  out(`peak RSS (VmHWM) over the run: ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: node ${[...nodeFlags, start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
+  out(`targets (SPEC §7; a ratio of two windows above; INVALID = a window answered non-2xx or errors):`);
+  for (const comparison of comparisons) {
+    out(`  ${comparison.label}: ${comparison.ratio === null ? '—' : comparison.ratio.toFixed(2)}  ${fmt.mark(comparison.verdict)} (${comparison.direction} ${comparison.target})`);
+  }
+  out(`  cold first request (listening → first 200): ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms`}  ${fmt.mark(verdicts.cold)} (≤ ${TARGETS.coldMs} ms; spawn → listening ${fmt.ms(cold.spawnToListeningMs)} ms, first request ${fmt.ms(cold.firstRequestMs)} ms)`);
+  out(`  peak RSS (VmHWM) over the run: ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: node ${[...nodeFlags, start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
   if (distinct) {
-    out(`peak RSS during ${knobs.BENCH_DISTINCT_DURATION} s of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
+    out(`  peak RSS during ${knobs.BENCH_DISTINCT_DURATION} s of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
       `${fmt.mark(verdicts.rssDistinct)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(distinct.requests)} compiles, each a new message)`);
   }
-  out(`in-process compiles/s: ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
+  out(`  in-process compiles/s (distinct inputs): ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
   out(`traces written: ${traces.files} files, ${(traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${serverStop.ms} ms (exit ${serverStop.code ?? serverStop.signal}); ${server.logLines()} warn/error log lines`);
+  if (workers) printWorkers(workers);
   if (backends) printComparison(backends);
   const warnings: string[] = [];
-  const delivered = windows.filter((w) => w.key !== 'bare').reduce((sum, w) => sum + w.requests - w.non2xx, 0);
+  const delivered = windows.filter((w) => w.key !== 'bare' && w.key !== 'same').reduce((sum, w) => sum + w.requests - w.non2xx, 0);
   if (delivered > 0 && traces.files === 0) {
     warnings.push(`${delivered.toLocaleString('en-US')} responses were 2xx but the trace store holds no files: durable tracing is not on in this build, so these figures leave out its cost`);
   }
   if (serverStop.code !== 0) warnings.push(`the server did not exit cleanly on SIGTERM (${serverStop.code ?? serverStop.signal})`);
+  if (workers && workers.processes < workers.workers + 1) {
+    warnings.push(`WORKERS=${workers.workers} ran ${workers.processes} process(es): this build does not start workers`);
+  }
   for (const warning of warnings) out(`WARNING: ${warning}`);
   if (profileDir) {
     if (!cpuProfile) out(`cpu profile: none written under ${profileDir}`);
@@ -882,10 +1315,10 @@ async function main(): Promise<void> {
 
   const elapsedSeconds = (performance.now() - runStarted) / 1000;
   const report = {
-    schemaVersion: 1,
+    schemaVersion: 2,
     startedAt: startedAt.toISOString(),
     elapsedSeconds,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, totalMemMB: Math.round(totalmem() / 2 ** 20), platform: platform(), release: release(), node: process.version },
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, totalMemMB: Math.round(totalmem() / 2 ** 20), platform: platform(), release: release(), node: process.version, loadAverage: loadAtStart },
     git: gitInfo(),
     settings: {
       connections: knobs.BENCH_CONNECTIONS,
@@ -895,6 +1328,9 @@ async function main(): Promise<void> {
       compileSeconds: knobs.BENCH_COMPILE_DURATION,
       routes: knobs.BENCH_ROUTES,
       distinctSeconds: knobs.BENCH_DISTINCT_DURATION,
+      churn: knobs.BENCH_CHURN === '1',
+      workers: knobs.BENCH_WORKERS,
+      acceptEncoding: encoding ?? null,
       server: { ...serverEnv, CONTEXT_COMPILER_TOKENS: '[bench token]', TRACE_DIR: '[temp dir]', nodeFlags, entry: start.entry, asNpmStart: knobs.BENCH_NODE_OPTIONS === undefined },
       trace: knobs.BENCH_TRACE,
     },
@@ -902,6 +1338,7 @@ async function main(): Promise<void> {
     targets: TARGETS,
     cold,
     routes,
+    comparisons,
     windows,
     peakRssMB,
     distinctCompile: distinct,
@@ -909,6 +1346,7 @@ async function main(): Promise<void> {
     verdicts,
     traces: { ...traces, kept: keepTraces ? traceDir : null },
     traceBackends: backends,
+    workers,
     warnings,
     serverStop: { ...serverStop, logLines: server.logLines() },
     cpuProfile,
@@ -926,6 +1364,7 @@ try {
 } catch (error) {
   process.stderr.write(`bench: ${error instanceof BenchError ? error.message : ((error as Error).stack ?? String(error))}\n`);
   for (const child of children) child.kill('SIGKILL');
+  if (churning.brainDir) await restoreChurn(churning.brainDir).catch(() => undefined);
   if (traceRoot && !keepTraces) await rm(traceRoot, { recursive: true, force: true });
   process.exitCode = 1;
 } finally {

@@ -56,24 +56,89 @@ export function createCacheArea<K extends object | string | number, V extends ob
   };
 }
 
+/**
+ * An area whose entries live exactly as long as their key objects (a WeakMap), for what is
+ * derived from a value another area already bounds: the encoded answer of a compile result
+ * lives and dies with the result, so it never outlives it in the heap. Entries and bytes are
+ * counted as they are set and as their keys are collected; it has no bound of its own.
+ */
+export function createWeakArea<K extends object, V extends object>(name: string): CacheArea<K, V> {
+  let map = new WeakMap<K, V>();
+  let held = new WeakMap<K, { generation: number; bytes: number }>();
+  let generation = 0;
+  let entries = 0;
+  let bytes = 0;
+  let hits = 0;
+  let misses = 0;
+  const collected = new FinalizationRegistry<{ generation: number; bytes: number }>((entry) => {
+    if (entry.generation !== generation) return;
+    entries--;
+    bytes -= entry.bytes;
+  });
+  return {
+    name,
+    get(key) {
+      const value = map.get(key);
+      if (value === undefined) misses++;
+      else hits++;
+      return value;
+    },
+    set(key, value, weight) {
+      const size = Math.max(1, Math.ceil(weight));
+      const known = held.get(key);
+      if (known === undefined) {
+        const entry = { generation, bytes: size };
+        held.set(key, entry);
+        collected.register(key, entry, entry);
+        entries++;
+        bytes += size;
+      } else {
+        bytes += size - known.bytes;
+        known.bytes = size;
+      }
+      map.set(key, value);
+      return value;
+    },
+    delete(key) {
+      const known = held.get(key);
+      if (known === undefined) return;
+      collected.unregister(known);
+      held.delete(key);
+      map.delete(key);
+      entries--;
+      bytes -= known.bytes;
+    },
+    clear() {
+      map = new WeakMap();
+      held = new WeakMap();
+      generation++;
+      entries = 0;
+      bytes = 0;
+    },
+    stats: () => ({ area: name, entries, bytes, maxBytes: 0, hits, misses }),
+  };
+}
+
 /** Default bound of the whole set: well inside the 160 MB heap `npm start` and the image allow. */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Each area's share of the bound. The brain's texts are the largest (the bench brain holds
- * under 9 MB of text outside people/ and companies/); compiled results and their encoded
- * answers are kept per persona and minute.
+ * under 9 MB of text outside people/ and companies/); compiled results are kept per persona
+ * for its latest minutes, their encoded answers with them (`answers` is weak: it lives in
+ * the compiled results' share).
  */
 export const CACHE_SHARES = Object.freeze({
   'brain.files': 0.36,
   'brain.listings': 0.03,
-  'compiler.blocks': 0.11,
+  'compiler.blocks': 0.09,
   'compiler.tokens': 0.01,
   'compiler.prefixes': 0.03,
+  'compiler.parts': 0.04,
   'compiler.time': 0.01,
-  'sources.parsed': 0.16,
-  'sources.compiled': 0.14,
-  'answers': 0.15,
+  'sources.parsed': 0.14,
+  'sources.compiled': 0.26,
+  'answers.pieces': 0.03,
 });
 
 export type CacheAreaName = keyof typeof CACHE_SHARES;
@@ -90,8 +155,10 @@ export interface Caches {
   readonly brain: BrainCache;
   readonly compiler: CompilerMemo;
   readonly sources: SourceCaches;
-  /** Encoded answers (JSON parts and ETags) per shared compile result (src/http/deliver.ts). */
+  /** Encoded answers (JSON parts and ETags) per shared compile result (src/http/deliver.ts), for as long as the result is kept. */
   readonly answers: CacheArea<object, object>;
+  /** The escaped JSON of the pieces answers are joined from (prompt segments, long strings), by their text (src/http/answer.ts). */
+  readonly pieces: CacheArea<string, Buffer>;
   /** Every area with its entries and estimated bytes. */
   stats(): CacheStats[];
   /** Forgets everything (answers stay correct; the next requests pay to fill it again). */
@@ -112,6 +179,11 @@ export function createCaches(options: CacheOptions = {}): Caches {
     areas.push(created as unknown as CacheArea<never, never>);
     return created;
   };
+  const weak = <K extends object, V extends object>(name: string): CacheArea<K, V> => {
+    const created = createWeakArea<K, V>(name);
+    areas.push(created as unknown as CacheArea<never, never>);
+    return created;
+  };
   const time = CACHE_SHARES['compiler.time'];
   return {
     brain: {
@@ -121,20 +193,24 @@ export function createCaches(options: CacheOptions = {}): Caches {
     compiler: {
       blocks: area('compiler.blocks', CACHE_SHARES['compiler.blocks']),
       prefixes: area('compiler.prefixes', CACHE_SHARES['compiler.prefixes']),
-      routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 4),
+      parts: area('compiler.parts', CACHE_SHARES['compiler.parts']),
+      routeKeys: area('compiler.routeKeys', CACHE_SHARES['compiler.time'] / 8),
+      clocks: area('compiler.time.clocks', CACHE_SHARES['compiler.time'] / 8),
       tokens: area('compiler.tokens', (CACHE_SHARES['compiler.tokens'] * 3) / 4),
       toolTokens: area('compiler.toolTokens', CACHE_SHARES['compiler.tokens'] / 4),
       time: {
         formatters: area('compiler.time.formatters', time / 4),
         minutes: area('compiler.time.minutes', time / 4),
-        zones: area('compiler.time.zones', time / 4),
+        hours: area('compiler.time.hours', time / 8),
+        zones: area('compiler.time.zones', time / 8),
       },
     },
     sources: {
       parsed: area('sources.parsed', CACHE_SHARES['sources.parsed']),
       compiled: area('sources.compiled', CACHE_SHARES['sources.compiled']),
     },
-    answers: area('answers', CACHE_SHARES.answers),
+    answers: weak('answers'),
+    pieces: area('answers.pieces', CACHE_SHARES['answers.pieces']),
     stats: () => areas.map((each) => each.stats()),
     clear: () => {
       for (const each of areas) each.clear();

@@ -126,6 +126,7 @@ const EnvSchema = z.object({
   PRESSURE_SAMPLE_INTERVAL: sampleInterval.default(1000),
   VOICE_WRITE_TOOLS: flag.default(false),
   VOICE_CROSS_LINGUAL: flag.default(false),
+  WORKERS: integer(1, 64).default(1),
 });
 
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
@@ -174,6 +175,8 @@ export interface Config {
   readonly voiceWriteTools: boolean;
   /** Voice personas reply in the language spoken to instead of English only. */
   readonly voiceCrossLingual: boolean;
+  /** Processes serving the port (node:cluster): a primary and this many workers when above 1, each with its own caches and trace writer. */
+  readonly workers: number;
 }
 
 /** The load-shedding thresholds; 0 turns one off. */
@@ -262,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }),
     voiceWriteTools: vars.VOICE_WRITE_TOOLS,
     voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
+    workers: vars.WORKERS,
   });
 }
 

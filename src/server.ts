@@ -1,3 +1,4 @@
+import cluster, { type Worker } from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
@@ -20,25 +21,49 @@ export async function main(env: Record<string, string | undefined> = process.env
 
   // Pretty only in a terminal, and only where the dev dependency is installed.
   const log = createLogger(config, await terminalDestination(process.stdout));
+  if (config.workers > 1 && cluster.isPrimary) {
+    superviseWorkers(config, log);
+    return;
+  }
   warnIfDescriptorsShort(config, log);
   const app = await buildApp(config, { logger: log });
 
   // SHUTDOWN_GRACE bounds the requests in flight; the flush margin, the trace store's last batch.
-  closeWithGrace({ delay: config.shutdownGraceMs + SHUTDOWN_FLUSH_MS, logger: log }, async ({ signal, err }) => {
-    // First, so that a request arriving from here on is answered 503 (and the log line below proves it).
-    const { closed, inFlight } = app.connections.beginShutdown();
-    if (err) log.error({ err }, 'shutting down after an uncaught error');
-    log.info({ signal, inFlight, closedWaiting: closed }, 'shutting down');
-    const cutOff = setTimeout(() => {
-      const requests = app.connections.closeAll();
-      if (requests > 0) log.warn({ requests, shutdownGraceMs: config.shutdownGraceMs }, 'closed connections still in flight after SHUTDOWN_GRACE');
-    }, config.shutdownGraceMs);
-    try {
-      await app.close();
-    } finally {
-      clearTimeout(cutOff);
-    }
-  });
+  // A cluster worker leaves SIGINT and SIGTERM to the primary: a terminal's Ctrl-C reaches every
+  // process of the group, and a second signal would cut a graceful close short.
+  const worker = cluster.isWorker;
+  const grace = closeWithGrace(
+    { delay: config.shutdownGraceMs + SHUTDOWN_FLUSH_MS, logger: log, ...(worker ? { skip: ['SIGINT', 'SIGTERM'] } : {}) },
+    async ({ signal, err }) => {
+      // First, so that a request arriving from here on is answered 503 (and the log line below proves it).
+      const { closed, inFlight } = app.connections.beginShutdown();
+      if (err) log.error({ err }, 'shutting down after an uncaught error');
+      log.info({ signal: signal ?? (worker ? 'primary' : undefined), inFlight, closedWaiting: closed }, 'shutting down');
+      const cutOff = setTimeout(() => {
+        const requests = app.connections.closeAll();
+        if (requests > 0) log.warn({ requests, shutdownGraceMs: config.shutdownGraceMs }, 'closed connections still in flight after SHUTDOWN_GRACE');
+      }, config.shutdownGraceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cutOff);
+      }
+    },
+  );
+  if (worker) {
+    let closing = false;
+    const shutDown = () => {
+      if (closing) return;
+      closing = true;
+      void grace.close();
+    };
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => undefined);
+    process.on('message', (message) => {
+      if (message === SHUTDOWN_MESSAGE) shutDown();
+    });
+    // The primary is gone (killed): nobody would tell this worker to stop.
+    process.once('disconnect', shutDown);
+  }
 
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -48,6 +73,67 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
   // One line that states what is running, without a secret (describeConfig).
   log.info({ node: process.version, ...describeConfig(config) }, 'started');
+}
+
+/** What the primary sends a worker to shut it down gracefully (workers leave SIGINT and SIGTERM to the primary). */
+const SHUTDOWN_MESSAGE = 'context-compiler:shutdown';
+
+/** A worker that dies this soon after it was started counts as failing to start. */
+const EARLY_EXIT_MS = 10_000;
+/** Workers that fail to start this many times in a row stop the service: a restart loop would only hide the cause. */
+const MAX_EARLY_EXITS = 5;
+
+/**
+ * WORKERS=N: this process (the primary) forks N workers running this same entry point, which
+ * share the port (node:cluster hands each accepted connection to one of them) and each build
+ * their own app: caches, rate-limit counts, trace writer. A worker that dies is replaced. On
+ * SIGTERM or SIGINT the primary tells each worker to shut down (a message, not a second
+ * signal), so each closes gracefully as a single process does (its own SHUTDOWN_GRACE and
+ * trace flush), and exits once all have: 0 when every worker exited cleanly, 1 otherwise or
+ * when they outlive the deadline.
+ */
+function superviseWorkers(config: Config, log: Logger): void {
+  let stopping = false;
+  let earlyExits = 0;
+  const started = new Map<Worker, number>();
+  let failed = false;
+  const fork = () => started.set(cluster.fork(), Date.now());
+  cluster.on('exit', (worker, code, signal) => {
+    const startedAt = started.get(worker) ?? Date.now();
+    started.delete(worker);
+    if (stopping) {
+      // A worker that died earlier was replaced; what counts is how the last ones closed.
+      if (code !== 0) failed = true;
+      if (started.size === 0) process.exit(failed ? 1 : 0);
+      return;
+    }
+    earlyExits = Date.now() - startedAt < EARLY_EXIT_MS ? earlyExits + 1 : 0;
+    log.error({ pid: worker.process.pid, code, signal, earlyExits }, 'worker exited; starting another');
+    if (earlyExits >= MAX_EARLY_EXITS) {
+      log.fatal({ earlyExits }, 'workers keep exiting right after they start; stopping');
+      stopping = true;
+      for (const each of started.keys()) each.send(SHUTDOWN_MESSAGE);
+      if (started.size === 0) process.exit(1);
+      return;
+    }
+    fork();
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, workers: started.size }, 'shutting down workers');
+    // Each worker closes with its own grace and flushes its traces; this only bounds the wait.
+    setTimeout(() => {
+      log.error({ workers: started.size }, 'workers still running after SHUTDOWN_GRACE and the trace flush; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + SHUTDOWN_FLUSH_MS + 1_000).unref();
+    for (const worker of started.keys()) worker.send(SHUTDOWN_MESSAGE);
+    if (started.size === 0) process.exit(0);
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  for (let i = 0; i < config.workers; i++) fork();
+  log.info({ workers: config.workers, port: config.port, host: config.host }, 'started workers');
 }
 
 /**

@@ -9,24 +9,59 @@
  * `estimateTokensInFunctions`: exact for names, descriptions and parameter lines, and an
  * approximation of the wrapper around them, which OpenAI does not document.
  *
+ * The ranks are read from the package's `o200k_base.tiktoken` file (OpenAI's own format,
+ * shipped beside the code), not imported as its 2.4 MB JavaScript array literal: parsing and
+ * compiling that literal left ≈ 20 MB more resident memory and 6 MB more heap in every
+ * process (SPEC §7 bounds RSS at 200 MB). `test/tokenizer.test.ts` holds the ranks equal
+ * to the package's array, so the counts are the package's.
+ *
  * @see https://github.com/niieani/gpt-tokenizer
  * @see https://cookbook.openai.com/examples/how_to_count_tokens_with_tiktoken
  */
-import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { GptEncoding } from 'gpt-tokenizer/GptEncoding';
 import { estimateTokensInFunctions, type ChatCompletionFunctionDefinition } from 'gpt-tokenizer/functionCalling';
 import type { TokenCounter, ToolDefinitionForCount } from './core/tokens.js';
 
-// The tokenizer's own memo of word pieces (100,000 by default) lives in the module; the
+/**
+ * o200k_base's mergeable ranks as gpt-tokenizer takes them: by rank, a token's bytes as a
+ * string when they are valid UTF-8, else as the byte values. Read once, at start-up.
+ */
+export function o200kRanks(): Array<string | number[]> {
+  const path = createRequire(import.meta.url).resolve('gpt-tokenizer/data/o200k_base.tiktoken');
+  const text = readFileSync(path, 'latin1');
+  const utf8 = new TextDecoder('utf-8');
+  const ranks: Array<string | number[]> = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const space = text.indexOf(' ', start);
+    if (space > start && space < end) {
+      const bytes = Buffer.from(text.slice(start, space), 'base64');
+      // A string when it decodes and encodes back to the very bytes (not a partial character; not a byte-order mark, which decoding drops).
+      const decoded = utf8.decode(bytes);
+      ranks[Number(text.slice(space + 1, end))] = Buffer.byteLength(decoded, 'utf8') === bytes.length && Buffer.from(decoded, 'utf8').equals(bytes) ? decoded : [...bytes];
+    }
+    start = end + 1;
+  }
+  return ranks;
+}
+
+const encoding = GptEncoding.getEncodingApi('o200k_base', o200kRanks);
+
+// The tokenizer's own memo of word pieces (100,000 by default) lives in the encoding; the
 // compiler remembers whole blocks, so a small one is enough and keeps the heap bounded.
 const MERGE_CACHE_ENTRIES = 10_000;
-setMergeCacheSize(MERGE_CACHE_ENTRIES);
+encoding.setMergeCacheSize(MERGE_CACHE_ENTRIES);
 
 // Text that spells a special token (`<|endoftext|>`) is counted as the text it is, as the API
 // treats it in content; gpt-tokenizer's default would throw, failing the compile.
 const AS_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() });
 
 function count(text: string): number {
-  return countTokens(text, AS_TEXT);
+  return encoding.countTokens(text, AS_TEXT);
 }
 
 function asFunction(tool: ToolDefinitionForCount): ChatCompletionFunctionDefinition {

@@ -24,8 +24,10 @@ describe('loadConfig', () => {
       keepAliveTimeoutMs: 5_000,
       voiceWriteTools: false,
       voiceCrossLingual: false,
+      workers: 1,
     });
     expect(Object.isFrozen(config)).toBe(true);
+    expect(loadConfig({ WORKERS: '4' }).workers).toBe(4);
   });
 
   it('opts in to voice write tools and cross-lingual replies only with an explicit true', () => {
@@ -51,6 +53,9 @@ describe('loadConfig', () => {
     ['SHUTDOWN_GRACE', '30d'],
     ['VOICE_WRITE_TOOLS', 'yes'],
     ['VOICE_CROSS_LINGUAL', '1'],
+    ['WORKERS', '0'],
+    ['WORKERS', '65'],
+    ['WORKERS', 'auto'],
   ])('names %s when it is %j', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`${variable}:`));

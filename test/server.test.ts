@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
@@ -124,6 +124,51 @@ describe('server process', () => {
     stopAfterTest(piped);
     await piped.listening();
     expect(piped.output().stdout.split('\n')[0]).toMatch(/^\{"level":30,/);
+  });
+});
+
+describe('WORKERS=N', () => {
+  /** The pids of the processes that logged they listen: the workers. */
+  const listeners = (server: ServerProcess) => [...server.output().stdout.matchAll(/"pid":(\d+)[^\n]*"msg":"Server listening/g)].map((match) => Number(match[1]));
+
+  it('serves one port from two worker processes, each tracing to its own files, and exits 0 on SIGTERM once both have closed', { timeout: 40_000 }, async () => {
+    const traces = join(await tempDir(), 'traces');
+    const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    stopAfterTest(server);
+    const port = await server.listening();
+    await until(() => listeners(server).length === 2, 'both workers listening');
+    const workers = listeners(server);
+    expect(new Set(workers).size).toBe(2);
+    expect(workers).not.toContain(server.child.pid);
+    // Each request on a new connection: the primary hands connections to the workers in turn.
+    const runIds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const answer = await request(`http://127.0.0.1:${port}`).get('/context/mars?now=2026-11-30T17:05:00Z').auth(TEST_TOKEN, { type: 'bearer' }).expect(200);
+      runIds.push(answer.body.runId as string);
+    }
+    // trace-<time>-<host>-<pid>-<random>-<seq>.jsonl: one writer per worker.
+    const writers = new Set((await readdir(traces)).map((name) => /-(\d+)-[0-9a-f]{8}-\d{6}\.jsonl$/.exec(name)?.[1]).filter((pid) => pid !== undefined));
+    expect([...writers].map(Number).sort()).toEqual([...workers].sort());
+    // Any worker answers for a run another traced.
+    for (const runId of runIds.slice(0, 4)) {
+      await request(`http://127.0.0.1:${port}`).get(`/runs/${runId}/trace`).auth(TEST_TOKEN, { type: 'bearer' }).expect(200);
+    }
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.output().stdout.match(/"msg":"shutting down"/g)).toHaveLength(2);
+  });
+
+  it('replaces a worker that dies, and keeps serving meanwhile', { timeout: 40_000 }, async () => {
+    const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    stopAfterTest(server);
+    const port = await server.listening();
+    await until(() => listeners(server).length === 2, 'both workers listening');
+    process.kill(listeners(server)[0]!, 'SIGKILL');
+    await until(() => /"msg":"worker exited; starting another"/.test(server.output().stdout), 'the primary to notice');
+    await until(() => listeners(server).length === 3, 'a new worker listening');
+    for (let i = 0; i < 4; i++) await request(`http://127.0.0.1:${port}`).get('/healthz').expect(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
   });
 });
 

@@ -7,7 +7,7 @@
  * @see https://platform.openai.com/docs/guides/prompt-caching
  * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
  */
-import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
+import { PrefixHasher, sha256Hex, type PrefixState, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
@@ -50,6 +50,38 @@ const ESTIMATED: PlanTokens = Object.freeze({ counter: ESTIMATE_COUNTER, memo: n
 const SEPARATOR = '\n\n';
 
 /**
+ * A planned prefix of a system prompt, to continue from: its boundaries, length, token
+ * counts (with the tool tokens it was planned with), the class of its last segment and the
+ * hash state after it. Immutable; shared by every plan that continues it.
+ */
+export interface PlannedPrefix {
+  readonly boundaries: readonly CacheBoundary[];
+  /** How many segments it holds. */
+  readonly segments: number;
+  readonly chars: number;
+  readonly approxTokens: number;
+  /** `toolTokens` plus the tokens of every piece, each followed by the separator: where a continuation's count starts. */
+  readonly counted: number;
+  readonly toolTokens: number;
+  /** The tokenizer its counts are by; undefined for the empty prefix. */
+  readonly tokenizer: string | undefined;
+  readonly lastClass: CacheClass | undefined;
+  readonly hash: PrefixState | undefined;
+}
+
+const EMPTY_PREFIX: PlannedPrefix = Object.freeze({
+  boundaries: [],
+  segments: 0,
+  chars: 0,
+  approxTokens: 0,
+  counted: 0,
+  toolTokens: 0,
+  tokenizer: undefined,
+  lastClass: undefined,
+  hash: undefined,
+});
+
+/**
  * One boundary per cache class present, after its last block, with the sha256 of the
  * system prompt up to there; plus the sha256 of the whole system prompt. Segments must
  * come in non-decreasing cache-class order. `prefixes` remembers the hash state after
@@ -62,7 +94,12 @@ const SEPARATOR = '\n\n';
  * o200k or cl100k pre-token spans a newline followed by `<` — so the pieces' counts add up
  * to the whole (test/core/cache-plan.test.ts holds this against counting the prefix whole).
  * A piece is a block from its label on, followed by the separator when another block
- * follows; keyed pieces are remembered in `tokens.memo`. `belowMinimum` is judged on `tokens`.
+ * follows; pieces are remembered in `tokens.memo` by key (an unkeyed one by its text). `belowMinimum` is judged on `tokens`.
+ *
+ * Given `from` (a prefix planned earlier with `planPrefix` by the same tokenizer, whose
+ * segments come first), only `segments` are walked, from its hash state and token count:
+ * the plan equals planning the prefix's segments and these together, whatever the engine
+ * and tool tokens of either.
  */
 export function planCache(
   segments: readonly PlannedSegment[],
@@ -70,29 +107,68 @@ export function planCache(
   routeKeys: Memo<string, string> = noMemo(),
   engine: string | null = null,
   tokens: PlanTokens = ESTIMATED,
+  from: PlannedPrefix = EMPTY_PREFIX,
 ): { cache: CachePlan; promptSha256: string } {
-  const hasher = new PrefixHasher(prefixes);
-  const boundaries: CacheBoundary[] = [];
+  const { cache, promptSha256 } = plan(segments, prefixes, routeKeys, engine, tokens, from, false);
+  return { cache, promptSha256 };
+}
+
+/** The planned prefix of `segments`, to continue with `planCache` (its hash state kept, not finished; its last piece also counted as followed). */
+export function planPrefix(
+  segments: readonly PlannedSegment[],
+  prefixes: Memo<string, PrefixStates> = noMemo(),
+  tokens: PlanTokens = ESTIMATED,
+): PlannedPrefix {
+  return plan(segments, prefixes, noMemo(), null, tokens, EMPTY_PREFIX, true).prefix;
+}
+
+function plan(
+  segments: readonly PlannedSegment[],
+  prefixes: Memo<string, PrefixStates>,
+  routeKeys: Memo<string, string>,
+  engine: string | null,
+  tokens: PlanTokens,
+  from: PlannedPrefix,
+  continued: boolean,
+): { cache: CachePlan; promptSha256: string; prefix: PlannedPrefix } {
   const { counter, memo } = tokens;
+  if (from.tokenizer !== undefined && from.tokenizer !== counter.name) {
+    throw new Error(`cache plan: a prefix counted by ${from.tokenizer} continued with ${counter.name}`);
+  }
+  const hasher = new PrefixHasher(prefixes, from.hash);
+  // The prefix's boundaries counted its own tool tokens; this plan's may differ, and every boundary counts them.
+  const shift = tokens.toolTokens - from.toolTokens;
+  const boundaries: CacheBoundary[] =
+    shift === 0 ? [...from.boundaries] : from.boundaries.map((boundary) => ({ ...boundary, tokens: boundary.tokens + shift, belowMinimum: boundary.tokens + shift < PROVIDER_MINIMUM_TOKENS }));
+  const first = segments[0];
+  if (first !== undefined && from.lastClass !== undefined) {
+    if (CACHE_CLASSES.indexOf(first.cacheClass) < CACHE_CLASSES.indexOf(from.lastClass)) {
+      throw new Error(`layout error: ${first.kind} (${first.cacheClass}) after ${from.lastClass}`);
+    }
+    // The prefix closed its last class; segments of the same class continue it, so that boundary moves.
+    if (first.cacheClass === from.lastClass) boundaries.pop();
+  }
   const piece = (planned: PlannedSegment, index: number, followed: boolean): number => {
     const text = () => (index === 0 ? planned.segment : planned.segment.slice(SEPARATOR.length));
-    if (planned.key === undefined) return counter.count(followed ? text() + SEPARATOR : text());
+    // A segment rendered per compile (the clock) has no key: its text, a line, names it as well.
+    const key = planned.key ?? planned.segment;
     const field = followed ? 'followed' : 'alone';
-    const known = memo.get(planned.key);
+    const known = memo.get(key);
     const same = known?.tokenizer === counter.name ? known : undefined;
     if (same?.[field] !== undefined) return same[field];
     // The clock, last of the prompt, is only ever counted alone: one count a minute.
     const count = counter.count(followed ? text() + SEPARATOR : text());
-    memo.set(planned.key, { ...same, tokenizer: counter.name, [field]: count }, 2 * planned.key.length + 96);
+    memo.set(key, { ...same, tokenizer: counter.name, [field]: count }, 2 * key.length + 96);
     return count;
   };
-  let chars = 0;
-  let approx = 0;
+  let chars = from.chars;
+  let approx = from.approxTokens;
   // Tokens of the pieces before this segment, each followed by the separator.
-  let counted = tokens.toolTokens;
+  let counted = from.counted + shift;
   for (let i = 0; i < segments.length; i++) {
     const planned = segments[i]!;
     const next = segments[i + 1];
+    const index = from.segments + i;
     hasher.push(planned.segment, planned.key);
     chars += planned.segment.length;
     approx += planned.approxTokens;
@@ -100,32 +176,48 @@ export function planCache(
       throw new Error(`layout error: ${next.kind} (${next.cacheClass}) after ${planned.kind} (${planned.cacheClass})`);
     }
     if (!next || next.cacheClass !== planned.cacheClass) {
-      const exact = counted + piece(planned, i, false);
+      const exact = counted + piece(planned, index, false);
       boundaries.push({
         class: planned.cacheClass,
         afterBlock: planned.kind,
         blockIndex: planned.blockIndex,
         prefixChars: chars,
-        prefixSha256: hasher.digest(),
+        // The last boundary is the whole prompt: a plan that is not continued finishes its hash there instead of copying it.
+        prefixSha256: next || continued ? hasher.digest() : hasher.finish(),
         approxTokens: approx,
         tokens: exact,
         belowMinimum: exact < PROVIDER_MINIMUM_TOKENS,
       });
     }
-    if (next) counted += piece(planned, i, true);
+    // A prefix to continue counts its last piece followed too: whatever continues it comes after a separator.
+    if (next || continued) counted += piece(planned, index, true);
   }
+  const promptSha256 = continued ? hasher.digest() : hasher.finish();
   const anchor = boundaries.find((boundary) => boundary.class === 'worker-stable') ?? boundaries[0];
+  const cache: CachePlan = {
+    schemaVersion: CACHE_SCHEMA_VERSION,
+    routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? promptSha256, engine, routeKeys),
+    engine,
+    tokenizer: counter.name,
+    minimumTokens: PROVIDER_MINIMUM_TOKENS,
+    toolTokens: tokens.toolTokens,
+    boundaries,
+  };
+  if (!continued) return { cache, promptSha256, prefix: EMPTY_PREFIX };
   return {
-    cache: {
-      schemaVersion: CACHE_SCHEMA_VERSION,
-      routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? hasher.digest(), engine, routeKeys),
-      engine,
-      tokenizer: counter.name,
-      minimumTokens: PROVIDER_MINIMUM_TOKENS,
-      toolTokens: tokens.toolTokens,
+    cache,
+    promptSha256,
+    prefix: {
       boundaries,
+      segments: from.segments + segments.length,
+      chars,
+      approxTokens: approx,
+      counted,
+      toolTokens: tokens.toolTokens,
+      tokenizer: counter.name,
+      lastClass: segments.at(-1)?.cacheClass ?? from.lastClass,
+      hash: hasher.snapshot() ?? from.hash,
     },
-    promptSha256: hasher.digest(),
   };
 }
 

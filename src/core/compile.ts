@@ -1,5 +1,5 @@
 import { ProblemError } from '../errors.js';
-import { planCache, type PieceTokens, type PlannedSegment } from './cache-plan.js';
+import { planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
@@ -14,6 +14,7 @@ import {
   type BlockKind,
   type BriefingItem,
   type CacheClass,
+  type CachePlan,
   type Capability,
   type CompiledContext,
   type CompileInput,
@@ -68,6 +69,8 @@ export interface PreparedBlock {
   readonly segment: string;
   /** Set for recurring (memoised) blocks: stands for exactly the segment, so the hash state after it is reused. */
   readonly key: string | undefined;
+  /** Set for recurring blocks: names the block completely (its key and the redactions its source needed), for the parts memo. */
+  readonly ident: string | undefined;
   readonly segmentTokens: number;
   readonly email: number;
   readonly phone: number;
@@ -84,27 +87,37 @@ export interface PreparedVariant {
 /**
  * What a compiler may remember between compiles, owned and bounded by the caller (the
  * service's cache set): rendered blocks by source text, the hash state after each stable
- * prefix, route keys by worker-stable digest, and the clock's formatters. A compile's bytes
- * never depend on what was kept.
+ * prefix, the laid-out stable prefix and input of a set of blocks (`parts`), route keys by
+ * worker-stable digest, and the clock's formatters. A compile's bytes never depend on what
+ * was kept.
  */
 export interface CompilerMemo {
   readonly blocks: Memo<string, readonly PreparedVariant[]>;
   readonly prefixes: Memo<string, PrefixStates>;
+  readonly parts: Memo<string, object>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
   /** Token counts of system-prompt pieces, by block digest (the cache plan's `tokens`). */
   readonly tokens?: Memo<string, PieceTokens>;
-  /** Token counts of session tool definitions, by the (never mutated) array they came in. */
-  readonly toolTokens?: Memo<object, number>;
+  /**
+   * Rendered clock blocks by their line, a few minutes' worth: compiles within a minute render
+   * it once. Not a recurring block: no hash state is kept after it, so a new minute on every
+   * compile leaves nothing behind but this small area's entries.
+   */
+  readonly clocks?: Memo<string, PreparedBlock>;
+  /** Token counts of session tool definitions, by the (never mutated) array they came in, and the tokenizer that counted them. */
+  readonly toolTokens?: Memo<object, ToolTokens>;
 }
 
 export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   blocks: noMemo<string, readonly PreparedVariant[]>(),
   prefixes: noMemo<string, PrefixStates>(),
+  parts: noMemo<string, object>(),
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
   tokens: noMemo<string, PieceTokens>(),
-  toolTokens: noMemo<object, number>(),
+  clocks: noMemo<string, PreparedBlock>(),
+  toolTokens: noMemo<object, ToolTokens>(),
 });
 
 /** A compiler bound to a memo: `compile` as below, with stable blocks and prefix hashes remembered in `memo`. */
@@ -137,6 +150,8 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
     segment = `${encodeInputLine(kind, placement.authority, source, body)}\n`;
   }
   const sha256 = sha256Hex(body);
+  // The segment is a function of kind, source and content: the digest names the content.
+  const key = recurring ? `${sha256}:${kind}:${source}` : undefined;
   return {
     kind,
     source,
@@ -144,8 +159,8 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
     sha256,
     approxTokens: approxTokens(body),
     segment,
-    // The segment is a function of kind, source and content: the digest names the content.
-    key: recurring ? `${sha256}:${kind}:${source}` : undefined,
+    key,
+    ident: key === undefined ? undefined : `${key}:${email}:${phone}`,
     segmentTokens: approxTokens(segment),
     email,
     phone,
@@ -167,6 +182,15 @@ function prepare(memo: CompilerMemo, kind: BlockKind, source: SourceText | undef
   const kept = variants === undefined ? [] : variants.slice(-(MAX_VARIANTS - 1));
   // The key, the normalised content and the rendered segment: about three copies of the text.
   memo.blocks.set(source.text, [...kept, { kind, source: source.source, brainDerived, block }], 6 * source.text.length + 256);
+  return block;
+}
+
+/** The clock block of `line`, rendered once per minute while the small `clocks` area keeps it; never a recurring block (no key). */
+function clockBlock(memo: CompilerMemo, line: string): PreparedBlock | null {
+  const known = memo.clocks?.get(line);
+  if (known !== undefined) return known;
+  const block = render('clock', 'builtin:clock', line, false, false);
+  if (block !== null) memo.clocks?.set(line, block, 4 * block.segment.length + 512);
   return block;
 }
 
@@ -302,13 +326,20 @@ export function createCompiler(options: { memo?: CompilerMemo; tokenizer?: Token
   return { compile: (input) => compileWith(memo, tokenizer, input) };
 }
 
+/** A count of tool definitions, and the tokenizer it is by (a memo may be shared by compilers that count otherwise). */
+export interface ToolTokens {
+  readonly tokenizer: string;
+  readonly count: number;
+}
+
 /** Tokens of the session's tool definitions, remembered by the array they came in (callers never mutate it). */
 function sessionToolTokens(memo: CompilerMemo, tokenizer: TokenCounter, tools: CompileInput['sessionTools']): number {
   if (tools === undefined || tools.length === 0) return 0;
   const remembered = memo.toolTokens?.get(tools);
-  if (remembered !== undefined) return remembered;
+  if (remembered !== undefined && remembered.tokenizer === tokenizer.name) return remembered.count;
   const count = tokenizer.countTools(tools);
-  return memo.toolTokens === undefined ? count : memo.toolTokens.set(tools, count, 64);
+  memo.toolTokens?.set(tools, { tokenizer: tokenizer.name, count }, 96);
+  return count;
 }
 
 function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput): CompiledContext {
@@ -360,7 +391,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
   pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
-  if (input.clock) pushSystem(prepare(memo, 'clock', { source: 'builtin:clock', text: clockText(input.clock, memo.time) }));
+  if (input.clock) pushSystem(clockBlock(memo, clockText(input.clock, memo.time)));
 
   const liveContext = prepare(memo, 'live-context', input.liveContext);
   const topic = prepare(memo, 'topic', input.topic);
@@ -438,59 +469,48 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
   if (task) inputs.push(task);
   if (message) inputs.push(message);
 
-  const blocks: Block[] = [];
+  // The stable prefix (every system block before the first volatile one) is laid out, joined
+  // and hashed once per distinct set of blocks; a compile adds only the volatile tail (the
+  // clock line) and the input, continuing the prefix's hash state.
+  let split = 0;
+  while (split < system.length && PLACEMENT[system[split]!.kind].cacheClass !== 'volatile') split++;
+  const planTokens: PlanTokens = {
+    counter: tokenizer,
+    memo: memo.tokens ?? NO_COMPILER_MEMO.tokens!,
+    toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
+  };
+  const stable = stablePart(memo, planTokens, split === system.length ? system : system.slice(0, split));
+  const tail = split === system.length ? [] : system.slice(split);
+  const part = inputPart(memo, inputs);
+
+  const blocks: Block[] = [...stable.blocks];
+  const systemSegments: string[] = [...stable.segments];
+  // Object.assign, not a spread: V8 copies an object with keys such as 'hard-rules' by spread several times slower.
+  const byKind: Partial<Record<BlockKind, number>> = Object.assign({}, stable.byKind);
+  const redactions = { email: stable.email, phone: stable.phone };
+  let totalTokens = stable.tokens;
+  let systemPrompt = stable.text;
   const planned: PlannedSegment[] = [];
-  const systemSegments: string[] = [];
-  const inputSegments: string[] = [];
-  const byKind: Partial<Record<BlockKind, number>> = {};
-  const redactions = { email: 0, phone: 0 };
-  let totalTokens = 0;
-  const emit = (prepared: PreparedBlock) => {
+  for (const prepared of tail) {
     const placement = PLACEMENT[prepared.kind];
-    if (placement.inSystem) {
-      systemSegments.push(prepared.segment);
-      planned.push({
-        kind: prepared.kind,
-        cacheClass: placement.cacheClass,
-        blockIndex: blocks.length,
-        segment: prepared.segment,
-        key: prepared.key,
-        approxTokens: prepared.segmentTokens,
-      });
-    } else {
-      inputSegments.push(prepared.segment);
-    }
-    blocks.push({
-      kind: prepared.kind,
-      authority: placement.authority,
-      cacheClass: placement.cacheClass,
-      source: prepared.source,
-      content: prepared.content,
-      chars: prepared.content.length,
-      approxTokens: prepared.approxTokens,
-      sha256: prepared.sha256,
-    });
+    planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
+    blocks.push(blockOf(prepared));
+    systemSegments.push(prepared.segment);
+    systemPrompt += prepared.segment;
     byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
     totalTokens += prepared.segmentTokens;
     redactions.email += prepared.email;
     redactions.phone += prepared.phone;
-  };
-  for (const prepared of system) emit(prepared);
-  for (const prepared of inputs) emit(prepared);
-
-  const systemPrompt = systemSegments.join('');
-  const inputPrompt = inputSegments.length > 0 ? inputSegments.join('') : null;
-  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine, {
-    counter: tokenizer,
-    memo: memo.tokens ?? NO_COMPILER_MEMO.tokens!,
-    toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
-  });
-  let inputSha256: string | null = null;
-  if (inputPrompt !== null) {
-    const hasher = new PrefixHasher(memo.prefixes);
-    for (const prepared of inputs) hasher.push(prepared.segment, prepared.key);
-    inputSha256 = hasher.digest();
   }
+  // The engine and the session's tool tokens are this compile's own: the shared prefix is finished with them.
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine, planTokens, stable.plan);
+  for (const block of part.blocks) blocks.push(block);
+  for (const prepared of inputs) byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+  totalTokens += part.tokens;
+  redactions.email += part.email;
+  redactions.phone += part.phone;
+
+  const inputPrompt = part.text;
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
 
   return {
@@ -498,7 +518,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     systemPrompt,
     inputPrompt,
     instructions,
-    segments: { system: systemSegments, input: inputSegments },
+    segments: { system: systemSegments, input: [...part.segments] },
     budget: {
       limitChars: policy.limitChars,
       usedChars: instructions.length,
@@ -508,12 +528,161 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     },
     cache,
     promptSha256,
-    inputSha256,
+    inputSha256: part.sha256,
     tokens: { total: totalTokens + (inputPrompt === null ? 0 : 1), byKind },
     redactions,
     warnings,
   };
 }
+
+/** The block a prepared block delivers, as compiles list it. */
+function blockOf(prepared: PreparedBlock): Block {
+  const placement = PLACEMENT[prepared.kind];
+  return {
+    kind: prepared.kind,
+    authority: placement.authority,
+    cacheClass: placement.cacheClass,
+    source: prepared.source,
+    content: prepared.content,
+    chars: prepared.content.length,
+    approxTokens: prepared.approxTokens,
+    sha256: prepared.sha256,
+  };
+}
+
+/**
+ * The system blocks before the first volatile one, laid out, joined, planned and hashed:
+ * what every compile with these blocks shares. Immutable; its blocks, segments and cache
+ * plan are handed out to every compile that uses it.
+ */
+export interface StablePart {
+  readonly blocks: readonly Block[];
+  readonly segments: readonly string[];
+  /** The segments joined: the system prompt up to the first volatile block. */
+  readonly text: string;
+  readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
+  /** Segment tokens, summed. */
+  readonly tokens: number;
+  readonly email: number;
+  readonly phone: number;
+  /** The plan of this prefix, to finish with a compile's volatile tail, engine and tool tokens. */
+  readonly plan: PlannedPrefix;
+}
+
+/** The input prompt of a list of input blocks: joined, hashed, summed. Immutable. */
+interface InputPart {
+  readonly blocks: readonly Block[];
+  readonly segments: readonly string[];
+  readonly text: string | null;
+  readonly sha256: string | null;
+  /** Segment tokens, summed. */
+  readonly tokens: number;
+  readonly email: number;
+  readonly phone: number;
+}
+
+/**
+ * The parts memo: laid-out parts by the identities of their blocks, as a chain of maps from
+ * the first block on, so finding a part costs one lookup per block, of strings the blocks
+ * keep (no key is built per compile). Each level keeps a bounded number of successors.
+ */
+interface PartNode {
+  readonly next: Map<string, PartNode>;
+  part?: object;
+}
+
+/** The chains that start at one block: as the first block of a stable prefix, and of an input. */
+interface PartRoots {
+  s?: PartNode;
+  i?: PartNode;
+  bytes: number;
+}
+
+const MAX_SUCCESSORS = 32;
+
+/** The node for `blocks` (created as needed), or undefined when one of them does not recur (a turn's message, evidence). */
+function partNode(memo: CompilerMemo, kind: 's' | 'i', blocks: readonly PreparedBlock[]): PartNode | undefined {
+  for (const prepared of blocks) if (prepared.ident === undefined) return undefined;
+  const first = blocks[0]!.ident!;
+  const roots = (memo.parts.get(first) as PartRoots | undefined) ?? (memo.parts.set(first, { bytes: 2 * first.length + 256 }, 2 * first.length + 256) as PartRoots);
+  let node: PartNode = roots[kind] ?? (roots[kind] = { next: new Map() });
+  for (let i = 1; i < blocks.length; i++) {
+    const ident = blocks[i]!.ident!;
+    let child = node.next.get(ident);
+    if (child === undefined) {
+      if (node.next.size >= MAX_SUCCESSORS) node.next.clear();
+      node.next.set(ident, (child = { next: new Map() }));
+    }
+    node = child;
+  }
+  return node;
+}
+
+/** Remembers `part` at `node`, and weighs it into its chain's entry so the area's bound counts it. */
+function keepPart<T extends object>(memo: CompilerMemo, blocks: readonly PreparedBlock[], node: PartNode | undefined, part: T, bytes: number): T {
+  if (node === undefined) return part;
+  node.part = part;
+  const first = blocks[0]!.ident!;
+  const roots = memo.parts.get(first) as PartRoots | undefined;
+  if (roots !== undefined) {
+    roots.bytes += bytes + 128 * blocks.length;
+    memo.parts.set(first, roots, roots.bytes);
+  }
+  return part;
+}
+
+function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly PreparedBlock[]): StablePart {
+  const node = partNode(memo, 's', system);
+  // Its token counts are one tokenizer's: a memo shared by compilers with another recomputes it.
+  if (node?.part !== undefined && (node.part as StablePart).plan.tokenizer === planTokens.counter.name) return node.part as StablePart;
+  const planned: PlannedSegment[] = [];
+  const blocks: Block[] = [];
+  const segments: string[] = [];
+  const byKind: Partial<Record<BlockKind, number>> = {};
+  let tokens = 0;
+  let email = 0;
+  let phone = 0;
+  for (const prepared of system) {
+    const placement = PLACEMENT[prepared.kind];
+    planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
+    blocks.push(blockOf(prepared));
+    segments.push(prepared.segment);
+    byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
+    tokens += prepared.segmentTokens;
+    email += prepared.email;
+    phone += prepared.phone;
+  }
+  const plan = planPrefix(planned, memo.prefixes, planTokens);
+  const text = segments.join('');
+  const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, plan };
+  // The text, its blocks' contents (about the same again) and a native hash state per boundary.
+  return keepPart(memo, system, node, part, 4 * text.length + 1024 * (plan.boundaries.length + 1));
+}
+
+function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputPart {
+  if (inputs.length === 0) return EMPTY_INPUT;
+  const node = partNode(memo, 'i', inputs);
+  if (node?.part !== undefined) return node.part as InputPart;
+  const hasher = new PrefixHasher(memo.prefixes);
+  const blocks: Block[] = [];
+  const segments: string[] = [];
+  let tokens = 0;
+  let email = 0;
+  let phone = 0;
+  for (const prepared of inputs) {
+    hasher.push(prepared.segment, prepared.key);
+    blocks.push(blockOf(prepared));
+    segments.push(prepared.segment);
+    tokens += prepared.segmentTokens;
+    email += prepared.email;
+    phone += prepared.phone;
+  }
+  const text = segments.join('');
+  const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, email, phone };
+  return keepPart(memo, inputs, node, part, 4 * text.length + 512);
+}
+
+const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, email: 0, phone: 0 });
 
 const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
   Object.entries(RUNTIME_SCOPES).map(([surface, text]) => [surface, Object.freeze({ source: `builtin:surface/${surface}`, text })]),

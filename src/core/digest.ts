@@ -34,7 +34,16 @@ export class PrefixHasher {
   private fresh: Hash | undefined;
   private hex: string | undefined = EMPTY_SHA256;
 
-  constructor(private readonly memo: Memo<string, PrefixStates> = noMemo()) {}
+  constructor(
+    private readonly memo: Memo<string, PrefixStates> = noMemo(),
+    /** The state after segments already hashed (a prefix planned earlier); the walk continues from it. */
+    from?: PrefixState,
+  ) {
+    if (from !== undefined) {
+      this.link = from;
+      this.hex = from.hex;
+    }
+  }
 
   push(segment: string, key?: string): void {
     if (this.fresh === undefined && key !== undefined) {
@@ -62,5 +71,21 @@ export class PrefixHasher {
   digest(): string {
     this.hex ??= this.fresh!.copy().digest('hex');
     return this.hex;
+  }
+
+  /** `digest()` for the last time: the running state is finished rather than copied, so nothing may be pushed after it. */
+  finish(): string {
+    if (this.hex === undefined) {
+      this.hex = this.fresh!.digest('hex');
+      this.fresh = undefined;
+      this.link = undefined;
+    }
+    return this.hex;
+  }
+
+  /** The state after everything pushed so far, to continue from later (never updated in place); undefined before any push. */
+  snapshot(): PrefixState | undefined {
+    if (this.fresh !== undefined) return { state: this.fresh.copy(), hex: this.digest() };
+    return this.link;
   }
 }

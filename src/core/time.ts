@@ -21,17 +21,20 @@ export interface Clock {
 /**
  * What the time functions may remember, owned by the caller (the service's cache set): a
  * formatter per zone (building one costs tens of µs), the local parts per zone and minute,
+ * the zone's offset per UTC hour (so a new minute costs arithmetic, not `formatToParts`),
  * and which zone names are valid. Without one every call computes afresh.
  */
 export interface TimeMemo {
   formatters: Memo<string, Intl.DateTimeFormat>;
   minutes: Memo<string, LocalMinute>;
+  hours: Memo<string, ZoneHour>;
   zones: Memo<string, boolean>;
 }
 
 export const NO_TIME_MEMO: TimeMemo = Object.freeze({
   formatters: noMemo<string, Intl.DateTimeFormat>(),
   minutes: noMemo<string, LocalMinute>(),
+  hours: noMemo<string, ZoneHour>(),
   zones: noMemo<string, boolean>(),
 });
 
@@ -72,6 +75,7 @@ function formatterFor(timeZone: string, memo: TimeMemo): Intl.DateTimeFormat {
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 /** A zone's local date and time parts for one minute, and the clock line they give. */
 export interface LocalMinute {
@@ -79,20 +83,81 @@ export interface LocalMinute {
   line: string;
 }
 
+/**
+ * A zone's offset through one UTC hour, when it is the same at the hour's first and last
+ * minute (tzdb never changes an offset twice within an hour), else null: every minute of
+ * that hour is then read from `Intl`.
+ */
+export interface ZoneHour {
+  offsetMs: number | null;
+  offset: string;
+}
+
+// Local parts by arithmetic on the hour's offset, for instants whose calendar the UTC
+// fields of a Date state exactly as Intl does (Gregorian, four-digit years).
+const ARITHMETIC_FROM_MS = Date.UTC(1900, 0, 1);
+const ARITHMETIC_UNTIL_MS = Date.UTC(9999, 0, 1);
+
 // formatToParts is the costly step and every caller wants minute precision: remembered by
-// zone and minute, so calls within a minute share one.
+// zone and minute, so calls within a minute share one; a new minute of an hour already
+// seen is arithmetic on that hour's offset.
 function localMinute(now: Date, timeZone: string, memo: TimeMemo): LocalMinute {
   const minute = Math.floor(now.getTime() / 60_000);
   const key = `${minute} ${timeZone}`;
   let entry = memo.minutes.get(key);
   if (entry === undefined) {
-    const parts = formatParts(new Date(minute * 60_000), timeZone, memo);
+    const parts = minuteParts(minute, timeZone, memo);
     const line =
       `Current date and time: ${parts.weekday} ${parts.day} ${parts.monthName} ${pad(parts.year, 4)}, ` +
       `${pad(parts.hour)}:${pad(parts.minute)} (${timeZone}, ${parts.offset})`;
     entry = memo.minutes.set(key, { parts, line }, 512);
   }
   return entry;
+}
+
+function minuteParts(minute: number, timeZone: string, memo: TimeMemo): LocalParts {
+  const ms = minute * 60_000;
+  if (ms < ARITHMETIC_FROM_MS || ms >= ARITHMETIC_UNTIL_MS) return formatParts(new Date(ms), timeZone, memo);
+  const hour = zoneHour(Math.floor(minute / 60), timeZone, memo);
+  if (hour.offsetMs === null) return formatParts(new Date(ms), timeZone, memo);
+  const local = new Date(ms + hour.offsetMs);
+  return {
+    year: local.getUTCFullYear(),
+    month: local.getUTCMonth() + 1,
+    day: local.getUTCDate(),
+    weekday: WEEKDAYS[local.getUTCDay()]!,
+    monthName: MONTHS[local.getUTCMonth()]!,
+    hour: local.getUTCHours(),
+    minute: local.getUTCMinutes(),
+    offset: hour.offset,
+  };
+}
+
+function zoneHour(hour: number, timeZone: string, memo: TimeMemo): ZoneHour {
+  const key = `${hour} ${timeZone}`;
+  let entry = memo.hours.get(key);
+  if (entry === undefined) {
+    const first = formatterFor(timeZone, memo).formatToParts(new Date(hour * 3_600_000));
+    const last = formatterFor(timeZone, memo).formatToParts(new Date(hour * 3_600_000 + 59 * 60_000));
+    const name = partOf(first, 'timeZoneName') ?? 'GMT';
+    const offsetMs = name === (partOf(last, 'timeZoneName') ?? 'GMT') ? offsetMillis(name) : null;
+    entry = memo.hours.set(key, { offsetMs, offset: normaliseOffset(name) }, 256);
+  }
+  return entry;
+}
+
+function partOf(parts: readonly Intl.DateTimeFormatPart[], type: Intl.DateTimeFormatPartTypes): string | undefined {
+  for (const part of parts) if (part.type === type) return part.value;
+  return undefined;
+}
+
+/** `GMT-08:00` → -28,800,000; `GMT+05:45:30` (historic local mean time) with its seconds; plain `GMT` → 0; else null. */
+function offsetMillis(name: string): number | null {
+  const match = /^(?:GMT|UTC)(?:([+-])(\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(name);
+  if (!match) return null;
+  if (match[1] === undefined) return 0;
+  const ms = (Number(match[2]) * 3600 + Number(match[3]) * 60 + Number(match[4] ?? 0)) * 1000;
+  return match[1] === '-' ? -ms : ms;
 }
 
 function localParts(now: Date, timeZone: string, memo: TimeMemo): LocalParts {

@@ -5,21 +5,67 @@
  * ever sent. The members that depend on the compiled result alone (the prompts, blocks,
  * cache plan and the persona's session) are written once per shared result (a persona
  * within one minute) and kept as bytes with it; the rest is written per request.
+ *
+ * A new result mostly repeats the one before: a persona at its next minute differs from the
+ * last only in the clock line and what is derived from it. So a result is written member by
+ * member (each with its own serializer, picked from the schema), and what it shares with
+ * earlier results is not written again: a member value that is the very object written
+ * before (the persona's tools) reuses its bytes, and the strings a result is joined from
+ * (its prompts, from their segments) and its long strings are escaped once per piece. JSON
+ * escaping is per character, so the JSON of a joined string is the joined JSON of its
+ * pieces; a surrogate pair split between two pieces is the one exception, and is escaped
+ * whole.
  */
 import fastJson from 'fast-json-stringify';
-import type { z } from 'zod';
+import { z } from 'zod';
+import type { Memo } from '../core/memo.js';
 import { serializerJsonSchema } from './zod.js';
 
 type ObjectSchema = z.ZodObject<z.ZodRawShape>;
+type Write = (value: unknown) => string;
+
+/** One member of an object schema, with its own serializer: `"key":value`, or nothing when it is absent. */
+interface Member {
+  key: string;
+  /** `"key":` as bytes. */
+  prefix: Buffer;
+  write: Write;
+  /** The member's own object schema, so a member object can be written member by member too. */
+  object: Members | undefined;
+  /**
+   * The JSON of member objects already written, by the object: a result that shares one
+   * with the result before (the persona's tools) does not write it again. Weak: it holds
+   * nothing alive, and values are never changed once handed out.
+   */
+  kept: WeakMap<object, Buffer>;
+}
+
+interface Members {
+  members: Member[];
+}
 
 interface Run {
   /** True for members that depend on the compiled result alone. */
   perResult: boolean;
-  write(value: Record<string, unknown>): string;
+  write: Write;
+  members: Member[];
 }
 
-/** The JSON of a shared result's members, run by run, as bytes; `null` for a run written per request. */
-export type ResultParts = ReadonlyArray<Buffer | null>;
+/** The JSON of a shared result's members, run by run, as chunks of bytes; `null` for a run written per request. */
+export type ResultParts = ReadonlyArray<readonly Buffer[] | null>;
+
+/** A string member that is exactly `pieces.join('')` (a prompt, from its segments). */
+export interface ComposedString {
+  readonly value: string;
+  readonly pieces: readonly string[];
+}
+
+export interface PieceOptions {
+  /** The result's strings that are joined from pieces; each piece's JSON is escaped once and kept. */
+  composed?: readonly ComposedString[];
+  /** Where escaped pieces are kept, by their text (the cache set's `answers.pieces` area). */
+  pieces?: Memo<string, Buffer>;
+}
 
 export interface AnswerEncoder {
   /**
@@ -28,7 +74,7 @@ export interface AnswerEncoder {
    */
   body(perRequest: Record<string, unknown>, result: () => Record<string, unknown>, parts?: ResultParts): string | Buffer;
   /** The result's members as bytes, for a shared result to keep and hand back to `body`. */
-  resultParts(result: Record<string, unknown>): ResultParts;
+  resultParts(result: Record<string, unknown>, options?: PieceOptions): ResultParts;
 }
 
 /** The order fast-json-stringify writes members in: required ones first, then optional ones, each in schema order. */
@@ -44,60 +90,176 @@ function members(json: string): string {
   return json.slice(1, -1);
 }
 
+function serializer(schema: ObjectSchema): Write {
+  return fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as Write;
+}
+
+/** The members of `schema` in wire order, each with its own serializer, and so on for member objects. */
+function membersOf(schema: ObjectSchema): Members {
+  return {
+    members: wireOrder(schema).map((key) => {
+      const write = serializer(schema.pick({ [key]: true } as Record<string, true>));
+      const inner = schema.shape[key];
+      const object = inner instanceof z.ZodObject ? membersOf(inner as ObjectSchema) : undefined;
+      return { key, prefix: Buffer.from(`${JSON.stringify(key)}:`), write, object, kept: new WeakMap<object, Buffer>() };
+    }),
+  };
+}
+
+/** Strings at least this long are escaped once per string and kept, like the pieces of a composed one. */
+const LONG_STRING = 512;
+/** Member objects whose JSON is at least this long are kept by identity. */
+const LONG_VALUE = 256;
+
+/** A high surrogate at the end of `a` and a low one at the start of `b`: one character, escaped differently apart. */
+function splitsPair(a: string, b: string): boolean {
+  const high = a.charCodeAt(a.length - 1);
+  const low = b.charCodeAt(0);
+  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
+}
+
+/** Pieces shorter than this (a clock line, a separator) are escaped each time rather than kept: they cost less than a lookup, and a new minute's would only age in the cache. */
+const KEPT_PIECE = 256;
+
+/** The UTF-8 JSON of `text` without its quotes, kept in `memo` by text. */
+function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
+  if (memo === undefined || text.length < KEPT_PIECE) return Buffer.from(JSON.stringify(text).slice(1, -1));
+  const known = memo.get(text);
+  if (known !== undefined) return known;
+  // The text is the key (UTF-16) and the bytes its value.
+  return memo.set(text, Buffer.from(JSON.stringify(text).slice(1, -1)), 2 * text.length + 3 * text.length + 64);
+}
+
+const QUOTE = Buffer.from('"');
+const NO_PIECES: PieceOptions = Object.freeze({});
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from('}');
+const EMPTY = Buffer.from('{}');
+
 /**
  * An encoder for `schema`: its members cut into runs in wire order, each run either all
- * per-result (`resultKeys`) or all per-request, each compiled to its own serializer. The
- * runs' members joined by commas are byte for byte what one serializer of the whole schema
- * writes.
+ * per-result (`resultKeys`) or all per-request. A per-request run is written by one
+ * serializer of its members; a result's runs member by member. Either way the runs' members
+ * joined by commas are byte for byte what one serializer of the whole schema writes.
  */
 export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySet<string>): AnswerEncoder {
+  const all = membersOf(schema).members;
   const runs: Run[] = [];
-  let keys: string[] = [];
+  let run: Member[] = [];
   let perResult: boolean | undefined;
   const flush = () => {
-    if (keys.length === 0) return;
-    const mask = Object.fromEntries(keys.map((key) => [key, true])) as Record<string, true>;
-    const write = fastJson(serializerJsonSchema(schema.pick(mask)) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
-    runs.push({ perResult: perResult === true, write });
-    keys = [];
+    if (run.length === 0) return;
+    const mask = Object.fromEntries(run.map((member) => [member.key, true])) as Record<string, true>;
+    runs.push({ perResult: perResult === true, write: serializer(schema.pick(mask)), members: run });
+    run = [];
   };
-  for (const key of wireOrder(schema)) {
-    const isResult = resultKeys.has(key);
+  for (const member of all) {
+    const isResult = resultKeys.has(member.key);
     if (perResult !== undefined && isResult !== perResult) flush();
     perResult = isResult;
-    keys.push(key);
+    run.push(member);
   }
   flush();
 
+  /** `value`'s JSON as chunks: from pieces or kept bytes where it can, else its own serializer. Empty when the member is absent. */
+  function memberChunks(member: Member, value: unknown, options: PieceOptions, out: Buffer[]): void {
+    if (typeof value === 'string') {
+      for (const { value: whole, pieces } of options.composed ?? []) {
+        if (value !== whole) continue;
+        const chunks: Buffer[] = [member.prefix, QUOTE];
+        for (let i = 0; i < pieces.length; i++) {
+          // A pair split between two pieces is one character only when escaped together: write the string whole.
+          if (i > 0 && splitsPair(pieces[i - 1]!, pieces[i]!)) {
+            out.push(member.prefix, QUOTE, escaped(value, undefined), QUOTE);
+            return;
+          }
+          if (pieces[i]!.length > 0) chunks.push(escaped(pieces[i]!, options.pieces));
+        }
+        chunks.push(QUOTE);
+        for (const chunk of chunks) out.push(chunk);
+        return;
+      }
+      if (value.length >= LONG_STRING) {
+        out.push(member.prefix, QUOTE, escaped(value, options.pieces), QUOTE);
+        return;
+      }
+    } else if (value !== null && typeof value === 'object') {
+      const known = member.kept.get(value);
+      if (known !== undefined) {
+        out.push(known);
+        return;
+      }
+      // A member object holding a joined string (a persona's session holds its instructions) is written member by member.
+      if (member.object !== undefined && !Array.isArray(value) && holdsComposed(value as Record<string, unknown>, options)) {
+        out.push(member.prefix, OPEN);
+        let first = true;
+        for (const inner of member.object.members) {
+          const before = out.length;
+          if (!first) out.push(COMMA);
+          memberChunks(inner, (value as Record<string, unknown>)[inner.key], options, out);
+          if (out.length === before + (first ? 0 : 1)) out.length = before;
+          else first = false;
+        }
+        out.push(CLOSE);
+        return;
+      }
+      const json = members(member.write({ [member.key]: value }));
+      const bytes = Buffer.from(json);
+      if (json.length >= LONG_VALUE) member.kept.set(value, bytes);
+      out.push(bytes);
+      return;
+    }
+    const json = members(member.write({ [member.key]: value }));
+    if (json.length > 0) out.push(Buffer.from(json));
+  }
+
+  /** The members of one run, joined by commas, as chunks (a request's sources, handed out again by a replayed session, reuse their bytes). */
+  function writeMembers(list: readonly Member[], value: Record<string, unknown>, options: PieceOptions): Buffer[] {
+    const out: Buffer[] = [];
+    for (const member of list) {
+      const before = out.length;
+      if (before > 0) out.push(COMMA);
+      memberChunks(member, value[member.key], options, out);
+      // An absent optional member writes nothing, and takes its comma back.
+      if (out.length === before + (before > 0 ? 1 : 0)) out.length = before;
+    }
+    return out;
+  }
+
+  function holdsComposed(value: Record<string, unknown>, options: PieceOptions): boolean {
+    for (const inner of Object.values(value)) {
+      if (typeof inner !== 'string') continue;
+      if (inner.length >= LONG_STRING) return true;
+      for (const { value: whole } of options.composed ?? []) if (inner === whole) return true;
+    }
+    return false;
+  }
+
   return {
-    resultParts(result) {
-      return runs.map((run) => (run.perResult ? Buffer.from(members(run.write(result))) : null));
+    resultParts(result, options = {}) {
+      return runs.map((each) => (each.perResult ? writeMembers(each.members, result, options) : null));
     },
     body(perRequest, result, parts) {
       if (parts === undefined) {
         // Written once (POST /compile, or a result not shared): one string, encoded once on the socket.
         let resultValue: Record<string, unknown> | undefined;
         const written: string[] = [];
-        for (const run of runs) {
-          const json = members(run.write(run.perResult ? (resultValue ??= result()) : perRequest));
+        for (const each of runs) {
+          const json = members(each.write(each.perResult ? (resultValue ??= result()) : perRequest));
           if (json.length > 0) written.push(json);
         }
         return `{${written.join(',')}}`;
       }
       const chunks: Buffer[] = [];
       for (let i = 0; i < runs.length; i++) {
-        const part = parts[i];
-        const json = part ?? Buffer.from(members(runs[i]!.write(perRequest)));
-        if (json.length === 0) continue;
-        chunks.push(chunks.length === 0 ? OPEN : COMMA, json);
+        const part = parts[i] ?? writeMembers(runs[i]!.members, perRequest, NO_PIECES);
+        if (part.length === 0) continue;
+        chunks.push(chunks.length === 0 ? OPEN : COMMA);
+        for (const chunk of part) chunks.push(chunk);
       }
       chunks.push(chunks.length === 0 ? EMPTY : CLOSE);
       return Buffer.concat(chunks);
     },
   };
 }
-
-const OPEN = Buffer.from('{');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from('}');
-const EMPTY = Buffer.from('{}');

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CacheArea } from '../caches.js';
 import { sha256Hex } from '../core/digest.js';
 import { buildHud, type Hud, type SnapshotFile } from '../core/hud.js';
 import type { CompiledContext, Subject } from '../core/types.js';
@@ -15,7 +16,7 @@ import { ProblemError } from '../errors.js';
 import type { ListingRecord, SourceRecord } from '../io/brain.js';
 import type { TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
-import type { AnswerEncoder, ResultParts } from './answer.js';
+import type { AnswerEncoder, ComposedString, ResultParts } from './answer.js';
 import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
@@ -156,24 +157,48 @@ interface EncodedResult {
 interface KeptHud {
   loaded: readonly SnapshotFile[];
   missing: readonly string[];
+  /** What of the compile the HUD shows: each block's kind, source and chars, and the budget. */
+  blocks: readonly Pick<CompiledContext['blocks'][number], 'kind' | 'source' | 'chars'>[];
+  limitChars: number;
+  usedChars: number;
   hud: Hud;
 }
 
 const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((item, i) => item === b[i]);
 
+/** Whether `kept` was built from the very snapshots and misses of `delivery` and the same blocks and budget: then `buildHud` would give it again. */
+function holds(kept: KeptHud, delivery: CompiledDelivery): boolean {
+  const { blocks, budget } = delivery.result.compiled;
+  if (kept.limitChars !== budget.limitChars || kept.usedChars !== budget.usedChars || kept.blocks.length !== blocks.length) return false;
+  if (!sameItems(kept.loaded, delivery.loaded) || !sameItems(kept.missing, delivery.absent)) return false;
+  return kept.blocks.every((block, i) => block.kind === blocks[i]!.kind && block.source === blocks[i]!.source && block.chars === blocks[i]!.chars);
+}
+
 /**
  * The delivery's HUD. A shared result keeps the one built for it, reused while the files read
  * are the very same snapshots (the brain hands out one per file version) and the same paths
  * were missing: a persona's answer within a minute costs a few comparisons, not a rebuild.
+ * A persona's next minute is a new result, but its reads are the day's replayed record (the
+ * same array): the HUD kept with that array is reused while it still holds (same blocks and
+ * budget), so the trace stores it by reference instead of serialising it again.
  */
-function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined): KeptHud {
-  if (kept && sameItems(kept.loaded, delivery.loaded) && sameItems(kept.missing, delivery.absent)) return kept;
-  const { compiled } = delivery.result;
-  return {
+function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined, answers: CacheArea<object, object>): KeptHud {
+  if (kept && holds(kept, delivery)) return kept;
+  const shared = delivery.result.shared === true;
+  const previous = shared ? (answers.get(delivery.loaded) as KeptHud | undefined) : undefined;
+  if (previous && holds(previous, delivery)) return previous;
+  const { blocks, budget } = delivery.result.compiled;
+  const built: KeptHud = {
     loaded: delivery.loaded,
     missing: delivery.absent,
-    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget }),
+    blocks,
+    limitChars: budget.limitChars,
+    usedChars: budget.usedChars,
+    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks, budget }),
   };
+  // Weakly, by the record's own array: it lives exactly as long as the day's snapshot that hands it out.
+  if (shared) answers.set(delivery.loaded, built, 256 + 320 * built.hud.files.length);
+  return built;
 }
 
 /**
@@ -206,7 +231,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const etag = encoded?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  const kept = hudFor(delivery, encoded?.hud);
+  const kept = hudFor(delivery, encoded?.hud, caches.answers);
   const { hud } = kept;
   const tracing = performance.now();
   try {
@@ -244,8 +269,11 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const json = !notModified && delivery.format === 'json';
   if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined) || encoded.hud !== kept)) {
     encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
-    if (json && encoded.parts === undefined) encoded.parts = delivery.answer.resultParts(resultMembers(result));
-    const bytes = (encoded.parts ?? []).reduce((sum, part) => sum + (part?.length ?? 0), 256 + 320 * hud.files.length);
+    if (json && encoded.parts === undefined) {
+      encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), pieces: caches.pieces });
+    }
+    let bytes = 256 + 320 * hud.files.length;
+    for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;
     caches.answers.set(result, encoded, bytes);
   }
   if (notModified) return reply.code(304).send();
@@ -261,6 +289,19 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   };
   // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
   return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), encoded?.parts));
+}
+
+/**
+ * The prompts as the segments they were joined from, so the answer escapes each segment once
+ * (a persona's next minute shares all but its clock line with the one before).
+ */
+function promptPieces(compiled: CompiledContext): ComposedString[] {
+  const { system, input } = compiled.segments;
+  const composed: ComposedString[] = [{ value: compiled.systemPrompt, pieces: system }];
+  if (compiled.inputPrompt !== null) {
+    composed.push({ value: compiled.inputPrompt, pieces: input }, { value: compiled.instructions, pieces: [...system, '\n\n', ...input] });
+  }
+  return composed;
 }
 
 /** The members of a response that come from the compiled result: the compile itself and the route's extras. */
@@ -288,9 +329,10 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
       format: delivery.format,
       conditional: request.headers['if-none-match'] !== undefined,
     },
-    sources: [...delivery.sources],
+    // As handed out (never changed): a replayed session's are the same arrays on every delivery, so the store writes their references once.
+    sources: delivery.sources as TraceEventInput['sources'] & object,
     ...(delivery.absent.length > 0 ? { absent: delivery.absent.map((path) => ({ path })) } : {}),
-    ...(delivery.listings.length > 0 ? { listings: [...delivery.listings] } : {}),
+    ...(delivery.listings.length > 0 ? { listings: delivery.listings as TraceEventInput['listings'] & object } : {}),
     ...(delivery.warnings.length > 0 ? { warnings: [...delivery.warnings] } : {}),
     // The event cannot hold its own write time: that is `trace` in Server-Timing and cc_trace_write_duration_seconds.
     timing: { readMs: round(readMs), compileMs: round(compileMs), untilTraceMs: sinceStart },

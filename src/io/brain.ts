@@ -102,14 +102,44 @@ export interface BrainReader {
 
 /** A per-request view of the brain that remembers what a compile relied on, for the trace. */
 export interface BrainSession extends BrainReader {
-  /** Files read successfully, in first-read order, each once. */
-  sources(): SourceRecord[];
+  /** Files read successfully, in first-read order, each once (after a replay, the record's own array: never changed). */
+  sources(): readonly SourceRecord[];
   /** Paths (files or directories) looked for and found missing, in first-seen order, each once. */
-  absent(): string[];
+  absent(): readonly string[];
   /** Directories listed, in first-listed order, each once. */
-  listings(): ListingRecord[];
+  listings(): readonly ListingRecord[];
   /** Files read successfully, in first-read order, each once, as a HUD snapshot describes them (tokens, line range). */
-  loaded(): SnapshotFile[];
+  loaded(): readonly SnapshotFile[];
+  /**
+   * What this session's reads relied on, to replay in a later session: every read answered
+   * from (or into) the reader's cache, with the lookups that confirm it. Null when a read
+   * cannot be replayed (not cached: changed too recently, unreadable, refused by the file
+   * system; or a listing of a missing directory).
+   */
+  record(): SessionRecord | null;
+  /**
+   * Whether every read of `record` would answer the same now: the reader still holds the
+   * very entries it answered from, and `lstat`s issued after this call (shared, as reads
+   * share them, by every replay and read of this event-loop turn) confirm their lookups. If
+   * so, this session takes them as its reads — its sources, absences and listings — and the
+   * caller may reuse whatever it derived from them; if not, nothing is taken and the caller
+   * reads as usual.
+   */
+  replay(record: SessionRecord): Promise<boolean>;
+}
+
+/** What one session's reads relied on (`BrainSession.record`); opaque, immutable, valid for the reader that made it. */
+export interface SessionRecord {
+  readonly reader: object;
+  readonly files: ReadonlyArray<{ readonly key: string; readonly entry: CachedFile }>;
+  readonly missing: ReadonlyArray<{ readonly path: string; readonly lookups: Lookup[] }>;
+  readonly directories: ReadonlyArray<{ readonly path: string; readonly entry: CachedListing }>;
+  /** Every lookup of the above, for one batch of `lstat`s. */
+  readonly lookups: readonly Lookup[];
+  readonly sources: readonly SourceRecord[];
+  readonly absent: readonly string[];
+  readonly listings: readonly ListingRecord[];
+  readonly loaded: readonly SnapshotFile[];
 }
 
 export interface Brain extends BrainReader {
@@ -260,6 +290,13 @@ export interface CachedFile {
   lookups: Lookup[];
   result: BrainFile;
 }
+
+/** What one read or listing of a session relied on (see `BrainSession.record`). */
+type Relied =
+  | { kind: 'file'; key: string; entry: CachedFile }
+  | { kind: 'missing'; path: string; lookups: Lookup[] }
+  | { kind: 'listing'; path: string; entry: CachedListing }
+  | { kind: 'none' };
 
 export interface CachedListing {
   lookups: Lookup[];
@@ -707,28 +744,51 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   }
 
   async function read(path: string, options: ReadOptions = {}): Promise<ReadResult> {
+    return (await readRelied(path, options)).result;
+  }
+
+  /** A read, and what it relied on for a session record: a cache entry, a confirmed miss, nothing (a refused path), or null (not replayable). */
+  async function readRelied(path: string, options: ReadOptions = {}): Promise<{ result: ReadResult; relied: Relied | null }> {
     const maxBytes = options.maxBytes ?? defaultMaxBytes;
     const keep = options.keep ?? 'head';
     const refusal = boundsRefusal(maxBytes, keep) ?? pathRefusal(path, options.within);
-    if (refusal !== undefined) return { status: 'refused', path, reason: refusal };
+    // Refused for what the path and bounds are: the same on any replay.
+    if (refusal !== undefined) return { result: { status: 'refused', path, reason: refusal }, relied: { kind: 'none' } };
     // The confinement is part of the key: a text read under the root alone never answers a read that must stay within a directory.
     const key = `${keep}:${maxBytes}:${options.within ?? ''}:${path}`;
     const cached = files.get(key);
     if (cached) {
-      if (await stillHolds(cached.lookups)) return cached.result;
+      if (await stillHolds(cached.lookups)) return { result: cached.result, relied: { kind: 'file', key, entry: cached } };
       // Otherwise a fresh read reports what is there (or wrong) now.
     } else {
       const gone = missing.get(path);
-      if (gone !== undefined && (await stillHolds(gone))) return { status: 'missing', path };
+      if (gone !== undefined && (await stillHolds(gone))) return { result: { status: 'missing', path }, relied: { kind: 'missing', path, lookups: gone } };
     }
-    return freshRead(path, maxBytes, keep, options.within, key);
+    const result = await freshRead(path, maxBytes, keep, options.within, key);
+    if (result.status === 'ok') {
+      const entry = files.get(key);
+      return { result, relied: entry?.result === result ? { kind: 'file', key, entry } : null };
+    }
+    const lookups = result.status === 'missing' ? missing.get(path) : undefined;
+    return { result, relied: lookups === undefined ? null : { kind: 'missing', path, lookups } };
   }
 
   async function list(path: string): Promise<ListResult> {
+    return (await listRelied(path)).result;
+  }
+
+  /** A listing, and what it relied on for a session record (as `readRelied`). */
+  async function listRelied(path: string): Promise<{ result: ListResult; relied: Relied | null }> {
     const refusal = pathRefusal(path, undefined);
-    if (refusal !== undefined) return { status: 'refused', path, reason: refusal };
+    if (refusal !== undefined) return { result: { status: 'refused', path, reason: refusal }, relied: { kind: 'none' } };
     const cached = listings.get(path);
-    if (cached && (await stillHolds(cached.lookups))) return cached.result;
+    if (cached && (await stillHolds(cached.lookups))) return { result: cached.result, relied: { kind: 'listing', path, entry: cached } };
+    const result = await listFresh(path);
+    const entry = result.status === 'ok' ? listings.get(path) : undefined;
+    return { result, relied: entry !== undefined && entry.result === result ? { kind: 'listing', path, entry } : null };
+  }
+
+  async function listFresh(path: string): Promise<ListResult> {
     const startedAt = now();
     const opened = await openInside(path, undefined, 'directory');
     if (opened.status !== 'found') return opened.status === 'missing' ? { status: 'missing', path } : { status: opened.status, path, reason: opened.reason };
@@ -817,12 +877,15 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
 
   function session(): BrainSession {
     const recorded = new Map<string, SourceRecord>();
-    const snapshot: SnapshotFile[] = [];
+    const snapshot = new Map<string, SnapshotFile>();
     const absent = new Set<string>();
     const listed = new Map<string, ListingRecord>();
+    const relied: Array<Relied | null> = [];
+    let replayed: SessionRecord | undefined;
     return {
       async read(path, readOptions = {}) {
-        const result = await read(path, readOptions);
+        const { result, relied: on } = await readRelied(path, readOptions);
+        relied.push(on);
         if (result.status === 'ok' && !recorded.has(path)) {
           const record: SourceRecord = {
             path,
@@ -835,21 +898,74 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
           };
           if (readOptions.within !== undefined) record.within = readOptions.within;
           recorded.set(path, record);
-          snapshot.push(snapshotOf(result, record.keep));
+          snapshot.set(path, snapshotOf(result, record.keep));
         } else if (result.status === 'missing') absent.add(path);
         return result;
       },
       async list(path) {
-        const result = await list(path);
+        const { result, relied: on } = await listRelied(path);
+        relied.push(on);
         if (result.status === 'ok' && !listed.has(path)) listed.set(path, listingOf(result));
         else if (result.status === 'missing') absent.add(path);
         return result;
       },
-      sources: () => [...recorded.values()],
-      absent: () => [...absent],
-      listings: () => [...listed.values()],
-      loaded: () => [...snapshot],
+      // A replay's reads come first, as they were made first; reads made after it follow.
+      sources: () => merged(replayed?.sources, recorded, (source) => source.path),
+      absent: () => merged(replayed?.absent, absent, (path) => path),
+      listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
+      loaded: () => merged(replayed?.loaded, snapshot, (file) => file.path),
+      record() {
+        if (replayed !== undefined) return relied.length === 0 ? replayed : null;
+        const files: Array<{ key: string; entry: CachedFile }> = [];
+        const misses: Array<{ path: string; lookups: Lookup[] }> = [];
+        const directories: Array<{ path: string; entry: CachedListing }> = [];
+        const lookups: Lookup[] = [];
+        for (const on of relied) {
+          if (on === null) return null;
+          if (on.kind === 'file') {
+            files.push({ key: on.key, entry: on.entry });
+            lookups.push(...on.entry.lookups);
+          } else if (on.kind === 'missing') {
+            misses.push({ path: on.path, lookups: on.lookups });
+            lookups.push(...on.lookups);
+          } else if (on.kind === 'listing') {
+            directories.push({ path: on.path, entry: on.entry });
+            lookups.push(...on.entry.lookups);
+          }
+        }
+        return Object.freeze({
+          reader: brain,
+          files,
+          missing: misses,
+          directories,
+          lookups,
+          sources: Object.freeze([...recorded.values()]),
+          absent: Object.freeze([...absent]),
+          listings: Object.freeze([...listed.values()]),
+          loaded: Object.freeze([...snapshot.values()]),
+        });
+      },
+      async replay(record) {
+        if (record.reader !== brain) return false;
+        for (const { key, entry } of record.files) if (files.get(key) !== entry) return false;
+        for (const { path, lookups } of record.missing) if (missing.get(path) !== lookups) return false;
+        for (const { path, entry } of record.directories) if (listings.get(path) !== entry) return false;
+        if (!(await stillHolds(record.lookups as Lookup[]))) return false;
+        replayed = record;
+        return true;
+      },
     };
+  }
+
+  /** `first` (a replayed record's own array, handed out as it is when nothing was read after it), then the items of `then` it lacks. */
+  function merged<T>(first: readonly T[] | undefined, then: ReadonlyMap<string, T> | ReadonlySet<T>, key: (item: T) => string): readonly T[] {
+    const items = [...then.values()] as T[];
+    if (first === undefined) return items;
+    if (items.length === 0) return first;
+    const seen = new Set(first.map(key));
+    const all = [...first];
+    for (const item of items) if (!seen.has(key(item))) all.push(item);
+    return all;
   }
 
   function listingOf(result: ListResult & { status: 'ok' }): ListingRecord {
@@ -858,7 +974,8 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     return record;
   }
 
-  return { root, read, list, verify, verifyAbsent, verifyListing, session };
+  const brain: Brain = { root, read, list, verify, verifyAbsent, verifyListing, session };
+  return brain;
 }
 
 /** The record of a listing: count, digest and (for a small directory) the names of its files. */

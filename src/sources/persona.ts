@@ -17,7 +17,15 @@
  */
 import { createCompiler, type Compiler } from '../core/compile.js';
 import { sha256Hex } from '../core/digest.js';
-import { buildMarsLiveContext, buildVenusLiveContext, type LiveContext } from '../core/persona/live-context.js';
+import {
+  buildMarsLiveContext,
+  finishVenusLiveContext,
+  LIVE_CONTEXT_MAX_CHARS,
+  prepareVenusLiveContext,
+  venusTimeKey,
+  type LiveContext,
+  type PreparedVenusLiveContext,
+} from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../core/persona/render.js';
 import { realtimeSession } from '../core/persona/session.js';
@@ -31,7 +39,7 @@ import { toAscii } from '../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { BrainReader, ListResult, ReadResult } from '../io/brain.js';
+import type { BrainReader, BrainSession, ListResult, ReadResult, SessionRecord } from '../io/brain.js';
 import { isSlug } from '../../schemas/ids.js';
 import { ToolsFileSchema } from '../../schemas/tools-file.js';
 import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
@@ -129,10 +137,12 @@ export interface PersonaSources {
   /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
   liveContextRedactions: RedactionCounts;
   topic: TopicSummary | null;
-  /** One per degraded source or ignored option, in a fixed order; never quotes brain text. */
-  warnings: string[];
-  /** Names everything the compile (and `extra`) depends on, so equal keys compile to the same result. */
+  /** One per degraded source or ignored option, in a fixed order; never quotes brain text. Shared: never changed. */
+  warnings: readonly string[];
+  /** Names everything the compile (and `extra`) depends on but the minute: with `clockKey`, equal keys compile to the same result. */
   compileKey?: string;
+  /** The clock line the compile shows (minute precision). */
+  clockKey?: string;
 }
 
 /** What the trace records of how a persona's clock was read: the zone used and where it came from. */
@@ -380,6 +390,9 @@ async function marsLiveContext(
   );
 }
 
+/** Venus's live context at a time of day, from files parsed once per version and day. */
+type VenusAt = (nowTime: string) => BuiltLiveContext;
+
 async function venusLiveContext(
   brain: BrainReader,
   setup: { tasks: Promise<ReadResult>; calendar: Promise<ReadResult>; inbox: Promise<ReadResult>; meetings: Promise<ListResult> },
@@ -387,26 +400,29 @@ async function venusLiveContext(
   ascii: boolean,
   warnings: Warnings,
   memo: SourceMemo,
-): Promise<BuiltLiveContext> {
+): Promise<VenusAt> {
   const [tasks, calendar, inbox, listing] = await Promise.all([setup.tasks, setup.calendar, setup.inbox, setup.meetings]);
   const texts = { tasks: warnings.text(tasks), calendar: warnings.text(calendar), inbox: warnings.text(inbox) };
   const meetingName = newestMeeting(warnings.listing(listing), clock.today, memo);
   const meetingRead = meetingName === undefined ? undefined : await brain.read(`meetings/${meetingName}`, PERSONA_READS.meeting);
   const meetingText = meetingRead === undefined ? undefined : warnings.text(meetingRead);
-  // Venus shows which events are already over, so its context depends on the minute too.
-  const key =
-    `live|venus|${ascii ? 1 : 0}|${clock.today}|${localTime(clock.now, clock.timeZone, memo.time)}|` +
-    `${identity(tasks)}|${identity(calendar)}|${identity(inbox)}|${meetingName ?? '-'}:${identity(meetingRead)}`;
-  return remembered(
+  // Parsed once per version of its files and day; only which events are over depends on the minute.
+  const preparedKey = `live|venus|${ascii ? 1 : 0}|${clock.today}|${identity(tasks)}|${identity(calendar)}|${identity(inbox)}|${meetingName ?? '-'}:${identity(meetingRead)}`;
+  const prepared = remembered(
     memo.parsed,
-    key,
-    () => {
+    preparedKey,
+    (): { venus: PreparedVenusLiveContext } => {
       const meeting = meetingName === undefined || meetingText === undefined ? undefined : { fileName: meetingName, text: meetingText };
       const partial = { tasks: readInPart(tasks), calendar: readInPart(calendar), inbox: readInPart(inbox) };
-      return finishLive(key, buildVenusLiveContext({ ...texts, meeting, partial }, clock, { time: memo.time }), warnings.reported, ascii);
+      return { venus: prepareVenusLiveContext({ ...texts, meeting, partial }, clock, { time: memo.time }) };
     },
-    liveBytes,
+    () => 4 * LIVE_CONTEXT_MAX_CHARS + 2 * preparedKey.length + 4096,
   );
+  const reported = new Set(warnings.reported);
+  return (nowTime) => {
+    const key = `${preparedKey}|${venusTimeKey(prepared.venus, nowTime)}`;
+    return remembered(memo.parsed, key, () => finishLive(key, finishVenusLiveContext(prepared.venus, nowTime), reported, ascii), liveBytes);
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -488,6 +504,12 @@ async function readTopic(
  * scope; the clock line in the operator's zone (volatile, last of the system prompt); the
  * live context and the topic (advisory input). Never throws for a bad brain; each file is
  * read at most once; `people/` and `companies/` are never touched.
+ *
+ * What a persona's sources are for one local day is remembered with the brain session's
+ * record of what it read: a later request for the same persona and options replays that
+ * record (every file revalidated as a read would, with stats issued after the request
+ * began) and, if it holds, applies only its own minute — so it sees every change completed
+ * before it asked, as a full read would, for a fraction of the work.
  */
 export async function readPersonaSources(
   brain: BrainReader,
@@ -496,6 +518,41 @@ export async function readPersonaSources(
   memo: SourceMemo = NO_SOURCE_MEMO,
 ): Promise<PersonaSources> {
   const persona = personaOrNotFound(request.persona);
+  const session = 'replay' in brain ? (brain as BrainSession) : undefined;
+  const key = session === undefined ? undefined : snapshotKey(persona, request, options, memo);
+  if (key !== undefined) {
+    const known = memo.parsed.get(key) as PersonaSnapshot | undefined;
+    if (known !== undefined && localDate(request.now, known.day.timeZone.timeZone, memo.time) === known.day.today && (await session!.replay(known.record))) {
+      return known.day.at(request.now);
+    }
+  }
+  const day = await gatherPersona(brain, persona, request, options, memo);
+  const record = session?.record();
+  if (key !== undefined && record) memo.parsed.set(key, { day, record } satisfies PersonaSnapshot, 4096 + 256 * record.lookups.length);
+  return day.at(request.now);
+}
+
+/** What a persona's sources are for one local day, and the reads they came from. */
+interface PersonaSnapshot {
+  day: PersonaDay;
+  record: SessionRecord;
+}
+
+/** A persona's sources for one local day: everything read and derived, and the minute applied per request. */
+interface PersonaDay {
+  timeZone: ResolvedTimeZone;
+  today: string;
+  at(now: Date): PersonaSources;
+}
+
+/** Names a request's persona and options (everything but the instant), for the day's snapshot. */
+function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): string {
+  const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
+  const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
+  return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
+}
+
+async function gatherPersona(brain: BrainReader, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): Promise<PersonaDay> {
   const now = request.now;
   const ascii = request.sanitize === 'ascii';
   const warnings = new Warnings();
@@ -529,10 +586,11 @@ export async function readPersonaSources(
   for (const warning of prepared.warnings) warnings.add(warning);
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
-  const live = mars
-    ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo)
-    : await venusLiveContext(brain, venus!, clock, ascii, warnings, memo);
-  for (const warning of live.warnings) warnings.add(warning);
+  const marsLive = mars ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo) : undefined;
+  const venusAt = venus ? await venusLiveContext(brain, venus, clock, ascii, warnings, memo) : undefined;
+  // The live context's own warnings go here, once the minute is known.
+  const head = [...warnings.list];
+  warnings.list.length = 0;
 
   let topic: ReadTopic | undefined;
   if (topicRead !== undefined) {
@@ -543,54 +601,90 @@ export async function readPersonaSources(
     warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
   }
   if (request.topicName !== undefined && topic?.source === undefined) warnings.add('topicName: ignored, as there is no topic block');
+  const tail = [...warnings.list];
 
-  const input: CompileInput = {
+  const { key, name, voice, description } = prepared.rendered;
+  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
+  const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
+  const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
+  const fixed = {
     subject: { kind: 'persona', id: persona.key },
     surface: 'voice',
     phase: 'start',
     policy: options.policy,
-    clock: { now, timeZone: zone.timeZone },
     identity: prepared.identity,
     persona: prepared.persona,
     tools: prepared.tools,
     hardRules: prepared.hardRules,
-    liveContext: { source: `builtin:${persona.key}/live-context`, text: live.text, brainDerived: true },
     ...(topic?.source ? { topic: topic.source } : {}),
     ...(request.engine !== undefined ? { engine: request.engine } : {}),
     // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
     sessionTools: prepared.sessionTools,
+  } as const;
+  const liveSource = `builtin:${persona.key}/live-context`;
+  // One list per live context (mars has one a day; venus one per set of events over), handed out again unchanged.
+  const warningsFor = new WeakMap<BuiltLiveContext, readonly string[]>();
+  const warningsOf = (live: BuiltLiveContext): readonly string[] => {
+    let list = warningsFor.get(live);
+    if (list === undefined) warningsFor.set(live, (list = Object.freeze([...head, ...live.warnings, ...tail])));
+    return list;
   };
-  const { key, name, voice, description } = prepared.rendered;
-  // The clock block only shows the minute, so calls within a minute share one compile.
-  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
-  const compileKey =
-    `${JSON.stringify(options.policy)}|${prepared.key}|${live.key}|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}|` + clockLine(now, zone.timeZone, memo.time);
   return {
-    input,
-    persona: { key, name, voice, description },
-    voice,
-    tools: prepared.sessionTools,
     timeZone: zone,
-    liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
-    topic: topic?.summary ?? null,
-    warnings: warnings.list,
-    compileKey,
+    today: clock.today,
+    at(at: Date): PersonaSources {
+      const live = marsLive ?? venusAt!(localTime(at, zone.timeZone, memo.time));
+      return {
+        input: { ...fixed, clock: { now: at, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
+        persona: { key, name, voice, description },
+        voice,
+        tools: prepared.sessionTools,
+        timeZone: zone,
+        liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
+        topic: topic?.summary ?? null,
+        warnings: warningsOf(live),
+        // The clock block only shows the minute, so calls within a minute share one compile.
+        compileKey: `${keyHead}${live.key}${keyTail}`,
+        clockKey: clockLine(at, zone.timeZone, memo.time),
+      };
+    },
   };
 }
 
+/** The policy as part of a key: serialised once per policy object (a route's is fixed). */
+function policyKey(policy: Policy, memo: SourceMemo): string {
+  return remembered(memo.parsed, policy, () => ({ key: JSON.stringify(policy) }), (value) => 2 * value.key.length + 64).key;
+}
+
+/**
+ * The compiles kept for one persona, files and options: the latest minutes only. A voice
+ * session connects at its own minute, so an older minute is rarely asked for again, and a
+ * result kept longer only ages into the old generation of the heap before it is dropped.
+ */
+interface KeptMinutes {
+  minutes: Array<{ clock: string; result: PersonaCompiled }>;
+}
+
+/** Minutes kept per persona, files and options: the current one and the one before (a caller straddling the boundary). */
+const KEPT_MINUTES = 2;
+
 /**
  * Compiles persona sources; the redactions count the live context's, the extras describe the
- * delivered blocks. Sources with the same `compileKey` get the same (shared, immutable) result.
+ * delivered blocks. Sources with the same `compileKey` and `clockKey` get the same (shared,
+ * immutable) result while it is one of the latest two minutes kept for that key.
  */
 export function compilePersona(sources: PersonaSources, compiler: Compiler = createCompiler(), memo: SourceMemo = NO_SOURCE_MEMO): PersonaCompiled {
-  if (sources.compileKey === undefined) return compilePersonaAfresh(sources, compiler);
-  return remembered(
-    memo.compiled,
-    sources.compileKey,
-    (): PersonaCompiled => ({ ...compilePersonaAfresh(sources, compiler), shared: true }),
-    // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments.
-    (result) => 8 * result.compiled.instructions.length + 2 * sources.compileKey!.length + 8 * 1024,
-  );
+  const { compileKey, clockKey } = sources;
+  if (compileKey === undefined || clockKey === undefined) return compilePersonaAfresh(sources, compiler);
+  const kept = memo.compiled.get(compileKey) as KeptMinutes | undefined;
+  const found = kept?.minutes.find((minute) => minute.clock === clockKey);
+  if (found !== undefined) return found.result;
+  const result: PersonaCompiled = { ...compilePersonaAfresh(sources, compiler), shared: true };
+  const minutes = [{ clock: clockKey, result }, ...(kept?.minutes ?? []).slice(0, KEPT_MINUTES - 1)];
+  // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments, per minute kept.
+  const bytes = minutes.reduce((sum, minute) => sum + 8 * minute.result.compiled.instructions.length + 8 * 1024, 2 * compileKey.length);
+  memo.compiled.set(compileKey, { minutes } satisfies KeptMinutes, bytes);
+  return result;
 }
 
 function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): PersonaCompiled {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createCaches } from '../../src/caches.js';
 import { ProblemError } from '../../src/errors.js';
 import {
   addDays,
@@ -164,6 +165,43 @@ describe('clockLine and localTime', () => {
   it('shows the offset in force on each side of a DST change', () => {
     expect(clockLine(at('2026-03-08T06:59:00Z'), 'America/New_York')).toBe('Current date and time: Sunday 8 March 2026, 01:59 (America/New_York, UTC-05:00)');
     expect(clockLine(at('2026-03-08T07:00:00Z'), 'America/New_York')).toBe('Current date and time: Sunday 8 March 2026, 03:00 (America/New_York, UTC-04:00)');
+  });
+
+  it('derives each new minute from its hour offset exactly as Intl formats that minute: DST changes, half-hour and historic offsets', () => {
+    // The reference: Intl for the minute itself, as the clock line was computed before hours were remembered.
+    const formats = new Map<string, Intl.DateTimeFormat>();
+    const format = (zone: string) => {
+      const options = { timeZone: zone, weekday: 'long', year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' } as const;
+      if (!formats.has(zone)) formats.set(zone, new Intl.DateTimeFormat('en-GB', options));
+      return formats.get(zone)!;
+    };
+    const reference = (minute: number, zone: string) => {
+      const parts = Object.fromEntries(
+        format(zone)
+          .formatToParts(new Date(minute * 60_000))
+          .map((part) => [part.type, part.value]),
+      );
+      const offset = /^(?:GMT|UTC)([+-]\d{2}:\d{2})?$/.exec(parts['timeZoneName'] ?? 'GMT')?.[1] ?? '+00:00';
+      return `Current date and time: ${parts['weekday']} ${parts['day']} ${parts['month']} ${String(parts['year']).padStart(4, '0')}, ${parts['hour']}:${parts['minute']} (${zone}, UTC${offset})`;
+    };
+    const zones = ['UTC', 'America/Los_Angeles', 'America/New_York', 'Europe/London', 'Europe/Dublin', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'America/St_Johns', 'Africa/Monrovia', 'Pacific/Chatham', 'Asia/Tehran', 'Pacific/Apia', 'America/Caracas', 'Europe/Amsterdam'];
+    const memo = createCaches().compiler.time;
+    // Every minute of the days around 2026's DST changes (and Lord Howe's half-hour one), in each zone.
+    for (const day of ['2026-03-08', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01']) {
+      const start = Date.parse(`${day}T00:00:00Z`) / 60_000 - 14 * 60;
+      for (const zone of zones) {
+        for (let minute = start; minute < start + 48 * 60; minute += 13) {
+          expect(clockLine(new Date(minute * 60_000 + 59_999), zone, memo), `${zone} ${minute}`).toBe(reference(minute, zone));
+        }
+      }
+    }
+    fc.assert(
+      fc.property(fc.constantFrom(...zones), fc.integer({ min: Date.UTC(1850, 0, 1) / 60_000, max: Date.UTC(2200, 0, 1) / 60_000 }), (zone, minute) => {
+        expect(clockLine(new Date(minute * 60_000), zone, memo)).toBe(reference(minute, zone));
+        expect(clockLine(new Date(minute * 60_000), 'UTC')).toBe(reference(minute, 'UTC'));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('uses a 24-hour clock with midnight as 00', () => {

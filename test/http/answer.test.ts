@@ -1,6 +1,7 @@
 import fastJson from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createCaches } from '../../src/caches.js';
 import { createAnswerEncoder, wireOrder } from '../../src/http/answer.js';
 import { serializerJsonSchema } from '../../src/http/zod.js';
 
@@ -38,6 +39,60 @@ describe('createAnswerEncoder', () => {
         expect(encoder.body(perRequest, () => result)).toBe(expected);
         expect(encoder.body(perRequest, () => result, encoder.resultParts(result)).toString()).toBe(expected);
       }
+    }
+  });
+
+  it('writes a result from kept pieces byte for byte as one serializer writes it: joined prompts, nested ones, long strings', () => {
+    const Composed = z.object({
+      runId: z.string(),
+      system: z.string(),
+      input: z.string().nullable(),
+      all: z.string(),
+      note: z.string(),
+      session: z.object({ type: z.literal('realtime'), all: z.string(), tools: z.array(z.object({ name: z.string() })) }),
+      warnings: z.array(z.string()),
+    });
+    const encoder = createAnswerEncoder(Composed, new Set(['system', 'input', 'all', 'note', 'session']));
+    const memo = createCaches().pieces;
+    const stable = ['Identity: "quoted" \u2028 \ud83d\ude00 ', 'x'.repeat(700), '\n\nRules\\ and \u0001 control'];
+    const tools = Array.from({ length: 20 }, (_unused, i) => ({ name: `tool_${i}` }));
+    for (const minute of ['09:05', '09:06']) {
+      const system = [...stable, `\n\nClock ${minute} — “now”`];
+      const input = ['{"block":"live-context","text":"é"}\n'];
+      const value = { system: system.join(''), input: input.join(''), all: `${system.join('')}\n\n${input.join('')}` };
+      const result = { ...value, note: 'n'.repeat(600), session: { type: 'realtime', all: value.all, tools } };
+      const composed = [
+        { value: value.system, pieces: system },
+        { value: value.input, pieces: input },
+        { value: value.all, pieces: [...system, '\n\n', ...input] },
+      ];
+      const perRequest = { runId: `r-${minute}`, warnings: ['w'] };
+      const parts = encoder.resultParts(result, { composed, pieces: memo });
+      expect(String(encoder.body(perRequest, () => result, parts))).toBe(whole(Composed, { ...perRequest, ...result }));
+    }
+    // Long pieces are escaped once and kept; short ones (a clock line) cost less to escape than to keep.
+    for (const piece of stable) expect(memo.get(piece) instanceof Buffer, piece.slice(0, 20)).toBe(piece.length >= 256);
+    expect(memo.stats().entries).toBe(2);
+  });
+
+  it('a surrogate pair split between two pieces is escaped as one character, as the whole string is', () => {
+    const Prompt = z.object({ prompt: z.string() });
+    const encoder = createAnswerEncoder(Prompt, new Set(['prompt']));
+    const pieces = ['smile \ud83d', '\ude00 there'];
+    const result = { prompt: pieces.join('') };
+    const parts = encoder.resultParts(result, { composed: [{ value: result.prompt, pieces }], pieces: createCaches().pieces });
+    expect(String(encoder.body({}, () => result, parts))).toBe(whole(Prompt, result));
+    expect(String(encoder.body({}, () => result, parts))).toContain('😀');
+  });
+
+  it('a short string with control characters beside a joined one is written as the schema serializer writes it', () => {
+    const Two = z.object({ prompt: z.string(), other: z.string() });
+    const encoder = createAnswerEncoder(Two, new Set(['prompt', 'other']));
+    const pieces = ['a'.repeat(600), 'b'];
+    for (const other of ['\u0000cc:0\u0000', 'x\u0000cc:1\u0000y', '\u0000cc:7\u0000', '\u0000cc:\u0000']) {
+      const result = { prompt: pieces.join(''), other };
+      const parts = encoder.resultParts(result, { composed: [{ value: result.prompt, pieces }], pieces: createCaches().pieces });
+      expect(String(encoder.body({}, () => result, parts)), JSON.stringify(other)).toBe(whole(Two, result));
     }
   });
 

@@ -655,3 +655,66 @@ describe('brain: what a session found missing and listed', () => {
     expect(await brain.verifyListing(session.listings()[0]!)).toEqual({ path: 'memory', changed: true, currentCount: null, currentSha256: null });
   });
 });
+
+describe('brain: session records and replays', () => {
+  it('replays what a session read into a new one with one batch of stats, its sources, absences and listings the same', async () => {
+    const root = await brainDir({ 'SOUL.md': 'soul', 'memory/2026-11-30.md': 'today', 'personas/venus.md': 'v' });
+    await settle();
+    const counting = countingFs();
+    const brain = createBrain(root, logger(), { fs: counting.fs });
+    const first = brain.session();
+    await Promise.all([first.read('SOUL.md'), first.read('memory/2026-11-30.md'), first.read('personas/mars.md'), first.list('memory')]);
+    const record = first.record();
+    expect(record).not.toBeNull();
+    counting.stats.length = 0;
+    const second = brain.session();
+    expect(await second.replay(record!)).toBe(true);
+    expect(second.sources()).toEqual(first.sources());
+    expect(second.absent()).toEqual(['personas/mars.md']);
+    expect(second.listings()).toEqual(first.listings());
+    // One stat per path looked up, all issued together.
+    const real = await realpath(root);
+    expect([...new Set(counting.stats.map((path) => relative(real, path)))].sort()).toEqual(['SOUL.md', 'memory', 'memory/2026-11-30.md', 'personas', 'personas/mars.md']);
+  });
+
+  it('does not replay once a file it read changed, a file it missed appeared, or a directory it listed gained a file', async () => {
+    const root = await brainDir({ 'SOUL.md': 'soul', 'memory/2026-11-30.md': 'today', 'personas/venus.md': 'v' });
+    await settle();
+    const brain = createBrain(root, logger());
+    const recorded = async () => {
+      const session = brain.session();
+      await Promise.all([session.read('SOUL.md'), session.read('personas/mars.md'), session.list('memory')]);
+      return session.record()!;
+    };
+    const changes: Array<() => Promise<void>> = [
+      () => writeFile(join(root, 'SOUL.md'), 'soul, rewritten'),
+      () => writeFile(join(root, 'personas/mars.md'), 'an override'),
+      () => writeFile(join(root, 'memory/2026-12-01.md'), 'tomorrow'),
+    ];
+    for (const change of changes) {
+      const record = await recorded();
+      expect(await brain.session().replay(record)).toBe(true);
+      await change();
+      const session = brain.session();
+      expect(await session.replay(record)).toBe(false);
+      expect(session.sources()).toEqual([]);
+      await settle();
+    }
+  });
+
+  it('records nothing to replay when a read was not cached (changed within a tick of the read), and replays no other reader’s record', async () => {
+    const root = await brainDir({ 'a.md': 'AAAA' });
+    const { ctimeMs } = await stat(join(root, 'a.md'));
+    const recent = createBrain(root, logger(), { now: () => ctimeMs + 5 });
+    const session = recent.session();
+    ok(await session.read('a.md'));
+    expect(session.record()).toBeNull();
+    await settle();
+    const brain = createBrain(root, logger());
+    const reader = brain.session();
+    ok(await reader.read('a.md'));
+    const record = reader.record()!;
+    expect(await createBrain(root, logger()).session().replay(record)).toBe(false);
+    expect(await brain.session().replay(record)).toBe(true);
+  });
+});

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
-import { buildMarsLiveContext, buildVenusLiveContext } from '../../src/core/persona/live-context.js';
+import { buildMarsLiveContext, finishVenusLiveContext, prepareVenusLiveContext } from '../../src/core/persona/live-context.js';
 import { createBrain, type BrainReader, type ListResult, type ReadOptions, type ReadResult } from '../../src/io/brain.js';
 import { compilePersona, personaOrNotFound, readPersonaSources, readTopicSources } from '../../src/sources/persona.js';
 import { ProblemError } from '../../src/errors.js';
@@ -12,7 +12,12 @@ import { copyExampleBrain } from '../helpers/app.js';
 // Wrapped so a test can tell a rebuilt live context from a memoised one.
 vi.mock('../../src/core/persona/live-context.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../src/core/persona/live-context.js')>();
-  return { ...original, buildMarsLiveContext: vi.fn(original.buildMarsLiveContext), buildVenusLiveContext: vi.fn(original.buildVenusLiveContext) };
+  return {
+    ...original,
+    buildMarsLiveContext: vi.fn(original.buildMarsLiveContext),
+    prepareVenusLiveContext: vi.fn(original.prepareVenusLiveContext),
+    finishVenusLiveContext: vi.fn(original.finishVenusLiveContext),
+  };
 });
 
 const OPTIONS = { defaultTimeZone: 'UTC', policy: DEFAULT_POLICY };
@@ -46,7 +51,8 @@ function recording(reader: BrainReader) {
 
 beforeEach(() => {
   vi.mocked(buildMarsLiveContext).mockClear();
-  vi.mocked(buildVenusLiveContext).mockClear();
+  vi.mocked(prepareVenusLiveContext).mockClear();
+  vi.mocked(finishVenusLiveContext).mockClear();
 });
 
 describe('readPersonaSources', () => {
@@ -109,12 +115,23 @@ describe('readPersonaSources', () => {
     await mars('2027-03-16T17:07:00Z');
     expect(buildMarsLiveContext).toHaveBeenCalledTimes(3);
 
-    // Venus shows which events are over, so a new minute rebuilds it; the same minute does not.
-    await venus('2027-03-15T17:05:00Z');
-    await venus('2027-03-15T17:05:30Z');
-    expect(buildVenusLiveContext).toHaveBeenCalledTimes(1);
-    await venus('2027-03-15T17:06:00Z');
-    expect(buildVenusLiveContext).toHaveBeenCalledTimes(2);
+    // Venus parses its files once per version and day; only which events are over depends on the
+    // minute, so a new minute finishes the text again only when an event has ended since.
+    const at = await venus('2027-03-15T16:05:00Z');
+    await venus('2027-03-15T16:05:30Z');
+    expect(prepareVenusLiveContext).toHaveBeenCalledTimes(1);
+    expect(finishVenusLiveContext).toHaveBeenCalledTimes(1);
+    const later = await venus('2027-03-15T16:41:00Z');
+    expect(later.input.liveContext!.text).toBe(at.input.liveContext!.text);
+    expect(finishVenusLiveContext).toHaveBeenCalledTimes(1);
+    // 18:30 Pottery class is the last event: from 18:31 on it is over.
+    await venus('2027-03-15T18:31:00Z');
+    expect(finishVenusLiveContext).toHaveBeenCalledTimes(2);
+    expect(prepareVenusLiveContext).toHaveBeenCalledTimes(1);
+    await writeFile(join(root, 'tasks/open.md'), '- [ ] P0 **Call the plumber**\n');
+    const tasksEdited = await venus('2027-03-15T18:32:00Z');
+    expect(prepareVenusLiveContext).toHaveBeenCalledTimes(2);
+    expect(tasksEdited.input.liveContext!.text).toContain('Call the plumber');
   });
 
   it('applies sanitize=ascii to every block text before the compile, so the digests describe ASCII', async () => {

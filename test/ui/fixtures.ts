@@ -91,9 +91,9 @@ export async function traceCompile(app: FastifyInstance, runId: string, at = new
     tokens: compiled.tokens,
     redactions: compiled.redactions,
     warnings: [...compiled.warnings, 'topic "launch" is a fixture'],
-    sources: session.sources(),
+    sources: [...session.sources()],
     absent: session.absent().map((path) => ({ path })),
-    listings: session.listings(),
+    listings: [...session.listings()],
     timing: { readMs: 0.3, compileMs: 0.2 },
   };
   await app.traces.append(event);

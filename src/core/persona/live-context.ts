@@ -222,16 +222,41 @@ export function groupThousands(count: number): string {
  * Venus's live context: the open-task count and the highest-priority task titles (priority
  * order, ties in file order), today's events in time order, the unread count with senders,
  * and a one-liner from the newest meeting. Bounded, single-line items, already scrubbed;
- * deterministic for the same sources and clock.
+ * deterministic for the same sources and clock. Equal to
+ * `finishVenusLiveContext(prepareVenusLiveContext(sources, clock, options), localTime(clock))`.
  */
 export function buildVenusLiveContext(sources: VenusSources, clock: Clock, options: VenusOptions = {}): LiveContext {
+  const prepared = prepareVenusLiveContext(sources, clock, options);
+  return finishVenusLiveContext(prepared, localTime(clock.now, clock.timeZone, options.time ?? NO_TIME_MEMO));
+}
+
+/**
+ * Everything of Venus's live context that depends on the sources and the date, not the
+ * time of day: the files parsed, their lines rendered and scrubbed. Only which of today's
+ * events are over depends on the minute (`finishVenusLiveContext`), so a caller can keep
+ * this per version of its files and day. Immutable.
+ */
+export interface PreparedVenusLiveContext {
+  readonly maxChars: number;
+  readonly maxEvents: number;
+  readonly today: string;
+  /** Warnings of the parsed sources, in the order the text takes them. */
+  readonly warnings: readonly string[];
+  readonly taskLines: ReadonlyArray<readonly [string, ...Item[]]>;
+  readonly inboxLines: ReadonlyArray<readonly [string, ...Item[]]>;
+  readonly meetingLines: ReadonlyArray<readonly [string, ...Item[]]>;
+  readonly calendar: { readonly date: string | undefined; readonly events: readonly CalendarEvent[]; readonly partial: boolean } | undefined;
+}
+
+/** Parses and renders what Venus's live context needs of its sources for `clock`'s date (see `PreparedVenusLiveContext`). */
+export function prepareVenusLiveContext(sources: VenusSources, clock: Clock, options: VenusOptions = {}): PreparedVenusLiveContext {
   const maxChars = options.maxChars ?? LIVE_CONTEXT_MAX_CHARS;
   const time = options.time ?? NO_TIME_MEMO;
   const today = localDate(clock.now, clock.timeZone, time);
   const out = new Builder();
 
   const partial = sources.partial ?? {};
-  const taskLines: Array<[string, Item?]> = [];
+  const taskLines: Array<[string, ...Item[]]> = [];
   if (out.usable('tasks/open.md', sources.tasks)) {
     const list: TaskList = parseTasks(sources.tasks);
     if (list.openCount + list.doneCount === 0 && hasBodyLines(sources.tasks)) {
@@ -250,7 +275,7 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
     }
   }
 
-  // Checked here so warnings follow the order of the text; parsed below, once its room is known.
+  // Checked here so warnings follow the order of the text; fitted when finished, once its room is known.
   let calendar = out.usable('calendar/today.md', sources.calendar) ? parseCalendar(sources.calendar) : undefined;
   if (calendar !== undefined && calendar.events.length === 0 && calendar.date === undefined && hasBodyLines(sources.calendar!)) {
     out.warnings.push('calendar/today.md: no "- HH:MM title" event lines; left out');
@@ -297,30 +322,61 @@ export function buildVenusLiveContext(sources: VenusSources, clock: Clock, optio
     }
   }
 
-  for (const [line, ...items] of taskLines) out.add(line, ...items.filter((item): item is Item => item !== undefined));
+  return {
+    maxChars,
+    maxEvents: options.maxEvents ?? 12,
+    today,
+    warnings: out.warnings,
+    taskLines,
+    inboxLines,
+    meetingLines,
+    calendar: calendar === undefined ? undefined : { date: calendar.date, events: calendar.events, partial: partial.calendar === true },
+  };
+}
+
+/**
+ * Which of today's events are over at `nowTime` (`HH:MM`), one character each: the only
+ * thing the finished text takes from the time of day, so two minutes with the same key
+ * finish to the same text.
+ */
+export function venusTimeKey(prepared: PreparedVenusLiveContext, nowTime: string): string {
+  let key = '';
+  for (const event of prepared.calendar?.events ?? []) key += (event.end ?? event.start) < nowTime ? '1' : '0';
+  return key;
+}
+
+/** Venus's live context at `nowTime` (`HH:MM`, the operator's local time) from its prepared parts. */
+export function finishVenusLiveContext(prepared: PreparedVenusLiveContext, nowTime: string): LiveContext {
+  const { maxChars, today, calendar } = prepared;
+  const out = new Builder();
+  out.warnings.push(...prepared.warnings);
+  for (const [line, ...items] of prepared.taskLines) out.add(line, ...items);
 
   // Events take the room the other parts leave; past events go first when some must.
-  const fixedLength = [...taskLines, ...inboxLines, ...meetingLines].reduce((sum, [line]) => sum + line.length + 1, LIVE_CONTEXT_HEADER.length + 1);
+  const fixedLength = [...prepared.taskLines, ...prepared.inboxLines, ...prepared.meetingLines].reduce(
+    (sum, [line]) => sum + line.length + 1,
+    LIVE_CONTEXT_HEADER.length + 1,
+  );
   if (calendar !== undefined) {
     const stale = calendar.date !== undefined && calendar.date !== today;
     if (stale) out.warnings.push(`calendar/today.md: dated ${calendar.date}, not today (${today})`);
     const heading = stale ? `Calendar (file dated ${calendar.date}; today is ${today}, so it may be out of date):` : `Today's calendar (${today}):`;
     if (calendar.events.length === 0) out.add(`${heading} no events listed.`);
     else {
-      const chosen = fitEvents(calendar.events, localTime(clock.now, clock.timeZone, time), {
-        room: maxChars - fixedLength - heading.length - 1 - (partial.calendar ? CALENDAR_PARTIAL.length + 1 : 0),
-        max: options.maxEvents ?? 12,
+      const chosen = fitEvents(calendar.events, nowTime, {
+        room: maxChars - fixedLength - heading.length - 1 - (calendar.partial ? CALENDAR_PARTIAL.length + 1 : 0),
+        max: prepared.maxEvents,
       });
       out.add(heading);
       if (chosen.earlier > 0) out.add(`- (${chosen.earlier} earlier ${chosen.earlier === 1 ? 'event' : 'events'} not shown)`);
       for (const event of chosen.shown) out.add(event.text, event.item);
       if (chosen.later > 0) out.add(`- (${chosen.later} later ${chosen.later === 1 ? 'event' : 'events'} not shown)`);
-      if (partial.calendar) out.add(CALENDAR_PARTIAL);
+      if (calendar.partial) out.add(CALENDAR_PARTIAL);
     }
   }
 
-  for (const [line, ...items] of inboxLines) out.add(line, ...items);
-  for (const [line, ...items] of meetingLines) out.add(line, ...items);
+  for (const [line, ...items] of prepared.inboxLines) out.add(line, ...items);
+  for (const [line, ...items] of prepared.meetingLines) out.add(line, ...items);
   return out.finish(maxChars);
 }
 

@@ -83,14 +83,76 @@ export class RecordDigests {
 }
 
 /**
+ * What events that deliver one shared compiled result have in common, written once per
+ * scope of references (a trace file): its result fields and its references, as JSON.
+ * Found by the identity of the event's `segments` (a shared result hands out the same
+ * object), and used only while its other parts are the very same objects too.
+ */
+export interface SharedRecord {
+  readonly blocks: unknown;
+  readonly cache: unknown;
+  readonly realtime: unknown;
+  readonly hud: unknown;
+  readonly budget: unknown;
+  readonly tokens: unknown;
+  readonly redactions: unknown;
+  readonly promptSha256: unknown;
+  readonly inputSha256: unknown;
+  /** `"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
+  readonly fields: string;
+  readonly chars: number;
+  /** `,"blocks":[…],"cache":…,"realtime":…,"hud":…` and `,"segments":{…}` references. */
+  readonly before: string;
+  readonly segmentRefs: string;
+}
+
+/**
+ * Shared records of one scope of references, by the `segments` object of the events they
+ * describe (`SEEN` after the first), and the references of a `sources` array handed out
+ * again (a replayed brain session's), by the array.
+ */
+export type SharedRecords = WeakMap<object, SharedRecord | typeof SEEN | string>;
+
+/** `,"sources":[…]` for an event, its references joined once per array when `shared` is given. */
+function sourceReferences(sources: TraceEventInput['sources'], refs: Refs, shared: SharedRecords | undefined): string {
+  if (!sources) return '';
+  const known = shared?.get(sources);
+  if (typeof known === 'string') return known;
+  const json = `,"sources":[${sources.map(refs.source).join(',')}]`;
+  shared?.set(sources, json);
+  return json;
+}
+
+/** A result seen once: a one-off compile is not worth keeping, so its record is kept from its second event on. */
+export const SEEN = Symbol('seen once');
+
+/**
  * The event as stored, as JSON text (an object), and its own fields for an index. Segment
  * texts, block summaries (only their summary fields: a compiled block passed whole would
  * store its content a second time), source records and the cache plan become references;
  * the references are spliced in as ready JSON, so only the event's own small fields are
- * serialised per call.
+ * serialised per call. Given `shared` (valid for `refs`' scope alone), the fields and
+ * references of a shared result are serialised once and spliced into every later event
+ * that delivers it, byte for byte as they would be written again.
  */
-export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
+export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: SharedRecords): { stored: StoredEvent<R>; json: string } {
   const { segments, blocks, sources, cache, realtime, hud } = event;
+  const found = segments === undefined ? undefined : shared?.get(segments);
+  const known = found === SEEN || typeof found === 'string' ? undefined : found;
+  if (
+    known !== undefined &&
+    known.blocks === blocks &&
+    known.cache === cache &&
+    known.realtime === realtime &&
+    known.hud === hud &&
+    known.budget === event.budget &&
+    known.tokens === event.tokens &&
+    known.redactions === event.redactions &&
+    known.promptSha256 === event.promptSha256 &&
+    known.inputSha256 === event.inputSha256
+  ) {
+    return sharedRecord<R>(event, refs, known, shared!);
+  }
   // Field by field rather than a rest spread, which costs more on this per-event path; the
   // type lists every other field of TraceEventInput, so a new one cannot be left out.
   const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } = {
@@ -118,15 +180,16 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
     receipts: event.receipts,
   };
   let chars = 0;
-  let references = '';
-  if (blocks) references += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
-  if (sources) references += `,"sources":[${sources.map(refs.source).join(',')}]`;
-  if (cache) references += `,"cache":${refs.json(cache)}`;
+  let before = '';
+  let segmentRefs = '';
+  if (blocks) before += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
+  const sourceRefs = sourceReferences(sources, refs, shared);
+  if (cache) before += `,"cache":${refs.json(cache)}`;
   if (realtime) {
     const names = JSON.stringify(realtime.tools.map((tool) => tool.name));
-    references += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.json(realtime.tools)}}`;
+    before += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.json(realtime.tools)}}`;
   }
-  if (hud) references += `,"hud":${refs.json(hud)}`;
+  if (hud) before += `,"hud":${refs.json(hud)}`;
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -135,12 +198,80 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs): { stored: St
           return refs.blob(text);
         })
         .join(',');
-    references += `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
+    segmentRefs = `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
   }
   const stored = plain as StoredEvent<R>;
   stored.chars = chars;
   const own = JSON.stringify(stored);
-  return { stored, json: `${own.slice(0, -1)}${references}}` };
+  if (segments !== undefined && shared !== undefined && blocks !== undefined && found === undefined) shared.set(segments, SEEN);
+  else if (segments !== undefined && shared !== undefined && blocks !== undefined) {
+    const fields = JSON.stringify({
+      promptSha256: event.promptSha256,
+      inputSha256: event.inputSha256,
+      budget: event.budget,
+      tokens: event.tokens,
+      redactions: event.redactions,
+    }).slice(1, -1);
+    const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
+    shared.set(segments, { blocks, cache, realtime, hud, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
+  }
+  return { stored, json: `${own.slice(0, -1)}${before}${sourceRefs}${segmentRefs}}` };
+}
+
+/** An event of a shared result: its own fields serialised, the result's spliced in where JSON.stringify would write them. */
+function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord, shared: SharedRecords): { stored: StoredEvent<R>; json: string } {
+  const head = JSON.stringify({
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
+    request: event.request,
+  });
+  const tail = JSON.stringify({
+    warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
+    error: event.error,
+    timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
+    chars: known.chars,
+  });
+  const sources = sourceReferences(event.sources, refs, shared);
+  const middle = known.fields.length > 0 ? `,${known.fields}` : '';
+  const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sources}${known.segmentRefs}}`;
+  // Typed like `plain` in eventRecord: a new field of TraceEventInput cannot be left out here either.
+  const stored: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number } = {
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
+    request: event.request,
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+    warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
+    error: event.error,
+    timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
+    chars: known.chars,
+  };
+  return { stored: stored as StoredEvent<R>, json };
 }
 
 /** Whether a parsed value has the fields every stored event has. */

@@ -4,9 +4,12 @@ import { EXAMPLE_BRAIN, PROJECT_ROOT } from '../../../src/config.js';
 import {
   buildMarsLiveContext,
   buildVenusLiveContext,
+  finishVenusLiveContext,
   groupThousands,
   LIVE_CONTEXT_HEADER,
   LIVE_CONTEXT_MAX_CHARS,
+  prepareVenusLiveContext,
+  venusTimeKey,
   type LiveContext,
   type VenusSources,
 } from '../../../src/core/persona/live-context.js';
@@ -199,6 +202,25 @@ describe('buildVenusLiveContext', () => {
     const context = buildVenusLiveContext({ tasks: `- [ ] ${title}`, calendar: `- 09:00 ${title}`, inbox: '', meeting: undefined }, clock);
     expectWellFormed(context);
     expect(context.text).not.toMatch(/7946|0958|415|555|0100|\+44/);
+  });
+
+  it('prepared once per day, finishes at any minute to what a build at that minute gives, and equal time keys finish equal', () => {
+    const events = ['- 08:00-08:30 Early call', '- 09:00 Standup', ...Array.from({ length: 30 }, (_unused, i) => `- ${String(10 + Math.floor(i / 3)).padStart(2, '0')}:${String((i % 3) * 20).padStart(2, '0')}-${String(10 + Math.floor(i / 3)).padStart(2, '0')}:${String((i % 3) * 20 + 15).padStart(2, '0')} Block ${i} with a title long enough to crowd the calendar`)].join('\n');
+    const sources = { ...exampleVenusSources(), calendar: events };
+    const prepared = prepareVenusLiveContext(sources, clock);
+    const byKey = new Map<string, LiveContext>();
+    for (let minute = 6 * 60; minute < 24 * 60; minute += 7) {
+      const time = `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
+      // 8 hours behind UTC in Portland.
+      const at = { ...clock, now: new Date(Date.UTC(2026, 10, 30, 8) + minute * 60_000) };
+      const finished = finishVenusLiveContext(prepared, time);
+      expect(finished, time).toEqual(buildVenusLiveContext(sources, at));
+      const key = venusTimeKey(prepared, time);
+      if (byKey.has(key)) expect(finished, time).toEqual(byKey.get(key));
+      else byKey.set(key, finished);
+    }
+    // The calendar does not fit, so the shown events move through the day.
+    expect(new Set([...byKey.values()].map((context) => context.text)).size).toBeGreaterThan(3);
   });
 
   it('fits a huge calendar by dropping past events first, then later ones, within 2,500 chars', () => {

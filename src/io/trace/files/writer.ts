@@ -3,7 +3,7 @@ import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
-import { eventRecord, type RecordDigests, type Refs, type StoredEvent } from '../event-record.js';
+import { eventRecord, type RecordDigests, type Refs, type SharedRecords, type StoredEvent } from '../event-record.js';
 import type { TraceEventInput, TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
 import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
@@ -66,6 +66,8 @@ interface WriterFile {
   blobs: Map<string, string>;
   /** Data records already in this file: sha256 → the JSON of a reference to it. */
   data: Map<string, string>;
+  /** What events of one shared compiled result have in common, with references into this file. */
+  shared: SharedRecords;
   entry: IndexedFile;
 }
 
@@ -331,6 +333,7 @@ export class FileWriter {
         events: 0,
         blobs: new Map(),
         data: new Map(),
+        shared: new WeakMap(),
         entry,
       };
       return this.file;
@@ -414,7 +417,7 @@ export class FileWriter {
     let link = target.link;
     let lastOffset = target.lastOffset;
     for (const event of batch) {
-      const { stored, json } = eventRecord<RecordRef>(event, refs);
+      const { stored, json } = eventRecord<RecordRef>(event, refs, target.shared);
       // The link is one MAC over bytes the write needs anyway.
       const bytes = Buffer.from(eventBody(json));
       const next = signer.link(link, bytes);

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import bundledRanks from 'gpt-tokenizer/esm/bpeRanks/o200k_base';
+import { O200K_BASE, o200kRanks } from '../src/tokenizer.js';
+
+describe('the service tokenizer (o200k_base)', () => {
+  it('reads from the .tiktoken file exactly the ranks the package bundles as JavaScript: every token, as a string or its bytes', () => {
+    const ranks = o200kRanks();
+    expect(ranks.length).toBe(bundledRanks.length);
+    let bytes = 0;
+    for (let rank = 0; rank < ranks.length; rank++) {
+      const ours = ranks[rank];
+      const theirs = bundledRanks[rank];
+      if (typeof theirs === 'string') expect(ours, `rank ${rank}`).toBe(theirs);
+      else {
+        bytes++;
+        expect(ours, `rank ${rank}`).toEqual(theirs);
+      }
+    }
+    // Tokens that are not valid UTF-8 alone (partial characters) are kept as bytes, as the package keeps them.
+    expect(bytes).toBeGreaterThan(1000);
+  });
+
+  it('counts as the package’s own o200k_base does: prose, code, other scripts, emoji, split characters and special-token text', () => {
+    const texts = [
+      'You are Mars, a thought partner for the inner life of the person who runs this assistant.',
+      'function add(a: number, b: number): number {\n  return a + b; // 42\n}',
+      'Привет, мир! こんにちは世界。 مرحبا بالعالم 🙂🚀👩‍👩‍👧',
+      '<<cc clock | trusted-directive | builtin:clock>>\nCurrent date and time: Monday 30 November 2026, 09:05 (America/Los_Angeles, UTC-08:00)',
+      '\u00e9\u0301 \ud83d\ude00 \u2028 \u0000 tabs\tand   spaces',
+    ];
+    for (const text of texts) expect(O200K_BASE.count(text), text).toBe(countTokens(text));
+    const special = 'You are Scribe. <|endoftext|><|im_start|>system';
+    expect(O200K_BASE.count(special)).toBe(countTokens(special, { disallowedSpecial: new Set() }));
+  });
+});
