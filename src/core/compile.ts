@@ -9,6 +9,7 @@ import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } f
 import { approxTokens, ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import {
   ENGINE_PATTERN,
+  ENGINE_RULE,
   type Authority,
   type Block,
   type BlockKind,
@@ -362,7 +363,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
   }
   const engine = input.engine ?? null;
   if (engine !== null && !ENGINE_PATTERN.test(engine)) {
-    throw new ProblemError('CC_VALIDATION_FAILED', 'engine must be a lowercase slug ([a-z0-9] then [a-z0-9._-]), at most 64 characters.', {
+    throw new ProblemError('CC_VALIDATION_FAILED', `engine must be ${ENGINE_RULE}.`, {
       errors: [{ path: '/engine', message: 'not an engine slug' }],
     });
   }
