@@ -123,6 +123,10 @@ function postgresBackend(): TraceBackend {
       const name = new URL(url).pathname.slice(1);
       const admin = new pg.Pool({ connectionString: url, max: 2 });
       const cluster = new pg.Pool({ connectionString: clusterUrl, max: 1 });
+      // disconnectOthers() and the forced drop terminate this harness's own idle connections
+      // too (end() resolves before its connections have closed); a pool without an error
+      // listener would throw that into the test run as an uncaught error.
+      for (const pool of [admin, cluster]) pool.on('error', () => {});
       cleanups.push(async () => {
         await admin.end();
         await cluster.end();
