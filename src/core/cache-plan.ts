@@ -156,8 +156,8 @@ function plan(
     const known = memo.get(key);
     const same = known?.tokenizer === counter.name ? known : undefined;
     if (same?.[field] !== undefined) return same[field];
-    // The clock, last of the prompt, is only ever counted alone: one count a minute.
-    const count = counter.count(followed ? text() + SEPARATOR : text());
+    // The clock, last of the prompt, is only ever counted alone: one count a minute, of its line alone.
+    const count = followed ? counter.count(text() + SEPARATOR) : planned.key === undefined ? countLabelled(text(), counter, memo) : counter.count(text());
     memo.set(key, { ...same, tokenizer: counter.name, [field]: count }, 2 * key.length + 96);
     return count;
   };
@@ -219,6 +219,34 @@ function plan(
       hash: hasher.snapshot() ?? from.hash,
     },
   };
+}
+
+/** A letter or digit: no o200k or cl100k pre-token holds a newline followed by one. */
+const WORD_START = /^[\p{L}\p{N}]/u;
+
+/** The tokenizers whose counts add up over pieces cut before a letter or digit that follows a newline (an estimate by length does not). */
+const preTokenized = (name: string): boolean => name === 'o200k_base' || name === 'cl100k_base';
+
+/**
+ * The tokens of an unkeyed piece (the clock: its label line, a newline, then a line new every
+ * minute), counted as its label line with the newline, remembered, plus the rest. No pre-token
+ * spans a newline followed by a letter or digit (the pattern's word and number alternatives
+ * cannot hold a newline; its punctuation one can only end with newlines or slashes; the rest
+ * are whitespace), so the two counts add up to the whole (test/core/cache-plan-tokens.test.ts
+ * holds this against counting the piece whole, minute by minute). Anything else is counted whole.
+ */
+function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+  const cut = text.indexOf('\n') + 1;
+  if (!preTokenized(counter.name) || cut === 0 || !WORD_START.test(text.slice(cut, cut + 2))) return counter.count(text);
+  const label = text.slice(0, cut);
+  // By the label's own text, which no segment key (a digest, or a segment's text after its separator) equals.
+  const known = memo.get(label);
+  let head = known?.tokenizer === counter.name ? known.alone : undefined;
+  if (head === undefined) {
+    head = counter.count(label);
+    memo.set(label, { tokenizer: counter.name, alone: head }, 2 * label.length + 96);
+  }
+  return head + counter.count(text.slice(cut));
 }
 
 function rememberedRouteKey(workerStableSha256: string, engine: string | null, routeKeys: Memo<string, string>): string {

@@ -38,6 +38,26 @@ interface Member {
    * nothing alive, and values are never changed once handed out.
    */
   kept: WeakMap<object, Buffer>;
+  /** For an array of objects: how one item is written, so an array is written item by item. */
+  items: Item | undefined;
+  /**
+   * The JSON of short values written before (a string under `LONG_STRING`, a number, null),
+   * by value: a new result repeats most of them (its input digest, route key, engine,
+   * tokenizer, voice, a persona's missing topic), and a schema serializer call costs more
+   * than the lookup (a nullable member is an `anyOf`, decided by validating the value).
+   */
+  short: Map<unknown, Buffer>;
+}
+
+/**
+ * One item of an array of objects, with its own serializer. A new result's arrays mostly
+ * hold the very objects of the result before (a persona's next minute shares every block
+ * but the clock's, and every cache boundary but the last): an item written before is not
+ * written again. Weak, like `Member.kept`.
+ */
+interface Item {
+  write: Write;
+  kept: WeakMap<object, Buffer>;
 }
 
 interface Members {
@@ -101,10 +121,20 @@ function membersOf(schema: ObjectSchema): Members {
       const write = serializer(schema.pick({ [key]: true } as Record<string, true>));
       const inner = schema.shape[key];
       const object = inner instanceof z.ZodObject ? membersOf(inner as ObjectSchema) : undefined;
-      return { key, prefix: Buffer.from(`${JSON.stringify(key)}:`), write, object, kept: new WeakMap<object, Buffer>() };
+      const items = inner instanceof z.ZodArray && inner.element instanceof z.ZodObject ? itemOf(inner.element as ObjectSchema) : undefined;
+      return { key, prefix: Buffer.from(`${JSON.stringify(key)}:`), write, object, kept: new WeakMap<object, Buffer>(), items, short: new Map() };
     }),
   };
 }
+
+/** An array item's writer: `{"i":item}` by the item schema's serializer, the wrapper cut off, so the bytes are what the array's serializer writes for it. */
+function itemOf(element: ObjectSchema): Item {
+  const wrapped = serializer(z.object({ i: element }));
+  return { write: (value) => wrapped({ i: value }).slice(5, -1), kept: new WeakMap<object, Buffer>() };
+}
+
+/** Short values kept per member; past this many the member starts again (a run id never recurs). */
+const SHORT_VALUES = 16;
 
 /** Strings at least this long are escaped once per string and kept, like the pieces of a composed one. */
 const LONG_STRING = 512;
@@ -116,6 +146,17 @@ function splitsPair(a: string, b: string): boolean {
   const high = a.charCodeAt(a.length - 1);
   const low = b.charCodeAt(0);
   return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
+}
+
+const isObject = (value: unknown): value is object => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** One array item's JSON, kept by the item (never changed once handed out). */
+function itemChunk(item: Item, value: object): Buffer {
+  const known = item.kept.get(value);
+  if (known !== undefined) return known;
+  const bytes = Buffer.from(item.write(value));
+  item.kept.set(value, bytes);
+  return bytes;
 }
 
 /** Pieces shorter than this (a clock line, a separator) are escaped each time rather than kept: they cost less than a lookup, and a new minute's would only age in the cache. */
@@ -133,6 +174,8 @@ function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
 const QUOTE = Buffer.from('"');
 const NO_PIECES: PieceOptions = Object.freeze({});
 const OPEN = Buffer.from('{');
+const OPEN_ARRAY = Buffer.from('[');
+const CLOSE_ARRAY = Buffer.from(']');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from('}');
 const EMPTY = Buffer.from('{}');
@@ -190,8 +233,18 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
         out.push(known);
         return;
       }
-      // A member object holding a joined string (a persona's session holds its instructions) is written member by member.
-      if (member.object !== undefined && !Array.isArray(value) && holdsComposed(value as Record<string, unknown>, options)) {
+      // An array of objects (blocks, cache boundaries) item by item, each item written once.
+      if (member.items !== undefined && Array.isArray(value) && value.length > 0 && value.every(isObject)) {
+        out.push(member.prefix, OPEN_ARRAY);
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out.push(COMMA);
+          out.push(itemChunk(member.items, value[i] as object));
+        }
+        out.push(CLOSE_ARRAY);
+        return;
+      }
+      // A member object holding a joined or long string (a persona's session holds its instructions), or an array of objects (the cache plan's boundaries), is written member by member.
+      if (member.object !== undefined && !Array.isArray(value) && splits(member.object, value as Record<string, unknown>, options)) {
         out.push(member.prefix, OPEN);
         let first = true;
         for (const inner of member.object.members) {
@@ -210,8 +263,20 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
       out.push(bytes);
       return;
     }
+    const known = member.short.get(value);
+    if (known !== undefined) {
+      out.push(known);
+      return;
+    }
     const json = members(member.write({ [member.key]: value }));
-    if (json.length > 0) out.push(Buffer.from(json));
+    if (json.length === 0) return;
+    const bytes = Buffer.from(json);
+    // Kept by value: a serializer's JSON of a string, number, boolean or null depends on that value alone.
+    if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      if (member.short.size >= SHORT_VALUES) member.short.clear();
+      member.short.set(value, bytes);
+    }
+    out.push(bytes);
   }
 
   /** The members of one run, joined by commas, as chunks (a request's sources, handed out again by a replayed session, reuse their bytes). */
@@ -227,11 +292,13 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
     return out;
   }
 
-  function holdsComposed(value: Record<string, unknown>, options: PieceOptions): boolean {
-    for (const inner of Object.values(value)) {
-      if (typeof inner !== 'string') continue;
-      if (inner.length >= LONG_STRING) return true;
-      for (const { value: whole } of options.composed ?? []) if (inner === whole) return true;
+  function splits(object: Members, value: Record<string, unknown>, options: PieceOptions): boolean {
+    for (const inner of object.members) {
+      const each = value[inner.key];
+      if (inner.items !== undefined && Array.isArray(each) && each.length > 0) return true;
+      if (typeof each !== 'string') continue;
+      if (each.length >= LONG_STRING) return true;
+      for (const { value: whole } of options.composed ?? []) if (each === whole) return true;
     }
     return false;
   }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/caches.js';
-import { compile, createCompiler, PROVIDER_MINIMUM_TOKENS, type CompiledContext, type CompileInput, type TokenCounter } from '../../src/core/index.js';
+import { compile, createCompiler, ESTIMATE_COUNTER, PROVIDER_MINIMUM_TOKENS, type CompiledContext, type CompileInput, type TokenCounter } from '../../src/core/index.js';
 import { O200K_BASE } from '../../src/tokenizer.js';
 import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
 
@@ -90,11 +90,36 @@ describe('cache plan tokens (o200k_base)', () => {
     expect(tools).toEqual([2]);
     compiler.compile({ ...input });
     expect(texts).toHaveLength(first);
-    // A new minute: only the clock line is new, and it is counted once, alone (it ends the prompt).
+    // The clock's label line was counted once, with its newline.
+    expect(texts).toContain('<<cc clock | trusted-directive | builtin:clock>>\n');
+    // A new minute: only the clock line is new, and it is counted once, alone (it ends the prompt), without its label.
     compiler.compile({ ...input, clock: { now: new Date('2026-11-30T17:21:00Z'), timeZone: 'America/Los_Angeles' } });
     expect(texts.slice(first)).toHaveLength(1);
-    expect(texts.at(-1)).toMatch(/^<<cc clock \| trusted-directive \| builtin:clock>>\nCurrent date and time: .*09:21/);
+    expect(texts.at(-1)).toMatch(/^Current date and time: .*09:21/);
     expect(tools).toEqual([2]);
+  });
+
+  it('counts a new minute exactly: the clock line counted apart from its label adds up to the prompt counted whole, minute by minute, in any zone', () => {
+    const compiler = createCompiler({ memo: createCaches().compiler, tokenizer: O200K_BASE });
+    const input = voicePersona();
+    const start = Date.parse('2026-11-30T00:00:00Z');
+    for (const timeZone of ['UTC', 'America/Los_Angeles', 'Asia/Kolkata', 'Asia/Tokyo', 'Europe/Berlin']) {
+      // Every 7 minutes over two days: each hour and minute digit, both days of the week, the date's change.
+      for (let minute = 0; minute < 2 * 24 * 60; minute += 7) {
+        const at = { ...input, clock: { now: new Date(start + minute * 60_000), timeZone } };
+        expectExactBoundaries(compiler.compile(at), at);
+      }
+    }
+  });
+
+  it('an estimate is never counted in pieces: the clock is counted with its label, as it always was (rounding per piece would change it)', () => {
+    const { counter, texts } = recording(ESTIMATE_COUNTER);
+    const compiler = createCompiler({ memo: createCaches().compiler, tokenizer: counter });
+    for (const now of ['2026-11-30T17:20:00Z', '2026-11-30T17:21:00Z']) {
+      const at = { ...voicePersona(), clock: { now: new Date(now), timeZone: 'UTC' } };
+      expect(compiler.compile(at).cache).toEqual(compile(at).cache);
+      expect(texts.at(-1)).toMatch(/^<<cc clock \| trusted-directive \| builtin:clock>>\nCurrent date and time: /);
+    }
   });
 
   it('regression: text that spells a special token (<|endoftext|>) is counted as text, not a thrown error and a 500', () => {

@@ -75,6 +75,35 @@ describe('createAnswerEncoder', () => {
     expect(memo.stats().entries).toBe(2);
   });
 
+  it('writes arrays of objects item by item, reusing an item handed out again, byte for byte as one serializer writes them', () => {
+    const Plan = z.object({
+      blocks: z.array(z.object({ kind: z.string(), content: z.string(), note: z.string().optional(), sha: z.string().nullable() })),
+      cache: z.object({ key: z.string(), engine: z.string().nullable(), boundaries: z.array(z.object({ at: z.number(), sha: z.string() })), empty: z.array(z.object({ a: z.number() })) }),
+    });
+    const encoder = createAnswerEncoder(Plan, new Set(['blocks', 'cache']));
+    const stable = [
+      { kind: 'identity', content: 'Who "you" are \u2028', sha: null },
+      { kind: 'rules', content: 'r'.repeat(700), note: 'n\u0001', sha: 'abc' },
+    ];
+    const boundary = { at: 12, sha: 'def' };
+    const written: string[] = [];
+    for (const minute of ['09:05', '09:06']) {
+      // A new array each minute, holding the very stable items and a new clock item.
+      const result = {
+        blocks: [...stable, { kind: 'clock', content: `Clock ${minute} — “now”`, sha: minute }],
+        cache: { key: 'k', engine: null, boundaries: [boundary, { at: 40, sha: minute }], empty: [] },
+      };
+      const bytes = String(encoder.body({}, () => result, encoder.resultParts(result)));
+      expect(bytes).toBe(whole(Plan, result));
+      written.push(bytes);
+    }
+    // An item changed in place would show: reuse is by identity, so this proves the bytes came from the kept item.
+    (stable[0] as { content: string }).content = 'changed';
+    const again = { blocks: [...stable], cache: { key: 'k', engine: 'e', boundaries: [boundary], empty: [] } };
+    expect(String(encoder.body({}, () => again, encoder.resultParts(again)))).toContain('Who \\"you\\" are');
+    expect(written[0]).not.toBe(written[1]);
+  });
+
   it('a surrogate pair split between two pieces is escaped as one character, as the whole string is', () => {
     const Prompt = z.object({ prompt: z.string() });
     const encoder = createAnswerEncoder(Prompt, new Set(['prompt']));

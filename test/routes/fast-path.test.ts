@@ -101,8 +101,31 @@ function expectConsistent(answer: Answer, query: string): void {
   expect(answer.budget.usedChars, query).toBe(answer.instructions.length);
 }
 
+/**
+ * The event traced for `runId`, read back through `GET /runs/:runId/trace`, against the
+ * answer a plain compile gives: the prompts rebuilt from the stored segments, their digests,
+ * blocks, budget, cache plan (exact tokens included), token counts, redactions and session.
+ */
+async function expectTraced(app: Awaited<ReturnType<typeof buildTestApp>>['app'], runId: string, plain: Record<string, unknown>, label: string): Promise<void> {
+  const response = await app.inject({ method: 'GET', url: `/runs/${runId}/trace`, headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+  expect(response.statusCode, label).toBe(200);
+  const events = (response.json() as { events: Array<Record<string, unknown>> }).events;
+  expect(events, label).toHaveLength(1);
+  const event = events[0]!;
+  expect(event['verified'], label).toBe(true);
+  for (const key of ['systemPrompt', 'inputPrompt', 'promptSha256', 'inputSha256', 'budget', 'cache', 'tokens', 'redactions']) expect(event[key], `${label} trace ${key}`).toEqual(plain[key]);
+  const summary = ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }: Record<string, unknown>) => ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 });
+  expect((event['blocks'] as Array<Record<string, unknown>>).map(summary), `${label} trace blocks`).toEqual((plain['blocks'] as Array<Record<string, unknown>>).map(summary));
+  const session = plain['session'] as { instructions: string; audio: { output: { voice: string } }; tools: Array<{ name: string }> };
+  const realtime = event['realtime'] as { voice: string; toolNames: string[]; tools: unknown };
+  expect(`${event['systemPrompt']}\n\n${event['inputPrompt']}`, `${label} trace instructions`).toBe(session.instructions);
+  expect(realtime.voice, label).toBe(session.audio.output.voice);
+  expect(realtime.toolNames, label).toEqual(session.tools.map((tool) => tool.name));
+  expect(realtime.tools, label).toEqual(session.tools);
+}
+
 describe('the fast path answers byte for byte what a plain compile gives', () => {
-  it('mars and venus at new and repeated minutes, with a topic, ASCII, an engine, the HUD and a changed file: prompts, digests, token counts, cache plan, session, HUD, whole body', { timeout: 90_000 }, async () => {
+  it('mars and venus at new and repeated minutes, with a topic, ASCII, an engine, the HUD and a changed file: prompts, digests, token counts, cache plan, session, HUD, whole body, and the trace event read back', { timeout: 90_000 }, async () => {
     const brain = await copyExampleBrain();
     // A full day: venus shows fewer of the events that are over as the day goes on, so her blocks change with the minute.
     const events = Array.from({ length: 24 }, (_, i) => `- ${String(7 + Math.floor(i / 2)).padStart(2, '0')}:${i % 2 === 0 ? '00' : '30'} Event number ${i + 1}`);
@@ -138,7 +161,9 @@ describe('the fast path answers byte for byte what a plain compile gives', () =>
       const response = await app.inject({ method: 'GET', url: query, headers: { authorization: `Bearer ${TEST_TOKEN}` } });
       expect(response.statusCode, query).toBe(200);
       const answer = response.json() as Answer;
-      expect(response.body, query).toBe(await plainAnswer(brain, request, answer, hud));
+      const plainBody = await plainAnswer(brain, request, answer, hud);
+      expect(response.body, query).toBe(plainBody);
+      await expectTraced(app, answer.runId, JSON.parse(plainBody) as Record<string, unknown>, query);
       // And, whatever both share, what the digests and the plan promise of the bytes.
       expectConsistent(answer, query);
       expect(answer.session.instructions, query).toBe(answer.instructions);
