@@ -153,32 +153,6 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
   ) {
     return sharedRecord<R>(event, refs, known, shared!);
   }
-  // Field by field rather than a rest spread, which costs more on this per-event path; the
-  // type lists every other field of TraceEventInput, so a new one cannot be left out.
-  const plain: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } = {
-    runId: event.runId,
-    at: event.at,
-    route: event.route,
-    subject: event.subject,
-    surface: event.surface,
-    status: event.status,
-    outcome: event.outcome,
-    requestId: event.requestId,
-    traceparent: event.traceparent,
-    request: event.request,
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
-    warnings: event.warnings,
-    absent: event.absent,
-    listings: event.listings,
-    error: event.error,
-    timing: event.timing,
-    recall: event.recall,
-    receipts: event.receipts,
-  };
   let chars = 0;
   let before = '';
   let segmentRefs = '';
@@ -200,8 +174,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
         .join(',');
     segmentRefs = `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
   }
-  const stored = plain as StoredEvent<R>;
-  stored.chars = chars;
+  const stored = ownFields(event, chars) as StoredEvent<R>;
   const own = JSON.stringify(stored);
   if (segments !== undefined && shared !== undefined && blocks !== undefined && found === undefined) shared.set(segments, SEEN);
   else if (segments !== undefined && shared !== undefined && blocks !== undefined) {
@@ -245,32 +218,7 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
   const sources = sourceReferences(event.sources, refs, shared);
   const middle = known.fields.length > 0 ? `,${known.fields}` : '';
   const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sources}${known.segmentRefs}}`;
-  // Typed like `plain` in eventRecord: a new field of TraceEventInput cannot be left out here either.
-  const stored: { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number } = {
-    runId: event.runId,
-    at: event.at,
-    route: event.route,
-    subject: event.subject,
-    surface: event.surface,
-    status: event.status,
-    outcome: event.outcome,
-    requestId: event.requestId,
-    traceparent: event.traceparent,
-    request: event.request,
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
-    warnings: event.warnings,
-    absent: event.absent,
-    listings: event.listings,
-    error: event.error,
-    timing: event.timing,
-    recall: event.recall,
-    receipts: event.receipts,
-    chars: known.chars,
-  };
+  const stored = ownFields(event, known.chars);
   return { stored: stored as StoredEvent<R>, json };
 }
 
@@ -467,4 +415,41 @@ export function parseRecordJson(json: string, expectedSha: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
+ * HUD and segments go in by reference). Field by field rather than a rest spread, which
+ * costs more on this per-event path; the type lists every other field of TraceEventInput,
+ * so a new one cannot be left out.
+ */
+function ownFields(
+  event: TraceEventInput,
+  chars: number,
+): { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number } {
+  return {
+    runId: event.runId,
+    at: event.at,
+    route: event.route,
+    subject: event.subject,
+    surface: event.surface,
+    status: event.status,
+    outcome: event.outcome,
+    requestId: event.requestId,
+    traceparent: event.traceparent,
+    request: event.request,
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+    warnings: event.warnings,
+    absent: event.absent,
+    listings: event.listings,
+    error: event.error,
+    timing: event.timing,
+    recall: event.recall,
+    receipts: event.receipts,
+    chars,
+  };
 }
