@@ -19,21 +19,11 @@ import {
 } from '../../src/core/index.js';
 // Not part of the core's public surface: the block text of connections.json, tested on its own.
 import { connectionsText } from '../../src/core/compile.js';
-import { ProblemError } from '../../src/errors.js';
 import { chatTurn, governedWorker, queuedTask } from './golden/cases.js';
+import { thrown } from '../helpers/turns.js';
 
 const kinds = (compiled: CompiledContext) => compiled.blocks.map((block) => block.kind);
 const block = (compiled: CompiledContext, kind: string) => compiled.blocks.find((candidate) => candidate.kind === kind);
-
-function thrown(fn: () => unknown): ProblemError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ProblemError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProblemError');
-}
 
 describe('governed blocks: placement', () => {
   it('places blueprint, connections and role as trusted worker-stable blocks, experiences as advisory input', () => {

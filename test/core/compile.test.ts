@@ -12,8 +12,8 @@ import {
   type CompileInput,
 } from '../../src/core/index.js';
 import { parseInstant } from '../../src/core/time.js';
-import { ProblemError } from '../../src/errors.js';
 import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
+import { thrown } from '../helpers/turns.js';
 
 function labels(systemPrompt: string): string[] {
   return systemPrompt.split('\n').filter((line) => LABEL_LINE.test(line));
@@ -25,16 +25,6 @@ function inputObjects(compiled: CompiledContext): Array<Record<string, string>> 
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, string>);
-}
-
-function thrown(fn: () => unknown): ProblemError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ProblemError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProblemError');
 }
 
 describe('compile: layout', () => {

@@ -4,19 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { LABEL_LINE } from '../../src/core/index.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
 import { valueOf } from '../helpers/metrics.js';
+import { scribeTurn, TURN_NOW } from '../helpers/turns.js';
 
 const PROBLEM = /^application\/problem\+json/;
-const NOW = '2026-11-30T17:20:00Z';
-
-const turn = (overrides: Record<string, unknown> = {}) => ({
-  phase: 'turn',
-  surface: 'chat',
-  worker: 'scribe',
-  channelId: 'general',
-  message: 'Please tighten the sign-off of my email.',
-  now: NOW,
-  ...overrides,
-});
+const NOW = TURN_NOW;
 
 async function appOn(brainRoot?: string, env: Record<string, string> = {}) {
   const BRAIN_ROOT = brainRoot ?? (await copyExampleBrain());
@@ -35,7 +26,7 @@ function labelLines(text: string): string[] {
 describe('POST /compile', () => {
   it('compiles a worker turn from the brain: identity, purpose, notes, message', async () => {
     const { compile } = await appOn();
-    const response = await compile(turn());
+    const response = await compile(scribeTurn());
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(body).toMatchObject({ worker: 'scribe', surface: 'chat', phase: 'turn', warnings: [] });
@@ -68,8 +59,8 @@ describe('POST /compile', () => {
 
   it('gives the same promptSha256 (and bytes) for the same request twice', async () => {
     const { compile } = await appOn();
-    const first = (await compile(turn())).json();
-    const second = (await compile(turn())).json();
+    const first = (await compile(scribeTurn())).json();
+    const second = (await compile(scribeTurn())).json();
     expect(second.promptSha256).toBe(first.promptSha256);
     expect(second.inputSha256).toBe(first.inputSha256);
     expect(second.instructions).toBe(first.instructions);
@@ -78,7 +69,7 @@ describe('POST /compile', () => {
 
   it('records the instant it used when the request gave no now (nowUsed), which reproduces the prompt', async () => {
     const { app, compile } = await appOn();
-    const { now: _now, ...unpinned } = turn({ runId: 'unpinned' });
+    const { now: _now, ...unpinned } = scribeTurn({ runId: 'unpinned' });
     const first = (await compile(unpinned)).json();
     const [event] = (await app.inject('/runs/unpinned/trace')).json().events;
     expect(event.request.now).toBeNull();
@@ -116,8 +107,8 @@ describe('POST /compile', () => {
       { id: 'search', description: 'Search shared documents.' },
       { id: 'calendar.read', description: "Read today's calendar." },
     ];
-    const a = (await compile(turn({ capabilities }))).json();
-    const b = (await compile(turn({ capabilities: [...capabilities].reverse() }))).json();
+    const a = (await compile(scribeTurn({ capabilities }))).json();
+    const b = (await compile(scribeTurn({ capabilities: [...capabilities].reverse() }))).json();
     expect(a.promptSha256).toBe(b.promptSha256);
     expect(a.cache.routeKey).toBe(b.cache.routeKey);
   });
@@ -125,7 +116,7 @@ describe('POST /compile', () => {
   it('places briefing, evidence and preferences in the input with their authorities', async () => {
     const { compile } = await appOn();
     const response = await compile(
-      turn({
+      scribeTurn({
         briefing: [{ kind: 'approval', id: 'ap-1', intent: 'Send the update', state: 'pending' }],
         evidence: [{ sourceRef: 'doc:42', content: 'Quarterly numbers: up 4%.' }],
         preferences: { length: 'concise', tone: 'direct' },
@@ -152,7 +143,7 @@ describe('POST /compile', () => {
     const brainRoot = await copyExampleBrain();
     await writeFile(join(brainRoot, 'channels/general/purpose.md'), 'Chat with Alex (alex@example.com, +44 20 7946 0958).\n');
     const { compile } = await appOn(brainRoot);
-    const body = (await compile(turn())).json();
+    const body = (await compile(scribeTurn())).json();
     expect(body.redactions).toEqual({ email: 1, phone: 1 });
     expect(body.instructions).not.toContain('alex@example.com');
     expect(body.instructions).not.toContain('7946');
@@ -160,51 +151,51 @@ describe('POST /compile', () => {
 
   it('serves format=text as text/plain instructions', async () => {
     const { compile } = await appOn();
-    const json = (await compile(turn())).json();
-    const text = await compile(turn(), {}, '/compile?format=text');
+    const json = (await compile(scribeTurn())).json();
+    const text = await compile(scribeTurn(), {}, '/compile?format=text');
     expect(text.statusCode).toBe(200);
     expect(text.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(text.body).toBe(json.instructions);
-    expect(text.headers['etag']).not.toBe((await compile(turn())).headers['etag']);
+    expect(text.headers['etag']).not.toBe((await compile(scribeTurn())).headers['etag']);
   });
 
   it('answers 304 when If-None-Match already holds these prompts', async () => {
     const { compile } = await appOn();
-    const first = await compile(turn());
+    const first = await compile(scribeTurn());
     const etag = first.headers['etag'] as string;
     expect(etag).toMatch(/^"[0-9a-f]{40}"$/);
-    const again = await compile(turn(), { 'if-none-match': etag });
+    const again = await compile(scribeTurn(), { 'if-none-match': etag });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
     expect(again.headers['etag']).toBe(etag);
     expect(again.headers['x-run-id']).toBeDefined();
-    expect((await compile(turn(), { 'if-none-match': `W/${etag}, "other"` })).statusCode).toBe(304);
-    const changed = await compile(turn({ message: 'Something else.' }), { 'if-none-match': etag });
+    expect((await compile(scribeTurn(), { 'if-none-match': `W/${etag}, "other"` })).statusCode).toBe(304);
+    const changed = await compile(scribeTurn({ message: 'Something else.' }), { 'if-none-match': etag });
     expect(changed.statusCode).toBe(200);
   });
 
   it('uses the caller run id, and generates one otherwise', async () => {
     const { compile } = await appOn();
-    const given = await compile(turn({ runId: 'call-2026_11:30-a' }));
+    const given = await compile(scribeTurn({ runId: 'call-2026_11:30-a' }));
     expect(given.headers['x-run-id']).toBe('call-2026_11:30-a');
     expect(given.json().runId).toBe('call-2026_11:30-a');
-    expect((await compile(turn())).headers['x-run-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await compile(scribeTurn())).headers['x-run-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
 describe('POST /compile: bad requests', () => {
   it('rejects worker "../other" as an unsafe id (400)', async () => {
     const { compile } = await appOn();
-    const response = await compile(turn({ worker: '../other' }));
+    const response = await compile(scribeTurn({ worker: '../other' }));
     expect(response.statusCode).toBe(400);
     expect(response.headers['content-type']).toMatch(PROBLEM);
     expect(response.json()).toMatchObject({ code: 'CC_UNSAFE_ID', errors: [{ path: '/body/worker' }] });
-    expect((await compile(turn({ channelId: 'a/b' }))).json().code).toBe('CC_UNSAFE_ID');
+    expect((await compile(scribeTurn({ channelId: 'a/b' }))).json().code).toBe('CC_UNSAFE_ID');
   });
 
   it('answers an unknown worker with a 404 problem that says which file to create', async () => {
     const { compile } = await appOn();
-    const response = await compile(turn({ worker: 'ghost' }));
+    const response = await compile(scribeTurn({ worker: 'ghost' }));
     expect(response.statusCode).toBe(404);
     expect(response.headers['content-type']).toMatch(PROBLEM);
     expect(response.json()).toMatchObject({ code: 'CC_NOT_FOUND', hint: expect.stringContaining('workers/ghost/identity.md') });
@@ -218,7 +209,7 @@ describe('POST /compile: bad requests', () => {
     expect(startWithMessage.json().errors).toEqual([{ path: '/body/message', message: 'phase "start" may not carry a message' }]);
     const turnWithoutMessage = await compile({ phase: 'turn', surface: 'chat', worker: 'scribe' });
     expect(turnWithoutMessage.statusCode).toBe(400);
-    const turnWithTask = await compile(turn({ task: 'also this' }));
+    const turnWithTask = await compile(scribeTurn({ task: 'also this' }));
     expect(turnWithTask.statusCode).toBe(400);
     expect(turnWithTask.json().errors[0].path).toBe('/body/task');
   });
@@ -238,7 +229,7 @@ describe('POST /compile: bad requests', () => {
       [{ extra: true }, '/body'],
     ];
     for (const [overrides, path] of cases) {
-      const response = await compile(turn(overrides));
+      const response = await compile(scribeTurn(overrides));
       expect(response.statusCode, JSON.stringify(overrides).slice(0, 60)).toBe(400);
       expect(response.json().errors[0].path, JSON.stringify(overrides).slice(0, 60)).toBe(path);
     }
@@ -246,7 +237,7 @@ describe('POST /compile: bad requests', () => {
 
   it('answers 413 for a body over BODY_LIMIT', async () => {
     const { compile } = await appOn(undefined, { BODY_LIMIT: '1024' });
-    const response = await compile(turn({ message: 'x'.repeat(2000) }));
+    const response = await compile(scribeTurn({ message: 'x'.repeat(2000) }));
     expect(response.statusCode).toBe(413);
     expect(response.json().code).toBe('CC_BODY_TOO_LARGE');
   });
@@ -272,14 +263,14 @@ describe('POST /compile: degraded brains', () => {
     const brainRoot = await copyExampleBrain();
     await writeFile(join(brainRoot, 'workers/scribe/policy.json'), '{"limitChars": "lots"}');
     const { app, compile } = await appOn(brainRoot);
-    const body = (await compile(turn())).json();
+    const body = (await compile(scribeTurn())).json();
     expect(body.budget.limitChars).toBe(app.config.promptLimitChars);
     expect(body.warnings).toEqual([expect.stringMatching(/^workers\/scribe\/policy\.json is invalid at \/limitChars/)]);
   });
 
   it('compiles without a purpose, with a warning, when the channel has none', async () => {
     const { compile } = await appOn();
-    const body = (await compile(turn({ channelId: 'no-such-channel' }))).json();
+    const body = (await compile(scribeTurn({ channelId: 'no-such-channel' }))).json();
     expect(body.blocks.some((block: { kind: string }) => block.kind === 'purpose')).toBe(false);
     expect(body.warnings).toContain('channel "no-such-channel" has no purpose (channels/no-such-channel/purpose.md); compiled without one');
   });
@@ -291,7 +282,7 @@ describe('POST /compile: degraded brains', () => {
     await mkdir(join(brainRoot, 'workers/mole'));
     await symlink(join(outside, 'secret.md'), join(brainRoot, 'workers/mole/identity.md'));
     const { compile } = await appOn(brainRoot);
-    const response = await compile(turn({ worker: 'mole' }));
+    const response = await compile(scribeTurn({ worker: 'mole' }));
     expect(response.statusCode).toBe(422);
     expect(response.body).not.toContain('TOP SECRET');
   });
@@ -299,17 +290,17 @@ describe('POST /compile: degraded brains', () => {
   it('sees an edited identity on the next request and rotates the route key', async () => {
     const brainRoot = await copyExampleBrain();
     const { compile } = await appOn(brainRoot);
-    const before = (await compile(turn())).json();
+    const before = (await compile(scribeTurn())).json();
     await writeFile(join(brainRoot, 'workers/scribe/identity.md'), 'You are Scribe, now terser than ever.\n');
-    const after = (await compile(turn())).json();
+    const after = (await compile(scribeTurn())).json();
     expect(after.systemPrompt).toContain('now terser than ever');
     expect(after.cache.routeKey).not.toBe(before.cache.routeKey);
   });
 
   it('shares the worker-stable boundary between two channels of one worker', async () => {
     const { compile } = await appOn();
-    const general = (await compile(turn())).json();
-    const alerts = (await compile(turn({ channelId: 'ops-alerts' }))).json();
+    const general = (await compile(scribeTurn())).json();
+    const alerts = (await compile(scribeTurn({ channelId: 'ops-alerts' }))).json();
     expect(alerts.cache.routeKey).toBe(general.cache.routeKey);
     expect(alerts.cache.boundaries[0]).toEqual(general.cache.boundaries[0]);
     expect(alerts.cache.boundaries[1].prefixSha256).not.toBe(general.cache.boundaries[1].prefixSha256);
@@ -324,10 +315,10 @@ describe('POST /compile: brain edits between requests', () => {
     const brainRoot = await copyExampleBrain();
     const { compile } = await appOn(brainRoot);
     const dir = join(brainRoot, 'workers/scribe/memory');
-    expect(memorySources((await compile(turn())).json())[0]).toBe('workers/scribe/memory/style.md#sign-off');
+    expect(memorySources((await compile(scribeTurn())).json())[0]).toBe('workers/scribe/memory/style.md#sign-off');
 
     await writeFile(join(dir, 'style.md'), '## Closing line\nWork emails end with "Cheers, Alex".\n');
-    const edited = (await compile(turn())).json();
+    const edited = (await compile(scribeTurn())).json();
     expect(memorySources(edited)).toEqual(['workers/scribe/memory/style.md#closing-line']);
     expect(edited.inputPrompt).toContain('Cheers, Alex');
 
@@ -335,27 +326,27 @@ describe('POST /compile: brain edits between requests', () => {
     // A coarse directory mtime must not hide the new file.
     const later = new Date(Date.now() + 5000);
     await utimes(dir, later, later);
-    expect(memorySources((await compile(turn())).json())).toEqual(['workers/scribe/memory/email.md#email-sign-off', 'workers/scribe/memory/style.md#closing-line']);
+    expect(memorySources((await compile(scribeTurn())).json())).toEqual(['workers/scribe/memory/email.md#email-sign-off', 'workers/scribe/memory/style.md#closing-line']);
 
     await rm(join(dir, 'style.md'));
     const evenLater = new Date(Date.now() + 10_000);
     await utimes(dir, evenLater, evenLater);
-    expect(memorySources((await compile(turn())).json())).toEqual(['workers/scribe/memory/email.md#email-sign-off']);
+    expect(memorySources((await compile(scribeTurn())).json())).toEqual(['workers/scribe/memory/email.md#email-sign-off']);
   });
 
   it('applies policy.json as it is now: edited, then broken, then fixed', async () => {
     const brainRoot = await copyExampleBrain();
     const { app, compile } = await appOn(brainRoot);
     const path = join(brainRoot, 'workers/scribe/policy.json');
-    expect((await compile(turn())).json().budget.limitChars).toBe(24000);
+    expect((await compile(scribeTurn())).json().budget.limitChars).toBe(24000);
     await writeFile(path, '{"limitChars": 20000}');
-    expect((await compile(turn())).json().budget.limitChars).toBe(20000);
+    expect((await compile(scribeTurn())).json().budget.limitChars).toBe(20000);
     await writeFile(path, '{"limitChars": "lots"}');
-    const broken = (await compile(turn())).json();
+    const broken = (await compile(scribeTurn())).json();
     expect(broken.budget.limitChars).toBe(app.config.promptLimitChars);
     expect(broken.warnings).toEqual([expect.stringMatching(/^workers\/scribe\/policy\.json is invalid at \/limitChars/)]);
     await writeFile(path, '{"limitChars": 21000}');
-    const fixed = (await compile(turn())).json();
+    const fixed = (await compile(scribeTurn())).json();
     expect(fixed.budget.limitChars).toBe(21000);
     expect(fixed.warnings).toEqual([]);
   });
@@ -363,16 +354,16 @@ describe('POST /compile: brain edits between requests', () => {
   it('finds a worker and a purpose created after they were missing', async () => {
     const brainRoot = await copyExampleBrain();
     const { compile } = await appOn(brainRoot);
-    expect((await compile(turn({ worker: 'newcomer' }))).statusCode).toBe(404);
-    expect((await compile(turn({ worker: 'newcomer' }))).statusCode).toBe(404);
+    expect((await compile(scribeTurn({ worker: 'newcomer' }))).statusCode).toBe(404);
+    expect((await compile(scribeTurn({ worker: 'newcomer' }))).statusCode).toBe(404);
     await mkdir(join(brainRoot, 'workers/newcomer'));
     await writeFile(join(brainRoot, 'workers/newcomer/identity.md'), 'You are Newcomer.\n');
-    const found = await compile(turn({ worker: 'newcomer', channelId: 'later' }));
+    const found = await compile(scribeTurn({ worker: 'newcomer', channelId: 'later' }));
     expect(found.statusCode).toBe(200);
     expect(found.json().warnings).toContain('channel "later" has no purpose (channels/later/purpose.md); compiled without one');
     await mkdir(join(brainRoot, 'channels/later'));
     await writeFile(join(brainRoot, 'channels/later/purpose.md'), 'Plans for later.\n');
-    const withPurpose = (await compile(turn({ worker: 'newcomer', channelId: 'later' }))).json();
+    const withPurpose = (await compile(scribeTurn({ worker: 'newcomer', channelId: 'later' }))).json();
     expect(withPurpose.blocks.map((block: { kind: string }) => block.kind)).toContain('purpose');
     expect(withPurpose.systemPrompt).toContain('Plans for later.');
   });

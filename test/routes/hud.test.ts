@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { approxTokens, serializeSnapshot, sha256Hex, type Hud } from '../../src/core/index.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+import { scribeTurn, TURN_NOW } from '../helpers/turns.js';
 
-const NOW = '2026-11-30T17:20:00Z';
+const NOW = TURN_NOW;
 
 async function appOn() {
   const brainRoot = await copyExampleBrain();
@@ -17,22 +18,12 @@ async function appOn() {
   return { app, brainRoot };
 }
 
-const turn = (overrides: Record<string, unknown> = {}) => ({
-  phase: 'turn',
-  surface: 'chat',
-  worker: 'scribe',
-  channelId: 'general',
-  message: 'Please tighten the sign-off of my email.',
-  now: NOW,
-  ...overrides,
-});
-
 type Block = { kind: string; source: string; chars: number };
 
 describe('HUD: POST /compile', () => {
   it('with ?hud=1 lists every file looked for, found or missing, sorted by path, and the trace records the same HUD', async () => {
     const { app, brainRoot } = await appOn();
-    const response = await app.inject({ method: 'POST', url: '/compile?hud=1', payload: turn({ runId: 'hud-run' }) });
+    const response = await app.inject({ method: 'POST', url: '/compile?hud=1', payload: scribeTurn({ runId: 'hud-run' }) });
     expect(response.statusCode).toBe(200);
     const body = response.json();
     const hud = body.hud as Hud;
@@ -79,12 +70,12 @@ describe('HUD: POST /compile', () => {
 
   it('leaves hud out of the answer unless asked, and still traces it', async () => {
     const { app } = await appOn();
-    const body = (await app.inject({ method: 'POST', url: '/compile', payload: turn({ runId: 'quiet-run' }) })).json();
+    const body = (await app.inject({ method: 'POST', url: '/compile', payload: scribeTurn({ runId: 'quiet-run' }) })).json();
     expect(body).not.toHaveProperty('hud');
-    expect((await app.inject({ method: 'POST', url: '/compile?hud=0', payload: turn() })).json()).not.toHaveProperty('hud');
+    expect((await app.inject({ method: 'POST', url: '/compile?hud=0', payload: scribeTurn() })).json()).not.toHaveProperty('hud');
     const [event] = (await app.inject('/runs/quiet-run/trace')).json().events;
     expect(event.hud.files.length).toBeGreaterThan(3);
-    const bad = await app.inject({ method: 'POST', url: '/compile?hud=yes', payload: turn() });
+    const bad = await app.inject({ method: 'POST', url: '/compile?hud=yes', payload: scribeTurn() });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors[0].path).toBe('/query/hud');
   });
@@ -92,11 +83,11 @@ describe('HUD: POST /compile', () => {
   it('gives the same snapshot digest for two turns that read the same files, and a new one when a file changes', async () => {
     const { app, brainRoot } = await appOn();
     const hudOf = async (payload: object) => (await app.inject({ method: 'POST', url: '/compile?hud=1', payload })).json().hud as Hud;
-    const first = await hudOf(turn());
-    const second = await hudOf(turn({ message: 'Something else entirely, about dates.' }));
+    const first = await hudOf(scribeTurn());
+    const second = await hudOf(scribeTurn({ message: 'Something else entirely, about dates.' }));
     expect(second.snapshotSha256).toBe(first.snapshotSha256);
     await appendFile(join(brainRoot, 'workers/scribe/identity.md'), 'You like short words.\n');
-    const third = await hudOf(turn());
+    const third = await hudOf(scribeTurn());
     expect(third.snapshotSha256).not.toBe(first.snapshotSha256);
     expect(third.files.find((file) => file.path === 'workers/scribe/identity.md')!.sha256).not.toBe(first.files.find((file) => file.path === 'workers/scribe/identity.md')!.sha256);
   });
