@@ -111,6 +111,8 @@ function superviseWorkers(config: Config, log: Logger): void {
     log.error({ pid: worker.process.pid, code, signal, earlyExits }, 'worker exited; starting another');
     if (earlyExits >= MAX_EARLY_EXITS) {
       log.fatal({ earlyExits }, 'workers keep exiting right after they start; stopping');
+      // The workers still running close cleanly; the exit status must still say this failed.
+      failed = true;
       stopping = true;
       for (const each of started.keys()) each.send(SHUTDOWN_MESSAGE);
       if (started.size === 0) process.exit(1);

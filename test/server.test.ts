@@ -170,6 +170,22 @@ describe('WORKERS=N', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
   });
+
+  it('regression: exits 1, not 0, when workers keep dying right after they start and the others then close cleanly', { timeout: 60_000 }, async () => {
+    const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    stopAfterTest(server);
+    await server.listening();
+    await until(() => listeners(server).length === 2, 'both workers listening');
+    // Kill the newest worker as soon as it listens, five times within seconds of its start.
+    for (let killed = 0; killed < 5; killed++) {
+      const pid = listeners(server).at(-1)!;
+      process.kill(pid, 'SIGKILL');
+      if (killed < 4) await until(() => listeners(server).length === 3 + killed, 'a replacement worker listening');
+    }
+    // The surviving first worker closes cleanly (exit 0); the primary still reports the failure.
+    expect(await server.exited).toBe(1);
+    expect(server.output().stdout).toContain('workers keep exiting right after they start; stopping');
+  });
 });
 
 describe('shutdown with a slow client (issue 12)', () => {
