@@ -40,7 +40,8 @@ a 404 naming the file. \`engine\` enters the route key only. \`?hud=1\` adds \`h
 Every answer — 200, 304 or a failed compile — is first appended to the run's trace
 (\`GET /runs/{runId}/trace\`) and made durable; \`x-run-id\` names the run on every answer
 that reached the compile, failures included (not on requests rejected before it:
-validation, authentication, body limits, rate limits). If the trace event cannot be made
+validation, authentication, body limits, rate limits, and the 503s \`CC_OVERLOADED\` and
+\`CC_SHUTTING_DOWN\`). If the trace event cannot be made
 durable the answer is a 503 \`CC_TRACE_UNAVAILABLE\` with no prompt (docs/traces.md, "What is
 traced when").`,
         querystring: CompileQuerySchema,

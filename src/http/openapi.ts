@@ -116,7 +116,8 @@ PRESSURE_* threshold) answers every route but the probes and /metrics at once wi
 problem, \`code: CC_OVERLOADED\` and \`Retry-After\`, and /readyz is 503 naming the
 threshold, until a sample is under every threshold again.
 
-Every answer carries \`x-request-id\`: the caller's own when it sent a safe id
+Every answer carries \`x-request-id\` (but the 400, 408 and 431 written to the socket before
+a request exists): the caller's own when it sent a safe id
 (\`[A-Za-z0-9_:-]\`, at most 128 characters), else one the service made; problems repeat it
 as \`requestId\`. A valid W3C \`traceparent\` is recorded with the run (an invalid one is
 ignored), so the caller's trace and the run can be joined.
