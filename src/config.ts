@@ -96,6 +96,7 @@ const EnvSchema = z.object({
   PORT: integer(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   BRAIN_ROOT: z.string().min(1).optional(),
+  BRAIN_REVALIDATE: z.enum(['auto', 'sync', 'async'], 'must be auto, sync or async').default('auto'),
   TRACE_DIR: z.string().min(1).default('./var/traces'),
   TRACE_RETENTION: duration.default(7 * 86_400_000),
   CONTEXT_COMPILER_TOKENS: z.string().optional(),
@@ -145,6 +146,8 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly brainRoot: string;
+  /** How cached brain reads are revalidated: `lstat`s on the event loop, through the thread pool, or `auto` (see `RevalidationMode`). */
+  readonly brainRevalidate: 'auto' | 'sync' | 'async';
   readonly traceDir: string;
   readonly traceRetentionMs: number;
   /** HMAC key for trace chains (TRACE_SIGNING_KEY or its file); null for plain SHA-256 chains. */
@@ -242,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: vars.PORT,
     host: vars.HOST,
     brainRoot: resolve(vars.BRAIN_ROOT ?? EXAMPLE_BRAIN),
+    brainRevalidate: vars.BRAIN_REVALIDATE,
     traceDir: resolve(vars.TRACE_DIR),
     traceRetentionMs: vars.TRACE_RETENTION,
     traceSigningKey,
@@ -375,6 +379,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     host: config.host,
     port: config.port,
     brainRoot: config.brainRoot,
+    brainRevalidate: config.brainRevalidate,
     traces:
       config.traceDatabaseUrl === null
         ? { backend: 'files', dir: config.traceDir, retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null }

@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       port: 8080,
       host: '127.0.0.1',
       brainRoot: EXAMPLE_BRAIN,
+      brainRevalidate: 'auto',
       traceRetentionMs: 7 * 86_400_000,
       tokens: [],
       rateLimit: { max: 600, windowMs: 60_000 },
@@ -28,6 +29,7 @@ describe('loadConfig', () => {
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(loadConfig({ WORKERS: '4' }).workers).toBe(4);
+    expect(loadConfig({ BRAIN_REVALIDATE: 'async' }).brainRevalidate).toBe('async');
   });
 
   it('opts in to voice write tools and cross-lingual replies only with an explicit true', () => {
@@ -56,6 +58,7 @@ describe('loadConfig', () => {
     ['WORKERS', '0'],
     ['WORKERS', '65'],
     ['WORKERS', 'auto'],
+    ['BRAIN_REVALIDATE', 'never'],
   ])('names %s when it is %j', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`${variable}:`));

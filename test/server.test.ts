@@ -81,6 +81,7 @@ describe('server process', () => {
     expect(started).toMatchObject({
       level: 30,
       brainRoot: expect.stringMatching(/examples\/brain$/),
+      brainRevalidate: 'auto',
       traces: { backend: 'files', dir: join(dir, 'traces'), retentionMs: 7 * 86_400_000, signed: true },
       auth: 'on',
       tokenCount: 2,

@@ -107,7 +107,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
     job = personas.persona({ persona, now, timezone: command.timezone, topicId: command.topicId, sanitize: command.sanitize, engine: command.engine });
     subject = { persona };
   }
-  const brain = createBrain(config.brainRoot, pino({ level: 'silent' }), { cache: caches.brain }).session();
+  const brain = createBrain(config.brainRoot, pino({ level: 'silent' }), { cache: caches.brain, revalidate: config.brainRevalidate }).session();
   const found = await job.read(brain);
   const { compiled, extra } = found.compile();
   const { segments: _segments, ...result } = compiled;

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, lstat, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, lstat, lstatSync, openSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { link, mkdir, readlink, realpath, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +10,7 @@ import { MAX_READ_BYTES } from '../../src/core/types.js';
 import {
   createBrain,
   LISTING_NAMES_MAX,
+  SLOW_REVALIDATION_MS,
   unsafePathReason,
   type BrainFs,
   type ReadResult,
@@ -532,6 +533,96 @@ describe('brain: revalidation', () => {
     expect((await brain.read('link.md')).status).toBe('missing');
     await symlink(join(outside, 'secret.txt'), join(root, 'link.md'));
     expect(await brain.read('link.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+  });
+});
+
+/** The real stats, counted by where they were made: through the thread pool (`lstat`) or on the event loop (`lstatSync`); the root on a file system of `type`. */
+function twoWayFs(type: number, slowSyncMs = 0): { fs: BrainFs; onLoop: string[]; offLoop: string[] } {
+  const onLoop: string[] = [];
+  const offLoop: string[] = [];
+  return {
+    onLoop,
+    offLoop,
+    fs: {
+      lstat: (path, callback) => (offLoop.push(path), lstat(path, callback)),
+      lstatSync: (path): Stats | string => {
+        onLoop.push(path);
+        const until = performance.now() + slowSyncMs;
+        while (performance.now() < until);
+        try {
+          return lstatSync(path);
+        } catch (error) {
+          return (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+        }
+      },
+      statfs: async () => ({ type }),
+    },
+  };
+}
+
+const EXT4 = 0xef53;
+const NFS = 0x6969;
+
+describe('brain: where revalidation stats are made (BRAIN_REVALIDATE)', () => {
+  it('stats on the event loop where the root is on a local file system, and still sees every change completed before the read', async () => {
+    const root = await brainDir({ 'a.md': 'first version', 'memory/b.md': 'beta' });
+    await settle();
+    const counting = twoWayFs(EXT4);
+    const brain = createBrain(root, logger(), { fs: counting.fs });
+    const first = ok(await brain.read('a.md'));
+    ok(await brain.read('memory/b.md'));
+    for (let i = 0; i < 3; i++) expect(await brain.read('a.md')).toBe(first);
+    const real = await realpath(root);
+    expect(counting.onLoop.map((path) => relative(real, path))).toEqual(['a.md', 'a.md', 'a.md']);
+    expect(counting.offLoop).toEqual([]);
+    writeFileSync(join(root, 'a.md'), 'second, longer version');
+    expect(ok(await brain.read('a.md')).text).toBe('second, longer version');
+    await rm(join(root, 'memory/b.md'));
+    expect(await brain.read('memory/b.md')).toEqual({ status: 'missing', path: 'memory/b.md' });
+  });
+
+  it('stats through the thread pool where the root is on a network file system, so a stalled mount cannot freeze the process', async () => {
+    const root = await brainDir({ 'a.md': 'alpha' });
+    await settle();
+    const counting = twoWayFs(NFS);
+    const brain = createBrain(root, logger(), { fs: counting.fs });
+    const first = ok(await brain.read('a.md'));
+    expect(await brain.read('a.md')).toBe(first);
+    expect(counting.offLoop).toHaveLength(1);
+    expect(counting.onLoop).toEqual([]);
+  });
+
+  it('moves off the event loop for good, with a warning, once a revalidation there is slow', async () => {
+    const root = await brainDir({ 'a.md': 'alpha' });
+    await settle();
+    const counting = twoWayFs(EXT4, SLOW_REVALIDATION_MS + 2);
+    const log = logger();
+    const brain = createBrain(root, log, { fs: counting.fs });
+    const first = ok(await brain.read('a.md'));
+    expect(await brain.read('a.md')).toBe(first);
+    expect(counting.onLoop).toHaveLength(1);
+    expect(log.warnings).toEqual([{ obj: { tookMs: expect.any(Number), stats: 1 }, msg: expect.stringMatching(/^brain stats are slow/) }]);
+    for (let i = 0; i < 2; i++) expect(await brain.read('a.md')).toBe(first);
+    expect(counting.onLoop).toHaveLength(1);
+    expect(counting.offLoop).toHaveLength(2);
+  });
+
+  it('does as told when the mode is sync or async, whatever the file system', async () => {
+    const root = await brainDir({ 'a.md': 'alpha' });
+    await settle();
+    for (const [revalidate, type, onLoop, offLoop] of [
+      ['sync', NFS, 2, 0],
+      ['async', EXT4, 0, 2],
+    ] as const) {
+      // Slow stats do not move a mode that was chosen.
+      const counting = twoWayFs(type, SLOW_REVALIDATION_MS + 2);
+      const log = logger();
+      const brain = createBrain(root, log, { fs: counting.fs, revalidate });
+      const first = ok(await brain.read('a.md'));
+      for (let i = 0; i < 2; i++) expect(await brain.read('a.md')).toBe(first);
+      expect([counting.onLoop.length, counting.offLoop.length]).toEqual([onLoop, offLoop]);
+      expect(log.warnings).toEqual([]);
+    }
   });
 });
 
