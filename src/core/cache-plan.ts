@@ -238,15 +238,52 @@ const preTokenized = (name: string): boolean => name === 'o200k_base' || name ==
 function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
   const cut = text.indexOf('\n') + 1;
   if (!preTokenized(counter.name) || cut === 0 || !WORD_START.test(text.slice(cut, cut + 2))) return counter.count(text);
-  const label = text.slice(0, cut);
-  // By the label's own text, which no segment key (a digest, or a segment's text after its separator) equals.
-  const known = memo.get(label);
-  let head = known?.tokenizer === counter.name ? known.alone : undefined;
-  if (head === undefined) {
-    head = counter.count(label);
-    memo.set(label, { tokenizer: counter.name, alone: head }, 2 * label.length + 96);
+  // The label by its own text, which no segment key (a digest, or a segment's text after its separator) equals.
+  return rememberedCount(text.slice(0, cut), counter, memo) + countClockLine(text.slice(cut), counter, memo);
+}
+
+const COMMA = 0x2c;
+const SPACE = 0x20;
+const COLON = 0x3a;
+const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
+
+/**
+ * The tokens of a line shaped like the clock's, `<day>, HH:MM (<zone>)`, counted as three
+ * remembered pieces: the day up to its comma, ` HH:MM`, and ` (<zone>)`, so a new minute
+ * costs three lookups, not a BPE run. Each cut is a pre-token boundary of o200k and cl100k
+ * whatever the day and zone hold: a comma followed by a space ends its pre-token (the
+ * punctuation alternative stops at whitespace; no word alternative ends in a comma); a space
+ * followed by a digit is a pre-token alone; two digits followed by a space are a number
+ * pre-token, and ` (` starts one. Byte-pair merges never cross a pre-token, so the pieces'
+ * counts add up to the line's (test/core/cache-plan-tokens.test.ts holds this for every
+ * minute of a day in several zones). A line of another shape is counted whole.
+ */
+export function countClockLine(line: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+  if (!preTokenized(counter.name)) return counter.count(line);
+  const zone = line.lastIndexOf(' (');
+  const time = zone - 6;
+  if (
+    time < 1 ||
+    line.charCodeAt(time - 1) !== COMMA ||
+    line.charCodeAt(time) !== SPACE ||
+    !isDigit(line.charCodeAt(time + 1)) ||
+    !isDigit(line.charCodeAt(time + 2)) ||
+    line.charCodeAt(time + 3) !== COLON ||
+    !isDigit(line.charCodeAt(time + 4)) ||
+    !isDigit(line.charCodeAt(time + 5))
+  ) {
+    return counter.count(line);
   }
-  return head + counter.count(text.slice(cut));
+  return rememberedCount(line.slice(0, time), counter, memo) + rememberedCount(line.slice(time, zone), counter, memo) + rememberedCount(line.slice(zone), counter, memo);
+}
+
+/** `counter.count(text)`, remembered in `memo` by the text itself (no segment key, a digest or a text after its separator, equals a line's piece). */
+function rememberedCount(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+  const known = memo.get(text);
+  if (known?.tokenizer === counter.name && known.alone !== undefined) return known.alone;
+  const count = counter.count(text);
+  memo.set(text, { tokenizer: counter.name, alone: count }, 2 * text.length + 96);
+  return count;
 }
 
 function rememberedRouteKey(workerStableSha256: string, engine: string | null, routeKeys: Memo<string, string>): string {
