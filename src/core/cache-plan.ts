@@ -150,14 +150,16 @@ function plan(
   }
   const piece = (planned: PlannedSegment, index: number, followed: boolean): number => {
     const text = () => (index === 0 ? planned.segment : planned.segment.slice(SEPARATOR.length));
-    // A segment rendered per compile (the clock) has no key: its text, a line, names it as well.
+    // A segment rendered per compile (the clock, last of the prompt) has no key: it is counted alone from its label and
+    // its line's pieces, each remembered, and not kept whole (a minute's entry would only push its pieces out).
+    if (planned.key === undefined && !followed) return countLabelled(text(), counter, memo);
+    // Followed, an unkeyed segment's text, a line, names it as well.
     const key = planned.key ?? planned.segment;
     const field = followed ? 'followed' : 'alone';
     const known = memo.get(key);
     const same = known?.tokenizer === counter.name ? known : undefined;
     if (same?.[field] !== undefined) return same[field];
-    // The clock, last of the prompt, is only ever counted alone: one count a minute, of its line alone.
-    const count = followed ? counter.count(text() + SEPARATOR) : planned.key === undefined ? countLabelled(text(), counter, memo) : counter.count(text());
+    const count = followed ? counter.count(text() + SEPARATOR) : counter.count(text());
     memo.set(key, { ...same, tokenizer: counter.name, [field]: count }, 2 * key.length + 96);
     return count;
   };

@@ -180,6 +180,20 @@ describe('the clock line counted in pieces', () => {
     expect(texts.slice(4)).toEqual(['Current date and time: Tuesday 1 December 2026,']);
   });
 
+  it('regression: a day of new minutes, again and again, counts nothing the second time (each minute’s whole clock, kept too, pushed its pieces out of the area)', () => {
+    const { counter, texts } = recording(O200K_BASE);
+    const compiler = createCompiler({ memo: createCaches().compiler, tokenizer: counter });
+    const input = voicePersona();
+    const start = Date.parse('2026-11-30T08:00:00Z');
+    const day = () => {
+      for (let minute = 0; minute < 24 * 60; minute += 1) compiler.compile({ ...input, clock: { now: new Date(start + minute * 60_000), timeZone: 'America/Los_Angeles' } });
+    };
+    day();
+    const counted = texts.length;
+    day();
+    expect(texts.length - counted).toBe(0);
+  }, 60_000);
+
   it('counts a line of any other shape whole, and an estimate always whole', () => {
     const memo = new BoundedMemo<string, PieceTokens>(10_000);
     for (const line of ['Current date and time: Monday 30 November 2026, 9:05 (UTC, UTC+00:00)', 'no clock here', ', 12:34 (x)', '12:34 (x)', 'a,12:34 (x)']) {
