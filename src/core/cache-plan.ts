@@ -9,6 +9,7 @@
  */
 import { PrefixHasher, sha256Hex, type PrefixState, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
+import { clockLineCuts } from './time.js';
 import { ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
 
@@ -244,11 +245,6 @@ function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, P
   return rememberedCount(text.slice(0, cut), counter, memo) + countClockLine(text.slice(cut), counter, memo);
 }
 
-const COMMA = 0x2c;
-const SPACE = 0x20;
-const COLON = 0x3a;
-const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
-
 /**
  * The tokens of a line shaped like the clock's, `<day>, HH:MM (<zone>)`, counted as three
  * remembered pieces: the day up to its comma, ` HH:MM`, and ` (<zone>)`, so a new minute
@@ -262,20 +258,9 @@ const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
  */
 export function countClockLine(line: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
   if (!preTokenized(counter.name)) return counter.count(line);
-  const zone = line.lastIndexOf(' (');
-  const time = zone - 6;
-  if (
-    time < 1 ||
-    line.charCodeAt(time - 1) !== COMMA ||
-    line.charCodeAt(time) !== SPACE ||
-    !isDigit(line.charCodeAt(time + 1)) ||
-    !isDigit(line.charCodeAt(time + 2)) ||
-    line.charCodeAt(time + 3) !== COLON ||
-    !isDigit(line.charCodeAt(time + 4)) ||
-    !isDigit(line.charCodeAt(time + 5))
-  ) {
-    return counter.count(line);
-  }
+  const cuts = clockLineCuts(line);
+  if (cuts === undefined) return counter.count(line);
+  const { time, zone } = cuts;
   return rememberedCount(line.slice(0, time), counter, memo) + rememberedCount(line.slice(time, zone), counter, memo) + rememberedCount(line.slice(zone), counter, memo);
 }
 

@@ -5,7 +5,7 @@ import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
-import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
+import { clockLine, clockLineCuts, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
 import { approxTokens, ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import {
   ENGINE_PATTERN,
@@ -186,12 +186,32 @@ function prepare(memo: CompilerMemo, kind: BlockKind, source: SourceText | undef
   return block;
 }
 
-/** The clock block of `line`, rendered once per minute while the small `clocks` area keeps it; never a recurring block (no key). */
+/**
+ * The clock block of `line`, rendered once per minute while the small `clocks` area keeps it;
+ * never a recurring block (no key). A new minute is derived from the day's template (the
+ * block of the first minute seen with the same day and zone) when rendering left that line
+ * as it was: the two lines differ only in four ASCII digits, which rendering never changes
+ * and no marker, control or pair holds, so the new line renders as itself too, with the
+ * same label and the same estimates (the same bytes, no pipe or fence among them). Only its
+ * digest is new.
+ */
 function clockBlock(memo: CompilerMemo, line: string): PreparedBlock | null {
-  const known = memo.clocks?.get(line);
+  const clocks = memo.clocks;
+  if (clocks === undefined) return render('clock', 'builtin:clock', line, false, false);
+  const known = clocks.get(line);
   if (known !== undefined) return known;
-  const block = render('clock', 'builtin:clock', line, false, false);
-  if (block !== null) memo.clocks?.set(line, block, 4 * block.segment.length + 512);
+  const cuts = clockLineCuts(line);
+  // A template's key: the line without its four digits, after a NUL no clock line starts with.
+  const day = cuts === undefined ? undefined : `\0${line.slice(0, cuts.time)}${line.slice(cuts.zone)}`;
+  const template = day === undefined ? undefined : clocks.get(day);
+  let block: PreparedBlock | null;
+  if (template !== undefined) {
+    block = { ...template, content: line, sha256: sha256Hex(line), segment: template.segment.slice(0, template.segment.length - line.length) + line };
+  } else {
+    block = render('clock', 'builtin:clock', line, false, false);
+    if (block !== null && day !== undefined && block.content === line && block.segment.endsWith(line)) clocks.set(day, block, 4 * block.segment.length + 512);
+  }
+  if (block !== null) clocks.set(line, block, 4 * block.segment.length + 512);
   return block;
 }
 
