@@ -227,6 +227,7 @@ function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
 }
 
 const QUOTE = Buffer.from('"');
+const EMPTY_PIECE = Buffer.alloc(0);
 const NO_PIECES: PieceOptions = Object.freeze({});
 const OPEN = Buffer.from('{');
 const OPEN_ARRAY = Buffer.from('[');
@@ -259,6 +260,9 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
     run.push(member);
   }
   flush();
+
+  /** The last piece escaped afresh, within one `resultParts` call. */
+  const recent: { text: string; bytes: Buffer } = { text: '', bytes: EMPTY_PIECE };
 
   /** Per result's parts: what was written for each member of each run, for a later result to derive its own from. */
   const writtenOf = new WeakMap<ResultParts, ReadonlyArray<ReadonlyArray<Written | undefined> | null>>();
@@ -297,7 +301,15 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
           at.push(out.length);
           // The previous result's piece at the same place, when it is the same text (the stable prefix's segments are the very same strings).
           const was = before !== undefined && before[i] === piece ? prev!.at![i]! : -1;
-          out.push(was >= 0 ? prev!.from[was]! : escaped(piece, options.pieces));
+          if (was >= 0) out.push(prev!.from[was]!);
+          else {
+            // The piece a result's prompts share that is new (the clock's, in the system prompt, the instructions and the session's copy): escaped once.
+            if (piece !== recent.text) {
+              recent.text = piece;
+              recent.bytes = escaped(piece, options.pieces);
+            }
+            out.push(recent.bytes);
+          }
         }
         out.push(QUOTE);
         return { value, from: out, start, end: out.length, pieces, at };
@@ -397,6 +409,8 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
   return {
     resultParts(result, options = {}) {
       const previous = options.previous === undefined ? undefined : writtenOf.get(options.previous);
+      recent.text = '';
+      recent.bytes = EMPTY_PIECE;
       const written: Array<Array<Written | undefined> | null> = [];
       const parts = runs.map((each, i) => {
         if (!each.perResult) {

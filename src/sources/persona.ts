@@ -695,10 +695,9 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler, linea
   const compiled = compiler.compile(sources.input);
   const live = sources.liveContextRedactions;
   const liveContext = compiled.blocks.find((block) => block.kind === 'live-context')?.content ?? '';
-  return {
+  const result: PersonaCompiled = {
     // The compile itself when the live context needed no redaction: nothing to add, no copy to make.
     compiled: live.email === 0 && live.phone === 0 ? compiled : { ...compiled, redactions: addCounts({ ...compiled.redactions }, live) },
-    ...(lineage === undefined ? {} : { shared: true, lineage }),
     extra: {
       liveContext,
       topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
@@ -708,6 +707,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler, linea
     },
     realtime: { voice: sources.voice, tools: sources.tools },
   };
+  return lineage === undefined ? result : Object.assign(result, { shared: true, lineage });
 }
 
 export const TOPIC_IDENTITY =
