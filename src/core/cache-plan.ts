@@ -27,6 +27,8 @@ export interface PlannedSegment {
   /** Set when the segment recurs: a key that stands for exactly its text, so its prefix hash is reused. */
   key?: string | undefined;
   approxTokens: number;
+  /** An unkeyed segment's tokens alone (its text after the separator), when its block was counted with it (the clock, kept per minute). */
+  tokens?: PieceTokens | undefined;
 }
 
 /** A keyed piece's token counts by one tokenizer: alone (it ends the prefix) and followed by the separator, each once needed. */
@@ -153,7 +155,10 @@ function plan(
     const text = () => (index === 0 ? planned.segment : planned.segment.slice(SEPARATOR.length));
     // A segment rendered per compile (the clock, last of the prompt) has no key: it is counted alone from its label and
     // its line's pieces, each remembered, and not kept whole (a minute's entry would only push its pieces out).
-    if (planned.key === undefined && !followed) return countLabelled(text(), counter, memo);
+    if (planned.key === undefined && !followed) {
+      const counted = planned.tokens;
+      return counted?.tokenizer === counter.name && counted.alone !== undefined ? counted.alone : countLabelled(text(), counter, memo);
+    }
     // Followed, an unkeyed segment's text, a line, names it as well.
     const key = planned.key ?? planned.segment;
     const field = followed ? 'followed' : 'alone';
@@ -238,7 +243,7 @@ const preTokenized = (name: string): boolean => name === 'o200k_base' || name ==
  * are whitespace), so the two counts add up to the whole (test/core/cache-plan-tokens.test.ts
  * holds this against counting the piece whole, minute by minute). Anything else is counted whole.
  */
-function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+export function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
   const cut = text.indexOf('\n') + 1;
   if (!preTokenized(counter.name) || cut === 0 || !WORD_START.test(text.slice(cut, cut + 2))) return counter.count(text);
   // The label by its own text, which no segment key (a digest, or a segment's text after its separator) equals.
