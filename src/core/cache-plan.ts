@@ -9,6 +9,7 @@
  */
 import { PrefixHasher, sha256Hex, type PrefixState, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
+import { clockLineCuts } from './time.js';
 import { ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
 
@@ -26,6 +27,8 @@ export interface PlannedSegment {
   /** Set when the segment recurs: a key that stands for exactly its text, so its prefix hash is reused. */
   key?: string | undefined;
   approxTokens: number;
+  /** An unkeyed segment's tokens alone (its text after the separator), when its block was counted with it (the clock, kept per minute). */
+  tokens?: PieceTokens | undefined;
 }
 
 /** A keyed piece's token counts by one tokenizer: alone (it ends the prefix) and followed by the separator, each once needed. */
@@ -150,14 +153,19 @@ function plan(
   }
   const piece = (planned: PlannedSegment, index: number, followed: boolean): number => {
     const text = () => (index === 0 ? planned.segment : planned.segment.slice(SEPARATOR.length));
-    // A segment rendered per compile (the clock) has no key: its text, a line, names it as well.
+    // A segment rendered per compile (the clock, last of the prompt) has no key: it is counted alone from its label and
+    // its line's pieces, each remembered, and not kept whole (a minute's entry would only push its pieces out).
+    if (planned.key === undefined && !followed) {
+      const counted = planned.tokens;
+      return counted?.tokenizer === counter.name && counted.alone !== undefined ? counted.alone : countLabelled(text(), counter, memo);
+    }
+    // Followed, an unkeyed segment's text, a line, names it as well.
     const key = planned.key ?? planned.segment;
     const field = followed ? 'followed' : 'alone';
     const known = memo.get(key);
     const same = known?.tokenizer === counter.name ? known : undefined;
     if (same?.[field] !== undefined) return same[field];
-    // The clock, last of the prompt, is only ever counted alone: one count a minute, of its line alone.
-    const count = followed ? counter.count(text() + SEPARATOR) : planned.key === undefined ? countLabelled(text(), counter, memo) : counter.count(text());
+    const count = followed ? counter.count(text() + SEPARATOR) : counter.count(text());
     memo.set(key, { ...same, tokenizer: counter.name, [field]: count }, 2 * key.length + 96);
     return count;
   };
@@ -235,18 +243,39 @@ const preTokenized = (name: string): boolean => name === 'o200k_base' || name ==
  * are whitespace), so the two counts add up to the whole (test/core/cache-plan-tokens.test.ts
  * holds this against counting the piece whole, minute by minute). Anything else is counted whole.
  */
-function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+export function countLabelled(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
   const cut = text.indexOf('\n') + 1;
   if (!preTokenized(counter.name) || cut === 0 || !WORD_START.test(text.slice(cut, cut + 2))) return counter.count(text);
-  const label = text.slice(0, cut);
-  // By the label's own text, which no segment key (a digest, or a segment's text after its separator) equals.
-  const known = memo.get(label);
-  let head = known?.tokenizer === counter.name ? known.alone : undefined;
-  if (head === undefined) {
-    head = counter.count(label);
-    memo.set(label, { tokenizer: counter.name, alone: head }, 2 * label.length + 96);
-  }
-  return head + counter.count(text.slice(cut));
+  // The label by its own text, which no segment key (a digest, or a segment's text after its separator) equals.
+  return rememberedCount(text.slice(0, cut), counter, memo) + countClockLine(text.slice(cut), counter, memo);
+}
+
+/**
+ * The tokens of a line shaped like the clock's, `<day>, HH:MM (<zone>)`, counted as three
+ * remembered pieces: the day up to its comma, ` HH:MM`, and ` (<zone>)`, so a new minute
+ * costs three lookups, not a BPE run. Each cut is a pre-token boundary of o200k and cl100k
+ * whatever the day and zone hold: a comma followed by a space ends its pre-token (the
+ * punctuation alternative stops at whitespace; no word alternative ends in a comma); a space
+ * followed by a digit is a pre-token alone; two digits followed by a space are a number
+ * pre-token, and ` (` starts one. Byte-pair merges never cross a pre-token, so the pieces'
+ * counts add up to the line's (test/core/cache-plan-tokens.test.ts holds this for every
+ * minute of a day in several zones). A line of another shape is counted whole.
+ */
+export function countClockLine(line: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+  if (!preTokenized(counter.name)) return counter.count(line);
+  const cuts = clockLineCuts(line);
+  if (cuts === undefined) return counter.count(line);
+  const { time, zone } = cuts;
+  return rememberedCount(line.slice(0, time), counter, memo) + rememberedCount(line.slice(time, zone), counter, memo) + rememberedCount(line.slice(zone), counter, memo);
+}
+
+/** `counter.count(text)`, remembered in `memo` by the text itself (no segment key, a digest or a text after its separator, equals a line's piece). */
+function rememberedCount(text: string, counter: TokenCounter, memo: Memo<string, PieceTokens>): number {
+  const known = memo.get(text);
+  if (known?.tokenizer === counter.name && known.alone !== undefined) return known.alone;
+  const count = counter.count(text);
+  memo.set(text, { tokenizer: counter.name, alone: count }, 2 * text.length + 96);
+  return count;
 }
 
 function rememberedRouteKey(workerStableSha256: string, engine: string | null, routeKeys: Memo<string, string>): string {

@@ -1,11 +1,11 @@
 import { ProblemError } from '../errors.js';
-import { planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
+import { countLabelled, planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
-import { clockLine, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
+import { clockLine, clockLineCuts, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
 import { approxTokens, ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
 import {
   ENGINE_PATTERN,
@@ -75,6 +75,8 @@ export interface PreparedBlock {
   readonly segmentTokens: number;
   readonly email: number;
   readonly phone: number;
+  /** The clock's: its segment's tokens by the compiler's tokenizer (kept with the block, a minute's). */
+  readonly tokens?: PieceTokens;
 }
 
 /** One rendering of a source text: which kind, source and provenance it was rendered for, and the block (null when empty). */
@@ -186,12 +188,33 @@ function prepare(memo: CompilerMemo, kind: BlockKind, source: SourceText | undef
   return block;
 }
 
-/** The clock block of `line`, rendered once per minute while the small `clocks` area keeps it; never a recurring block (no key). */
-function clockBlock(memo: CompilerMemo, line: string): PreparedBlock | null {
-  const known = memo.clocks?.get(line);
-  if (known !== undefined) return known;
-  const block = render('clock', 'builtin:clock', line, false, false);
-  if (block !== null) memo.clocks?.set(line, block, 4 * block.segment.length + 512);
+/**
+ * The clock block of `line`, rendered once per minute while the small `clocks` area keeps it;
+ * never a recurring block (no key). A new minute is derived from the day's template (the
+ * block of the first minute seen with the same day and zone) when rendering left that line
+ * as it was: the two lines differ only in four ASCII digits, which rendering never changes
+ * and no marker, control or pair holds, so the new line renders as itself too, with the
+ * same label and the same estimates (the same bytes, no pipe or fence among them). Only its
+ * digest and its exact token count are new; the count is kept with the block, so the
+ * minute's later compiles count nothing.
+ */
+function clockBlock(memo: CompilerMemo, line: string, tokenizer: TokenCounter): PreparedBlock | null {
+  const clocks = memo.clocks;
+  if (clocks === undefined) return render('clock', 'builtin:clock', line, false, false);
+  const known = clocks.get(line);
+  if (known !== undefined && known.tokens?.tokenizer === tokenizer.name) return known;
+  const cuts = clockLineCuts(line);
+  // A template's key: the line without its four digits, after a NUL no clock line starts with.
+  const day = cuts === undefined ? undefined : `\0${line.slice(0, cuts.time)}${line.slice(cuts.zone)}`;
+  const template = day === undefined ? undefined : clocks.get(day);
+  const rendered = template !== undefined ? null : render('clock', 'builtin:clock', line, false, false);
+  if (template === undefined && rendered === null) return null;
+  const segment = template === undefined ? rendered!.segment : template.segment.slice(0, template.segment.length - line.length) + line;
+  // Counted with the block, as the cache plan counts an unkeyed segment alone (never first: identity is), so the minute's compiles count nothing.
+  const tokens: PieceTokens = { tokenizer: tokenizer.name, alone: countLabelled(segment.slice(2), tokenizer, memo.tokens ?? NO_COMPILER_MEMO.tokens!) };
+  const block: PreparedBlock = template !== undefined ? { ...template, content: line, sha256: sha256Hex(line), segment, tokens } : { ...rendered!, tokens };
+  if (rendered !== null && day !== undefined && rendered.content === line && rendered.segment.endsWith(line)) clocks.set(day, block, 4 * segment.length + 512);
+  clocks.set(line, block, 4 * segment.length + 512);
   return block;
 }
 
@@ -392,7 +415,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     else warnings.push(`${input.purpose.source} is empty; no purpose block`);
   }
   pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
-  if (input.clock) pushSystem(clockBlock(memo, clockText(input.clock, memo.time)));
+  if (input.clock) pushSystem(clockBlock(memo, clockText(input.clock, memo.time), tokenizer));
 
   const liveContext = prepare(memo, 'live-context', input.liveContext);
   const topic = prepare(memo, 'topic', input.topic);
@@ -494,7 +517,15 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
   const planned: PlannedSegment[] = [];
   for (const prepared of tail) {
     const placement = PLACEMENT[prepared.kind];
-    planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
+    planned.push({
+      kind: prepared.kind,
+      cacheClass: placement.cacheClass,
+      blockIndex: blocks.length,
+      segment: prepared.segment,
+      key: prepared.key,
+      approxTokens: prepared.segmentTokens,
+      tokens: prepared.tokens,
+    });
     blocks.push(blockOf(prepared));
     systemSegments.push(prepared.segment);
     systemPrompt += prepared.segment;

@@ -310,6 +310,32 @@ export function clockLine(now: Date, timeZone: string, memo: TimeMemo = NO_TIME_
   return localMinute(now, timeZone, memo).line;
 }
 
+const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
+
+/**
+ * Where a line shaped like the clock's, `<day>, HH:MM (<zone>)`, is cut into its day (up to
+ * and with its comma), its ` HH:MM` and its ` (<zone>)`: the index of ` HH:MM` and of ` (`.
+ * Undefined for a line of any other shape. The zone part is found last (no IANA name holds
+ * ` (`), and only the four digits differ between two minutes of one day and offset.
+ */
+export function clockLineCuts(line: string): { time: number; zone: number } | undefined {
+  const zone = line.lastIndexOf(' (');
+  const time = zone - 6;
+  if (
+    time < 1 ||
+    line.charCodeAt(time - 1) !== 0x2c /* , */ ||
+    line.charCodeAt(time) !== 0x20 ||
+    !isDigit(line.charCodeAt(time + 1)) ||
+    !isDigit(line.charCodeAt(time + 2)) ||
+    line.charCodeAt(time + 3) !== 0x3a /* : */ ||
+    !isDigit(line.charCodeAt(time + 4)) ||
+    !isDigit(line.charCodeAt(time + 5))
+  ) {
+    return undefined;
+  }
+  return { time, zone };
+}
+
 const ISO_INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/;
 

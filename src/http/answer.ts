@@ -85,6 +85,30 @@ export interface PieceOptions {
   composed?: readonly ComposedString[];
   /** Where escaped pieces are kept, by their text (the cache set's `answers.pieces` area). */
   pieces?: Memo<string, Buffer>;
+  /** Members that override the result's own (a route's extras beside the compile), read without merging the two objects. */
+  extra?: Readonly<Record<string, unknown>>;
+  /**
+   * The parts this encoder wrote for the result before (a persona's previous minute): a member
+   * whose value is the same data as then, a prompt piece, an array item, reuses what was
+   * written for it, so a new minute writes only what changed.
+   */
+  previous?: ResultParts;
+}
+
+/**
+ * What was written for one member, to derive a later result's from: the value, where its
+ * chunks are in its run's chunks, and where each piece of a composed string, each item of an
+ * array and each member of a member object went.
+ */
+interface Written {
+  readonly value: unknown;
+  readonly from: readonly Buffer[];
+  readonly start: number;
+  readonly end: number;
+  readonly pieces?: readonly string[];
+  /** The chunk index of each piece's escaped JSON (-1 for an empty piece), or of each array item's JSON. */
+  readonly at?: readonly number[];
+  readonly inner?: ReadonlyArray<Written | undefined>;
 }
 
 export interface AnswerEncoder {
@@ -150,6 +174,37 @@ function splitsPair(a: string, b: string): boolean {
 
 const isObject = (value: unknown): value is object => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** Keys compared per object at most when two values are compared as data. */
+const SAME_KEYS = 64;
+
+/**
+ * True when `a` and `b` are the same data down to `depth` levels (below that, the very same
+ * objects), with keys in the same order: their JSON by any one serializer is then the same.
+ * Strings from `LONG_STRING` on count as different (comparing one costs what it saves).
+ */
+function sameData(a: unknown, b: unknown, depth: number): boolean {
+  if (typeof a === 'string') return a.length < LONG_STRING && a === b;
+  if (a === b) return true;
+  if (depth === 0 || a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length || a.length > SAME_KEYS) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i], depth - 1)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  if (keys.length !== others.length || keys.length > SAME_KEYS) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== others[i] || !sameData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth - 1)) return false;
+  }
+  return true;
+}
+
+/** How deep a member is compared with what was written before: a budget's limits, a token count's kinds, an array's items' fields. */
+const SAME_DEPTH = 2;
+
 /** One array item's JSON, kept by the item (never changed once handed out). */
 function itemChunk(item: Item, value: object): Buffer {
   const known = item.kept.get(value);
@@ -172,6 +227,7 @@ function escaped(text: string, memo: Memo<string, Buffer> | undefined): Buffer {
 }
 
 const QUOTE = Buffer.from('"');
+const EMPTY_PIECE = Buffer.alloc(0);
 const NO_PIECES: PieceOptions = Object.freeze({});
 const OPEN = Buffer.from('{');
 const OPEN_ARRAY = Buffer.from('[');
@@ -205,71 +261,113 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
   }
   flush();
 
-  /** `value`'s JSON as chunks: from pieces or kept bytes where it can, else its own serializer. Empty when the member is absent. */
-  function memberChunks(member: Member, value: unknown, options: PieceOptions, out: Buffer[]): void {
+  /** The last piece escaped afresh, within one `resultParts` call. */
+  const recent: { text: string; bytes: Buffer } = { text: '', bytes: EMPTY_PIECE };
+
+  /** Per result's parts: what was written for each member of each run, for a later result to derive its own from. */
+  const writtenOf = new WeakMap<ResultParts, ReadonlyArray<ReadonlyArray<Written | undefined> | null>>();
+
+  /**
+   * `value`'s JSON appended to `out` as chunks: what `prev` wrote where it is the same data,
+   * else from pieces or kept bytes where it can, else its own serializer. Nothing when the
+   * member is absent. Returns what was written, for a later result.
+   */
+  function memberChunks(member: Member, value: unknown, options: PieceOptions, out: Buffer[], prev: Written | undefined): Written | undefined {
+    const start = out.length;
+    if (prev !== undefined && sameData(value, prev.value, SAME_DEPTH)) {
+      for (let i = prev.start; i < prev.end; i++) out.push(prev.from[i]!);
+      // Its record still describes these very chunks (where they lie among the earlier result's), pieces and items included.
+      return prev;
+    }
     if (typeof value === 'string') {
       for (const { value: whole, pieces } of options.composed ?? []) {
         if (value !== whole) continue;
-        const chunks: Buffer[] = [member.prefix, QUOTE];
-        for (let i = 0; i < pieces.length; i++) {
-          // A pair split between two pieces is one character only when escaped together: write the string whole.
-          if (i > 0 && splitsPair(pieces[i - 1]!, pieces[i]!)) {
+        // A pair split between two pieces is one character only when escaped together: write the string whole.
+        for (let i = 1; i < pieces.length; i++) {
+          if (splitsPair(pieces[i - 1]!, pieces[i]!)) {
             out.push(member.prefix, QUOTE, escaped(value, undefined), QUOTE);
-            return;
+            return undefined;
           }
-          if (pieces[i]!.length > 0) chunks.push(escaped(pieces[i]!, options.pieces));
         }
-        chunks.push(QUOTE);
-        for (const chunk of chunks) out.push(chunk);
-        return;
+        out.push(member.prefix, QUOTE);
+        const before = prev?.pieces;
+        const at: number[] = [];
+        for (let i = 0; i < pieces.length; i++) {
+          const piece = pieces[i]!;
+          if (piece.length === 0) {
+            at.push(-1);
+            continue;
+          }
+          at.push(out.length);
+          // The previous result's piece at the same place, when it is the same text (the stable prefix's segments are the very same strings).
+          const was = before !== undefined && before[i] === piece ? prev!.at![i]! : -1;
+          if (was >= 0) out.push(prev!.from[was]!);
+          else {
+            // The piece a result's prompts share that is new (the clock's, in the system prompt, the instructions and the session's copy): escaped once.
+            if (piece !== recent.text) {
+              recent.text = piece;
+              recent.bytes = escaped(piece, options.pieces);
+            }
+            out.push(recent.bytes);
+          }
+        }
+        out.push(QUOTE);
+        return { value, from: out, start, end: out.length, pieces, at };
       }
       if (value.length >= LONG_STRING) {
         out.push(member.prefix, QUOTE, escaped(value, options.pieces), QUOTE);
-        return;
+        return { value, from: out, start, end: out.length };
       }
     } else if (value !== null && typeof value === 'object') {
       const known = member.kept.get(value);
       if (known !== undefined) {
         out.push(known);
-        return;
+        return { value, from: out, start, end: out.length };
       }
       // An array of objects (blocks, cache boundaries) item by item, each item written once.
       if (member.items !== undefined && Array.isArray(value) && value.length > 0 && value.every(isObject)) {
+        const was = prev?.at !== undefined && Array.isArray(prev.value) ? (prev.value as unknown[]) : undefined;
+        const at: number[] = [];
         out.push(member.prefix, OPEN_ARRAY);
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out.push(COMMA);
-          out.push(itemChunk(member.items, value[i] as object));
+          at.push(out.length);
+          const item = value[i] as object;
+          out.push(was !== undefined && was[i] === item ? prev!.from[prev!.at![i]!]! : itemChunk(member.items, item));
         }
         out.push(CLOSE_ARRAY);
-        return;
+        return { value, from: out, start, end: out.length, at };
       }
       // A member object holding a joined or long string (a persona's session holds its instructions), or an array of objects (the cache plan's boundaries), is written member by member.
       if (member.object !== undefined && !Array.isArray(value) && splits(member.object, value as Record<string, unknown>, options)) {
         out.push(member.prefix, OPEN);
+        const inner: Array<Written | undefined> = [];
         let first = true;
-        for (const inner of member.object.members) {
+        const members = member.object.members;
+        for (let i = 0; i < members.length; i++) {
+          const each = members[i]!;
           const before = out.length;
           if (!first) out.push(COMMA);
-          memberChunks(inner, (value as Record<string, unknown>)[inner.key], options, out);
+          inner.push(memberChunks(each, (value as Record<string, unknown>)[each.key], options, out, prev?.inner?.[i]));
           if (out.length === before + (first ? 0 : 1)) out.length = before;
           else first = false;
         }
         out.push(CLOSE);
-        return;
+        return { value, from: out, start, end: out.length, inner };
       }
       const json = members(member.write({ [member.key]: value }));
       const bytes = Buffer.from(json);
       if (json.length >= LONG_VALUE) member.kept.set(value, bytes);
       out.push(bytes);
-      return;
+      return { value, from: out, start, end: out.length };
     }
     const known = member.short.get(value);
     if (known !== undefined) {
       out.push(known);
-      return;
+      return { value, from: out, start, end: out.length };
     }
     const json = members(member.write({ [member.key]: value }));
-    if (json.length === 0) return;
+    if (json.length === 0) return { value, from: out, start, end: start };
     const bytes = Buffer.from(json);
     // Kept by value: a serializer's JSON of a string, number, boolean or null depends on that value alone.
     if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
@@ -277,15 +375,20 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
       member.short.set(value, bytes);
     }
     out.push(bytes);
+    return { value, from: out, start, end: out.length };
   }
 
   /** The members of one run, joined by commas, as chunks (a request's sources, handed out again by a replayed session, reuse their bytes). */
-  function writeMembers(list: readonly Member[], value: Record<string, unknown>, options: PieceOptions): Buffer[] {
+  function writeMembers(list: readonly Member[], value: Record<string, unknown>, options: PieceOptions, written?: Array<Written | undefined>, prev?: ReadonlyArray<Written | undefined>): Buffer[] {
     const out: Buffer[] = [];
-    for (const member of list) {
+    const { extra } = options;
+    for (let i = 0; i < list.length; i++) {
+      const member = list[i]!;
       const before = out.length;
       if (before > 0) out.push(COMMA);
-      memberChunks(member, value[member.key], options, out);
+      const each = extra !== undefined && member.key in extra ? extra[member.key] : value[member.key];
+      const record = memberChunks(member, each, options, out, prev?.[i]);
+      written?.push(record);
       // An absent optional member writes nothing, and takes its comma back.
       if (out.length === before + (before > 0 ? 1 : 0)) out.length = before;
     }
@@ -305,7 +408,21 @@ export function createAnswerEncoder(schema: ObjectSchema, resultKeys: ReadonlySe
 
   return {
     resultParts(result, options = {}) {
-      return runs.map((each) => (each.perResult ? writeMembers(each.members, result, options) : null));
+      const previous = options.previous === undefined ? undefined : writtenOf.get(options.previous);
+      recent.text = '';
+      recent.bytes = EMPTY_PIECE;
+      const written: Array<Array<Written | undefined> | null> = [];
+      const parts = runs.map((each, i) => {
+        if (!each.perResult) {
+          written.push(null);
+          return null;
+        }
+        const records: Array<Written | undefined> = [];
+        written.push(records);
+        return writeMembers(each.members, result, options, records, previous?.[i] ?? undefined);
+      });
+      writtenOf.set(parts, written);
+      return parts;
     },
     body(perRequest, result, parts) {
       if (parts === undefined) {

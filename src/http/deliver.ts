@@ -270,7 +270,12 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined) || encoded.hud !== kept)) {
     encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
     if (json && encoded.parts === undefined) {
-      encoded.parts = delivery.answer.resultParts(resultMembers(result), { composed: promptPieces(compiled), pieces: caches.pieces });
+      // Derived from the parts written for the minute before (a persona's next minute): only what changed is written.
+      const { lineage } = result;
+      const previous = lineage === undefined ? undefined : (caches.answers.get(lineage) as ResultParts | undefined);
+      encoded.parts = delivery.answer.resultParts(compiled as unknown as Record<string, unknown>, { composed: promptPieces(compiled), pieces: caches.pieces, extra: result.extra, previous });
+      // Weighed lightly: the parts are weighed with their result below.
+      if (lineage !== undefined) caches.answers.set(lineage, encoded.parts, 64);
     }
     let bytes = 256 + 320 * hud.files.length;
     for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;

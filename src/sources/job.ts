@@ -36,6 +36,12 @@ export interface JobResult {
   readonly extra?: Readonly<Record<string, unknown>>;
   /** True when the result is remembered and handed out again (equal requests within a minute): shared, never mutated. */
   readonly shared?: boolean;
+  /**
+   * The same object for every minute of one persona, files and options while they are kept: a
+   * shared result's answer is derived from the one written for the minute before it (by this
+   * key, in the cache set's weak `answers` area).
+   */
+  readonly lineage?: object;
   /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
   readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[] };
   /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts). */

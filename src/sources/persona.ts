@@ -663,6 +663,8 @@ function policyKey(policy: Policy, memo: SourceMemo): string {
  */
 interface KeptMinutes {
   minutes: Array<{ clock: string; result: PersonaCompiled }>;
+  /** Every kept minute's `lineage`: kept while the entry is. */
+  lineage: object;
 }
 
 /** Minutes kept per persona, files and options: the current one and the one before (a caller straddling the boundary). */
@@ -679,20 +681,23 @@ export function compilePersona(sources: PersonaSources, compiler: Compiler = cre
   const kept = memo.compiled.get(compileKey) as KeptMinutes | undefined;
   const found = kept?.minutes.find((minute) => minute.clock === clockKey);
   if (found !== undefined) return found.result;
-  const result: PersonaCompiled = { ...compilePersonaAfresh(sources, compiler), shared: true };
+  const lineage = kept?.lineage ?? {};
+  const result: PersonaCompiled = compilePersonaAfresh(sources, compiler, lineage);
   const minutes = [{ clock: clockKey, result }, ...(kept?.minutes ?? []).slice(0, KEPT_MINUTES - 1)];
   // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments, per minute kept.
   const bytes = minutes.reduce((sum, minute) => sum + 8 * minute.result.compiled.instructions.length + 8 * 1024, 2 * compileKey.length);
-  memo.compiled.set(compileKey, { minutes } satisfies KeptMinutes, bytes);
+  memo.compiled.set(compileKey, { minutes, lineage } satisfies KeptMinutes, bytes);
   return result;
 }
 
-function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): PersonaCompiled {
+/** A compile of `sources`; shared (and derived from its `lineage`'s minute before) when `lineage` is given. */
+function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler, lineage?: object): PersonaCompiled {
   const compiled = compiler.compile(sources.input);
-  const redactions = addCounts({ ...compiled.redactions }, sources.liveContextRedactions);
+  const live = sources.liveContextRedactions;
   const liveContext = compiled.blocks.find((block) => block.kind === 'live-context')?.content ?? '';
-  return {
-    compiled: { ...compiled, redactions },
+  const result: PersonaCompiled = {
+    // The compile itself when the live context needed no redaction: nothing to add, no copy to make.
+    compiled: live.email === 0 && live.phone === 0 ? compiled : { ...compiled, redactions: addCounts({ ...compiled.redactions }, live) },
     extra: {
       liveContext,
       topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
@@ -702,6 +707,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
     },
     realtime: { voice: sources.voice, tools: sources.tools },
   };
+  return lineage === undefined ? result : Object.assign(result, { shared: true, lineage });
 }
 
 export const TOPIC_IDENTITY =

@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { compile, createCompiler, ESTIMATE_COUNTER, PROVIDER_MINIMUM_TOKENS, type CompiledContext, type CompileInput, type TokenCounter } from '../../src/core/index.js';
+import { countClockLine, type PieceTokens } from '../../src/core/cache-plan.js';
+import { BoundedMemo } from '../../src/core/memo.js';
+import { clockLine } from '../../src/core/time.js';
 import { O200K_BASE } from '../../src/tokenizer.js';
 import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
 
@@ -92,10 +95,9 @@ describe('cache plan tokens (o200k_base)', () => {
     expect(texts).toHaveLength(first);
     // The clock's label line was counted once, with its newline.
     expect(texts).toContain('<<cc clock | trusted-directive | builtin:clock>>\n');
-    // A new minute: only the clock line is new, and it is counted once, alone (it ends the prompt), without its label.
+    // A new minute: only the clock line's ` HH:MM` is new, counted once (the line's day and zone, and its label, were counted with the first).
     compiler.compile({ ...input, clock: { now: new Date('2026-11-30T17:21:00Z'), timeZone: 'America/Los_Angeles' } });
-    expect(texts.slice(first)).toHaveLength(1);
-    expect(texts.at(-1)).toMatch(/^Current date and time: .*09:21/);
+    expect(texts.slice(first)).toEqual([' 09:21']);
     expect(tools).toEqual([2]);
   });
 
@@ -117,8 +119,10 @@ describe('cache plan tokens (o200k_base)', () => {
     const compiler = createCompiler({ memo: createCaches().compiler, tokenizer: counter });
     for (const now of ['2026-11-30T17:20:00Z', '2026-11-30T17:21:00Z']) {
       const at = { ...voicePersona(), clock: { now: new Date(now), timeZone: 'UTC' } };
+      const counted = texts.length;
       expect(compiler.compile(at).cache).toEqual(compile(at).cache);
-      expect(texts.at(-1)).toMatch(/^<<cc clock \| trusted-directive \| builtin:clock>>\nCurrent date and time: /);
+      const clocks = texts.slice(counted).filter((text) => text.includes('Current date and time: '));
+      expect(clocks).toEqual([`<<cc clock | trusted-directive | builtin:clock>>\nCurrent date and time: Monday 30 November 2026, 17:${now.slice(14, 16)} (UTC, UTC+00:00)`]);
     }
   });
 
@@ -129,5 +133,79 @@ describe('cache plan tokens (o200k_base)', () => {
 
   it('without a tokenizer the plan says it holds the estimate', () => {
     expect(compile(chatTurn()).cache.tokenizer).toBe('estimate');
+  });
+});
+
+describe('the clock line counted in pieces', () => {
+  /** cl100k_base as a counter, to hold the split against the other pre-tokenizer it relies on. */
+  async function cl100k(): Promise<TokenCounter> {
+    const { countTokens } = await import('gpt-tokenizer/encoding/cl100k_base');
+    const asText = { disallowedSpecial: new Set<string>() };
+    return { name: 'cl100k_base', count: (text) => countTokens(text, asText), countTools: () => 0 };
+  }
+
+  // A plain day, a DST change day in the Americas and in Europe, half- and quarter-hour zones, and a half-hour DST shift.
+  const DAYS: Array<[string, string]> = [
+    ['UTC', '2026-11-30'],
+    ['America/Los_Angeles', '2026-11-01'],
+    ['Europe/London', '2026-10-25'],
+    ['Asia/Kolkata', '2026-11-30'],
+    ['Asia/Kathmandu', '2026-11-30'],
+    ['Australia/Lord_Howe', '2026-10-04'],
+    ['America/St_Johns', '2026-11-01'],
+  ];
+
+  it('equals the line counted whole, every minute of a day in each zone, by o200k_base and cl100k_base', async () => {
+    for (const counter of [O200K_BASE, await cl100k()]) {
+      const memo = new BoundedMemo<string, PieceTokens>(100_000);
+      for (const [timeZone, day] of DAYS) {
+        // From the day's first UTC minute for 26 hours: the local day whole, whatever the zone's offset and its change that day.
+        const start = Date.parse(`${day}T00:00:00Z`) - 14 * 3_600_000;
+        for (let minute = 0; minute < 26 * 60; minute++) {
+          const line = clockLine(new Date(start + minute * 60_000), timeZone);
+          expect(countClockLine(line, counter, memo), `${counter.name} ${line}`).toBe(counter.count(line));
+        }
+      }
+    }
+  }, 60_000);
+
+  it('a new minute costs lookups: once its day, ` HH:MM` and zone are counted, no text is counted again', () => {
+    const { counter, texts } = recording(O200K_BASE);
+    const memo = new BoundedMemo<string, PieceTokens>(10_000);
+    const at = (iso: string) => clockLine(new Date(iso), 'Asia/Kolkata');
+    countClockLine(at('2026-11-30T10:05:00Z'), counter, memo);
+    expect(texts).toEqual(['Current date and time: Monday 30 November 2026,', ' 15:35', ' (Asia/Kolkata, UTC+05:30)']);
+    countClockLine(at('2026-11-30T10:06:00Z'), counter, memo);
+    expect(texts.slice(3)).toEqual([' 15:36']);
+    // The next day at a minute seen before: only the day is new.
+    countClockLine(at('2026-12-01T10:06:00Z'), counter, memo);
+    expect(texts.slice(4)).toEqual(['Current date and time: Tuesday 1 December 2026,']);
+  });
+
+  it('regression: a day of new minutes, again and again, counts nothing the second time (each minute’s whole clock, kept too, pushed its pieces out of the area)', () => {
+    const { counter, texts } = recording(O200K_BASE);
+    const compiler = createCompiler({ memo: createCaches().compiler, tokenizer: counter });
+    const input = voicePersona();
+    const start = Date.parse('2026-11-30T08:00:00Z');
+    const day = () => {
+      for (let minute = 0; minute < 24 * 60; minute += 1) compiler.compile({ ...input, clock: { now: new Date(start + minute * 60_000), timeZone: 'America/Los_Angeles' } });
+    };
+    day();
+    const counted = texts.length;
+    day();
+    expect(texts.length - counted).toBe(0);
+  }, 60_000);
+
+  it('counts a line of any other shape whole, and an estimate always whole', () => {
+    const memo = new BoundedMemo<string, PieceTokens>(10_000);
+    for (const line of ['Current date and time: Monday 30 November 2026, 9:05 (UTC, UTC+00:00)', 'no clock here', ', 12:34 (x)', '12:34 (x)', 'a,12:34 (x)']) {
+      const { counter, texts } = recording(O200K_BASE);
+      expect(countClockLine(line, counter, memo)).toBe(O200K_BASE.count(line));
+      if (line !== ', 12:34 (x)') expect(texts).toEqual([line]);
+    }
+    const { counter, texts } = recording(ESTIMATE_COUNTER);
+    const line = 'Current date and time: Monday 30 November 2026, 09:05 (UTC, UTC+00:00)';
+    expect(countClockLine(line, counter, memo)).toBe(ESTIMATE_COUNTER.count(line));
+    expect(texts).toEqual([line]);
   });
 });

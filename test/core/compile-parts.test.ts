@@ -81,4 +81,24 @@ describe('the stable prefix is laid out once, and a compile adds the volatile ta
     expect(toolless!.cache.toolTokens).toBe(0);
     toolless!.cache.boundaries.forEach((boundary, i) => expect(boundary.tokens).toBe(base!.cache.boundaries[i]!.tokens - base!.cache.toolTokens));
   });
+
+  it('a new minute’s clock block, derived from the day’s template, compiles byte for byte as afresh, every minute of a day in several zones', { timeout: 60_000 }, () => {
+    const caches = createCaches();
+    const { compile: memoised } = createCompiler({ memo: caches.compiler });
+    for (const timeZone of ['UTC', 'America/Los_Angeles', 'Asia/Kathmandu']) {
+      const input = { ...voicePersona(), clock: { now: new Date(0), timeZone } };
+      // 2026-11-01 is a DST change day in Los Angeles: the offset, and so the template, changes within it.
+      const start = Date.parse('2026-11-01T00:00:00Z');
+      for (let minute = 0; minute < 26 * 60; minute += 1) {
+        const iso = new Date(start + minute * 60_000).toISOString();
+        const derived = memoised(at(input, iso));
+        const afresh = compile(at(input, iso));
+        expect(derived.systemPrompt).toBe(afresh.systemPrompt);
+        const clock = derived.blocks.findIndex((block) => block.kind === 'clock');
+        expect(derived.blocks[clock]).toEqual(afresh.blocks[clock]);
+        expect(derived.promptSha256).toBe(afresh.promptSha256);
+        if (minute % 97 === 0) expect(derived).toEqual(afresh);
+      }
+    }
+  });
 });

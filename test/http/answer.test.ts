@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import fastJson from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -102,6 +103,76 @@ describe('createAnswerEncoder', () => {
     const again = { blocks: [...stable], cache: { key: 'k', engine: 'e', boundaries: [boundary], empty: [] } };
     expect(String(encoder.body({}, () => again, encoder.resultParts(again)))).toContain('Who \\"you\\" are');
     expect(written[0]).not.toBe(written[1]);
+  });
+
+  describe('a result derived from the parts written for the one before (a persona’s next minute)', () => {
+    const Minute = z.object({
+      runId: z.string(),
+      prompt: z.string(),
+      digest: z.string().nullable(),
+      blocks: z.array(z.object({ kind: z.string(), content: z.string() })),
+      budget: z.object({ used: z.number(), omitted: z.object({ memory: z.number() }), kinds: z.record(z.string(), z.number()) }),
+      note: z.string().optional(),
+      session: z.object({ all: z.string(), voice: z.string(), tools: z.array(z.object({ name: z.string() })) }),
+      warnings: z.array(z.string()),
+    });
+    const encoder = createAnswerEncoder(Minute, new Set(['prompt', 'digest', 'blocks', 'budget', 'note', 'session']));
+    const stable = ['Identity "q" \u2028 ', 'x'.repeat(700), '\n\nRules \ud83d', '\ude00 and more'];
+    const items = [{ kind: 'identity', content: 'Who "you" are' }, { kind: 'rules', content: 'r'.repeat(300) }];
+    const tools = [{ name: 'lookup' }];
+
+    /** One minute's result: new objects throughout, holding the very stable pieces and items, and data that may repeat. */
+    const minute = (clock: string, used: number, memory: number, note: boolean, voice: string, base = stable) => {
+      const pieces = [...base, `\n\nClock ${clock}`];
+      const prompt = pieces.join('');
+      const result = {
+        prompt,
+        digest: clock === '' ? null : `d-${clock}`,
+        blocks: [...items, { kind: 'clock', content: clock }],
+        budget: { used, omitted: { memory }, kinds: { identity: 3, clock: used % 3 } },
+        ...(note ? { note: 'n'.repeat(used % 700) } : {}),
+        session: { all: prompt, voice, tools },
+      };
+      return { result, composed: [{ value: prompt, pieces }] };
+    };
+
+    it('writes byte for byte what one serializer of the whole schema writes, whatever changed from one minute to the next', () => {
+      const step = fc.tuple(fc.constantFrom('09:05', '09:06', '', '\u2028'), fc.constantFrom(10, 11, 700), fc.constantFrom(0, 1), fc.boolean(), fc.constantFrom('ash', 'verse'));
+      fc.assert(
+        fc.property(fc.array(step, { minLength: 1, maxLength: 8 }), (steps) => {
+          const pieces = createCaches().pieces;
+          let previous: ReturnType<typeof encoder.resultParts> | undefined;
+          for (const [clock, used, memory, note, voice] of steps) {
+            const { result, composed } = minute(clock, used, memory, note, voice);
+            const parts = encoder.resultParts(result, { composed, pieces, previous });
+            const perRequest = { runId: `r-${clock}`, warnings: [] };
+            expect(String(encoder.body(perRequest, () => result, parts))).toBe(whole(Minute, { ...perRequest, ...result }));
+            previous = parts;
+          }
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it('writes only what changed: the unchanged pieces, items and same-data members are the very bytes written the minute before', () => {
+      // No surrogate pair split between pieces here: such a prompt is written whole.
+      const base = ['Identity "q" \u2028 ', 'x'.repeat(700), '\n\nRules \ud83d\ude00 and more'];
+      const first = minute('09:05', 10, 0, true, 'ash', base);
+      const before = encoder.resultParts(first.result, { composed: first.composed });
+      const next = minute('09:06', 10, 0, true, 'ash', base);
+      const after = encoder.resultParts(next.result, { composed: next.composed, previous: before });
+      const old = new Set(before.flatMap((run) => run ?? []));
+      const fresh = after.flatMap((run) => run ?? []).filter((chunk) => !old.has(chunk));
+      // The clock's piece in the prompt and in the session, the clock item, and the digest: nothing else is written again.
+      expect(fresh.map(String).sort()).toEqual(['"digest":"d-09:06"', '\\n\\nClock 09:06', '\\n\\nClock 09:06', '{"kind":"clock","content":"09:06"}'].sort());
+    });
+
+    it('takes a member from `extra` over the result’s own, as a merged object would', () => {
+      const { result, composed } = minute('09:05', 10, 0, false, 'ash');
+      const { session, ...compiled } = result;
+      const parts = encoder.resultParts({ ...compiled, session: { all: 'stale', voice: 'x', tools: [] } }, { composed, extra: { session } });
+      expect(String(encoder.body({ runId: 'r', warnings: [] }, () => result, parts))).toBe(whole(Minute, { runId: 'r', warnings: [], ...result }));
+    });
   });
 
   it('a surrogate pair split between two pieces is escaped as one character, as the whole string is', () => {
