@@ -31,8 +31,6 @@ export interface Refs {
   source(source: TraceSource): string;
   /** A structure as a data record; one handed over again as the very same object is serialised and hashed once. */
   json(value: object): string;
-  /** A cache plan as a data record: as `json`, and one that hands out the boundaries of a plan before it reuses their JSON (`RecordDigests.plan`). */
-  cache(plan: object): string;
 }
 
 const DIGEST_MEMO_SIZE = 512;
@@ -68,71 +66,26 @@ export class RecordDigests {
   );
 
   private readonly objects = new WeakMap<object, { json: string; sha: string }>();
-  /** The boundaries of the last plan that began with a given boundary, and their JSON. */
-  private readonly lists: KeptLists = new WeakMap();
 
   text(text: string): string {
     return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
   }
 
-  /** The JSON text and sha256 of a structure, serialised once per object (never changed after it is handed over: a shared result's cache plan and HUD, a persona's tools). */
+  /**
+   * The JSON text and sha256 of a structure, serialised once per object (never changed after
+   * it is handed over: a shared result's cache plan and HUD, a persona's tools). Hashed
+   * without the text memo: a new object is mostly new JSON (a new minute's cache plan), and
+   * a memo entry per event would push out the segment texts it is there for.
+   */
   object(value: object): { json: string; sha: string } {
     let entry = this.objects.get(value);
     if (!entry) {
       const json = JSON.stringify(value);
-      this.objects.set(value, (entry = { json, sha: this.text(json) }));
-    }
-    return entry;
-  }
-
-  /**
-   * `object` for a cache plan: a new minute's plan hands out every boundary but the last of
-   * the plan before it (src/core/cache-plan.ts), so the plan's JSON is composed from the
-   * JSON of those boundaries as the plan before had them, byte for byte what
-   * `JSON.stringify` writes, and hashed once.
-   */
-  plan(value: object): { json: string; sha: string } {
-    let entry = this.objects.get(value);
-    if (!entry) {
-      const json = composedJson(value, this.lists);
       this.objects.set(value, (entry = { json, sha: sha256Hex(json) }));
     }
     return entry;
   }
-}
 
-/** The items of an array member as last serialised, and their JSON: found by its first item. */
-export type KeptLists = WeakMap<object, { readonly items: readonly unknown[]; readonly json: readonly string[] }>;
-
-/**
- * `JSON.stringify(value)` for a plain object, each array member whose first item is an
- * object written item by item: an item that is the very item at the same place in the
- * last array that began with the same object (`kept`) is written from its JSON then,
- * without serialising it again. Valid while items are never changed once handed over, as
- * the compiler's parts are.
- */
-export function composedJson(value: object, kept: KeptLists): string {
-  if (Object.getPrototypeOf(value) !== Object.prototype || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
-  const record = value as Record<string, unknown>;
-  let json = '';
-  for (const key of Object.keys(record)) {
-    const member = record[key];
-    const text = Array.isArray(member) && typeof member[0] === 'object' && member[0] !== null ? arrayJson(member, member[0], kept) : (JSON.stringify(member) as string | undefined);
-    if (text !== undefined) json += `${json === '' ? '{' : ','}${JSON.stringify(key)}:${text}`;
-  }
-  return json === '' ? '{}' : `${json}}`;
-}
-
-function arrayJson(items: readonly unknown[], first: object, kept: KeptLists): string {
-  const before = kept.get(first);
-  const json: string[] = new Array<string>(items.length);
-  // By index, not map(): a hole is written as null, as JSON.stringify writes it.
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    json[i] = before !== undefined && i < before.items.length && before.items[i] === item ? before.json[i]! : ((JSON.stringify(item) as string | undefined) ?? 'null');
-  }
-  kept.set(first, { items, json });
-  return `[${json.join(',')}]`;
 }
 
 /**
@@ -251,7 +204,7 @@ function plainRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEve
   let parts = '';
   if (blocks) parts += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
   const sourceRefs = sourceReferences(sources, refs, undefined);
-  if (cache) parts += `,"cache":${refs.cache(cache)}`;
+  if (cache) parts += `,"cache":${refs.json(cache)}`;
   if (realtime) parts += realtimeReferences(realtime, refs);
   if (hud) parts += `,"hud":${refs.json(hud)}`;
   parts += sourceRefs;
@@ -287,7 +240,7 @@ function derivedRecord<R>(event: TraceEventInput, refs: Refs, shared: SharedReco
     before += `,"blocks":[${blockRefs.join(',')}]`;
   }
   const sourceRefs = sourceReferences(sources, refs, shared);
-  if (cache) before += `,"cache":${refs.cache(cache)}`;
+  if (cache) before += `,"cache":${refs.json(cache)}`;
   let realtimeJson = '';
   if (realtime) {
     realtimeJson = line !== undefined && line.tools === realtime.tools && line.voice === realtime.voice ? line.realtimeJson : realtimeReferences(realtime, refs);
@@ -310,12 +263,13 @@ function derivedRecord<R>(event: TraceEventInput, refs: Refs, shared: SharedReco
     for (const text of segments.input) chars += text.length;
     segmentRefs = `,"segments":{"system":[${systemRefs.join(',')}],"input":[${inputRefs.join(',')}]}`;
   }
-  const fields = resultFields(event);
-  const json = `${ownJson(event, fields, chars)}${before}${sourceRefs}${segmentRefs}}`;
+  const stored = ownFields(event, chars) as StoredEvent<R>;
+  const own = JSON.stringify(stored);
   if (segments !== undefined && blocks !== undefined) {
     if (!shared.seen.has(segments)) shared.seen.add(segments);
     else {
       const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
+      const fields = resultFields(event);
       shared.results.set(segments, { blocks, cache, realtime, hud, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
     }
     if (first !== undefined) {
@@ -323,7 +277,7 @@ function derivedRecord<R>(event: TraceEventInput, refs: Refs, shared: SharedReco
       shared.lines.set(first, { blocks, blockRefs, system, systemRefs, input, inputRefs, voice: realtime?.voice, tools: realtime?.tools, realtimeJson, hud, hudJson });
     }
   }
-  return { stored: ownFields(event, chars) as StoredEvent<R>, json };
+  return { stored, json: `${own.slice(0, -1)}${before}${sourceRefs}${segmentRefs}}` };
 }
 
 /** The references of `items`: those of the item at the same place in `known` when it is the very same, looked up otherwise. */

@@ -1,33 +1,59 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../../src/caches.js';
 import { createCompiler, type CompileInput, type CompiledContext } from '../../../src/core/index.js';
 import { buildHud, missingFile } from '../../../src/core/hud.js';
-import { composedJson, eventRecord, RecordDigests, SharedRecords, type KeptLists, type Refs } from '../../../src/io/trace/event-record.js';
+import { eventRecord, RecordDigests, SharedRecords, type Refs } from '../../../src/io/trace/event-record.js';
 import type { TraceEventInput } from '../../../src/io/trace/index.js';
 import { O200K_BASE } from '../../../src/tokenizer.js';
 import { voicePersona } from '../../core/golden/cases.js';
 import { deliveredEvent } from '../../helpers/trace-events.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** What a scope of references placed, in order, and how many lookups it was asked for. */
 interface Scope {
   refs: Refs;
   /** Each record as its line would hold it: `sha256 json`. */
   placed: string[];
-  lookups: { blob: number; block: number; cache: number; json: number };
+  lookups: { blob: number; block: number; json: number };
 }
 
 /**
- * References as the file writer makes them: a record's sha256 and where it was first placed
- * (`[sha256, offset, length]`). `derived` serialises cache plans as the writers do
- * (`RecordDigests.plan`); otherwise with a plain `JSON.stringify`.
+ * How a scope turns an event's parts into records. A `remembering` one does it as the
+ * writers do (`RecordDigests`, memoised by text and by object); a plain one serialises
+ * and hashes every structure (cache plan, tools, HUD) and text again.
  */
-function fileScope(derived = true): Scope {
+function recordsOf(remembering: boolean, lookups: Scope['lookups'], data: Refs['data']): Refs {
   const digests = new RecordDigests();
+  const refs: Refs = {
+    blob: (text) => {
+      lookups.blob++;
+      return data({ json: JSON.stringify(text), sha: remembering ? digests.text(text) : sha256(text) });
+    },
+    data,
+    block: (block) => {
+      lookups.block++;
+      return data(digests.block.get(block));
+    },
+    source: (source) => data(digests.source.get(source)),
+    json: (value) => {
+      lookups.json++;
+      if (remembering) return data(digests.object(value));
+      const json = JSON.stringify(value);
+      return data({ json, sha: sha256(json) });
+    },
+  };
+  return refs;
+}
+
+/** References as the file writer makes them: a record's sha256 and where it was first placed (`[sha256, offset, length]`). */
+function fileScope(remembering = true): Scope {
   const placed: string[] = [];
   const where = new Map<string, string>();
   let offset = 0;
-  const lookups = { blob: 0, block: 0, cache: 0, json: 0 };
-  const place = (sha: string, json: string) => {
+  const lookups = { blob: 0, block: 0, json: 0 };
+  const refs = recordsOf(remembering, lookups, ({ json, sha }) => {
     let ref = where.get(sha);
     if (ref === undefined) {
       where.set(sha, (ref = `["${sha}",${offset},${json.length}]`));
@@ -35,59 +61,18 @@ function fileScope(derived = true): Scope {
       offset += json.length;
     }
     return ref;
-  };
-  const refs: Refs = {
-    blob: (text) => {
-      lookups.blob++;
-      return place(digests.text(text), JSON.stringify(text));
-    },
-    data: ({ json, sha }) => place(sha, json),
-    block: (block) => {
-      lookups.block++;
-      return refs.data(digests.block.get(block));
-    },
-    source: (source) => refs.data(digests.source.get(source)),
-    json: (value) => {
-      lookups.json++;
-      return refs.data(digests.object(value));
-    },
-    cache: (plan) => {
-      lookups.cache++;
-      return refs.data(derived ? digests.plan(plan) : digests.object(plan));
-    },
-  };
+  });
   return { refs, placed, lookups };
 }
 
 /** References as the PostgreSQL writer makes them: the sha256 alone, each record kept for the day's insert. */
-function databaseScope(derived = true): Scope {
-  const digests = new RecordDigests();
+function databaseScope(remembering = true): Scope {
   const records = new Map<string, string>();
-  const lookups = { blob: 0, block: 0, cache: 0, json: 0 };
-  const refer = (sha: string, body: () => string) => {
-    if (!records.has(sha)) records.set(sha, body());
+  const lookups = { blob: 0, block: 0, json: 0 };
+  const refs = recordsOf(remembering, lookups, ({ json, sha }) => {
+    if (!records.has(sha)) records.set(sha, json);
     return `"${sha}"`;
-  };
-  const refs: Refs = {
-    blob: (text) => {
-      lookups.blob++;
-      return refer(digests.text(text), () => JSON.stringify(text));
-    },
-    data: ({ json, sha }) => refer(sha, () => json),
-    block: (block) => {
-      lookups.block++;
-      return refs.data(digests.block.get(block));
-    },
-    source: (source) => refs.data(digests.source.get(source)),
-    json: (value) => {
-      lookups.json++;
-      return refs.data(digests.object(value));
-    },
-    cache: (plan) => {
-      lookups.cache++;
-      return refs.data(derived ? digests.plan(plan) : digests.object(plan));
-    },
-  };
+  });
   return {
     refs,
     get placed() {
@@ -151,7 +136,7 @@ function personaMinutes() {
       ...extra,
     };
   };
-  return { compileAt, deliver };
+  return { compileAt, deliver, tools };
 }
 
 /** Writes `event` through a scope that remembers (the writers') and one that writes it afresh, and expects the very same bytes from both. */
@@ -170,15 +155,17 @@ describe('eventRecord of a new minute, derived from the minute before', () => {
     ['database', databaseScope],
   ] as const) {
     it(`writes each minute byte for byte as a plain write of it, with the same records (${name} references)`, () => {
-      const { compileAt, deliver } = personaMinutes();
+      const { compileAt, deliver, tools } = personaMinutes();
       const derived = { scope: makeScope(true), shared: new SharedRecords() };
-      // The plain write: a fresh scope fed the same events, cache plans serialised whole.
+      // The plain write: a fresh scope fed the same events, without shared records or memos.
       const plain = makeScope(false);
       const minutes = ['2026-11-30T16:58:00Z', '2026-11-30T16:59:00Z', '2026-11-30T17:00:00Z', '2026-11-30T17:01:00Z', '2026-12-02T07:59:00Z', '2026-12-02T08:00:00Z'].map(compileAt);
       const events: TraceEventInput[] = [];
       for (const compiled of minutes) events.push(deliver(compiled));
       // A minute asked again (the same result), a later minute after it, and a delivery that was not modified.
       events.push(deliver(minutes[2]!), deliver(compileAt('2026-11-30T17:02:00Z')), deliver(minutes[2]!, { status: 304, outcome: 'not-modified' }));
+      // The same tools in another voice.
+      events.push(deliver(compileAt('2026-11-30T17:03:00Z'), { realtime: { voice: 'verse', tools } }));
       for (const event of events) {
         const { json } = expectSameAsPlain(event, derived, plain);
         const parsed = JSON.parse(json) as { segments: { system: unknown[] }; cache: unknown };
@@ -189,7 +176,7 @@ describe('eventRecord of a new minute, derived from the minute before', () => {
     });
   }
 
-  it('looks up only the new clock block, its line and its cache plan for a new minute, and nothing for a minute asked again', () => {
+  it('looks up only the new clock block, its line and the new cache plan for a new minute, and nothing for a minute asked again', () => {
     const { compileAt, deliver } = personaMinutes();
     const scope = fileScope();
     const shared = new SharedRecords();
@@ -205,60 +192,23 @@ describe('eventRecord of a new minute, derived from the minute before', () => {
     eventRecord(deliver(next), scope.refs, shared);
     expect(scope.lookups.block - before.block).toBe(1);
     expect(scope.lookups.blob - before.blob).toBe(1);
-    expect(scope.lookups.cache - before.cache).toBe(1);
-    // The tools and the HUD are the very objects written before.
-    expect(scope.lookups.json - before.json).toBe(0);
+    // The new cache plan; the tools and the HUD are the very objects written before.
+    expect(scope.lookups.json - before.json).toBe(1);
     const again = { ...scope.lookups };
     // Written again: only the cache plan is looked up (found by identity), and from its third event on nothing at all.
     eventRecord(deliver(next), scope.refs, shared);
-    expect(scope.lookups).toEqual({ ...again, cache: again.cache + 1 });
+    expect(scope.lookups).toEqual({ ...again, json: again.json + 1 });
     const third = { ...scope.lookups };
     eventRecord(deliver(next), scope.refs, shared);
     expect(scope.lookups).toEqual(third);
   });
 
-  it('composes a new minute\'s cache plan from the JSON kept for the boundaries it shares, exactly as JSON.stringify writes it', () => {
+  it('serialises and hashes a new minute\'s cache plan as JSON.stringify and sha256 do', () => {
     const { compileAt } = personaMinutes();
     const digests = new RecordDigests();
-    const first = compileAt('2026-11-30T17:05:00Z');
-    const next = compileAt('2026-11-30T17:06:00Z');
-    expect(next.cache.boundaries[0]).toBe(first.cache.boundaries[0]);
-    for (const plan of [first.cache, next.cache]) {
-      const { json, sha } = digests.plan(plan);
-      expect(json).toBe(JSON.stringify(plan));
-      expect(sha).toBe(digests.text(JSON.stringify(plan)));
+    for (const { cache } of [compileAt('2026-11-30T17:05:00Z'), compileAt('2026-11-30T17:06:00Z')]) {
+      expect(digests.object(cache)).toEqual({ json: JSON.stringify(cache), sha: sha256(JSON.stringify(cache)) });
     }
-  });
-});
-
-describe('composedJson', () => {
-  it('writes what JSON.stringify writes, whatever the members', () => {
-    const kept: KeptLists = new WeakMap();
-    const shared = { class: 'worker-stable', tokens: 1200, nested: { a: [1, { b: null }] } };
-    const sparse: unknown[] = [1];
-    sparse[3] = shared;
-    // Holes after and before an object first: written as null.
-    const holed: unknown[] = [shared];
-    holed[2] = shared;
-    const leading: unknown[] = [];
-    leading[1] = shared;
-    const values: object[] = [
-      { schemaVersion: 1, routeKey: 'cc1-x', engine: null, boundaries: [shared, { ...shared, tokens: 7 }] },
-      { a: undefined, b: () => 1, c: Symbol('c'), d: [undefined, () => 1, Symbol('d'), NaN, -0, Infinity], e: 'quote " and \u2028' },
-      { holes: sparse, empty: [], date: new Date(0), deep: [[shared]], 'a "key"': shared, mixed: [shared, 'text', null, [1]] },
-      { holes: holed, firstHole: leading },
-      {},
-      { toJSON: () => 'custom' },
-      Object.assign(Object.create(null) as object, { x: 1 }),
-      [shared, 1],
-    ];
-    for (const value of values) {
-      expect(composedJson(value, kept)).toBe(JSON.stringify(value));
-      // Again, now from the kept JSON of its members.
-      expect(composedJson(value, kept)).toBe(JSON.stringify(value));
-    }
-    // The last array that began with `shared`.
-    expect(kept.get(shared)?.json).toEqual([JSON.stringify(shared), 'null', JSON.stringify(shared)]);
   });
 });
 

@@ -413,7 +413,6 @@ export class FileWriter {
       block: (block) => refs.data(digests.block.get(block)),
       source: (source) => refs.data(digests.source.get(source)),
       json: (value) => refs.data(digests.object(value)),
-      cache: (plan) => refs.data(digests.plan(plan)),
     };
     let link = target.link;
     let lastOffset = target.lastOffset;

@@ -226,7 +226,6 @@ export class DatabaseWriter {
       block: (block) => refs.data(digests.block.get(block)),
       source: (source) => refs.data(digests.source.get(source)),
       json: (value) => refs.data(digests.object(value)),
-      cache: (plan) => refs.data(digests.plan(plan)),
     };
     const rows = {
       seq: [] as number[],
