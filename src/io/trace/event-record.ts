@@ -71,15 +71,21 @@ export class RecordDigests {
     return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
   }
 
-  /** The JSON text and sha256 of a structure, serialised once per object (never changed after it is handed over: a shared result's cache plan and HUD, a persona's tools). */
+  /**
+   * The JSON text and sha256 of a structure, serialised once per object (never changed after
+   * it is handed over: a shared result's cache plan and HUD, a persona's tools). Hashed
+   * without the text memo: a new object is mostly new JSON (a new minute's cache plan), and
+   * a memo entry per event would push out the segment texts it is there for.
+   */
   object(value: object): { json: string; sha: string } {
     let entry = this.objects.get(value);
     if (!entry) {
       const json = JSON.stringify(value);
-      this.objects.set(value, (entry = { json, sha: this.text(json) }));
+      this.objects.set(value, (entry = { json, sha: sha256Hex(json) }));
     }
     return entry;
   }
+
 }
 
 /**
@@ -98,7 +104,7 @@ export interface SharedRecord {
   readonly redactions: unknown;
   readonly promptSha256: unknown;
   readonly inputSha256: unknown;
-  /** `"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
+  /** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
   readonly fields: string;
   readonly chars: number;
   /** `,"blocks":[…],"cache":…,"realtime":…,"hud":…` and `,"segments":{…}` references. */
@@ -107,24 +113,58 @@ export interface SharedRecord {
 }
 
 /**
- * Shared records of one scope of references, by the `segments` object of the events they
- * describe (`SEEN` after the first), and the references of a `sources` array handed out
- * again (a replayed brain session's), by the array.
+ * The references of the last result written whose blocks began with a given block: the
+ * next minute of a persona hands out the very same blocks and segment texts but the
+ * clock's (and often the same tools and HUD), so its references are taken from here item
+ * by item, by identity, and only what is new is looked up.
  */
-export type SharedRecords = WeakMap<object, SharedRecord | typeof SEEN | string>;
+interface ResultLine {
+  readonly blocks: readonly object[];
+  readonly blockRefs: readonly string[];
+  readonly system: readonly string[];
+  readonly systemRefs: readonly string[];
+  readonly input: readonly string[];
+  readonly inputRefs: readonly string[];
+  /** The voice and tools it was written with: a new result wraps the persona's same tools object in a new `realtime`. */
+  readonly voice: string | undefined;
+  readonly tools: unknown;
+  /** `,"realtime":{…}`. */
+  readonly realtimeJson: string;
+  readonly hud: unknown;
+  /** `,"hud":…`. */
+  readonly hudJson: string;
+}
+
+/** What one scope of references (a trace file) remembers of the events written to it; valid for that scope alone. */
+export class SharedRecords {
+  /** Shared records by the `segments` object of the events they describe, from a result's second event on. */
+  readonly results = new WeakMap<object, SharedRecord>();
+  /**
+   * Results written once. A record kept from the first event on would cost more than it
+   * saves: it holds the result's parts, which the garbage collector then keeps from the
+   * young generation (a new minute on every request: ≈ +40 % per event, measured).
+   */
+  readonly seen = new WeakSet<object>();
+  /** `,"sources":[…]` by the `sources` array (a replayed brain session hands out the same one). */
+  readonly sources = new WeakMap<object, string>();
+  /** The references of the last result written, by its first block. */
+  readonly lines = new WeakMap<object, ResultLine>();
+}
 
 /** `,"sources":[…]` for an event, its references joined once per array when `shared` is given. */
 function sourceReferences(sources: TraceEventInput['sources'], refs: Refs, shared: SharedRecords | undefined): string {
   if (!sources) return '';
-  const known = shared?.get(sources);
-  if (typeof known === 'string') return known;
+  const known = shared?.sources.get(sources);
+  if (known !== undefined) return known;
   const json = `,"sources":[${sources.map(refs.source).join(',')}]`;
-  shared?.set(sources, json);
+  shared?.sources.set(sources, json);
   return json;
 }
 
-/** A result seen once: a one-off compile is not worth keeping, so its record is kept from its second event on. */
-export const SEEN = Symbol('seen once');
+function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, refs: Refs): string {
+  const names = JSON.stringify(realtime.tools.map((tool) => tool.name));
+  return `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.json(realtime.tools)}}`;
+}
 
 /**
  * The event as stored, as JSON text (an object), and its own fields for an index. Segment
@@ -133,37 +173,41 @@ export const SEEN = Symbol('seen once');
  * the references are spliced in as ready JSON, so only the event's own small fields are
  * serialised per call. Given `shared` (valid for `refs`' scope alone), the fields and
  * references of a shared result are serialised once and spliced into every later event
- * that delivers it, byte for byte as they would be written again.
+ * that delivers it, and a new result's references are taken, item by item, from those of
+ * the last result that began with the same block; byte for byte as they would be written
+ * afresh, with the same records referenced in the same order.
  */
 export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: SharedRecords): { stored: StoredEvent<R>; json: string } {
-  const { segments, blocks, sources, cache, realtime, hud } = event;
-  const found = segments === undefined ? undefined : shared?.get(segments);
-  const known = found === SEEN || typeof found === 'string' ? undefined : found;
+  if (shared === undefined) return plainRecord<R>(event, refs);
+  const known = event.segments === undefined ? undefined : shared.results.get(event.segments);
   if (
     known !== undefined &&
-    known.blocks === blocks &&
-    known.cache === cache &&
-    known.realtime === realtime &&
-    known.hud === hud &&
+    known.blocks === event.blocks &&
+    known.cache === event.cache &&
+    known.realtime === event.realtime &&
+    known.hud === event.hud &&
     known.budget === event.budget &&
     known.tokens === event.tokens &&
     known.redactions === event.redactions &&
     known.promptSha256 === event.promptSha256 &&
     known.inputSha256 === event.inputSha256
   ) {
-    return sharedRecord<R>(event, refs, known, shared!);
+    return sharedRecord<R>(event, refs, known, shared);
   }
+  return derivedRecord<R>(event, refs, shared);
+}
+
+/** Every part serialised and referenced afresh. */
+function plainRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
+  const { segments, blocks, sources, cache, realtime, hud } = event;
   let chars = 0;
-  let before = '';
-  let segmentRefs = '';
-  if (blocks) before += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
-  const sourceRefs = sourceReferences(sources, refs, shared);
-  if (cache) before += `,"cache":${refs.json(cache)}`;
-  if (realtime) {
-    const names = JSON.stringify(realtime.tools.map((tool) => tool.name));
-    before += `,"realtime":{"voice":${JSON.stringify(realtime.voice)},"toolNames":${names},"tools":${refs.json(realtime.tools)}}`;
-  }
-  if (hud) before += `,"hud":${refs.json(hud)}`;
+  let parts = '';
+  if (blocks) parts += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
+  const sourceRefs = sourceReferences(sources, refs, undefined);
+  if (cache) parts += `,"cache":${refs.json(cache)}`;
+  if (realtime) parts += realtimeReferences(realtime, refs);
+  if (hud) parts += `,"hud":${refs.json(hud)}`;
+  parts += sourceRefs;
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -172,27 +216,102 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: Shar
           return refs.blob(text);
         })
         .join(',');
-    segmentRefs = `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
+    parts += `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
   }
   const stored = ownFields(event, chars) as StoredEvent<R>;
   const own = JSON.stringify(stored);
-  if (segments !== undefined && shared !== undefined && blocks !== undefined && found === undefined) shared.set(segments, SEEN);
-  else if (segments !== undefined && shared !== undefined && blocks !== undefined) {
-    const fields = JSON.stringify({
-      promptSha256: event.promptSha256,
-      inputSha256: event.inputSha256,
-      budget: event.budget,
-      tokens: event.tokens,
-      redactions: event.redactions,
-    }).slice(1, -1);
-    const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
-    shared.set(segments, { blocks, cache, realtime, hud, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
+  return { stored, json: `${own.slice(0, -1)}${parts}}` };
+}
+
+/**
+ * A result not written before in this scope: references looked up only for what is not the
+ * very item at the same place in the last result that began with the same block, and kept
+ * for the events that deliver it again and for the result that follows it.
+ */
+function derivedRecord<R>(event: TraceEventInput, refs: Refs, shared: SharedRecords): { stored: StoredEvent<R>; json: string } {
+  const { segments, blocks, sources, cache, realtime, hud } = event;
+  const first = blocks?.[0];
+  const line = first === undefined ? undefined : shared.lines.get(first);
+  // The same order of lookups as plainRecord's: a record new to the scope is placed where a plain write would place it.
+  let before = '';
+  let blockRefs: string[] = [];
+  if (blocks) {
+    blockRefs = keptRefs(blocks, line?.blocks, line?.blockRefs, refs.block);
+    before += `,"blocks":[${blockRefs.join(',')}]`;
+  }
+  const sourceRefs = sourceReferences(sources, refs, shared);
+  if (cache) before += `,"cache":${refs.json(cache)}`;
+  let realtimeJson = '';
+  if (realtime) {
+    realtimeJson = line !== undefined && line.tools === realtime.tools && line.voice === realtime.voice ? line.realtimeJson : realtimeReferences(realtime, refs);
+    before += realtimeJson;
+  }
+  let hudJson = '';
+  if (hud) {
+    hudJson = line !== undefined && line.hud === hud ? line.hudJson : `,"hud":${refs.json(hud)}`;
+    before += hudJson;
+  }
+  let chars = 0;
+  let segmentRefs = '';
+  let systemRefs: string[] = [];
+  let inputRefs: string[] = [];
+  if (segments) {
+    const blob = (text: string) => refs.blob(text);
+    systemRefs = keptRefs(segments.system, line?.system, line?.systemRefs, blob);
+    inputRefs = keptRefs(segments.input, line?.input, line?.inputRefs, blob);
+    for (const text of segments.system) chars += text.length;
+    for (const text of segments.input) chars += text.length;
+    segmentRefs = `,"segments":{"system":[${systemRefs.join(',')}],"input":[${inputRefs.join(',')}]}`;
+  }
+  const stored = ownFields(event, chars) as StoredEvent<R>;
+  const own = JSON.stringify(stored);
+  if (segments !== undefined && blocks !== undefined) {
+    if (!shared.seen.has(segments)) shared.seen.add(segments);
+    else {
+      const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
+      const fields = resultFields(event);
+      shared.results.set(segments, { blocks, cache, realtime, hud, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
+    }
+    if (first !== undefined) {
+      const { system, input } = segments;
+      shared.lines.set(first, { blocks, blockRefs, system, systemRefs, input, inputRefs, voice: realtime?.voice, tools: realtime?.tools, realtimeJson, hud, hudJson });
+    }
   }
   return { stored, json: `${own.slice(0, -1)}${before}${sourceRefs}${segmentRefs}}` };
 }
 
+/** The references of `items`: those of the item at the same place in `known` when it is the very same, looked up otherwise. */
+function keptRefs<T>(items: readonly T[], known: readonly unknown[] | undefined, knownRefs: readonly string[] | undefined, ref: (item: T) => string): string[] {
+  const found: string[] = new Array<string>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    found[i] = known !== undefined && i < known.length && known[i] === item ? knownRefs![i]! : ref(item);
+  }
+  return found;
+}
+
 /** An event of a shared result: its own fields serialised, the result's spliced in where JSON.stringify would write them. */
 function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord, shared: SharedRecords): { stored: StoredEvent<R>; json: string } {
+  const sources = sourceReferences(event.sources, refs, shared);
+  const json = `${ownJson(event, known.fields, known.chars)}${known.before}${sources}${known.segmentRefs}}`;
+  return { stored: ownFields(event, known.chars) as StoredEvent<R>, json };
+}
+
+/** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…`, absent ones left out: the compiled result's own fields. */
+function resultFields(event: TraceEventInput): string {
+  // Composing the budget from its policy limits' kept JSON was tried: keeping each new `omitted` object's JSON cost more than it saved.
+  const fields = JSON.stringify({
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+  });
+  return fields.length > 2 ? `,${fields.slice(1, -1)}` : '';
+}
+
+/** `JSON.stringify(ownFields(event, chars))` without its closing brace, `fields` (`resultFields`) spliced in where it writes them. */
+function ownJson(event: TraceEventInput, fields: string, chars: number): string {
   const head = JSON.stringify({
     runId: event.runId,
     at: event.at,
@@ -213,13 +332,9 @@ function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord
     timing: event.timing,
     recall: event.recall,
     receipts: event.receipts,
-    chars: known.chars,
+    chars,
   });
-  const sources = sourceReferences(event.sources, refs, shared);
-  const middle = known.fields.length > 0 ? `,${known.fields}` : '';
-  const json = `${head.slice(0, -1)}${middle},${tail.slice(1, -1)}${known.before}${sources}${known.segmentRefs}}`;
-  const stored = ownFields(event, known.chars);
-  return { stored: stored as StoredEvent<R>, json };
+  return `${head.slice(0, -1)}${fields},${tail.slice(1, -1)}`;
 }
 
 /** Whether a parsed value has the fields every stored event has. */

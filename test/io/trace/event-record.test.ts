@@ -1,25 +1,216 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { eventRecord, RecordDigests, type Refs, type SharedRecords } from '../../../src/io/trace/event-record.js';
+import { createCaches } from '../../../src/caches.js';
+import { createCompiler, type CompileInput, type CompiledContext } from '../../../src/core/index.js';
+import { buildHud, missingFile } from '../../../src/core/hud.js';
+import { eventRecord, RecordDigests, SharedRecords, type Refs } from '../../../src/io/trace/event-record.js';
 import type { TraceEventInput } from '../../../src/io/trace/index.js';
+import { O200K_BASE } from '../../../src/tokenizer.js';
+import { voicePersona } from '../../core/golden/cases.js';
 import { deliveredEvent } from '../../helpers/trace-events.js';
 
-/** References as a file writes them: a record's sha256 and where it was first placed. */
-function fileRefs(): Refs {
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** What a scope of references placed, in order, and how many lookups it was asked for. */
+interface Scope {
+  refs: Refs;
+  /** Each record as its line would hold it: `sha256 json`. */
+  placed: string[];
+  lookups: { blob: number; block: number; json: number };
+}
+
+/**
+ * How a scope turns an event's parts into records. A `remembering` one does it as the
+ * writers do (`RecordDigests`, memoised by text and by object); a plain one serialises
+ * and hashes every structure (cache plan, tools, HUD) and text again.
+ */
+function recordsOf(remembering: boolean, lookups: Scope['lookups'], data: Refs['data']): Refs {
   const digests = new RecordDigests();
-  const placed = new Map<string, string>();
-  const place = (sha: string) => {
-    if (!placed.has(sha)) placed.set(sha, `["${sha}",${placed.size * 100},100]`);
-    return placed.get(sha)!;
-  };
   const refs: Refs = {
-    blob: (text) => place(digests.text(text)),
-    data: ({ sha }) => place(sha),
-    block: (block) => refs.data(digests.block.get(block)),
-    source: (source) => refs.data(digests.source.get(source)),
-    json: (value) => place(digests.text(JSON.stringify(value))),
+    blob: (text) => {
+      lookups.blob++;
+      return data({ json: JSON.stringify(text), sha: remembering ? digests.text(text) : sha256(text) });
+    },
+    data,
+    block: (block) => {
+      lookups.block++;
+      return data(digests.block.get(block));
+    },
+    source: (source) => data(digests.source.get(source)),
+    json: (value) => {
+      lookups.json++;
+      if (remembering) return data(digests.object(value));
+      const json = JSON.stringify(value);
+      return data({ json, sha: sha256(json) });
+    },
   };
   return refs;
 }
+
+/** References as the file writer makes them: a record's sha256 and where it was first placed (`[sha256, offset, length]`). */
+function fileScope(remembering = true): Scope {
+  const placed: string[] = [];
+  const where = new Map<string, string>();
+  let offset = 0;
+  const lookups = { blob: 0, block: 0, json: 0 };
+  const refs = recordsOf(remembering, lookups, ({ json, sha }) => {
+    let ref = where.get(sha);
+    if (ref === undefined) {
+      where.set(sha, (ref = `["${sha}",${offset},${json.length}]`));
+      placed.push(`${sha} ${json}`);
+      offset += json.length;
+    }
+    return ref;
+  });
+  return { refs, placed, lookups };
+}
+
+/** References as the PostgreSQL writer makes them: the sha256 alone, each record kept for the day's insert. */
+function databaseScope(remembering = true): Scope {
+  const records = new Map<string, string>();
+  const lookups = { blob: 0, block: 0, json: 0 };
+  const refs = recordsOf(remembering, lookups, ({ json, sha }) => {
+    if (!records.has(sha)) records.set(sha, json);
+    return `"${sha}"`;
+  });
+  return {
+    refs,
+    get placed() {
+      return [...records].map(([sha, body]) => `${sha} ${body}`);
+    },
+    lookups,
+  };
+}
+
+/**
+ * A persona asked minute after minute as the service compiles it: one compiler memo, so a
+ * new minute hands out the stable blocks, segment texts and boundaries of the minute before;
+ * the same tools object on every call, the HUD kept while the blocks and budget hold (as
+ * deliver.ts `hudFor` keeps it), the same sources array (a replayed brain session).
+ */
+function personaMinutes() {
+  const caches = createCaches();
+  const { compile } = createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE });
+  const input = voicePersona();
+  const tools = input.sessionTools! as NonNullable<TraceEventInput['realtime']>['tools'];
+  // Each result wraps the persona's same tools object in its own `realtime`.
+  const realtimes = new WeakMap<CompiledContext, NonNullable<TraceEventInput['realtime']>>();
+  const sources = [
+    { path: 'SOUL.md', size: 10, mtimeMs: 1, sha256: 'a'.repeat(64) },
+    { path: 'personas/venus.md', size: 20, mtimeMs: 2, sha256: 'b'.repeat(64) },
+  ];
+  let kept: { usedChars: number; hud: NonNullable<TraceEventInput['hud']> } | undefined;
+  let runs = 0;
+  const compileAt = (iso: string): CompiledContext => compile({ ...input, clock: { ...input.clock!, now: new Date(iso) } } satisfies CompileInput);
+  const deliver = (compiled: CompiledContext, extra: Partial<TraceEventInput> = {}): TraceEventInput => {
+    if (kept?.usedChars !== compiled.budget.usedChars) {
+      const hud = buildHud({ loaded: [], missing: ['personas/venus.md'].map((path) => missingFile(path).path), blocks: compiled.blocks, budget: compiled.budget });
+      kept = { usedChars: compiled.budget.usedChars, hud: hud as NonNullable<TraceEventInput['hud']> };
+    }
+    runs++;
+    let realtime = realtimes.get(compiled);
+    if (realtime === undefined) realtimes.set(compiled, (realtime = { voice: 'ash', tools }));
+    return {
+      runId: `run-${runs}`,
+      at: new Date(Date.UTC(2026, 10, 30, 17, 5, runs)).toISOString(),
+      route: 'GET /context/venus',
+      subject: { kind: 'persona', id: 'venus' },
+      surface: 'voice',
+      status: 200,
+      outcome: 'delivered',
+      requestId: `request-${runs}`,
+      request: { persona: 'venus', topicId: null, now: `minute ${runs}`, format: 'json' },
+      blocks: compiled.blocks,
+      segments: compiled.segments,
+      promptSha256: compiled.promptSha256,
+      inputSha256: compiled.inputSha256,
+      budget: compiled.budget,
+      cache: compiled.cache,
+      tokens: compiled.tokens,
+      redactions: compiled.redactions,
+      warnings: [...compiled.warnings],
+      realtime,
+      hud: kept.hud,
+      sources,
+      timing: { readMs: 0.2, compileMs: 0.1, untilTraceMs: runs },
+      ...extra,
+    };
+  };
+  return { compileAt, deliver, tools };
+}
+
+/** Writes `event` through a scope that remembers (the writers') and one that writes it afresh, and expects the very same bytes from both. */
+function expectSameAsPlain(event: TraceEventInput, derived: { scope: Scope; shared: SharedRecords }, plain: Scope) {
+  const fast = eventRecord(event, derived.scope.refs, derived.shared);
+  const afresh = eventRecord(event, plain.refs);
+  expect(fast.json).toBe(afresh.json);
+  expect(fast.stored).toEqual(afresh.stored);
+  expect(derived.scope.placed).toEqual(plain.placed);
+  return fast;
+}
+
+describe('eventRecord of a new minute, derived from the minute before', () => {
+  for (const [name, makeScope] of [
+    ['file', fileScope],
+    ['database', databaseScope],
+  ] as const) {
+    it(`writes each minute byte for byte as a plain write of it, with the same records (${name} references)`, () => {
+      const { compileAt, deliver, tools } = personaMinutes();
+      const derived = { scope: makeScope(true), shared: new SharedRecords() };
+      // The plain write: a fresh scope fed the same events, without shared records or memos.
+      const plain = makeScope(false);
+      const minutes = ['2026-11-30T16:58:00Z', '2026-11-30T16:59:00Z', '2026-11-30T17:00:00Z', '2026-11-30T17:01:00Z', '2026-12-02T07:59:00Z', '2026-12-02T08:00:00Z'].map(compileAt);
+      const events: TraceEventInput[] = [];
+      for (const compiled of minutes) events.push(deliver(compiled));
+      // A minute asked again (the same result), a later minute after it, and a delivery that was not modified.
+      events.push(deliver(minutes[2]!), deliver(compileAt('2026-11-30T17:02:00Z')), deliver(minutes[2]!, { status: 304, outcome: 'not-modified' }));
+      // The same tools in another voice.
+      events.push(deliver(compileAt('2026-11-30T17:03:00Z'), { realtime: { voice: 'verse', tools } }));
+      for (const event of events) {
+        const { json } = expectSameAsPlain(event, derived, plain);
+        const parsed = JSON.parse(json) as { segments: { system: unknown[] }; cache: unknown };
+        expect(parsed.segments.system).toHaveLength(event.segments!.system.length);
+      }
+      // Past local midnight the clock line's length changed, and with it the budget and the HUD.
+      expect(new Set(events.map((event) => event.hud)).size).toBeGreaterThan(1);
+    });
+  }
+
+  it('looks up only the new clock block, its line and the new cache plan for a new minute, and nothing for a minute asked again', () => {
+    const { compileAt, deliver } = personaMinutes();
+    const scope = fileScope();
+    const shared = new SharedRecords();
+    const first = compileAt('2026-11-30T17:05:00Z');
+    eventRecord(deliver(first), scope.refs, shared);
+    expect(scope.lookups.block).toBe(first.blocks.length);
+    const before = { ...scope.lookups };
+    const next = compileAt('2026-11-30T17:06:00Z');
+    const newBlocks = next.blocks.filter((block, i) => block !== first.blocks[i]);
+    const newTexts = [...next.segments.system, ...next.segments.input].filter((text, i) => text !== [...first.segments.system, ...first.segments.input][i]);
+    expect(newBlocks.map((block) => block.kind)).toEqual(['clock']);
+    expect(newTexts).toHaveLength(1);
+    eventRecord(deliver(next), scope.refs, shared);
+    expect(scope.lookups.block - before.block).toBe(1);
+    expect(scope.lookups.blob - before.blob).toBe(1);
+    // The new cache plan; the tools and the HUD are the very objects written before.
+    expect(scope.lookups.json - before.json).toBe(1);
+    const again = { ...scope.lookups };
+    // Written again: only the cache plan is looked up (found by identity), and from its third event on nothing at all.
+    eventRecord(deliver(next), scope.refs, shared);
+    expect(scope.lookups).toEqual({ ...again, json: again.json + 1 });
+    const third = { ...scope.lookups };
+    eventRecord(deliver(next), scope.refs, shared);
+    expect(scope.lookups).toEqual(third);
+  });
+
+  it('serialises and hashes a new minute\'s cache plan as JSON.stringify and sha256 do', () => {
+    const { compileAt } = personaMinutes();
+    const digests = new RecordDigests();
+    for (const { cache } of [compileAt('2026-11-30T17:05:00Z'), compileAt('2026-11-30T17:06:00Z')]) {
+      expect(digests.object(cache)).toEqual({ json: JSON.stringify(cache), sha: sha256(JSON.stringify(cache)) });
+    }
+  });
+});
 
 describe('eventRecord of a shared compiled result', () => {
   it('writes every later event of the result byte for byte as it writes an event afresh', () => {
@@ -35,8 +226,8 @@ describe('eventRecord of a shared compiled result', () => {
       timing: { readMs: 0.2, compileMs: 0, untilTraceMs: runId.length },
       ...extra,
     });
-    const refs = fileRefs();
-    const shared: SharedRecords = new WeakMap();
+    const { refs } = fileScope();
+    const shared = new SharedRecords();
     const events = [delivery('run-1'), delivery('run-2'), delivery('run-3', { absent: [{ path: 'personas/mars.md' }] }), delivery('run-4', { status: 304, outcome: 'not-modified' })];
     for (const event of events) {
       const fast = eventRecord(event, refs, shared);
@@ -45,13 +236,13 @@ describe('eventRecord of a shared compiled result', () => {
       expect(fast.stored).toEqual(afresh.stored);
       expect(JSON.parse(fast.json).segments.system).toHaveLength(result.segments!.system.length);
     }
-    expect(shared.get(result.segments!)).toMatchObject({ chars: expect.any(Number) });
+    expect(shared.results.get(result.segments!)).toMatchObject({ chars: expect.any(Number) });
   });
 
   it('writes an event afresh when a part is not the very object the record was made from', () => {
     const result = deliveredEvent('result');
-    const refs = fileRefs();
-    const shared: SharedRecords = new WeakMap();
+    const { refs } = fileScope();
+    const shared = new SharedRecords();
     eventRecord(result, refs, shared);
     eventRecord(result, refs, shared);
     const changed = { ...result, budget: { ...result.budget, usedChars: 999 }, promptSha256: 'f'.repeat(64) };

@@ -199,6 +199,24 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
       expect(before!.events.map((event) => event.verified)).toEqual([false]);
     });
 
+    it('after a batch that failed, refers to no record that batch did not store (a shared result written again)', async () => {
+      const { url, query } = await database();
+      const store = open(url, { retryIntervalMs: 0 });
+      await store.append(failedEvent('first'));
+      // One compiled result, delivered again: the same blocks, segments and parts each time.
+      const result = deliveredEvent('result');
+      await query("ALTER TABLE cc_trace_events ADD CONSTRAINT cc_test_refuse CHECK (run_id <> 'refused')");
+      await expect(store.append({ ...result, runId: 'refused' })).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+      await query('ALTER TABLE cc_trace_events DROP CONSTRAINT cc_test_refuse');
+      await store.health();
+      for (const runId of ['after-1', 'after-2', 'after-3']) await store.append({ ...result, runId });
+      for (const runId of ['after-1', 'after-2', 'after-3']) {
+        const run = await store.readRun(runId);
+        expect(run!.events.map((event) => [event.verified, event.blocks?.length, event.systemPrompt])).toEqual([[true, result.blocks!.length, result.segments!.system.join('')]]);
+      }
+      expect(await store.readRun('refused')).toBeNull();
+    });
+
     it('reports a row added to a segment past the last event its writer committed', async () => {
       const { url, query } = await database();
       const store = open(url);

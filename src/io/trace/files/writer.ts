@@ -3,7 +3,7 @@ import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
-import { eventRecord, type RecordDigests, type Refs, type SharedRecords, type StoredEvent } from '../event-record.js';
+import { eventRecord, SharedRecords, type RecordDigests, type Refs, type StoredEvent } from '../event-record.js';
 import type { TraceEventInput, TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
 import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
@@ -333,7 +333,7 @@ export class FileWriter {
         events: 0,
         blobs: new Map(),
         data: new Map(),
-        shared: new WeakMap(),
+        shared: new SharedRecords(),
         entry,
       };
       return this.file;

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { GENESIS_LINK, type ChainSigner } from '../chain.js';
-import { eventRecord, type RecordDigests, type Refs } from '../event-record.js';
+import { eventRecord, SharedRecords, type RecordDigests, type Refs } from '../event-record.js';
 import type { TraceEventInput, TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
 import { withConnection } from './checkout.js';
@@ -81,6 +81,12 @@ export class DatabaseWriter {
   private previous: (SegmentClaim & { link: string }) | null = null;
   private migrated = false;
   private known = new Set<string>();
+  /**
+   * What the events of one day written so far have in common (records are stored per day):
+   * valid while every batch since it began committed, so dropped when one fails, and with it
+   * any reference to a record that batch would have stored.
+   */
+  private shared: { day: number; records: SharedRecords } | null = null;
   private notice: { atMs: number; text: string } | null = null;
 
   constructor(
@@ -94,13 +100,19 @@ export class DatabaseWriter {
 
   async write(batch: TraceEventInput[]): Promise<void> {
     const { now, rotateMs } = this.ctx;
-    for (let attempt = 0; ; attempt++) {
-      let target = this.segment;
-      if (!target || now() - target.createdMs >= rotateMs) target = await this.rotate();
-      if (await this.writeTo(target, batch)) return;
-      // The segment row is gone or not as this writer left it: continue in a new segment.
-      this.moveOn(target);
-      if (attempt > 0) throw new TraceDatabaseError('ESEGMENT', 'trace segments keep changing under the writer');
+    try {
+      for (let attempt = 0; ; attempt++) {
+        let target = this.segment;
+        if (!target || now() - target.createdMs >= rotateMs) target = await this.rotate();
+        if (await this.writeTo(target, batch)) return;
+        // The segment row is gone or not as this writer left it: continue in a new segment.
+        this.moveOn(target);
+        if (attempt > 0) throw new TraceDatabaseError('ESEGMENT', 'trace segments keep changing under the writer');
+      }
+    } catch (error) {
+      // Whether the records of this batch were stored is unknown: nothing may refer to them unseen.
+      this.shared = null;
+      throw error;
     }
   }
 
@@ -251,7 +263,8 @@ export class DatabaseWriter {
     for (const event of batch) {
       const atMs = Date.parse(event.at);
       day = Math.floor(atMs / DAY_MS);
-      const { stored, json } = eventRecord<string>(event, refs);
+      if (this.shared?.day !== day) this.shared = { day, records: new SharedRecords() };
+      const { stored, json } = eventRecord<string>(event, refs, this.shared.records);
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
       const next = signer.link(link, Buffer.from(body));
@@ -321,7 +334,11 @@ export class DatabaseWriter {
         throw safeDatabaseError(error);
       }
     }
-    if (written !== batch.length) return false;
+    if (written !== batch.length) {
+      // Nothing was written, the records this batch referred to included.
+      this.shared = null;
+      return false;
+    }
     this.ctx.committed();
     counters.recordsWritten += fresh.length;
     if (this.known.size + fresh.length > KNOWN_RECORDS) this.known = new Set();
