@@ -18,7 +18,7 @@ FROM node:24-slim AS runtime
 WORKDIR /app
 # The V8 heap caps keep peak RSS under the 200 MB target (docs/operations.md, "Memory").
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=8" \
+    NODE_OPTIONS="--max-old-space-size=144 --max-semi-space-size=8" \
     HOST=0.0.0.0 \
     PORT=8080 \
     TRACE_DIR=/var/lib/context-compiler/traces

@@ -119,7 +119,7 @@ export function createWeakArea<K extends object, V extends object>(name: string)
   };
 }
 
-/** Default bound of the whole set: well inside the 160 MB heap `npm start` and the image allow. */
+/** Default bound of the whole set: well inside the 144 MB heap `npm start` and the image allow. */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
