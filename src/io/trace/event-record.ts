@@ -312,29 +312,7 @@ function resultFields(event: TraceEventInput): string {
 
 /** `JSON.stringify(ownFields(event, chars))` without its closing brace, `fields` (`resultFields`) spliced in where it writes them. */
 function ownJson(event: TraceEventInput, fields: string, chars: number): string {
-  const head = JSON.stringify({
-    runId: event.runId,
-    at: event.at,
-    route: event.route,
-    subject: event.subject,
-    surface: event.surface,
-    status: event.status,
-    outcome: event.outcome,
-    requestId: event.requestId,
-    traceparent: event.traceparent,
-    request: event.request,
-  });
-  const tail = JSON.stringify({
-    warnings: event.warnings,
-    absent: event.absent,
-    listings: event.listings,
-    error: event.error,
-    timing: event.timing,
-    recall: event.recall,
-    receipts: event.receipts,
-    chars,
-  });
-  return `${head.slice(0, -1)}${fields},${tail.slice(1, -1)}`;
+  return `${JSON.stringify(ownHead(event)).slice(0, -1)}${fields},${JSON.stringify(ownTail(event, chars)).slice(1, -1)}`;
 }
 
 /** Whether a parsed value has the fields every stored event has. */
@@ -532,16 +510,29 @@ export function parseRecordJson(json: string, expectedSha: string): unknown {
   }
 }
 
+type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number };
+
 /**
  * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
- * HUD and segments go in by reference). Field by field rather than a rest spread, which
- * costs more on this per-event path; the type lists every other field of TraceEventInput,
- * so a new one cannot be left out.
+ * HUD and segments go in by reference), in the order they are written: what the request
+ * was (`ownHead`), the compiled result's fields, then how it went (`ownTail`). Field by
+ * field rather than a rest spread of the event, which costs more on this per-event path;
+ * the type lists every other field of TraceEventInput, so a new one cannot be left out, and
+ * `ownJson` writes the same two parts.
  */
-function ownFields(
-  event: TraceEventInput,
-  chars: number,
-): { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number } {
+function ownFields(event: TraceEventInput, chars: number): OwnFields {
+  return {
+    ...ownHead(event),
+    promptSha256: event.promptSha256,
+    inputSha256: event.inputSha256,
+    budget: event.budget,
+    tokens: event.tokens,
+    redactions: event.redactions,
+    ...ownTail(event, chars),
+  };
+}
+
+function ownHead(event: TraceEventInput) {
   return {
     runId: event.runId,
     at: event.at,
@@ -553,11 +544,11 @@ function ownFields(
     requestId: event.requestId,
     traceparent: event.traceparent,
     request: event.request,
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
+  };
+}
+
+function ownTail(event: TraceEventInput, chars: number) {
+  return {
     warnings: event.warnings,
     absent: event.absent,
     listings: event.listings,
