@@ -14,7 +14,7 @@ import { buildHud, type Hud, type SnapshotFile } from '../core/hud.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { ListingRecord, SourceRecord } from '../io/brain.js';
-import type { TraceEventInput } from '../io/trace/index.js';
+import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
 import type { AnswerEncoder, ComposedString, ResultParts } from './answer.js';
 import { asProblemError, toProblem } from './problem.js';
@@ -238,15 +238,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     await traces.append({
       ...eventBase(request, delivery, notModified ? 304 : 200),
       outcome: notModified ? 'not-modified' : 'delivered',
-      // The store keeps the summary fields and drops `content`: the text lives in the segments, stored once.
-      blocks: compiled.blocks,
-      segments: compiled.segments,
-      promptSha256: compiled.promptSha256,
-      inputSha256: compiled.inputSha256,
-      budget: compiled.budget,
-      cache: compiled.cache,
-      tokens: compiled.tokens,
-      redactions: compiled.redactions,
+      ...compiledEventFields(compiled),
       warnings: [...warnings],
       // The same tools object on every call of a persona: the store keeps its definitions once.
       ...(result.realtime === undefined ? {} : { realtime: result.realtime }),

@@ -8,7 +8,7 @@ import { compile } from '../../src/core/compile.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import type { SourceText } from '../../src/core/types.js';
 import type { BrainSession } from '../../src/io/brain.js';
-import type { TraceEventInput } from '../../src/io/trace/index.js';
+import { compiledEventFields, type TraceEventInput } from '../../src/io/trace/index.js';
 
 /** Builds dist/ui the way `npm run build` does; staged renames make parallel builds safe. */
 export async function buildViewer(): Promise<void> {
@@ -82,14 +82,7 @@ export async function traceCompile(app: FastifyInstance, runId: string, at = new
     status: 200,
     outcome: 'delivered',
     request: { worker: 'scribe', channelId: 'general', phase: 'start' },
-    blocks: compiled.blocks.map(({ content: _content, ...summary }) => summary),
-    segments: compiled.segments,
-    promptSha256: compiled.promptSha256,
-    inputSha256: compiled.inputSha256,
-    budget: compiled.budget,
-    cache: compiled.cache,
-    tokens: compiled.tokens,
-    redactions: compiled.redactions,
+    ...compiledEventFields(compiled),
     warnings: [...compiled.warnings, 'topic "launch" is a fixture'],
     sources: [...session.sources()],
     absent: session.absent().map((path) => ({ path })),

@@ -1,4 +1,5 @@
 import type { BaseLogger } from 'pino';
+import type { CompiledContext } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
 import { isSafeId } from '../../../schemas/ids.js';
 import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
@@ -25,6 +26,25 @@ export type {
   TraceSubject,
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
+
+/**
+ * What a delivered event records of its compiled result, as the result hands it over: the
+ * store keeps the blocks' summary fields (their text lives in the segments, stored once).
+ */
+export function compiledEventFields(
+  compiled: CompiledContext,
+): Pick<TraceEventInput, 'blocks' | 'segments' | 'promptSha256' | 'inputSha256' | 'budget' | 'cache' | 'tokens' | 'redactions'> {
+  return {
+    blocks: compiled.blocks,
+    segments: compiled.segments,
+    promptSha256: compiled.promptSha256,
+    inputSha256: compiled.inputSha256,
+    budget: compiled.budget,
+    cache: compiled.cache,
+    tokens: compiled.tokens,
+    redactions: compiled.redactions,
+  };
+}
 
 /** A stored event as `readRun` returns it: the prompts rebuilt from their segments and checked. */
 export type TraceEventView = TraceEvent;

@@ -4,7 +4,7 @@ import { createCaches } from '../../../src/caches.js';
 import { createCompiler, type CompileInput, type CompiledContext } from '../../../src/core/index.js';
 import { buildHud, missingFile } from '../../../src/core/hud.js';
 import { eventRecord, RecordDigests, SharedRecords, type Refs } from '../../../src/io/trace/event-record.js';
-import type { TraceEventInput } from '../../../src/io/trace/index.js';
+import { compiledEventFields, type TraceEventInput } from '../../../src/io/trace/index.js';
 import { O200K_BASE } from '../../../src/tokenizer.js';
 import { voicePersona } from '../../core/golden/cases.js';
 import { deliveredEvent } from '../../helpers/trace-events.js';
@@ -120,14 +120,7 @@ function personaMinutes() {
       outcome: 'delivered',
       requestId: `request-${runs}`,
       request: { persona: 'venus', topicId: null, now: `minute ${runs}`, format: 'json' },
-      blocks: compiled.blocks,
-      segments: compiled.segments,
-      promptSha256: compiled.promptSha256,
-      inputSha256: compiled.inputSha256,
-      budget: compiled.budget,
-      cache: compiled.cache,
-      tokens: compiled.tokens,
-      redactions: compiled.redactions,
+      ...compiledEventFields(compiled),
       warnings: [...compiled.warnings],
       realtime,
       hud: kept.hud,
