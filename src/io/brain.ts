@@ -478,11 +478,12 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     }
   }
 
-  // Freshness: file system calls are not issued when a read asks for them but at the end of
-  // the current event-loop turn (setImmediate), and every read of the same path (stat) or
-  // key (fresh read) asked for in that turn shares the one call. A read never joins a call
+  // Freshness: calls through the thread pool (fresh reads, and revalidation stats unless
+  // they run on the loop: `statsOnLoop`) are not issued when a read asks for them but at the
+  // end of the current event-loop turn (setImmediate), and every read of the same path (stat)
+  // or key (fresh read) asked for in that turn shares the one call. A read never joins a call
   // issued before it was asked for, so it sees every change completed before then, exactly
-  // as if it had made its own; concurrent requests cost one stat per path per turn.
+  // as if it had made its own; concurrent requests cost one call per path per turn.
   let pendingStats = new Map<string, Pending<Stats | string>>();
   let pendingReads = new Map<string, Pending<ReadResult> & { path: string; maxBytes: number; keep: 'head' | 'tail'; within: string | undefined }>();
   let batchScheduled = false;
