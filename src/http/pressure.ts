@@ -15,7 +15,7 @@ declare module 'fastify' {
 /** `Retry-After` (seconds) of a shed request: about two samples, by when this replica (or another one) can take it. */
 const OVERLOADED_RETRY_AFTER_S = 2;
 
-/** `PRESSURE_MAX_HEAP_USED=auto`: this share of the V8 heap limit (≈ 174 MB under `npm start`'s flags; the limit counts the young generation). */
+/** `PRESSURE_MAX_HEAP_USED=auto`: this share of the V8 heap limit (≈ 159 MB under `npm start`'s flags: a 176 MB limit, which counts the young generation). */
 const AUTO_HEAP_SHARE = 0.9;
 
 /** What the thresholds are read against: `app.memoryUsage()` of under-pressure, sampled every `sampleIntervalMs`. */
