@@ -528,7 +528,8 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   /**
    * Whether every lookup a result relied on still shows the same: the walk would take the
    * same way (the same directories, the same links) to the same object. Directories are
-   * shared by every path under them, so a turn stats each once.
+   * shared by every path under them: through the thread pool a turn stats each once; on the
+   * loop each revalidation stats each once (a replayed day lists `memory/` for every daily file).
    */
   async function stillHolds(lookups: Lookup[]): Promise<boolean> {
     if (statsOnLoop) return holdsNow(lookups);
@@ -540,8 +541,12 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   function holdsNow(lookups: Lookup[]): boolean {
     const began = performance.now();
     let holds = true;
+    // Asked for at once, so one stat answers every lookup of a path; an earlier revalidation's would not.
+    const seen = new Map<string, Stats | string>();
     for (const lookup of lookups) {
-      if (!lookup.holds(fs.lstatSync!(`${resolvedRoot}${sep}${lookup.path}`))) {
+      let info = seen.get(lookup.path);
+      if (info === undefined) seen.set(lookup.path, (info = fs.lstatSync!(`${resolvedRoot}${sep}${lookup.path}`)));
+      if (!lookup.holds(info)) {
         holds = false;
         break;
       }
