@@ -97,7 +97,7 @@ const EMPTY_PREFIX: PlannedPrefix = Object.freeze({
  * o200k or cl100k pre-token spans a newline followed by `<` — so the pieces' counts add up
  * to the whole (test/core/cache-plan.test.ts holds this against counting the prefix whole).
  * A piece is a block from its label on, followed by the separator when another block
- * follows; pieces are remembered in `tokens.memo` by key (an unkeyed one by its text). `belowMinimum` is judged on `tokens`.
+ * follows; pieces are remembered in `tokens.memo` by key; the unkeyed clock, counted alone, by its label's and line pieces' texts (`countLabelled`), never whole. `belowMinimum` is judged on `tokens`.
  *
  * Given `from` (a prefix planned earlier with `planPrefix` by the same tokenizer, whose
  * segments come first), only `segments` are walked, from its hash state and token count:

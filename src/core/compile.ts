@@ -100,7 +100,7 @@ export interface CompilerMemo {
   readonly parts: Memo<string, object>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
-  /** Token counts of system-prompt pieces, by block digest (the cache plan's `tokens`). */
+  /** Token counts of system-prompt pieces (the cache plan's `tokens`): a stable block's by its digest key, the clock's label and line pieces (day, ` HH:MM`, zone) by their text. */
   readonly tokens?: Memo<string, PieceTokens>;
   /**
    * Rendered clock blocks by their line, a few minutes' worth: compiles within a minute render
