@@ -234,6 +234,12 @@ const warnings = z.array(z.string()).meta({
     'one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
 });
 
+const workerExtra = { recall: RecallSchema, receipts: ReceiptsSchema };
+
+/** The members of a worker answer that depend on the compiled result alone; the rest are the request's. */
+export const WorkerResultSchema = CompiledFieldsSchema.extend(workerExtra);
+export type WorkerExtra = z.infer<z.ZodObject<typeof workerExtra>>;
+
 /** `POST /compile`: a worker's prompt for one phase. */
 export const CompiledResponseSchema = z
   .object({
@@ -244,8 +250,7 @@ export const CompiledResponseSchema = z
     worker: z.string(),
     surface: z.enum(SURFACES),
     phase: z.enum(PHASES),
-    recall: RecallSchema,
-    receipts: ReceiptsSchema,
+    ...workerExtra,
     hud,
   })
   .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });

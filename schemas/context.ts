@@ -71,6 +71,19 @@ const warnings = z.array(z.string()).meta({
 const surface = z.literal('voice');
 const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' });
 
+/** What a persona answer carries beside the compile, from the compiled result alone (written once per shared result). */
+const personaExtra = {
+  liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
+  topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
+  voice: z.string().meta({ description: 'the realtime voice name' }),
+  tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises' }),
+  session: RealtimeSessionSchema,
+};
+
+/** The members of a persona answer that depend on the compiled result alone; the rest are the request's. */
+export const PersonaResultSchema = CompiledFieldsSchema.extend(personaExtra);
+export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra>>;
+
 /**
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
  * `tools` (each `{type: "function", name, description, parameters}` with a JSON Schema) and
@@ -82,16 +95,18 @@ export const PersonaContextResponseSchema = z
     persona,
     ...CompiledFieldsSchema.shape,
     sources,
-    liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
-    topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
-    voice: z.string().meta({ description: 'the realtime voice name' }),
-    tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises' }),
-    session: RealtimeSessionSchema,
+    ...personaExtra,
     warnings,
     surface,
     hud,
   })
   .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (SPEC §4, §9)' });
+
+const topicExtra = { topic: TopicSummarySchema };
+
+/** The members of a topic answer that depend on the compiled result alone. */
+export const TopicResultSchema = CompiledFieldsSchema.extend(topicExtra);
+export type TopicExtra = z.infer<z.ZodObject<typeof topicExtra>>;
 
 /** A topic-only compile: the topic block is the input prompt; `persona` is the subject `topic`. */
 export const TopicContextResponseSchema = z
@@ -100,7 +115,7 @@ export const TopicContextResponseSchema = z
     persona,
     ...CompiledFieldsSchema.shape,
     sources,
-    topic: TopicSummarySchema,
+    ...topicExtra,
     warnings,
     surface,
     hud,

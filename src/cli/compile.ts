@@ -9,7 +9,7 @@ import { parseInstant } from '../core/time.js';
 import { ENGINE_RULE } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { createBrain } from '../io/brain.js';
-import type { CompileJob, SourceDeps } from '../sources/job.js';
+import type { CompileJob } from '../sources/job.js';
 import { createPersonaSources } from '../sources/persona.js';
 import { createWorkerSources } from '../sources/worker.js';
 import { CompileRequestSchema } from '../../schemas/compile.js';
@@ -63,7 +63,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
   }
   const now = command.now === undefined ? new Date() : parseInstant(command.now)!;
   const caches = createCaches();
-  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }), memo: { ...caches.sources, time: caches.compiler.time } };
+  const deps = { compiler: createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }), memo: caches.sources };
   const policy = mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars });
   let job: CompileJob;
   let subject: Record<string, string>;

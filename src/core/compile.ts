@@ -14,6 +14,7 @@ import {
   type Block,
   type BlockKind,
   type BriefingItem,
+  type Budget,
   type CacheClass,
   type CachePlan,
   type Capability,
@@ -90,14 +91,17 @@ export interface PreparedVariant {
 /**
  * What a compiler may remember between compiles, owned and bounded by the caller (the
  * service's cache set): rendered blocks by source text, the hash state after each stable
- * prefix, the laid-out stable prefix and input of a set of blocks (`parts`), route keys by
- * worker-stable digest, and the clock's formatters. A compile's bytes never depend on what
- * was kept.
+ * prefix, the laid-out stable prefix and input of a set of blocks (by `partKey`), route keys
+ * by worker-stable digest, and the clock's formatters. A compile's bytes never depend on
+ * what was kept.
  */
 export interface CompilerMemo {
   readonly blocks: Memo<string, readonly PreparedVariant[]>;
   readonly prefixes: Memo<string, PrefixStates>;
-  readonly parts: Memo<string, object>;
+  /** The stable prefix of a set of system blocks, laid out, planned and hashed once: by `partKey`. */
+  readonly stableParts: Memo<string, StablePart>;
+  /** The input prompt of a set of input blocks: by `partKey`. */
+  readonly inputParts: Memo<string, InputPart>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
   /** Token counts of system-prompt pieces (the cache plan's `tokens`): a stable block's by its digest key, the clock's label and line pieces (day, ` HH:MM`, zone) by their text. */
@@ -115,7 +119,8 @@ export interface CompilerMemo {
 export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   blocks: noMemo<string, readonly PreparedVariant[]>(),
   prefixes: noMemo<string, PrefixStates>(),
-  parts: noMemo<string, object>(),
+  stableParts: noMemo<string, StablePart>(),
+  inputParts: noMemo<string, InputPart>(),
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
   tokens: noMemo<string, PieceTokens>(),
@@ -368,18 +373,21 @@ function sessionToolTokens(memo: CompilerMemo, tokenizer: TokenCounter, tools: C
 
 function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput): CompiledContext {
   checkPhase(input);
-  const policy: Policy = input.policy;
-  const limits = policy.blocks;
   const warnings: string[] = [];
+  const { system, engine } = systemBlocks(memo, tokenizer, input, warnings);
+  const { inputs, omitted } = inputBlocks(memo, input, system, warnings);
+  return assemble(memo, tokenizer, input, { system, inputs, engine, omitted, warnings });
+}
 
+/** The system blocks in layout order (which is also cache-class order), and the engine checked; a 400 or 422 for what cannot give them. */
+function systemBlocks(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput, warnings: string[]): { system: PreparedBlock[]; engine: string | null } {
   const identity = prepare(memo, 'identity', input.identity);
   if (!identity) {
     throw new ProblemError('CC_UNPROCESSABLE', `The identity (${input.identity.source}) is empty; write who the ${input.subject.kind} is there.`, {
       extensions: { block: 'identity' },
     });
   }
-  const runtimeScope = RUNTIME_SCOPES[input.surface];
-  if (runtimeScope === undefined) {
+  if (RUNTIME_SCOPES[input.surface] === undefined) {
     throw new ProblemError('CC_VALIDATION_FAILED', `surface must be one of ${Object.keys(RUNTIME_SCOPES).join(', ')}.`, {
       errors: [{ path: '/surface', message: 'unknown surface' }],
     });
@@ -390,8 +398,6 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
       errors: [{ path: '/engine', message: 'not an engine slug' }],
     });
   }
-
-  // System blocks, in layout order (which is also cache-class order).
   const tools = prepare(memo, 'tools', input.tools);
   const connectionsSource = connectionsText(input.connections?.services);
   const connections = connectionsSource ? prepare(memo, 'connections', { source: input.connections!.source, text: connectionsSource, brainDerived: true }) : null;
@@ -416,7 +422,18 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
   }
   pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
   if (input.clock) pushSystem(clockBlock(memo, clockText(input.clock, memo.time), tokenizer));
+  return { system, engine };
+}
 
+/**
+ * The input blocks in layout order: recalled notes, live state, host state, lessons,
+ * material, then the turn itself. Mandatory content must fit (each kind within its own
+ * limit, and all of it within the total, else a 422); briefing items, experiences and
+ * memory notes are taken in rank order while they fit, and what is left out is counted.
+ */
+function inputBlocks(memo: CompilerMemo, input: CompileInput, system: readonly PreparedBlock[], warnings: string[]): { inputs: PreparedBlock[]; omitted: Budget['omitted'] } {
+  const { policy } = input;
+  const limits = policy.blocks;
   const liveContext = prepare(memo, 'live-context', input.liveContext);
   const topic = prepare(memo, 'topic', input.topic);
   const evidence: PreparedBlock[] = [];
@@ -431,7 +448,6 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     throw new ProblemError('CC_VALIDATION_FAILED', '/message: the message is blank', { errors: [{ path: '/message', message: 'blank' }] });
   }
 
-  // Mandatory content: each kind within its own limit, and all of it within the total.
   const mandatoryInput: PreparedBlock[] = [];
   for (const prepared of [liveContext, topic]) if (prepared) mandatoryInput.push(prepared);
   for (const prepared of evidence) mandatoryInput.push(prepared);
@@ -482,20 +498,26 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     : [];
   const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare(memo, 'memory', note))) : [];
 
-  // Input layout: recalled notes, live state, host state, lessons, material, then the turn itself.
   const inputs: PreparedBlock[] = memory;
-  if (liveContext) inputs.push(liveContext);
-  if (topic) inputs.push(topic);
-  for (const prepared of briefing) inputs.push(prepared);
-  for (const prepared of experiences) inputs.push(prepared);
-  for (const prepared of evidence) inputs.push(prepared);
-  if (preferences) inputs.push(preferences);
-  if (task) inputs.push(task);
-  if (message) inputs.push(message);
+  for (const prepared of [liveContext, topic]) if (prepared) inputs.push(prepared);
+  for (const prepared of [...briefing, ...experiences, ...evidence]) inputs.push(prepared);
+  for (const prepared of [preferences, task, message]) if (prepared) inputs.push(prepared);
+  return { inputs, omitted };
+}
 
-  // The stable prefix (every system block before the first volatile one) is laid out, joined
-  // and hashed once per distinct set of blocks; a compile adds only the volatile tail (the
-  // clock line) and the input, continuing the prefix's hash state.
+/**
+ * The compiled context of the blocks chosen. The stable prefix (every system block before
+ * the first volatile one) is laid out, joined and hashed once per distinct set of blocks; a
+ * compile adds only the volatile tail (the clock line) and the input, continuing the
+ * prefix's hash state.
+ */
+function assemble(
+  memo: CompilerMemo,
+  tokenizer: TokenCounter,
+  input: CompileInput,
+  chosen: { system: PreparedBlock[]; inputs: PreparedBlock[]; engine: string | null; omitted: Budget['omitted']; warnings: string[] },
+): CompiledContext {
+  const { system, inputs } = chosen;
   let split = 0;
   while (split < system.length && PLACEMENT[system[split]!.kind].cacheClass !== 'volatile') split++;
   const planTokens: PlanTokens = {
@@ -504,7 +526,6 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
   };
   const stable = stablePart(memo, planTokens, split === system.length ? system : system.slice(0, split));
-  const tail = split === system.length ? [] : system.slice(split);
   const part = inputPart(memo, inputs);
 
   const blocks: Block[] = [...stable.blocks];
@@ -515,7 +536,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
   let totalTokens = stable.tokens;
   let systemPrompt = stable.text;
   const planned: PlannedSegment[] = [];
-  for (const prepared of tail) {
+  for (const prepared of system.slice(split)) {
     const placement = PLACEMENT[prepared.kind];
     planned.push({
       kind: prepared.kind,
@@ -535,7 +556,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     redactions.phone += prepared.phone;
   }
   // The engine and the session's tool tokens are this compile's own: the shared prefix is finished with them.
-  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine, planTokens, stable.plan);
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, chosen.engine, planTokens, stable.plan);
   for (const block of part.blocks) blocks.push(block);
   for (const prepared of inputs) byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
   totalTokens += part.tokens;
@@ -544,7 +565,7 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
 
   const inputPrompt = part.text;
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
-
+  const { policy } = input;
   return {
     blocks,
     systemPrompt,
@@ -555,15 +576,15 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
       limitChars: policy.limitChars,
       usedChars: instructions.length,
       remainingChars: policy.limitChars - instructions.length,
-      omitted,
-      blocks: limits,
+      omitted: chosen.omitted,
+      blocks: policy.blocks,
     },
     cache,
     promptSha256,
     inputSha256: part.sha256,
     tokens: { total: totalTokens + (inputPrompt === null ? 0 : 1), byKind },
     redactions,
-    warnings,
+    warnings: chosen.warnings,
   };
 }
 
@@ -602,7 +623,7 @@ export interface StablePart {
 }
 
 /** The input prompt of a list of input blocks: joined, hashed, summed. Immutable. */
-interface InputPart {
+export interface InputPart {
   readonly blocks: readonly Block[];
   readonly segments: readonly string[];
   readonly text: string | null;
@@ -614,59 +635,23 @@ interface InputPart {
 }
 
 /**
- * The parts memo: laid-out parts by the identities of their blocks, as a chain of maps from
- * the first block on, so finding a part costs one lookup per block, of strings the blocks
- * keep (no key is built per compile). Each level keeps a bounded number of successors.
+ * The parts memos' key: the identities of the blocks, in order, or undefined when one of them
+ * does not recur (a turn's message, evidence): such a part is laid out afresh.
  */
-interface PartNode {
-  readonly next: Map<string, PartNode>;
-  part?: object;
-}
-
-/** The chains that start at one block: as the first block of a stable prefix, and of an input. */
-interface PartRoots {
-  s?: PartNode;
-  i?: PartNode;
-  bytes: number;
-}
-
-const MAX_SUCCESSORS = 32;
-
-/** The node for `blocks` (created as needed), or undefined when one of them does not recur (a turn's message, evidence). */
-function partNode(memo: CompilerMemo, kind: 's' | 'i', blocks: readonly PreparedBlock[]): PartNode | undefined {
-  for (const prepared of blocks) if (prepared.ident === undefined) return undefined;
-  const first = blocks[0]!.ident!;
-  const roots = (memo.parts.get(first) as PartRoots | undefined) ?? (memo.parts.set(first, { bytes: 2 * first.length + 256 }, 2 * first.length + 256) as PartRoots);
-  let node: PartNode = roots[kind] ?? (roots[kind] = { next: new Map() });
-  for (let i = 1; i < blocks.length; i++) {
-    const ident = blocks[i]!.ident!;
-    let child = node.next.get(ident);
-    if (child === undefined) {
-      if (node.next.size >= MAX_SUCCESSORS) node.next.clear();
-      node.next.set(ident, (child = { next: new Map() }));
-    }
-    node = child;
+function partKey(blocks: readonly PreparedBlock[]): string | undefined {
+  let key = '';
+  for (const prepared of blocks) {
+    if (prepared.ident === undefined) return undefined;
+    key += `${prepared.ident}\0`;
   }
-  return node;
-}
-
-/** Remembers `part` at `node`, and weighs it into its chain's entry so the area's bound counts it. */
-function keepPart<T extends object>(memo: CompilerMemo, blocks: readonly PreparedBlock[], node: PartNode | undefined, part: T, bytes: number): T {
-  if (node === undefined) return part;
-  node.part = part;
-  const first = blocks[0]!.ident!;
-  const roots = memo.parts.get(first) as PartRoots | undefined;
-  if (roots !== undefined) {
-    roots.bytes += bytes + 128 * blocks.length;
-    memo.parts.set(first, roots, roots.bytes);
-  }
-  return part;
+  return key;
 }
 
 function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly PreparedBlock[]): StablePart {
-  const node = partNode(memo, 's', system);
+  const key = partKey(system);
+  const known = key === undefined ? undefined : memo.stableParts.get(key);
   // Its token counts are one tokenizer's: a memo shared by compilers with another recomputes it.
-  if (node?.part !== undefined && (node.part as StablePart).plan.tokenizer === planTokens.counter.name) return node.part as StablePart;
+  if (known !== undefined && known.plan.tokenizer === planTokens.counter.name) return known;
   const planned: PlannedSegment[] = [];
   const blocks: Block[] = [];
   const segments: string[] = [];
@@ -688,13 +673,14 @@ function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly
   const text = segments.join('');
   const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, plan };
   // The text, its blocks' contents (about the same again) and a native hash state per boundary.
-  return keepPart(memo, system, node, part, 4 * text.length + 1024 * (plan.boundaries.length + 1));
+  return key === undefined ? part : memo.stableParts.set(key, part, 2 * key.length + 4 * text.length + 1024 * (plan.boundaries.length + 1));
 }
 
 function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputPart {
   if (inputs.length === 0) return EMPTY_INPUT;
-  const node = partNode(memo, 'i', inputs);
-  if (node?.part !== undefined) return node.part as InputPart;
+  const key = partKey(inputs);
+  const known = key === undefined ? undefined : memo.inputParts.get(key);
+  if (known !== undefined) return known;
   const hasher = new PrefixHasher(memo.prefixes);
   const blocks: Block[] = [];
   const segments: string[] = [];
@@ -711,7 +697,7 @@ function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputP
   }
   const text = segments.join('');
   const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, email, phone };
-  return keepPart(memo, inputs, node, part, 4 * text.length + 512);
+  return key === undefined ? part : memo.inputParts.set(key, part, 2 * key.length + 4 * text.length + 512);
 }
 
 const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, email: 0, phone: 0 });

@@ -178,6 +178,33 @@ export function buildHud(input: {
   return { snapshotSha256: sha256Hex(serializeSnapshot(files)), limitChars, usedChars, files, derived: others };
 }
 
+/** What a HUD is built from: the files read and the paths missed (as a brain session hands them out), and the compile's blocks and budget. */
+export interface HudBasis {
+  readonly loaded: readonly SnapshotFile[];
+  readonly missing: readonly string[];
+  readonly blocks: readonly Pick<Block, 'kind' | 'source' | 'chars'>[];
+  readonly budget: Pick<Budget, 'limitChars' | 'usedChars'>;
+}
+
+/** A HUD and what it was built from, so another delivery of the same compiled result can take it again. */
+export interface KeptHud extends HudBasis {
+  readonly hud: Hud;
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]) => a === b || (a.length === b.length && a.every((item, i) => item === b[i]));
+
+/**
+ * `kept` while it was built from the very same snapshots, misses, blocks and budget (a brain
+ * hands out one snapshot per file version, a shared result the same blocks), else a HUD
+ * built afresh from `basis`: what `buildHud(basis)` gives either way.
+ */
+export function hudFor(kept: KeptHud | undefined, basis: HudBasis): KeptHud {
+  if (kept !== undefined && kept.blocks === basis.blocks && kept.budget === basis.budget && sameItems(kept.loaded, basis.loaded) && sameItems(kept.missing, basis.missing)) {
+    return kept;
+  }
+  return { ...basis, hud: buildHud(basis) };
+}
+
 const SHA256 = /^[0-9a-f]{64}$/;
 const MAX_PROBLEMS = 20;
 

@@ -8,15 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CacheArea } from '../caches.js';
 import { sha256Hex } from '../core/digest.js';
-import { buildHud, type Hud, type SnapshotFile } from '../core/hud.js';
+import { hudFor, type SnapshotFile } from '../core/hud.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { ListingRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
-import type { AnswerEncoder, ComposedString, ResultParts } from './answer.js';
+import type { AnswerEncoder } from './answer.js';
 import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
@@ -145,62 +144,6 @@ export function ifNoneMatchHits(header: string | string[] | undefined, etag: str
   return false;
 }
 
-/** What is derived from a shared result alone, kept in the cache set's `answers` area while it is handed out. */
-interface EncodedResult {
-  etags: Partial<Record<DeliveryFormat, string>>;
-  /** Its JSON members, as bytes, per run of the route's encoder. */
-  parts?: ResultParts;
-  /** Its HUD, and the very file snapshots and misses it was built from. */
-  hud?: KeptHud;
-}
-
-interface KeptHud {
-  loaded: readonly SnapshotFile[];
-  missing: readonly string[];
-  /** What of the compile the HUD shows: each block's kind, source and chars, and the budget. */
-  blocks: readonly Pick<CompiledContext['blocks'][number], 'kind' | 'source' | 'chars'>[];
-  limitChars: number;
-  usedChars: number;
-  hud: Hud;
-}
-
-const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((item, i) => item === b[i]);
-
-/** Whether `kept` was built from the very snapshots and misses of `delivery` and the same blocks and budget: then `buildHud` would give it again. */
-function holds(kept: KeptHud, delivery: CompiledDelivery): boolean {
-  const { blocks, budget } = delivery.result.compiled;
-  if (kept.limitChars !== budget.limitChars || kept.usedChars !== budget.usedChars || kept.blocks.length !== blocks.length) return false;
-  if (!sameItems(kept.loaded, delivery.loaded) || !sameItems(kept.missing, delivery.absent)) return false;
-  return kept.blocks.every((block, i) => block.kind === blocks[i]!.kind && block.source === blocks[i]!.source && block.chars === blocks[i]!.chars);
-}
-
-/**
- * The delivery's HUD. A shared result keeps the one built for it, reused while the files read
- * are the very same snapshots (the brain hands out one per file version) and the same paths
- * were missing: a persona's answer within a minute costs a few comparisons, not a rebuild.
- * A persona's next minute is a new result, but its reads are the day's replayed record (the
- * same array): the HUD kept with that array is reused while it still holds (same blocks and
- * budget), so the trace stores it by reference instead of serialising it again.
- */
-function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined, answers: CacheArea<object, object>): KeptHud {
-  if (kept && holds(kept, delivery)) return kept;
-  const shared = delivery.result.shared === true;
-  const previous = shared ? (answers.get(delivery.loaded) as KeptHud | undefined) : undefined;
-  if (previous && holds(previous, delivery)) return previous;
-  const { blocks, budget } = delivery.result.compiled;
-  const built: KeptHud = {
-    loaded: delivery.loaded,
-    missing: delivery.absent,
-    blocks,
-    limitChars: budget.limitChars,
-    usedChars: budget.usedChars,
-    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks, budget }),
-  };
-  // Weakly, by the record's own array: it lives exactly as long as the day's snapshot that hands it out.
-  if (shared) answers.set(delivery.loaded, built, 256 + 320 * built.hud.files.length);
-  return built;
-}
-
 /**
  * Delivers a compile outcome, durably traced first (SPEC §6): the event is appended to
  * `app.traces` and awaited before anything of the prompt leaves. On success the JSON body
@@ -211,7 +154,7 @@ function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined, answers: 
  */
 export async function deliver(request: FastifyRequest, reply: FastifyReply, delivery: Delivery): Promise<FastifyReply> {
   reply.header('x-run-id', delivery.runId);
-  const { metrics, traces, caches } = request.server;
+  const { metrics, traces } = request.server;
   if (!('result' in delivery)) {
     const problem = asProblemError(delivery.error);
     const { status, detail } = toProblem(problem, request);
@@ -225,27 +168,31 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   }
 
   const { result } = delivery;
-  const { compiled } = result;
-  // Only a shared result is worth remembering; a one-off one would only evict others.
-  let encoded = result.shared === true ? (caches.answers.get(result) as EncodedResult | undefined) : undefined;
-  const etag = encoded?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
+  const { compiled, derived } = result;
+  // A shared result keeps what is derived from it alone (ETag, HUD, answer bytes, trace records) for its next delivery.
+  const etag = derived?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
+  if (derived !== undefined) derived.etags[delivery.format] = etag;
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  const kept = hudFor(delivery, encoded?.hud, caches.answers);
+  const kept = hudFor(derived?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
+  if (derived !== undefined) derived.hud = kept;
   const { hud } = kept;
   const tracing = performance.now();
   try {
-    await traces.append({
-      ...eventBase(request, delivery, notModified ? 304 : 200),
-      outcome: notModified ? 'not-modified' : 'delivered',
-      ...compiledEventFields(compiled),
-      warnings: [...warnings],
-      // The same tools object on every call of a persona: the store keeps its definitions once.
-      ...(result.realtime === undefined ? {} : { realtime: result.realtime }),
-      hud,
-      ...(result.record?.recall ? { recall: result.record.recall } : {}),
-      ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
-    });
+    await traces.append(
+      {
+        ...eventBase(request, delivery, notModified ? 304 : 200),
+        outcome: notModified ? 'not-modified' : 'delivered',
+        ...compiledEventFields(compiled),
+        warnings: [...warnings],
+        // The same tools object on every call of a persona: the store keeps its definitions once.
+        ...(result.realtime === undefined ? {} : { realtime: result.realtime }),
+        hud,
+        ...(result.record?.recall ? { recall: result.record.recall } : {}),
+        ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
+      },
+      derived,
+    );
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
   }
@@ -258,21 +205,6 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     .header('etag', etag)
     .header('cache-control', 'private, no-cache')
     .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
-  const json = !notModified && delivery.format === 'json';
-  if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined) || encoded.hud !== kept)) {
-    encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
-    if (json && encoded.parts === undefined) {
-      // Derived from the parts written for the minute before (a persona's next minute): only what changed is written.
-      const { lineage } = result;
-      const previous = lineage === undefined ? undefined : (caches.answers.get(lineage) as ResultParts | undefined);
-      encoded.parts = delivery.answer.resultParts(compiled as unknown as Record<string, unknown>, { composed: promptPieces(compiled), pieces: caches.pieces, extra: result.extra, previous });
-      // Weighed lightly: the parts are weighed with their result below.
-      if (lineage !== undefined) caches.answers.set(lineage, encoded.parts, 64);
-    }
-    let bytes = 256 + 320 * hud.files.length;
-    for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;
-    caches.answers.set(result, encoded, bytes);
-  }
   if (notModified) return reply.code(304).send();
   if (delivery.format === 'text') return reply.type('text/plain; charset=utf-8').send(compiled.instructions);
   const perRequest = {
@@ -284,21 +216,9 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     phase: delivery.identifiers['phase'],
     ...(delivery.hud === true ? { hud } : {}),
   };
+  const parts = derived === undefined ? undefined : (derived.answer ??= delivery.answer.resultParts(resultMembers(result)));
   // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
-  return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), encoded?.parts));
-}
-
-/**
- * The prompts as the segments they were joined from, so the answer escapes each segment once
- * (a persona's next minute shares all but its clock line with the one before).
- */
-function promptPieces(compiled: CompiledContext): ComposedString[] {
-  const { system, input } = compiled.segments;
-  const composed: ComposedString[] = [{ value: compiled.systemPrompt, pieces: system }];
-  if (compiled.inputPrompt !== null) {
-    composed.push({ value: compiled.inputPrompt, pieces: input }, { value: compiled.instructions, pieces: [...system, '\n\n', ...input] });
-  }
-  return composed;
+  return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), parts));
 }
 
 /** The members of a response that come from the compiled result: the compile itself and the route's extras. */

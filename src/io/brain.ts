@@ -20,7 +20,7 @@ import { constants as fsConstants, lstat as lstatCallback, lstatSync, type Stats
 import { lstat, open, readdir, readlink, realpath, stat, statfs, type FileHandle } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { resolve, sep } from 'node:path';
-import { createCacheArea, type CacheArea } from '../caches.js';
+import { createCacheArea, type CacheArea } from '../cache-area.js';
 import { loadedFile, type SnapshotFile } from '../core/hud.js';
 import { MAX_READ_BYTES } from '../core/types.js';
 import type { TraceListing, TraceSource } from '../../schemas/trace.js';
@@ -228,6 +228,8 @@ function lstatNow(path: string): Stats | string {
 export interface BrainCache {
   files: CacheArea<string, CachedFile>;
   listings: CacheArea<string, CachedListing>;
+  /** Paths last found missing, with the lookups that confirm the miss again. */
+  missing: CacheArea<string, Lookup[]>;
 }
 
 export const DEFAULT_MAX_BYTES = 256 * 1024;
@@ -427,16 +429,15 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   const now = options.now ?? Date.now;
   const configuredRoot = resolve(root);
   // All the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text.
-  const { files, listings } = options.cache ?? {
+  const { files, listings, missing } = options.cache ?? {
     files: createCacheArea<string, CachedFile>('brain.files', options.cacheBytes ?? 32 * 1024 * 1024),
     listings: createCacheArea<string, CachedListing>('brain.listings', 2 * 1024 * 1024),
+    missing: createCacheArea<string, Lookup[]>('brain.missing', 512 * 1024),
   };
   // The reader hands out the same listing object while a directory is unchanged: digested once per version.
   const listingRecords = new WeakMap<ListResult, ListingRecord>();
   // And the same result while a file is unchanged: its tokens and lines are counted once per version and read bound.
   const snapshots = new WeakMap<BrainFile, { keep: 'head' | 'tail'; file: SnapshotFile }>();
-  // Paths last found missing: a missing file is normal, and the lookups that missed it confirm it again.
-  const missing = new Map<string, Lookup[]>();
   let realRoot: Promise<string> | undefined;
   /** The resolved root once known; every cached entry was read under it. */
   let resolvedRoot: string | undefined;
@@ -773,10 +774,9 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   async function readFresh(path: string, maxBytes: number, keep: 'head' | 'tail', within: string | undefined, key: string): Promise<ReadResult> {
     const startedAt = now();
     const opened = await openInside(path, within, 'file');
-    if (opened.status === 'missing' && opened.lookups !== undefined) {
-      if (missing.size >= 4096) missing.clear();
-      missing.set(path, opened.lookups);
-    } else missing.delete(path);
+    // A missing file is normal: the lookups that missed it confirm it again.
+    if (opened.status === 'missing' && opened.lookups !== undefined) missing.set(path, opened.lookups, 2 * path.length + 128 * opened.lookups.length + 128);
+    else missing.delete(path);
     if (opened.status !== 'found') return opened.status === 'missing' ? { status: 'missing', path } : { status: opened.status, path, reason: opened.reason };
     const { handle } = opened;
     try {

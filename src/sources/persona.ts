@@ -10,7 +10,7 @@
  * route's missing topic is a 404.
  *
  * Per request the work is a few stats (the brain revalidates its cache with one each), a
- * lookup in the source memo (`SourceMemo`, areas of the app's cache set) and the compile
+ * lookup in the persona memo (`PersonaMemo`, areas of the app's cache set) and the compile
  * (itself memoised per block). Parsed results are keyed by the identity (path and sha256)
  * of the files they came from and the local date and minute they depend on, so a repeat
  * call re-stats but does not re-parse.
@@ -42,8 +42,9 @@ import { ProblemError } from '../errors.js';
 import type { BrainReader, BrainSession, ListResult, ReadResult, SessionRecord } from '../io/brain.js';
 import { isSlug } from '../../schemas/ids.js';
 import { ToolsFileSchema } from '../../schemas/tools-file.js';
-import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
-import { HEARTBEAT_PATH, readHeartbeatTimezone } from './timezone.js';
+import { noMemo, remembered, type Memo } from '../core/memo.js';
+import { shared, type CompileJob, type JobResult } from './job.js';
+import { HEARTBEAT_PATH, NO_HEARTBEAT_MEMO, readHeartbeatTimezone, type HeartbeatMemo } from './timezone.js';
 
 /** How much of each file is read, and which end is kept when a file is bigger. */
 export const PERSONA_READS = {
@@ -171,6 +172,53 @@ export function personaOrNotFound(key: string): Persona {
   throw new ProblemError('CC_NOT_FOUND', `No persona "${key}"; the personas are ${personas.join(', ')}.`, { extensions: { personas } });
 }
 
+/** `personas/tools.json` validated, or the warning that says why the default tools apply. */
+type ToolsFileCheck = { file?: ToolsFile; warning?: string };
+
+/**
+ * What a persona's sources remember (areas of the app's cache set), each value under a key
+ * that names everything it depends on: the versions of the files it came from (`identity`),
+ * the options, and the date or minute where it depends on one.
+ */
+export interface PersonaMemo extends HeartbeatMemo {
+  /** Deep-freeze every result shared between requests (tests): a mutation then throws instead of changing what later requests are served. */
+  readonly freezeShared?: boolean;
+  /** By the file's version (`identity`). */
+  readonly toolsFiles: Memo<string, ToolsFileCheck>;
+  /** A persona's trusted sections, by `PreparedPersona.key`. */
+  readonly personas: Memo<string, PreparedPersona>;
+  /** What to read of `memory/` for a day, by the listing the brain hands out (the same array while the directory is unchanged). */
+  readonly dailyPlans: Memo<readonly string[], { today: string; plan: DailyMemoryPlan }>;
+  /** The newest meeting on or before a day, by the `meetings/` listing. */
+  readonly newestMeetings: Memo<readonly string[], { today: string; name: string | undefined }>;
+  /** A live context, by `BuiltLiveContext.key`. */
+  readonly liveContexts: Memo<string, BuiltLiveContext>;
+  /** Venus's files parsed for a day, by the key `venusLiveContext` builds. */
+  readonly venusDays: Memo<string, PreparedVenusLiveContext>;
+  /** A topic excerpt, by `PreparedTopic.key`. */
+  readonly topics: Memo<string, PreparedTopic>;
+  /** A persona's day and the brain reads it came from, by `snapshotKey`. */
+  readonly personaDays: Memo<string, PersonaSnapshot>;
+  /** A policy as part of a key, by the policy object (a route's is fixed). */
+  readonly policyKeys: Memo<Policy, string>;
+  /** The latest compiled minutes of a persona, by `PersonaSources.compileKey`. */
+  readonly personaMinutes: Memo<string, KeptMinutes>;
+}
+
+export const NO_PERSONA_MEMO: PersonaMemo = Object.freeze({
+  ...NO_HEARTBEAT_MEMO,
+  toolsFiles: noMemo<string, ToolsFileCheck>(),
+  personas: noMemo<string, PreparedPersona>(),
+  dailyPlans: noMemo<readonly string[], { today: string; plan: DailyMemoryPlan }>(),
+  newestMeetings: noMemo<readonly string[], { today: string; name: string | undefined }>(),
+  liveContexts: noMemo<string, BuiltLiveContext>(),
+  venusDays: noMemo<string, PreparedVenusLiveContext>(),
+  topics: noMemo<string, PreparedTopic>(),
+  personaDays: noMemo<string, PersonaSnapshot>(),
+  policyKeys: noMemo<Policy, string>(),
+  personaMinutes: noMemo<string, KeptMinutes>(),
+});
+
 /** Collects warnings; an unreadable brain root is said once, not once per file. */
 class Warnings {
   readonly list: string[] = [];
@@ -237,12 +285,12 @@ interface PreparedPersona {
 }
 
 /** `personas/tools.json` validated, or the warning that says why the default tools apply. */
-function parseToolsFile(read: ReadResult, memo: SourceMemo): { file?: ToolsFile; warning?: string } {
+function parseToolsFile(read: ReadResult, memo: PersonaMemo): ToolsFileCheck {
   if (read.status !== 'ok') return {};
-  return remembered(memo.parsed, `tools|${read.sha256}|${read.truncated ? '+' : ''}`, () => validateToolsFile(read), () => 2 * read.text.length + 512);
+  return remembered(memo.toolsFiles, identity(read), () => validateToolsFile(read), () => 2 * read.text.length + 512);
 }
 
-function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): { file?: ToolsFile; warning?: string } {
+function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): ToolsFileCheck {
   if (read.truncated) return { warning: `${TOOLS_FILE} is over ${PERSONA_READS.toolsFile.maxBytes} bytes; the default tools apply` };
   let json: unknown;
   try {
@@ -262,12 +310,12 @@ function preparePersona(
   toolsRead: ReadResult,
   ascii: boolean,
   options: PersonaOptions,
-  memo: SourceMemo,
+  memo: PersonaMemo,
 ): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
   const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}|${identity(toolsRead)}`;
-  return remembered(memo.parsed, key, () => preparePersonaAfresh(key, persona, override, toolsRead, ascii, options, memo), preparedBytes);
+  return remembered(memo.personas, key, () => preparePersonaAfresh(key, persona, override, toolsRead, ascii, options, memo), preparedBytes);
 }
 
 function preparedBytes(prepared: PreparedPersona): number {
@@ -283,7 +331,7 @@ function preparePersonaAfresh(
   toolsRead: ReadResult,
   ascii: boolean,
   options: PersonaOptions,
-  memo: SourceMemo,
+  memo: PersonaMemo,
 ): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
@@ -327,21 +375,21 @@ function preparePersonaAfresh(
 
 // The brain hands back the same listing array while the directory is unchanged, so the
 // array itself is the key (an empty one is not worth keeping: it is built afresh).
-function dailyPlan(names: readonly string[], today: string, memo: SourceMemo): DailyMemoryPlan {
+function dailyPlan(names: readonly string[], today: string, memo: PersonaMemo): DailyMemoryPlan {
   if (names.length === 0) return planDailyMemory(names, today);
-  const known = memo.parsed.get(names) as { today: string; plan: DailyMemoryPlan } | undefined;
+  const known = memo.dailyPlans.get(names);
   if (known?.today === today) return known.plan;
   const plan = planDailyMemory(names, today);
-  memo.parsed.set(names, { today, plan }, 64 * names.length + 256);
+  memo.dailyPlans.set(names, { today, plan }, 64 * names.length + 256);
   return plan;
 }
 
-function newestMeeting(names: readonly string[], today: string, memo: SourceMemo): string | undefined {
+function newestMeeting(names: readonly string[], today: string, memo: PersonaMemo): string | undefined {
   if (names.length === 0) return newestMeetingFile(names, { onOrBefore: today });
-  const known = memo.parsed.get(names) as { today: string; name: string | undefined } | undefined;
+  const known = memo.newestMeetings.get(names);
   if (known?.today === today) return known.name;
   const name = newestMeetingFile(names, { onOrBefore: today });
-  memo.parsed.set(names, { today, name }, 64 * names.length + 256);
+  memo.newestMeetings.set(names, { today, name }, 64 * names.length + 256);
   return name;
 }
 
@@ -370,7 +418,7 @@ async function marsLiveContext(
   clock: { now: Date; timeZone: string; today: string },
   ascii: boolean,
   warnings: Warnings,
-  memo: SourceMemo,
+  memo: PersonaMemo,
 ): Promise<BuiltLiveContext> {
   const [soul, listing] = await Promise.all([setup.soul, setup.memory]);
   const soulText = warnings.text(soul);
@@ -383,7 +431,7 @@ async function marsLiveContext(
   }
   const key = `live|mars|${ascii ? 1 : 0}|${clock.today}|${identity(soul)}|${reads.map((read) => `${read.path}:${identity(read)}`).join(',')}`;
   return remembered(
-    memo.parsed,
+    memo.liveContexts,
     key,
     () => finishLive(key, buildMarsLiveContext({ soul: soulText, daily }, clock, { time: memo.time }), warnings.reported, ascii),
     liveBytes,
@@ -399,7 +447,7 @@ async function venusLiveContext(
   clock: { now: Date; timeZone: string; today: string },
   ascii: boolean,
   warnings: Warnings,
-  memo: SourceMemo,
+  memo: PersonaMemo,
 ): Promise<VenusAt> {
   const [tasks, calendar, inbox, listing] = await Promise.all([setup.tasks, setup.calendar, setup.inbox, setup.meetings]);
   const texts = { tasks: warnings.text(tasks), calendar: warnings.text(calendar), inbox: warnings.text(inbox) };
@@ -409,19 +457,19 @@ async function venusLiveContext(
   // Parsed once per version of its files and day; only which events are over depends on the minute.
   const preparedKey = `live|venus|${ascii ? 1 : 0}|${clock.today}|${identity(tasks)}|${identity(calendar)}|${identity(inbox)}|${meetingName ?? '-'}:${identity(meetingRead)}`;
   const prepared = remembered(
-    memo.parsed,
+    memo.venusDays,
     preparedKey,
-    (): { venus: PreparedVenusLiveContext } => {
+    (): PreparedVenusLiveContext => {
       const meeting = meetingName === undefined || meetingText === undefined ? undefined : { fileName: meetingName, text: meetingText };
       const partial = { tasks: readInPart(tasks), calendar: readInPart(calendar), inbox: readInPart(inbox) };
-      return { venus: prepareVenusLiveContext({ ...texts, meeting, partial }, clock, { time: memo.time }) };
+      return prepareVenusLiveContext({ ...texts, meeting, partial }, clock, { time: memo.time });
     },
     () => 4 * LIVE_CONTEXT_MAX_CHARS + 2 * preparedKey.length + 4096,
   );
   const reported = new Set(warnings.reported);
   return (nowTime) => {
-    const key = `${preparedKey}|${venusTimeKey(prepared.venus, nowTime)}`;
-    return remembered(memo.parsed, key, () => finishLive(key, finishVenusLiveContext(prepared.venus, nowTime), reported, ascii), liveBytes);
+    const key = `${preparedKey}|${venusTimeKey(prepared, nowTime)}`;
+    return remembered(memo.liveContexts, key, () => finishLive(key, finishVenusLiveContext(prepared, nowTime), reported, ascii), liveBytes);
   };
 }
 
@@ -452,7 +500,7 @@ async function readTopic(
   ascii: boolean,
   maxChars: number,
   warnings: Warnings,
-  memo: SourceMemo,
+  memo: PersonaMemo,
 ): Promise<ReadTopic> {
   const path = `topics/${topicId}.md`;
   const result = await read;
@@ -470,7 +518,7 @@ async function readTopic(
   const name = sanitizeTopicName(rawName);
   const key = `topic|${result.sha256}${result.truncated ? '+' : ''}|${maxChars}|${ascii ? 1 : 0}|${name ?? ''}`;
   const prepared = remembered(
-    memo.parsed,
+    memo.topics,
     key,
     (): PreparedTopic => {
       if (looksBinary(result.text)) return { key, text: '', truncated: false, binary: true };
@@ -515,20 +563,20 @@ export async function readPersonaSources(
   brain: BrainReader,
   request: PersonaRequest,
   options: PersonaOptions,
-  memo: SourceMemo = NO_SOURCE_MEMO,
+  memo: PersonaMemo = NO_PERSONA_MEMO,
 ): Promise<PersonaSources> {
   const persona = personaOrNotFound(request.persona);
   const session = 'replay' in brain ? (brain as BrainSession) : undefined;
   const key = session === undefined ? undefined : snapshotKey(persona, request, options, memo);
   if (key !== undefined) {
-    const known = memo.parsed.get(key) as PersonaSnapshot | undefined;
+    const known = memo.personaDays.get(key);
     if (known !== undefined && localDate(request.now, known.day.timeZone.timeZone, memo.time) === known.day.today && (await session!.replay(known.record))) {
       return known.day.at(request.now);
     }
   }
   const day = await gatherPersona(brain, persona, request, options, memo);
   const record = session?.record();
-  if (key !== undefined && record) memo.parsed.set(key, { day, record } satisfies PersonaSnapshot, 4096 + 256 * record.lookups.length);
+  if (key !== undefined && record) memo.personaDays.set(key, { day, record }, 4096 + 256 * record.lookups.length);
   return day.at(request.now);
 }
 
@@ -546,13 +594,13 @@ interface PersonaDay {
 }
 
 /** Names a request's persona and options (everything but the instant), for the day's snapshot. */
-function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): string {
+function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: PersonaMemo): string {
   const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
   const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
   return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
 }
 
-async function gatherPersona(brain: BrainReader, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: SourceMemo): Promise<PersonaDay> {
+async function gatherPersona(brain: BrainReader, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: PersonaMemo): Promise<PersonaDay> {
   const now = request.now;
   const ascii = request.sanitize === 'ascii';
   const warnings = new Warnings();
@@ -652,8 +700,8 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
 }
 
 /** The policy as part of a key: serialised once per policy object (a route's is fixed). */
-function policyKey(policy: Policy, memo: SourceMemo): string {
-  return remembered(memo.parsed, policy, () => ({ key: JSON.stringify(policy) }), (value) => 2 * value.key.length + 64).key;
+function policyKey(policy: Policy, memo: PersonaMemo): string {
+  return remembered(memo.policyKeys, policy, () => JSON.stringify(policy), (key) => 2 * key.length + 64);
 }
 
 /**
@@ -663,8 +711,6 @@ function policyKey(policy: Policy, memo: SourceMemo): string {
  */
 interface KeptMinutes {
   minutes: Array<{ clock: string; result: PersonaCompiled }>;
-  /** Every kept minute's `lineage`: kept while the entry is. */
-  lineage: object;
 }
 
 /** Minutes kept per persona, files and options: the current one and the one before (a caller straddling the boundary). */
@@ -675,23 +721,22 @@ const KEPT_MINUTES = 2;
  * delivered blocks. Sources with the same `compileKey` and `clockKey` get the same (shared,
  * immutable) result while it is one of the latest two minutes kept for that key.
  */
-export function compilePersona(sources: PersonaSources, compiler: Compiler = createCompiler(), memo: SourceMemo = NO_SOURCE_MEMO): PersonaCompiled {
+export function compilePersona(sources: PersonaSources, compiler: Compiler = createCompiler(), memo: PersonaMemo = NO_PERSONA_MEMO): PersonaCompiled {
   const { compileKey, clockKey } = sources;
   if (compileKey === undefined || clockKey === undefined) return compilePersonaAfresh(sources, compiler);
-  const kept = memo.compiled.get(compileKey) as KeptMinutes | undefined;
+  const kept = memo.personaMinutes.get(compileKey);
   const found = kept?.minutes.find((minute) => minute.clock === clockKey);
   if (found !== undefined) return found.result;
-  const lineage = kept?.lineage ?? {};
-  const result: PersonaCompiled = compilePersonaAfresh(sources, compiler, lineage);
+  const result: PersonaCompiled = shared(compilePersonaAfresh(sources, compiler), memo.freezeShared);
   const minutes = [{ clock: clockKey, result }, ...(kept?.minutes ?? []).slice(0, KEPT_MINUTES - 1)];
   // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments, per minute kept.
   const bytes = minutes.reduce((sum, minute) => sum + 8 * minute.result.compiled.instructions.length + 8 * 1024, 2 * compileKey.length);
-  memo.compiled.set(compileKey, { minutes, lineage } satisfies KeptMinutes, bytes);
+  memo.personaMinutes.set(compileKey, { minutes }, bytes);
   return result;
 }
 
-/** A compile of `sources`; shared (and derived from its `lineage`'s minute before) when `lineage` is given. */
-function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler, lineage?: object): PersonaCompiled {
+/** A compile of `sources`, not shared. */
+function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): PersonaCompiled {
   const compiled = compiler.compile(sources.input);
   const live = sources.liveContextRedactions;
   const liveContext = compiled.blocks.find((block) => block.kind === 'live-context')?.content ?? '';
@@ -707,7 +752,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler, linea
     },
     realtime: { voice: sources.voice, tools: sources.tools },
   };
-  return lineage === undefined ? result : Object.assign(result, { shared: true, lineage });
+  return result;
 }
 
 export const TOPIC_IDENTITY =
@@ -728,7 +773,7 @@ export async function readTopicSources(
   brain: BrainReader,
   request: TopicRequest,
   options: Pick<PersonaOptions, 'policy'>,
-  memo: SourceMemo = NO_SOURCE_MEMO,
+  memo: PersonaMemo = NO_PERSONA_MEMO,
 ): Promise<TopicSources> {
   const warnings = new Warnings();
   const ascii = request.sanitize === 'ascii';
@@ -763,9 +808,9 @@ export function compileTopic(sources: TopicSources, compiler: Compiler = createC
  * The voice personas' compile jobs (SPEC §4), for the persona routes and the CLI: `persona`
  * for `GET /context/:persona`, `topic` for `GET /context/topic/:topicId`.
  */
-export function createPersonaSources(options: PersonaOptions, deps: SourceDeps) {
+export function createPersonaSources(options: PersonaOptions, deps: { compiler: Compiler; memo?: PersonaMemo }) {
   const { compiler } = deps;
-  const memo = deps.memo ?? NO_SOURCE_MEMO;
+  const memo = deps.memo ?? NO_PERSONA_MEMO;
   return {
     persona: (request: PersonaRequest): CompileJob => ({
       async read(brain) {

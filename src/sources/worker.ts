@@ -33,8 +33,9 @@ import { ProblemError } from '../errors.js';
 import type { BrainFile, BrainReader, ReadResult } from '../io/brain.js';
 import { ConnectionsFileSchema } from '../../schemas/connections-file.js';
 import { PolicyFileSchema, type PolicyFile } from '../../schemas/policy.js';
-import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobRead, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
-import { readHeartbeatTimezone } from './timezone.js';
+import { noMemo, remembered, type Memo } from '../core/memo.js';
+import type { CompileJob, JobRead, JobResult } from './job.js';
+import { NO_HEARTBEAT_MEMO, readHeartbeatTimezone, type HeartbeatMemo } from './timezone.js';
 
 /** Mandatory sources are read with a cap far above any block limit: a bigger file is a 422, never cut. */
 export const MANDATORY_READ_BYTES = MAX_READ_BYTES;
@@ -93,6 +94,40 @@ interface Governance {
 const DEFAULT_GOVERNANCE: Governance = Object.freeze({ recall: 'always', roles: Object.freeze({ admitted: Object.freeze([]) }) });
 
 type ParsedPolicy = { policy: Policy; governance: Governance } | { warning: string };
+type ParsedConnections = { services: readonly Connection[] } | { warning: string };
+
+/**
+ * What a worker's sources remember (areas of the app's cache set), each value by a key that
+ * names what it depends on: the version of the file's bytes (and whatever else went in).
+ */
+export interface WorkerMemo extends HeartbeatMemo {
+  /** `policy.json` parsed and merged onto the base policy: `policyFileKey`. */
+  readonly policies: Memo<string, ParsedPolicy>;
+  /** `connections.json` validated: `parsedFileKey`. */
+  readonly connections: Memo<string, ParsedConnections>;
+  /** `platform/blueprint.md` with its revision: the file's sha256. */
+  readonly blueprints: Memo<string, Blueprint>;
+  /** A memory file's notes and word index: `parsedFileKey`. */
+  readonly memoryNotes: Memo<string, MemoryNoteIndex>;
+}
+
+/** A file's version and path (a warning or an index names the file). */
+function parsedFileKey(file: BrainFile): string {
+  return `${file.sha256}${file.truncated ? '+' : ''}|${file.path}`;
+}
+
+/** `parsedFileKey` and the policy it was merged onto. */
+function policyFileKey(file: BrainFile, base: Policy): string {
+  return `${parsedFileKey(file)}|${JSON.stringify(base)}`;
+}
+
+export const NO_WORKER_MEMO: WorkerMemo = Object.freeze({
+  ...NO_HEARTBEAT_MEMO,
+  policies: noMemo<string, ParsedPolicy>(),
+  connections: noMemo<string, ParsedConnections>(),
+  blueprints: noMemo<string, Blueprint>(),
+  memoryNotes: noMemo<string, MemoryNoteIndex>(),
+});
 
 function governanceOf(file: PolicyFile): Governance {
   return { recall: file.recall ?? 'always', roles: file.roles ?? DEFAULT_GOVERNANCE.roles };
@@ -140,7 +175,7 @@ async function readPolicy(
   brain: BrainReader,
   worker: string,
   base: Policy,
-  memo: SourceMemo,
+  memo: WorkerMemo,
   warnings: string[],
 ): Promise<{ policy: Policy; governance: Governance }> {
   const path = `workers/${worker}/policy.json`;
@@ -151,17 +186,13 @@ async function readPolicy(
     warnings.push(`${path} could not be read (${result.reason}); the default policy applies`);
     return defaults;
   }
-  // Keyed by path too: the warning names the file.
-  const key = `policy|${result.sha256}${result.truncated ? '+' : ''}|${JSON.stringify(base)}|${path}`;
-  const parsed = remembered(memo.parsed, key, () => parsePolicy(result, base), () => 2 * key.length + 4096);
+  const parsed = remembered(memo.policies, policyFileKey(result, base), () => parsePolicy(result, base), () => 4096);
   if ('warning' in parsed) {
     warnings.push(parsed.warning);
     return defaults;
   }
   return parsed;
 }
-
-type ParsedConnections = { services: readonly Connection[] } | { warning: string };
 
 function parseConnections(file: BrainFile): ParsedConnections {
   if (file.truncated) return { warning: `${file.path} is over ${CONNECTIONS_READ_BYTES} bytes; no connections block` };
@@ -180,7 +211,7 @@ function parseConnections(file: BrainFile): ParsedConnections {
 }
 
 /** `workers/<worker>/connections.json`, validated; absent when the file is (no block beats an empty promise). */
-async function readConnections(brain: BrainReader, worker: string, memo: SourceMemo, warnings: string[]): Promise<WorkerSources['connections']> {
+async function readConnections(brain: BrainReader, worker: string, memo: WorkerMemo, warnings: string[]): Promise<WorkerSources['connections']> {
   const path = `workers/${worker}/connections.json`;
   const result = await brain.read(path, { maxBytes: CONNECTIONS_READ_BYTES });
   if (result.status === 'missing') return undefined;
@@ -188,8 +219,7 @@ async function readConnections(brain: BrainReader, worker: string, memo: SourceM
     warnings.push(`${path} could not be read (${result.reason}); no connections block`);
     return undefined;
   }
-  const key = `connections|${result.sha256}${result.truncated ? '+' : ''}|${path}`;
-  const parsed = remembered(memo.parsed, key, () => parseConnections(result), () => 4 * result.text.length + 2 * key.length + 1024);
+  const parsed = remembered(memo.connections, parsedFileKey(result), () => parseConnections(result), () => 4 * result.text.length + 1024);
   if ('warning' in parsed) {
     warnings.push(parsed.warning);
     return undefined;
@@ -198,7 +228,7 @@ async function readConnections(brain: BrainReader, worker: string, memo: SourceM
 }
 
 /** `platform/blueprint.md` with its revision; absent when the file is (the receipt then says `none`). */
-async function readBlueprint(brain: BrainReader, memo: SourceMemo, warnings: string[]): Promise<WorkerSources['blueprint']> {
+async function readBlueprint(brain: BrainReader, memo: WorkerMemo, warnings: string[]): Promise<WorkerSources['blueprint']> {
   const result = await brain.read(BLUEPRINT_PATH, { maxBytes: MANDATORY_READ_BYTES });
   if (result.status === 'missing') return undefined;
   if (result.status !== 'ok') {
@@ -206,8 +236,7 @@ async function readBlueprint(brain: BrainReader, memo: SourceMemo, warnings: str
     return undefined;
   }
   const text = mandatoryText(result, warnings);
-  const key = `blueprint|${result.sha256}`;
-  const blueprint = remembered(memo.parsed, key, (): Blueprint => parseBlueprint(text.text, result.sha256), (parsed) => 2 * parsed.body.length + 512);
+  const blueprint = remembered(memo.blueprints, result.sha256, (): Blueprint => parseBlueprint(text.text, result.sha256), (parsed) => 2 * parsed.body.length + 512);
   if (blueprint.warning !== undefined) warnings.push(blueprint.warning);
   return { text: { source: BLUEPRINT_PATH, text: blueprint.body, brainDerived: true }, revision: blueprint.revision };
 }
@@ -272,12 +301,11 @@ async function readPurpose(brain: BrainReader, channelId: string, warnings: stri
   return undefined;
 }
 
-function memoryNotes(result: BrainFile, memo: SourceMemo): MemoryNoteIndex {
-  const key = `notes|${result.sha256}${result.truncated ? '+' : ''}|${result.path}`;
-  return remembered(memo.parsed, key, () => indexMemoryNotes(result.path, result.text), () => 8 * result.text.length + 1024);
+function memoryNotes(result: BrainFile, memo: WorkerMemo): MemoryNoteIndex {
+  return remembered(memo.memoryNotes, parsedFileKey(result), () => indexMemoryNotes(result.path, result.text), () => 8 * result.text.length + 1024);
 }
 
-async function readMemory(brain: BrainReader, worker: string, query: string, memo: SourceMemo, warnings: string[]): Promise<SourceText[]> {
+async function readMemory(brain: BrainReader, worker: string, query: string, memo: WorkerMemo, warnings: string[]): Promise<SourceText[]> {
   const dir = `workers/${worker}/memory`;
   const listing = await brain.list(dir);
   if (listing.status !== 'ok') {
@@ -311,7 +339,7 @@ export async function readWorkerSources(
   brain: BrainReader,
   request: WorkerRequest,
   options: WorkerOptions,
-  memo: SourceMemo,
+  memo: WorkerMemo,
   warnings: string[],
 ): Promise<WorkerSources> {
   const identity = await readIdentity(brain, request.worker, warnings);
@@ -377,9 +405,9 @@ export function compileWorker(request: WorkerRequest, sources: WorkerSources, co
 }
 
 /** A worker's compile jobs, for `POST /compile` and `context-compiler compile --worker`. */
-export function createWorkerSources(options: WorkerOptions, deps: SourceDeps) {
+export function createWorkerSources(options: WorkerOptions, deps: { compiler: Compiler; memo?: WorkerMemo }) {
   const compiler: Compiler = deps.compiler;
-  const memo = deps.memo ?? NO_SOURCE_MEMO;
+  const memo = deps.memo ?? NO_WORKER_MEMO;
   return {
     job: (request: WorkerRequest): CompileJob => ({
       async read(brain): Promise<JobRead> {

@@ -24,7 +24,7 @@ function deepFreeze<T>(value: T): T {
 async function appDelivering(job: () => CompileJob) {
   const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces') }));
   // A worker compile's answer without the worker job's own extras (recall, receipts): this job has none.
-  const answer = createAnswerEncoder(CompiledResponseSchema.omit({ recall: true, receipts: true }), new Set(Object.keys(CompiledFieldsSchema.shape)));
+  const answer = createAnswerEncoder(CompiledResponseSchema.omit({ recall: true, receipts: true }), CompiledFieldsSchema);
   app.post('/test-job', async (request, reply) =>
     deliverJob(
       request,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { TraceLog } from './store.js';
+import type { GroupCommitCounters, TraceLog, TraceObservers } from './store.js';
 import { unavailable } from './store.js';
 
 /**
@@ -11,7 +11,7 @@ import { unavailable } from './store.js';
  * retry (`reopen`, every `retryIntervalMs` from an unref'd timer, or when an append or a
  * health check finds one due) works again.
  */
-export interface GroupCommitOptions<T> {
+export interface GroupCommitOptions<T> extends Pick<TraceObservers, 'observeWrite' | 'observeBatch'> {
   log: TraceLog;
   maxBatch: number;
   retryIntervalMs: number;
@@ -24,10 +24,6 @@ export interface GroupCommitOptions<T> {
   abandon(): void;
   /** A reason fit for a public readiness answer (no paths, no credentials). */
   describe(error: unknown): string;
-  /** Called once per append with the time it took to become durable (or to fail). */
-  observe(seconds: number, ok: boolean): void;
-  /** Called once per batch written: its events, and how long making them durable took (or failing to). */
-  observeBatch?(events: number, seconds: number, ok: boolean): void;
 }
 
 interface Pending<T> {
@@ -35,18 +31,6 @@ interface Pending<T> {
   startedAt: number;
   resolve(): void;
   reject(error: unknown): void;
-}
-
-export interface GroupCommitCounters {
-  /** Appends that resolved (durable). */
-  appends: number;
-  /** Appends that rejected. */
-  rejected: number;
-  /** Batches made durable: one write and fsync, or one transaction, each. */
-  batches: number;
-  largestBatch: number;
-  /** Times the store went from working to failing. */
-  failures: number;
 }
 
 export class GroupCommit<T> {
@@ -78,7 +62,7 @@ export class GroupCommit<T> {
     const startedAt = performance.now();
     if (this.failure && !(this.retryDue() && (await this.recover()))) {
       this.counters.rejected++;
-      this.options.observe((performance.now() - startedAt) / 1000, false);
+      this.options.observeWrite?.((performance.now() - startedAt) / 1000, false);
       throw unavailable(this.failure?.reason ?? 'trace store closed', undefined);
     }
     return new Promise<void>((resolve, reject) => {
@@ -121,7 +105,7 @@ export class GroupCommit<T> {
   private settle(batch: Array<Pending<T>>, error: unknown): void {
     const end = performance.now();
     for (const pending of batch) {
-      this.options.observe((end - pending.startedAt) / 1000, error === null);
+      this.options.observeWrite?.((end - pending.startedAt) / 1000, error === null);
       if (error === null) {
         this.counters.appends++;
         pending.resolve();

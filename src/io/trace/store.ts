@@ -1,5 +1,6 @@
 import type { BaseLogger } from 'pino';
 import type { CompiledContext } from '../../core/types.js';
+import type { SpliceSlot } from './event-record.js';
 import { ProblemError } from '../../errors.js';
 import { isSafeId } from '../../../schemas/ids.js';
 import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
@@ -26,6 +27,23 @@ export type {
   TraceSubject,
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
+export type { SpliceSlot, TraceMemo } from './event-record.js';
+
+/** An event to append, and where its shared result keeps the records its later events splice in (`SpliceSlot`). */
+export interface TraceAppend {
+  readonly event: TraceEventInput;
+  readonly slot: SpliceSlot | undefined;
+}
+
+/** The callbacks every backend reports its writes through (the metrics plugin's histograms and counter). */
+export interface TraceObservers {
+  /** Called once per append with the time it took to become durable (or to fail). */
+  observeWrite?: (seconds: number, ok: boolean) => void;
+  /** Called once per durable commit (an fsync or fdatasync, or a committed transaction). */
+  observeCommit?: () => void;
+  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
+  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
+}
 
 /**
  * What a delivered event records of its compiled result, as the result hands it over: the
@@ -79,31 +97,39 @@ export interface RunPage {
   nextCursor: string | null;
 }
 
-/** What every backend counts. */
-export interface TraceStoreStats {
-  backend: 'files' | 'postgres';
+/** What group commit counts, the same for every backend (`group-commit.ts`). */
+export interface GroupCommitCounters {
   /** Appends that resolved (durable). */
   appends: number;
   /** Appends that rejected. */
   rejected: number;
-  /** Group commits: appends made durable together. */
+  /** Group commits: appends made durable together (one write and fsync, or one transaction, each). */
   batches: number;
+  largestBatch: number;
+  /** Times the store went from working to failing. */
+  failures: number;
+}
+
+/** What every backend counts. */
+export interface TraceStoreStats extends GroupCommitCounters {
+  backend: 'files' | 'postgres';
   /**
    * Durable commits issued: an fsync/fdatasync (file creation and directory syncs included),
    * or a committed transaction (a new chain segment included). With group commit, far fewer
    * than appends.
    */
   commits: number;
-  largestBatch: number;
-  /** Times the store went from working to failing. */
-  failures: number;
   state: 'ok' | 'failed' | 'closed';
 }
 
 export interface TraceStore {
   readonly backend: 'files' | 'postgres';
-  /** Resolves once the event is durable (fsync'd, or committed); rejects with `CC_TRACE_UNAVAILABLE` otherwise. */
-  append(event: TraceEventInput): Promise<void>;
+  /**
+   * Resolves once the event is durable (fsync'd, or committed); rejects with
+   * `CC_TRACE_UNAVAILABLE` otherwise. `slot` is given for an event of a shared result: the
+   * store keeps there what the result's later events can splice in.
+   */
+  append(event: TraceEventInput, slot?: SpliceSlot): Promise<void>;
   /** The run's events in order, prompts rebuilt and verified, chains checked; null for an unknown (or expired) run. */
   readRun(runId: string): Promise<RunTraceView | null>;
   /** Runs newest first, described by their latest event. */

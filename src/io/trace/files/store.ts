@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { createChainSigner } from '../chain.js';
-import { RecordDigests } from '../event-record.js';
+import { privateTraceMemo, RecordDigests, type SpliceSlot, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
   checkEvent,
@@ -13,8 +13,10 @@ import {
   type ListRunsQuery,
   type RunPage,
   type RunTraceView,
+  type TraceAppend,
   type TraceEventInput,
   type TraceLog,
+  type TraceObservers,
   type TraceStore,
   type TraceStoreStats,
 } from '../store.js';
@@ -28,7 +30,7 @@ export { describeWriteFailure } from './writer.js';
 
 const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
 
-export interface FileTraceStoreOptions {
+export interface FileTraceStoreOptions extends TraceObservers {
   /** Events older than this are hidden from reads and their files deleted by the sweep. */
   retentionMs: number;
   /** The clock for file names, retention and sealing (tests move it). */
@@ -50,12 +52,8 @@ export interface FileTraceStoreOptions {
   maxIndexedEvents?: number;
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
-  /** Called once per append with the time it took to become durable (or to fail). */
-  observeWrite?: (seconds: number, ok: boolean) => void;
-  /** Called once per durable commit (an fsync or fdatasync). */
-  observeCommit?: () => void;
-  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
-  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
+  /** What the writer remembers between events: the app's cache set's `trace` areas (else its own). */
+  memo?: TraceMemo;
   /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
   signingKey?: string | null;
 }
@@ -115,9 +113,9 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     rotateMs: options.rotateMs ?? rotateMsFor(retentionMs),
     busy: () => commits.busy,
   };
-  const writer = new FileWriter(ctx, new RecordDigests(), options.rotateBytes ?? 32 * 1024 * 1024);
+  const writer = new FileWriter(ctx, new RecordDigests(options.memo ?? privateTraceMemo()), options.rotateBytes ?? 32 * 1024 * 1024);
   const reader = new FileReader(ctx, writer);
-  const commits: GroupCommit<TraceEventInput> = new GroupCommit<TraceEventInput>({
+  const commits: GroupCommit<TraceAppend> = new GroupCommit<TraceAppend>({
     log,
     maxBatch: options.maxBatchEvents ?? 1024,
     retryIntervalMs: options.retryIntervalMs ?? 1000,
@@ -126,7 +124,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeWriteFailure,
-    observe: options.observeWrite ?? noop,
+    ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   });
 
@@ -154,10 +152,10 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     backend: 'files',
     dir,
     writerId: ctx.writerId,
-    async append(event: TraceEventInput): Promise<void> {
+    async append(event: TraceEventInput, slot?: SpliceSlot): Promise<void> {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append(event);
+      return commits.append({ event, slot });
     },
     readRun: (runId: string): Promise<RunTraceView | null> => reader.readRun(runId),
     listRuns: (query?: ListRunsQuery): Promise<RunPage> => reader.listRuns(query),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { createChainSigner } from '../chain.js';
-import { RecordDigests } from '../event-record.js';
+import { privateTraceMemo, RecordDigests, type SpliceSlot, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
   checkEvent,
@@ -10,8 +10,10 @@ import {
   makeWriterId,
   rotateMsFor,
   sweepIntervalFor,
+  type TraceAppend,
   type TraceEventInput,
   type TraceLog,
+  type TraceObservers,
   type TraceStore,
   type TraceStoreStats,
 } from '../store.js';
@@ -21,7 +23,7 @@ import { sweepDatabase } from './retention.js';
 import { migrate } from './schema.js';
 import { DatabaseWriter, type DatabaseContext, type DatabaseCounters } from './writer.js';
 
-export interface PostgresTraceStoreOptions {
+export interface PostgresTraceStoreOptions extends TraceObservers {
   /** Events older than this are hidden from reads and deleted by the sweep. */
   retentionMs: number;
   /** The clock for event ages, segments and retention (tests move it). */
@@ -36,10 +38,9 @@ export interface PostgresTraceStoreOptions {
   maxConnections?: number;
   /** How long a statement may take before it fails (and an append answers 503). */
   queryTimeoutMs?: number;
-  observeWrite?: (seconds: number, ok: boolean) => void;
-  observeCommit?: () => void;
-  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
   signingKey?: string | null;
+  /** What the writer remembers between events: the app's cache set's `trace` areas (else its own). */
+  memo?: TraceMemo;
 }
 
 export interface PostgresTraceStoreStats extends TraceStoreStats, DatabaseCounters {
@@ -105,9 +106,10 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
       observeCommit();
     },
   };
-  const writer = new DatabaseWriter(ctx, new RecordDigests());
+  const memo = options.memo ?? privateTraceMemo();
+  const writer = new DatabaseWriter(ctx, new RecordDigests(memo), memo.stored);
   const reader = new DatabaseReader(ctx);
-  const commits: GroupCommit<TraceEventInput> = new GroupCommit<TraceEventInput>({
+  const commits: GroupCommit<TraceAppend> = new GroupCommit<TraceAppend>({
     log,
     maxBatch: options.maxBatchEvents ?? 1024,
     retryIntervalMs: options.retryIntervalMs ?? 1000,
@@ -116,7 +118,7 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeDatabaseFailure,
-    observe: options.observeWrite ?? noop,
+    ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   });
 
@@ -135,10 +137,10 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
   return {
     backend: 'postgres',
     writerId: ctx.writerId,
-    async append(event) {
+    async append(event: TraceEventInput, slot?: SpliceSlot) {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append(event);
+      return commits.append({ event, slot });
     },
     readRun: (runId) => reader.readRun(runId),
     listRuns: (query) => reader.listRuns(query),
