@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
-import { CompiledFieldsSchema, HudSchema, RealtimeSessionSchema, SourceSummarySchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
@@ -63,13 +63,8 @@ export const TopicContextQuerySchema = z.strictObject({
 export type TopicContextQuery = z.infer<typeof TopicContextQuerySchema>;
 
 const persona = z.string().meta({ description: 'the persona compiled (`topic` on the topic route)' });
-const sources = z.array(SourceSummarySchema).meta({ description: 'brain files read, with the sha256 of the bytes read' });
-const warnings = z.array(z.string()).meta({
-  description:
-    'one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
-});
+const { sources, warnings, hud } = AnswerFields;
 const surface = z.literal('voice');
-const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' });
 
 /** What a persona answer carries beside the compile, from the compiled result alone (written once per shared result). */
 const personaExtra = {

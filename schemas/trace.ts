@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
-import { HudSchema, ReceiptsSchema, RecallSchema, ToolSchema } from './compiled.js';
+import { HudSchema, ReceiptsSchema, RecallSchema, RedactionsSchema, ToolSchema } from './compiled.js';
 import { PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
@@ -109,7 +109,7 @@ export const TraceEventInputSchema = z.object({
   budget: RecordedPart.optional(),
   cache: RecordedPart.optional(),
   tokens: RecordedPart.optional(),
-  redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
+  redactions: RedactionsSchema.optional(),
   warnings: z.array(z.string()).optional(),
   /** Persona routes: the voice and tools delivered beside the prompts. */
   realtime: TraceRealtimeSchema.optional(),

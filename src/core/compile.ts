@@ -2,7 +2,7 @@ import { ProblemError } from '../errors.js';
 import { countLabelled, planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
-import { scrubPii } from './pii.js';
+import { addCounts, NO_REDACTIONS, scrubPii, type RedactionCounts } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, clockLineCuts, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
@@ -74,8 +74,8 @@ export interface PreparedBlock {
   /** Set for recurring blocks: names the block completely (its key and the redactions its source needed), for the parts memo. */
   readonly ident: string | undefined;
   readonly segmentTokens: number;
-  readonly email: number;
-  readonly phone: number;
+  /** PII its source needed redacted (brain-derived text only). */
+  readonly redactions: Readonly<RedactionCounts>;
   /** The clock's: its segment's tokens by the compiler's tokenizer (kept with the block, a minute's). */
   readonly tokens?: PieceTokens;
 }
@@ -139,13 +139,11 @@ const MAX_VARIANTS = 4;
 function render(kind: BlockKind, source: string, text: string, brainDerived: boolean, recurring: boolean): PreparedBlock | null {
   const placement = PLACEMENT[kind];
   let body = placement.inSystem || placement.authority === 'advisory' || brainDerived ? normaliseText(text) : text;
-  let email = 0;
-  let phone = 0;
+  let redactions: Readonly<RedactionCounts> = NO_REDACTIONS;
   if (brainDerived) {
     const scrubbed = scrubPii(body);
     body = scrubbed.text;
-    email = scrubbed.counts.email;
-    phone = scrubbed.counts.phone;
+    redactions = scrubbed.counts;
   }
   if (placement.inSystem) body = escapeTrusted(body);
   if (body.length === 0 || (!placement.inSystem && body.trim().length === 0)) return null;
@@ -168,10 +166,9 @@ function render(kind: BlockKind, source: string, text: string, brainDerived: boo
     approxTokens: approxTokens(body),
     segment,
     key,
-    ident: key === undefined ? undefined : `${key}:${email}:${phone}`,
+    ident: key === undefined ? undefined : `${key}:${redactions.email}:${redactions.phone}`,
     segmentTokens: approxTokens(segment),
-    email,
-    phone,
+    redactions,
   };
 }
 
@@ -532,7 +529,7 @@ function assemble(
   const systemSegments: string[] = [...stable.segments];
   // Object.assign, not a spread: V8 copies an object with keys such as 'hard-rules' by spread several times slower.
   const byKind: Partial<Record<BlockKind, number>> = Object.assign({}, stable.byKind);
-  const redactions = { email: stable.email, phone: stable.phone };
+  const redactions = addCounts({ email: 0, phone: 0 }, stable.redactions);
   let totalTokens = stable.tokens;
   let systemPrompt = stable.text;
   const planned: PlannedSegment[] = [];
@@ -552,16 +549,14 @@ function assemble(
     systemPrompt += prepared.segment;
     byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
     totalTokens += prepared.segmentTokens;
-    redactions.email += prepared.email;
-    redactions.phone += prepared.phone;
+    addCounts(redactions, prepared.redactions);
   }
   // The engine and the session's tool tokens are this compile's own: the shared prefix is finished with them.
   const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, chosen.engine, planTokens, stable.plan);
   for (const block of part.blocks) blocks.push(block);
   for (const prepared of inputs) byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
   totalTokens += part.tokens;
-  redactions.email += part.email;
-  redactions.phone += part.phone;
+  addCounts(redactions, part.redactions);
 
   const inputPrompt = part.text;
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
@@ -616,8 +611,7 @@ export interface StablePart {
   readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
   /** Segment tokens, summed. */
   readonly tokens: number;
-  readonly email: number;
-  readonly phone: number;
+  readonly redactions: Readonly<RedactionCounts>;
   /** The plan of this prefix, to finish with a compile's volatile tail, engine and tool tokens. */
   readonly plan: PlannedPrefix;
 }
@@ -630,8 +624,7 @@ export interface InputPart {
   readonly sha256: string | null;
   /** Segment tokens, summed. */
   readonly tokens: number;
-  readonly email: number;
-  readonly phone: number;
+  readonly redactions: Readonly<RedactionCounts>;
 }
 
 /**
@@ -657,8 +650,7 @@ function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly
   const segments: string[] = [];
   const byKind: Partial<Record<BlockKind, number>> = {};
   let tokens = 0;
-  let email = 0;
-  let phone = 0;
+  const redactions = { email: 0, phone: 0 };
   for (const prepared of system) {
     const placement = PLACEMENT[prepared.kind];
     planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
@@ -666,12 +658,11 @@ function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly
     segments.push(prepared.segment);
     byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
     tokens += prepared.segmentTokens;
-    email += prepared.email;
-    phone += prepared.phone;
+    addCounts(redactions, prepared.redactions);
   }
   const plan = planPrefix(planned, memo.prefixes, planTokens);
   const text = segments.join('');
-  const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, plan };
+  const part: StablePart = { blocks, segments, text, byKind, tokens, redactions, plan };
   // The text, its blocks' contents (about the same again) and a native hash state per boundary.
   return key === undefined ? part : memo.stableParts.set(key, part, 2 * key.length + 4 * text.length + 1024 * (plan.boundaries.length + 1));
 }
@@ -685,22 +676,20 @@ function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputP
   const blocks: Block[] = [];
   const segments: string[] = [];
   let tokens = 0;
-  let email = 0;
-  let phone = 0;
+  const redactions = { email: 0, phone: 0 };
   for (const prepared of inputs) {
     hasher.push(prepared.segment, prepared.key);
     blocks.push(blockOf(prepared));
     segments.push(prepared.segment);
     tokens += prepared.segmentTokens;
-    email += prepared.email;
-    phone += prepared.phone;
+    addCounts(redactions, prepared.redactions);
   }
   const text = segments.join('');
-  const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, email, phone };
+  const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, redactions };
   return key === undefined ? part : memo.inputParts.set(key, part, 2 * key.length + 4 * text.length + 512);
 }
 
-const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, email: 0, phone: 0 });
+const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, redactions: NO_REDACTIONS });
 
 const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
   Object.entries(RUNTIME_SCOPES).map(([surface, text]) => [surface, Object.freeze({ source: `builtin:surface/${surface}`, text })]),

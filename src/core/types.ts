@@ -3,6 +3,7 @@
  * `CompileInput` from the brain and the request, `compile()` turns it into a
  * `CompiledContext`, and routes deliver and trace that.
  */
+import type { RedactionCounts } from './pii.js';
 import type { Clock } from './time.js';
 import type { ToolDefinitionForCount } from './tokens.js';
 
@@ -250,6 +251,6 @@ export interface CompiledContext {
   promptSha256: string;
   inputSha256: string | null;
   tokens: { total: number; byKind: Partial<Record<BlockKind, number>> };
-  redactions: { email: number; phone: number };
+  redactions: RedactionCounts;
   warnings: string[];
 }
