@@ -199,15 +199,14 @@ function sourceReferences(sources: TraceEventInput['sources'], refs: Refs): stri
   return sources ? `,"sources":[${sources.map(refs.source).join(',')}]` : '';
 }
 
-/** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…`, absent ones left out: the compiled result's own fields. */
+/** The compiled result's fields an event stores inline (the rest of `TraceCompiledFields` go by reference), in the order they are written. */
+function inlineResult(event: TraceEventInput) {
+  return { promptSha256: event.promptSha256, inputSha256: event.inputSha256, budget: event.budget, tokens: event.tokens, redactions: event.redactions };
+}
+
+/** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…`, absent ones left out: `inlineResult` as JSON. */
 function resultFields(event: TraceEventInput): string {
-  const fields = JSON.stringify({
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
-  });
+  const fields = JSON.stringify(inlineResult(event));
   return fields.length > 2 ? `,${fields.slice(1, -1)}` : '';
 }
 
@@ -380,21 +379,13 @@ type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'bloc
 /**
  * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
  * HUD and segments go in by reference), in the order they are written: what the request
- * was (`ownHead`), the compiled result's fields, then how it went (`ownTail`). Field by
- * field rather than a rest spread of the event, which costs more on this per-event path;
- * the type lists every other field of TraceEventInput, so a new one cannot be left out, and
- * `ownJson` writes the same two parts.
+ * was (`ownHead`), the compiled result's inline fields (`inlineResult`), then how it went
+ * (`ownTail`). Field by field rather than a rest spread of the event, which costs more on
+ * this per-event path; the type lists every other field of TraceEventInput, so a new one
+ * cannot be left out, and `ownJson` writes the same three parts.
  */
 function ownFields(event: TraceEventInput, chars: number): OwnFields {
-  return {
-    ...ownHead(event),
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
-    ...ownTail(event, chars),
-  };
+  return { ...ownHead(event), ...inlineResult(event), ...ownTail(event, chars) };
 }
 
 function ownHead(event: TraceEventInput) {

@@ -3,7 +3,7 @@ import type { CompiledContext } from '../../core/types.js';
 import type { SpliceSlot } from './event-record.js';
 import { ProblemError } from '../../errors.js';
 import { isSafeId } from '../../../schemas/ids.js';
-import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
+import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
 
 /**
  * The trace store as the rest of the service sees it (SPEC §6, docs/traces.md): one
@@ -49,9 +49,7 @@ export interface TraceObservers {
  * What a delivered event records of its compiled result, as the result hands it over: the
  * store keeps the blocks' summary fields (their text lives in the segments, stored once).
  */
-export function compiledEventFields(
-  compiled: CompiledContext,
-): Pick<TraceEventInput, 'blocks' | 'segments' | 'promptSha256' | 'inputSha256' | 'budget' | 'cache' | 'tokens' | 'redactions'> {
+export function compiledEventFields(compiled: CompiledContext): TraceCompiledFields {
   return {
     blocks: compiled.blocks,
     segments: compiled.segments,
