@@ -110,7 +110,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
   const brain = createBrain(config.brainRoot, pino({ level: 'silent' }), { cache: caches.brain, revalidate: config.brainRevalidate }).session();
   const found = await job.read(brain);
   const { compiled, extra } = found.compile();
-  const { segments: _segments, ...result } = compiled;
+  const { segments: _segments, prompt: _prompt, ...result } = compiled;
   const hud = buildHud({ loaded: brain.loaded(), missing: brain.absent(), blocks: compiled.blocks, budget: compiled.budget });
   return { ...subject, ...result, ...extra, warnings: [...found.warnings, ...compiled.warnings], sources: brain.sources(), hud };
 }

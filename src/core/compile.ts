@@ -23,6 +23,7 @@ import {
   type Connection,
   type Phase,
   type Policy,
+  type PromptPiece,
   type SourceText,
 } from './types.js';
 
@@ -531,7 +532,7 @@ function assemble(
   const byKind: Partial<Record<BlockKind, number>> = Object.assign({}, stable.byKind);
   const redactions = addCounts({ email: 0, phone: 0 }, stable.redactions);
   let totalTokens = stable.tokens;
-  let systemPrompt = stable.text;
+  let tail = '';
   const planned: PlannedSegment[] = [];
   for (const prepared of system.slice(split)) {
     const placement = PLACEMENT[prepared.kind];
@@ -546,7 +547,7 @@ function assemble(
     });
     blocks.push(blockOf(prepared));
     systemSegments.push(prepared.segment);
-    systemPrompt += prepared.segment;
+    tail += prepared.segment;
     byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
     totalTokens += prepared.segmentTokens;
     addCounts(redactions, prepared.redactions);
@@ -558,6 +559,7 @@ function assemble(
   totalTokens += part.tokens;
   addCounts(redactions, part.redactions);
 
+  const systemPrompt = stable.text + tail;
   const inputPrompt = part.text;
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
   const { policy } = input;
@@ -567,6 +569,7 @@ function assemble(
     inputPrompt,
     instructions,
     segments: { system: systemSegments, input: [...part.segments] },
+    prompt: { stable: stable.piece, tail, input: part.piece },
     budget: {
       limitChars: policy.limitChars,
       usedChars: instructions.length,
@@ -608,6 +611,8 @@ export interface StablePart {
   readonly segments: readonly string[];
   /** The segments joined: the system prompt up to the first volatile block. */
   readonly text: string;
+  /** The same text as the prompt piece every compile with this prefix shares (`CompiledContext.prompt`). */
+  readonly piece: PromptPiece;
   readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
   /** Segment tokens, summed. */
   readonly tokens: number;
@@ -621,6 +626,7 @@ export interface InputPart {
   readonly blocks: readonly Block[];
   readonly segments: readonly string[];
   readonly text: string | null;
+  readonly piece: PromptPiece | null;
   readonly sha256: string | null;
   /** Segment tokens, summed. */
   readonly tokens: number;
@@ -662,7 +668,7 @@ function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly
   }
   const plan = planPrefix(planned, memo.prefixes, planTokens);
   const text = segments.join('');
-  const part: StablePart = { blocks, segments, text, byKind, tokens, redactions, plan };
+  const part: StablePart = { blocks, segments, text, piece: { text, derived: {} }, byKind, tokens, redactions, plan };
   // The text, its blocks' contents (about the same again) and a native hash state per boundary.
   return key === undefined ? part : memo.stableParts.set(key, part, 2 * key.length + 4 * text.length + 1024 * (plan.boundaries.length + 1));
 }
@@ -685,11 +691,11 @@ function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputP
     addCounts(redactions, prepared.redactions);
   }
   const text = segments.join('');
-  const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, redactions };
+  const part: InputPart = { blocks, segments, text, piece: { text, derived: {} }, sha256: hasher.finish(), tokens, redactions };
   return key === undefined ? part : memo.inputParts.set(key, part, 2 * key.length + 4 * text.length + 512);
 }
 
-const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, redactions: NO_REDACTIONS });
+const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, piece: null, sha256: null, tokens: 0, redactions: NO_REDACTIONS });
 
 const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
   Object.entries(RUNTIME_SCOPES).map(([surface, text]) => [surface, Object.freeze({ source: `builtin:surface/${surface}`, text })]),

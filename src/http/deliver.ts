@@ -12,7 +12,7 @@ import { sha256Hex } from '../core/digest.js';
 import { hudFor, type SnapshotFile } from '../core/hud.js';
 import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { ListingRecord, SourceRecord } from '../io/brain.js';
+import type { ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
 import type { AnswerEncoder } from './answer.js';
@@ -60,6 +60,8 @@ interface DeliveryBase extends DeliveryRequest {
   listings: readonly ListingRecord[];
   /** The files read, as the HUD's snapshot describes them. */
   loaded: readonly SnapshotFile[];
+  /** The record of reads the session replayed (a persona's day), which keeps the HUD of them for every delivery of the day. */
+  replayed?: SessionRecord | undefined;
   /** Warnings from reading sources (the compile adds its own). */
   warnings: readonly string[];
   timing: {
@@ -112,6 +114,7 @@ export async function deliverJob(request: FastifyRequest, reply: FastifyReply, d
     absent: brain.absent(),
     listings: brain.listings(),
     loaded: brain.loaded(),
+    replayed: brain.replayed(),
     timing: { readMs, compileMs },
     ...outcome,
   });
@@ -174,8 +177,11 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   if (derived !== undefined) derived.etags[delivery.format] = etag;
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  const kept = hudFor(derived?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
+  // The result's own HUD, else the day's (a new minute mostly shows the same files, blocks and budget).
+  const day = delivery.replayed?.derived;
+  const kept = hudFor(derived?.hud ?? day?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
   if (derived !== undefined) derived.hud = kept;
+  if (day !== undefined) day.hud = kept;
   const { hud } = kept;
   const tracing = performance.now();
   try {
@@ -216,7 +222,12 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     phase: delivery.identifiers['phase'],
     ...(delivery.hud === true ? { hud } : {}),
   };
-  const parts = derived === undefined ? undefined : (derived.answer ??= delivery.answer.resultParts(resultMembers(result)));
+  const parts = derived === undefined ? undefined : (derived.answer ?? delivery.answer.resultParts(resultMembers(result), compiled));
+  // Kept from the result's second answer on: parts kept from every first answer would outlive the young generation for nothing.
+  if (derived !== undefined && derived.answer === undefined) {
+    if (derived.answered === true) derived.answer = parts;
+    derived.answered = true;
+  }
   // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
   return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), parts));
 }

@@ -21,7 +21,7 @@ import { lstat, open, readdir, readlink, realpath, stat, statfs, type FileHandle
 import { performance } from 'node:perf_hooks';
 import { resolve, sep } from 'node:path';
 import { createCacheArea, type CacheArea } from '../cache-area.js';
-import { loadedFile, type SnapshotFile } from '../core/hud.js';
+import { loadedFile, type KeptHud, type SnapshotFile } from '../core/hud.js';
 import { MAX_READ_BYTES } from '../core/types.js';
 import type { TraceListing, TraceSource } from '../../schemas/trace.js';
 
@@ -127,6 +127,8 @@ export interface BrainSession extends BrainReader {
    * reads as usual.
    */
   replay(record: SessionRecord): Promise<boolean>;
+  /** The record this session replayed, if its reads came from one. */
+  replayed(): SessionRecord | undefined;
 }
 
 /** What one session's reads relied on (`BrainSession.record`); opaque, immutable, valid for the reader that made it. */
@@ -141,6 +143,8 @@ export interface SessionRecord {
   readonly absent: readonly string[];
   readonly listings: readonly ListingRecord[];
   readonly loaded: readonly SnapshotFile[];
+  /** Where a consumer keeps what it derives from these reads alone (delivery keeps the HUD of them), for every session that replays them. */
+  readonly derived: { hud?: KeptHud };
 }
 
 export interface Brain extends BrainReader {
@@ -1027,6 +1031,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
           absent: Object.freeze([...absent]),
           listings: Object.freeze([...listed.values()]),
           loaded: Object.freeze([...snapshot.values()]),
+          derived: {},
         });
       },
       async replay(record) {
@@ -1038,6 +1043,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
         replayed = record;
         return true;
       },
+      replayed: () => replayed,
     };
   }
 

@@ -54,7 +54,9 @@ export interface JobResult {
  */
 export interface Derived extends SpliceSlot {
   etags: { json?: string; text?: string };
-  answer?: ReadonlyArray<Buffer | null>;
+  answer?: ReadonlyArray<readonly Buffer[] | null>;
+  /** Whether the result was answered once: its answer is kept from its second (most results are answered once). */
+  answered?: boolean;
   hud?: KeptHud;
 }
 
@@ -62,16 +64,18 @@ export interface Derived extends SpliceSlot {
  * `result` as a source shares it: with an empty `Derived` for delivery to fill. With
  * `freeze` (tests: `createCaches({ freezeShared: true })`) everything it describes is
  * frozen, deeply, so code that changes a shared result throws instead of serving changed
- * bytes to later requests; only `derived` stays writable.
+ * bytes to later requests; only `derived` slots stay writable (this one, and a prompt
+ * piece's).
  */
 export function shared<T extends JobResult>(result: T, freeze = false): T & { derived: Derived } {
   if (freeze) deepFreeze(result);
   return Object.freeze({ ...result, derived: { etags: {} } });
 }
 
+/** Freezes `value` and everything it holds, but slots named `derived`: where the owner of a shared value keeps what is derived from it. */
 function deepFreeze(value: unknown, seen = new WeakSet<object>()): void {
   if (value === null || typeof value !== 'object' || seen.has(value) || ArrayBuffer.isView(value)) return;
   seen.add(value);
   Object.freeze(value);
-  for (const inner of Object.values(value)) deepFreeze(inner, seen);
+  for (const [key, inner] of Object.entries(value)) if (key !== 'derived') deepFreeze(inner, seen);
 }

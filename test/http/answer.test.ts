@@ -2,8 +2,11 @@ import fc from 'fast-check';
 import fastJson from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createCaches } from '../../src/caches.js';
+import { createCompiler } from '../../src/core/compile.js';
 import { createAnswerEncoder, wireOrder } from '../../src/http/answer.js';
 import { serializerJsonSchema } from '../../src/http/zod.js';
+import { voicePersona } from '../core/golden/cases.js';
 
 const Schema = z.object({
   runId: z.string(),
@@ -83,6 +86,33 @@ describe('createAnswerEncoder', () => {
     const parts = encoder.resultParts(result);
     const bodies = ['r1', 'r2'].map((runId) => String(encoder.body({ runId, sources: [], warnings: [] }, () => ({ prompt: 'never read', digest: null }), parts)));
     expect(bodies).toEqual(['r1', 'r2'].map((runId) => whole(Schema, { runId, sources: [], warnings: [], ...result })));
+  });
+
+  it('writes the prompts from the pieces they are joined from, byte for byte, each piece’s JSON written once and kept on the piece', () => {
+    const Prompts = z.object({
+      runId: z.string(),
+      systemPrompt: z.string(),
+      inputPrompt: z.string().nullable(),
+      instructions: z.string(),
+      session: z.object({ type: z.literal('realtime'), instructions: z.string(), voice: z.string() }),
+      warnings: z.array(z.string()),
+    });
+    const encoder = createAnswerEncoder(Prompts, Prompts.pick({ systemPrompt: true, inputPrompt: true, instructions: true, session: true }));
+    const compiler = createCompiler({ memo: createCaches().compiler });
+    const input = voicePersona();
+    const kept: Buffer[] = [];
+    for (const minute of ['2026-11-30T17:05:00Z', '2026-11-30T17:06:00Z']) {
+      const compiled = compiler.compile({ ...input, clock: { ...input.clock!, now: new Date(minute) }, liveContext: { source: 'builtin:test', text: 'Lone \ud83d and a pair \ud83d\ude00 "quoted" \u2028' } });
+      const result = { ...compiled, session: { type: 'realtime', instructions: compiled.instructions, voice: 'ash' } };
+      const perRequest = { runId: `r-${minute}`, warnings: [] };
+      const parts = encoder.resultParts(result, compiled);
+      expect(String(encoder.body(perRequest, () => result, parts))).toBe(whole(Prompts, { ...perRequest, ...result }));
+      kept.push(compiled.prompt.stable.derived.json as Buffer);
+      // In the system prompt, the instructions and the session's copy of them.
+      expect(parts.flat().filter((chunk) => chunk === kept.at(-1))).toHaveLength(3);
+    }
+    // The next minute shares the stable prefix, and its JSON.
+    expect(kept[1]).toBe(kept[0]);
   });
 
   it('regression: a member added to the schema is written (the hand-kept writer would have dropped it silently)', () => {

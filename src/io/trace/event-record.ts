@@ -40,6 +40,16 @@ export interface RecordText {
   readonly sha: string;
 }
 
+/** A record as written, with the value it was written from. */
+export interface Kept<T> extends RecordText {
+  readonly record: T;
+}
+
+const sameBlock = (a: TraceBlock, b: TraceBlock) =>
+  a.kind === b.kind && a.authority === b.authority && a.cacheClass === b.cacheClass && a.source === b.source && a.chars === b.chars && a.approxTokens === b.approxTokens;
+const sameSource = (a: TraceSource, b: TraceSource) =>
+  a.path === b.path && a.size === b.size && a.mtimeMs === b.mtimeMs && a.truncated === b.truncated && a.maxBytes === b.maxBytes && a.keep === b.keep && a.within === b.within;
+
 /**
  * What a trace store remembers between events, areas of the app's cache set (`createCaches`
  * `trace`) so `caches.stats()` counts them: digests of segment texts by the text, and the
@@ -48,8 +58,10 @@ export interface RecordText {
  */
 export interface TraceMemo {
   readonly texts: Memo<string, string>;
-  readonly blocks: Memo<string, RecordText>;
-  readonly sources: Memo<string, RecordText>;
+  /** By the block's sha256; kept with the summary it was written from, which must match field for field. */
+  readonly blocks: Memo<string, Kept<TraceBlock>>;
+  /** By the file's sha256, the same way. */
+  readonly sources: Memo<string, Kept<TraceSource>>;
   readonly objects: Memo<object, RecordText>;
   /** The PostgreSQL writer's record keys known to be stored in its database (a record referred to there is not sent again). */
   readonly stored: Memo<string, true>;
@@ -64,16 +76,6 @@ export function privateTraceMemo(maxBytes = 8 * 1024 * 1024): TraceMemo {
     objects: createCacheArea('trace.objects', maxBytes / 8),
     stored: createCacheArea('trace.stored', maxBytes / 8),
   };
-}
-
-/** A block summary's key in `TraceMemo.blocks`: every field it stores. */
-function blockKey(block: TraceBlock): string {
-  return `${block.sha256}\0${block.kind}\0${block.authority}\0${block.cacheClass}\0${block.chars}\0${block.approxTokens}\0${block.source}`;
-}
-
-/** A source record's key in `TraceMemo.sources`: every field it stores. */
-function sourceKey(source: TraceSource): string {
-  return `${source.sha256}\0${source.size}\0${source.mtimeMs}\0${source.truncated}\0${source.maxBytes}\0${source.keep}\0${source.within}\0${source.path}`;
 }
 
 function recordText(value: object): RecordText {
@@ -95,24 +97,23 @@ export class RecordDigests {
   }
 
   block(block: TraceBlock): RecordText {
-    const key = blockKey(block);
-    const known = this.memo.blocks.get(key);
-    if (known !== undefined) return known;
+    const known = this.memo.blocks.get(block.sha256);
+    if (known !== undefined && sameBlock(known.record, block)) return known;
     const { kind, authority, cacheClass, source, chars, approxTokens, sha256 } = block;
-    return this.memo.blocks.set(key, recordText({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }), 4 * key.length + 256);
+    const record = { kind, authority, cacheClass, source, chars, approxTokens, sha256 };
+    return this.memo.blocks.set(sha256, { ...recordText(record), record }, 1024);
   }
 
   source(source: TraceSource): RecordText {
-    const key = sourceKey(source);
-    const known = this.memo.sources.get(key);
-    if (known !== undefined) return known;
+    const known = this.memo.sources.get(source.sha256);
+    if (known !== undefined && sameSource(known.record, source)) return known;
     const { path, size, mtimeMs, sha256, truncated, maxBytes, keep, within } = source;
-    const picked: TraceSource = { path, size, mtimeMs, sha256 };
-    if (truncated !== undefined) picked.truncated = truncated;
-    if (maxBytes !== undefined) picked.maxBytes = maxBytes;
-    if (keep !== undefined) picked.keep = keep;
-    if (within !== undefined) picked.within = within;
-    return this.memo.sources.set(key, recordText(picked), 4 * key.length + 256);
+    const record: TraceSource = { path, size, mtimeMs, sha256 };
+    if (truncated !== undefined) record.truncated = truncated;
+    if (maxBytes !== undefined) record.maxBytes = maxBytes;
+    if (keep !== undefined) record.keep = keep;
+    if (within !== undefined) record.within = within;
+    return this.memo.sources.set(sha256, { ...recordText(record), record }, 1024);
   }
 
   /** A structure's JSON and sha256, serialised once per object. */
@@ -144,8 +145,15 @@ export interface TraceSplice {
   readonly segments: string;
 }
 
-/** Where a shared result keeps its splice (its `Derived`); a result delivered once has none. */
+/**
+ * Where a shared result keeps its splice (its `Derived`). The splice is made by the result's
+ * second event in a scope, not its first: most results are delivered once (a voice session
+ * connects at its own minute), and strings kept from every first event would outlive the
+ * young generation with the result for nothing.
+ */
 export interface SpliceSlot {
+  /** The scope the result's first event was written to. */
+  traced?: object;
   trace?: TraceSplice;
 }
 
@@ -160,8 +168,9 @@ function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, 
  * store its content a second time), source records, the cache plan, a persona's tools and
  * the HUD become references, spliced in as ready JSON. An event of a shared result whose
  * `slot` holds a splice for this `scope` (and the same HUD) takes the result's fields and
- * references from it; otherwise they are written, and `splice` is what the caller keeps in
- * the slot once the event is durable. Byte for byte the same either way.
+ * references from it; otherwise they are written, and from the result's second event in
+ * the scope `splice` is what the caller keeps in the slot once the event is durable. Byte
+ * for byte the same either way.
  */
 export function eventRecord<R>(event: TraceEventInput, refs: Refs, scope: object, slot?: SpliceSlot): { stored: StoredEvent<R>; json: string; splice?: TraceSplice } {
   const kept = slot?.trace;
@@ -173,7 +182,8 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, scope: object
   // Looked up in this order, so a record new to the scope is placed where it always was.
   let parts = blocks ? `,"blocks":[${blocks.map(refs.block).join(',')}]` : '';
   const sourceRefs = sourceReferences(sources, refs);
-  if (cache) parts += `,"cache":${refs.json(cache)}`;
+  // A new result's cache plan is new: kept in no memo (its later events splice it in).
+  if (cache) parts += `,"cache":${refs.data(recordText(cache))}`;
   if (realtime) parts += realtimeReferences(realtime, refs);
   if (hud) parts += `,"hud":${refs.json(hud)}`;
   let chars = 0;
@@ -190,7 +200,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, scope: object
   }
   const fields = resultFields(event);
   const json = `${ownJson(event, fields, chars)}${parts}${sourceRefs}${segmentRefs}}`;
-  const splice = slot !== undefined && segments !== undefined ? { scope, hud, fields, chars, parts, segments: segmentRefs } : undefined;
+  const splice = slot?.traced === scope && segments !== undefined ? { scope, hud, fields, chars, parts, segments: segmentRefs } : undefined;
   return { stored: ownFields(event, chars) as StoredEvent<R>, json, ...(splice ? { splice } : {}) };
 }
 

@@ -379,7 +379,7 @@ export class FileWriter {
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
-    const splices: Array<{ slot: NonNullable<TraceAppend['slot']>; splice: TraceSplice }> = [];
+    const splices: Array<{ slot: NonNullable<TraceAppend['slot']>; splice: TraceSplice | undefined }> = [];
     let position = target.size;
     const place = (bytes: Buffer): [number, number] => {
       const at: [number, number] = [position, bytes.length];
@@ -416,7 +416,7 @@ export class FileWriter {
     let lastOffset = target.lastOffset;
     for (const { event, slot } of batch) {
       const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target, slot);
-      if (slot !== undefined && splice !== undefined) splices.push({ slot, splice });
+      if (slot !== undefined) splices.push({ slot, splice });
       // The link is one MAC over bytes the write needs anyway.
       const bytes = Buffer.from(eventBody(json));
       const next = signer.link(link, bytes);
@@ -454,7 +454,10 @@ export class FileWriter {
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
     // Only now do the references a splice holds point at durable records.
-    for (const { slot, splice } of splices) slot.trace = splice;
+    for (const { slot, splice } of splices) {
+      slot.traced = target;
+      if (splice !== undefined) slot.trace = splice;
+    }
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
     index.evictOverBudget();
     counters.bytes += bytes.length;

@@ -263,7 +263,10 @@ export class DatabaseWriter {
     this.ctx.counters.recordsWritten += fresh.length;
     for (const record of fresh) this.known.set(recordKey(record.day, record.sha, record.kind), true, 96);
     // Only now do the references a splice holds point at stored records.
-    for (const { slot, splice } of splices) slot.trace = splice;
+    for (const { slot, splice, scope } of splices) {
+      slot.traced = scope;
+      if (splice !== undefined) slot.trace = splice;
+    }
     target.lastSeq = seq;
     target.lastLink = link;
     target.lastAtMs = prevAtMs;
@@ -308,7 +311,7 @@ export class DatabaseWriter {
       chars: [] as number[],
       prompt: [] as Array<string | null>,
     };
-    const splices: Array<{ slot: NonNullable<TraceAppend['slot']>; splice: TraceSplice }> = [];
+    const splices: Array<{ slot: NonNullable<TraceAppend['slot']>; splice: TraceSplice | undefined; scope: object }> = [];
     let link = target.lastLink;
     let seq = target.lastSeq;
     let prevAtMs = target.lastAtMs;
@@ -318,7 +321,7 @@ export class DatabaseWriter {
       day = Math.floor(atMs / DAY_MS);
       if (this.scope?.day !== day) this.scope = { day };
       const { stored, json, splice } = eventRecord<string>(event, refs, this.scope, slot);
-      if (slot !== undefined && splice !== undefined) splices.push({ slot, splice });
+      if (slot !== undefined) splices.push({ slot, splice, scope: this.scope });
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
       const next = signer.link(link, Buffer.from(body));
