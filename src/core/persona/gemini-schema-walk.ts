@@ -22,7 +22,7 @@ export interface GeminiSchema {
   type?: GeminiType;
   format?: string;
   description?: string;
-  nullable?: boolean;
+  nullable?: true;
   enum?: string[];
   properties?: Record<string, GeminiSchema>;
   required?: string[];

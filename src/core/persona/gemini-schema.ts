@@ -48,7 +48,7 @@ export type GeminiParameters =
 const ONLY_NULL = 'allows only null';
 const JSON_TYPES: ReadonlySet<string> = new Set(['string', 'integer', 'number', 'boolean', 'array', 'object', 'null']);
 /** Gemini's function names: a letter or _, then letters, digits, _ . : or -, at most 128. */
-const GEMINI_FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$/;
+export const GEMINI_FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$/;
 
 /**
  * Translates one tool's parameters. `ok: false` (with the reason) when they cannot be
@@ -84,6 +84,9 @@ export function toGeminiParameters(tool: string, parameters: unknown): GeminiPar
   }
 }
 
+/** A tool as a realtime session carries it: its parameters any JSON Schema. */
+export type ToolToDeclare = Pick<PersonaTool, 'type' | 'name' | 'description'> & { parameters: unknown };
+
 export interface GeminiTools {
   functionDeclarations: GeminiFunctionDeclaration[];
   /** One per loss (`gemini-schema: <tool> #/pointer: <what>`) and per tool left out. */
@@ -95,7 +98,7 @@ export interface GeminiTools {
  * parameters cannot be declared is left out with a warning; the name and description are
  * the tool's own. Pure.
  */
-export function toGeminiFunctionDeclarations(tools: readonly PersonaTool[]): GeminiTools {
+export function toGeminiFunctionDeclarations(tools: readonly ToolToDeclare[]): GeminiTools {
   const functionDeclarations: GeminiFunctionDeclaration[] = [];
   const warnings: string[] = [];
   for (const tool of tools) {
