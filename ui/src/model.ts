@@ -3,6 +3,7 @@
  * the fields the same, both ways) and the pure layout it draws from it. No DOM here, so it is
  * unit tested.
  */
+import { toAscii } from './ascii.js';
 
 export const AUTHORITIES = ['trusted-directive', 'advisory', 'content'] as const;
 
@@ -440,12 +441,15 @@ export function runTracePath(runId: string, verifySources = true): string {
 /**
  * The realtime session a persona answer delivered, as JSON text: `{type, instructions,
  * audio: {output: {voice}}, tools}` rebuilt from the trace — instructions from the rebuilt
- * prompts, voice and tools from `realtime`. Byte for byte the answer's `session` (its JSON
- * is JSON.stringify's); null when the trace lacks a part.
+ * prompts (made ASCII when the event's request says `sessionInstructions: "ascii"`, as every
+ * persona answer's are since the session became realtime-safe by default), voice and tools
+ * from `realtime`. Byte for byte the answer's `session` (its JSON is JSON.stringify's); null
+ * when the trace lacks a part.
  */
 export function sessionJson(event: TraceEvent): string | null {
   if (!event.realtime || event.realtime.tools === null || event.systemPrompt === null) return null;
-  const instructions = event.inputPrompt === null ? event.systemPrompt : `${event.systemPrompt}\n\n${event.inputPrompt}`;
+  const delivered = event.inputPrompt === null ? event.systemPrompt : `${event.systemPrompt}\n\n${event.inputPrompt}`;
+  const instructions = event.request['sessionInstructions'] === 'ascii' ? toAscii(delivered) : delivered;
   return JSON.stringify({ type: 'realtime', instructions, audio: { output: { voice: event.realtime.voice } }, tools: event.realtime.tools });
 }
 
