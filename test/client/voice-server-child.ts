@@ -2,9 +2,10 @@
  * A voice server as its developer runs it, for test/client/voice-server.test.ts: the code of
  * examples/voice-server.ts (the README's) in a process of its own, connecting one call per
  * IPC message, with CONTEXT_COMPILER_URL and REALTIME_CALLS_URL pointing at the test's
- * servers. It reports each connect (how long it took, what the realtime endpoint answered)
- * and the timers still keeping it alive right after; nothing here catches more than a real
- * voice server would, so a throw from our client is a failed connect, and a crash, an exit.
+ * servers. It reports each connect — how long until the session was handed to the realtime
+ * endpoint (the example's fetch), how long the whole connect took, what the endpoint
+ * answered — and the timers still keeping it alive right after. Nothing here catches more
+ * than a real voice server would: a throw from our client is a failed connect, a crash an exit.
  */
 import { connect } from '../../examples/voice-server.js';
 
@@ -14,10 +15,17 @@ interface Call {
   topicId?: string;
 }
 
+// When the example sends its session: the moment it has one in hand.
+let sentAt = Number.NaN;
+const send = globalThis.fetch;
+globalThis.fetch = (...args: Parameters<typeof fetch>) => {
+  sentAt = performance.now();
+  return send(...args);
+};
+
 process.on('message', (call: Call) => {
   const started = performance.now();
-  // The wall clock the stand-in realtime endpoint also reads: when the session reached it.
-  process.send!({ id: call.id, startedAt: Date.now() });
+  sentAt = Number.NaN;
   connect('v=0 test offer', call.persona, call.topicId).then(
     (answer) => reply(call, started, { ok: true, answer }),
     (error: unknown) => reply(call, started, { ok: false, error: String(error) }),
@@ -27,7 +35,7 @@ process.on('message', (call: Call) => {
 function reply(call: Call, started: number, outcome: Record<string, unknown>): void {
   const ms = performance.now() - started;
   const timers = process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
-  process.send!({ id: call.id, ms, timers, ...outcome });
+  process.send!({ id: call.id, ms, sessionMs: sentAt - started, timers, ...outcome });
 }
 
 process.send!({ ready: true });
