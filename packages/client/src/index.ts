@@ -1,5 +1,5 @@
 import { ContextCompilerError } from './errors.js';
-import { connectSession, isRealtimeSession, realtimeOptions, type RealtimeOptions, type RealtimeSessionResult, type ServedSession } from './realtime.js';
+import { connectSession, isRealtimeSession, realtimeOptions, staticSession, type RealtimeOptions, type RealtimeSessionResult, type ServedSession } from './realtime.js';
 import { createTransport, header, parseJson, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Compiled,
@@ -9,6 +9,7 @@ import type {
   PersonaContextQuery,
   Personas,
   Ready,
+  RealtimeSession,
   RunList,
   RunTrace,
   TopicCompiled,
@@ -40,6 +41,7 @@ export {
   type FallbackReason,
   type RealtimeOptions,
   type RealtimeSessionResult,
+  type SessionResult,
   type StaticPersona,
 } from './realtime.js';
 
@@ -130,7 +132,7 @@ export function createClient(options: ClientOptions) {
   const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
 
   /** The session the service answers for `persona`, checked to be exactly a realtime session. */
-  async function servedSession(persona: PersonaName, query: ContextQuery, headers: Record<string, string>, limitMs: number): Promise<ServedSession> {
+  async function servedSession(persona: PersonaName, query: ContextQuery, headers: Record<string, string>, limitMs: number): Promise<ServedSession<RealtimeSession>> {
     const answer = await call(contextPath(persona), { query: contextQuery(query), headers, timeoutMs: limitMs });
     const body = parseJson<Partial<Record<keyof PersonaCompiled, unknown>>>(answer);
     if (typeof body !== 'object' || body === null || !isRealtimeSession(body.session)) {
@@ -174,6 +176,7 @@ export function createClient(options: ClientOptions) {
       const headers = correlation({ requestId, traceparent });
       return connectSession(
         (name, limitMs) => servedSession(name, query, headers, limitMs),
+        staticSession,
         { persona, now: query.now, timezone: query.timezone },
         realtimeOptions(options.realtime, realtime),
       );

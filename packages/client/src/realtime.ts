@@ -61,10 +61,10 @@ export interface RealtimeOptions {
   onFallback?: (event: FallbackEvent) => void;
 }
 
-/** What `realtimeSession()` returns: the session to send, and how it was made. */
-export interface RealtimeSessionResult {
+/** What a connect returns: the session to send, and how it was made. */
+export interface SessionResult<S> {
   /** Exactly what the realtime API accepts, no more: send it as it is (add your model). */
-  session: RealtimeSession;
+  session: S;
   /** The persona the session is for: the one asked, or `defaultPersona` after an unknown one. */
   persona: string;
   /** `service`: compiled and traced by the service, as run `runId`; `static`: the client's static session. */
@@ -77,15 +77,21 @@ export interface RealtimeSessionResult {
   warnings: string[];
 }
 
+/** What `realtimeSession()` returns: an OpenAI Realtime session, and how it was made. */
+export type RealtimeSessionResult = SessionResult<RealtimeSession>;
+
 /** A session the service answered, checked. */
-export interface ServedSession {
-  session: RealtimeSession;
+export interface ServedSession<S> {
+  session: S;
   runId: string | null;
   warnings: string[];
 }
 
 /** Asks the service for `persona`'s session within `timeoutMs`; throws a `ContextCompilerError`. */
-export type AskService = (persona: string, timeoutMs: number) => Promise<ServedSession>;
+export type AskService<S> = (persona: string, timeoutMs: number) => Promise<ServedSession<S>>;
+
+/** A persona's static session at an instant and zone, in the provider's shape (`staticSession` for OpenAI). */
+export type StaticSessionOf<S> = (persona: StaticPersona, now: Date, timeZone: string) => S;
 
 export function isStaticPersona(name: unknown): name is StaticPersona {
   return typeof name === 'string' && Object.hasOwn(STATIC_SESSIONS, name);
@@ -183,11 +189,17 @@ export interface SessionRequest {
 
 /**
  * Connects one call: the service's session for `request.persona` (or `defaultPersona` when
- * it has no such persona) within the budget, else a static session. Never throws unless
- * `options.fallback` is false; tells `onFallback` once when the result is not the service's
- * session for the persona asked.
+ * it has no such persona) within the budget, else `staticOf` that persona. Never throws
+ * unless `options.fallback` is false; tells `onFallback` once when the result is not the
+ * service's session for the persona asked. The session's shape is the provider's: `ask` and
+ * `staticOf` make it.
  */
-export async function connectSession(ask: AskService, request: SessionRequest, options: ReturnType<typeof realtimeOptions>): Promise<RealtimeSessionResult> {
+export async function connectSession<S>(
+  ask: AskService<S>,
+  staticOf: StaticSessionOf<S>,
+  request: SessionRequest,
+  options: ReturnType<typeof realtimeOptions>,
+): Promise<SessionResult<S>> {
   const started = performance.now();
   const left = () => options.budgetMs - (performance.now() - started);
   const { persona } = request;
@@ -208,7 +220,7 @@ export async function connectSession(ask: AskService, request: SessionRequest, o
     if (servedAs !== persona) {
       try {
         const served = await ask(servedAs, left());
-        const result: RealtimeSessionResult = { ...served, persona: servedAs, source: 'service', fallback: reason, warnings: [...served.warnings, ...warnings] };
+        const result: SessionResult<S> = { ...served, persona: servedAs, source: 'service', fallback: reason, warnings: [...served.warnings, ...warnings] };
         tell(options.onFallback, { persona, servedAs, source: 'service', reason, error }, result.warnings);
         return result;
       } catch (thrown) {
@@ -223,7 +235,7 @@ export async function connectSession(ask: AskService, request: SessionRequest, o
   warnings.push(`static-session: ${reason} (${error.code}: ${brief(error.detail)}); ${staticPersona} connected on its static session, without live context`);
   const now = request.now === undefined || Number.isNaN(Date.parse(request.now)) ? new Date() : new Date(request.now);
   const timeZone = request.timezone !== undefined && isTimeZone(request.timezone) ? request.timezone : options.fallbackTimezone;
-  const result: RealtimeSessionResult = { session: staticSession(staticPersona, now, timeZone), persona: staticPersona, source: 'static', runId: null, fallback: reason, warnings };
+  const result: SessionResult<S> = { session: staticOf(staticPersona, now, timeZone), persona: staticPersona, source: 'static', runId: null, fallback: reason, warnings };
   tell(options.onFallback, { persona, servedAs, source: 'static', reason, error }, warnings);
   return result;
 }
