@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toAscii as serviceToAscii } from '../../src/core/text.js';
-import { toAscii } from '../../ui/src/ascii.js';
+import { toAscii } from '../../ui/src/model.js';
 
 // Typographic characters, accents, emoji and spaces in every arrangement, ASCII between them.
 const PIECES = ['a', ' ', '\n', '—', '–', '“', '”', '‘', '’', '…', 'é', 'ß', 'Æ', '😀', '\u00a0', '\u200b', '中', 'ﬁ', '→', '€', '̃', 'x y'];
