@@ -23,7 +23,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type { GeminiSchema, GeminiType } from '../../src/core/persona/gemini-schema.js';
 import { geminiSetup, type GeminiSetup } from '../../src/core/persona/gemini-setup.js';
-import { DEFAULT_VOICES, type GeminiVoice, type OpenAIVoice } from '../../src/core/persona/voices.js';
+import { PERSONAS } from '../../src/core/persona/personas.js';
+import type { OPENAI_VOICES } from '../../src/core/persona/voices.js';
 import type { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import type { PersonaContextResponseSchema } from '../../schemas/context.js';
 import { GeminiSchemaSchema, GeminiSetupSchema, type GeminiSetupAnswer } from '../../schemas/gemini.js';
@@ -49,7 +50,7 @@ describe('the OpenAI session, typed by the openai SDK', () => {
 
   it('has the voices the SDK documents, exactly', () => {
     // Not NonNullable: intersecting with {} folds the literals into `string & {}`.
-    expectTypeOf<OpenAIVoice>().toEqualTypeOf<Documented<Exclude<OpenAIRealtimeSessionObject['voice'], undefined>>>();
+    expectTypeOf<(typeof OPENAI_VOICES)[number]>().toEqualTypeOf<Documented<Exclude<OpenAIRealtimeSessionObject['voice'], undefined>>>();
   });
 
   it('refuses what the SDK refuses (the checks can fail)', () => {
@@ -58,7 +59,7 @@ describe('the OpenAI session, typed by the openai SDK', () => {
     expectTypeOf<{ type: 'realtime'; tools: Array<{ type: 'tool'; name: string }> }>().not.toExtend<RealtimeSessionCreateRequest>();
   });
 
-  it('delivers mid-call context as a system message item, the form docs/voice-server.md gives', () => {
+  it('delivers mid-call context as a system message item, the form docs/providers.md gives', () => {
     type SystemNote = { type: 'conversation.item.create'; item: { type: 'message'; role: 'system'; content: Array<{ type: 'input_text'; text: string }> } };
     expectTypeOf<SystemNote>().toExtend<ConversationItemCreateEvent>();
     expectTypeOf<{ type: 'conversation.item.create'; item: { type: 'message'; role: 'narrator'; content: [] } }>().not.toExtend<ConversationItemCreateEvent>();
@@ -87,20 +88,20 @@ describe('the Gemini setup, typed by @google/genai', () => {
     expectTypeOf<{ systemInstruction: { parts: [{ txt: string }] } }>().not.toExtend<Wire<LiveClientSetup>>();
   });
 
-  it('delivers mid-call context as client content that does not end the turn, the form docs/voice-server.md gives', () => {
+  it('delivers mid-call context as client content that does not end the turn, the form docs/providers.md gives', () => {
     type ContextNote = { clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: false } };
     expectTypeOf<ContextNote>().toExtend<Wire<LiveClientMessage>>();
     expectTypeOf<{ clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: 'no' } }>().not.toExtend<Wire<LiveClientMessage>>();
   });
 
-  it('speaks in a voice from the list, and every setup built from a persona answer parses and holds to Gemini’s schema', async () => {
-    expectTypeOf<(typeof DEFAULT_VOICES)['mars']['gemini']>().toEqualTypeOf<GeminiVoice>();
+  it('every setup built from a persona answer parses and holds to Gemini’s schema', async () => {
     const { app } = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain(), VOICE_WRITE_TOOLS: 'true' });
     for (const persona of ['mars', 'venus'] as const) {
       const response = await app.inject({ method: 'GET', url: `/context/${persona}?now=2026-11-30T17:05:00Z` });
       expect(response.statusCode).toBe(200);
       const answer = response.json<z.infer<typeof PersonaContextResponseSchema>>();
-      const { setup, warnings } = geminiSetup(answer.instructions, DEFAULT_VOICES[persona].gemini, answer.tools);
+      const voice = PERSONAS.find((entry) => entry.key === persona)!.voices.gemini;
+      const { setup, warnings } = geminiSetup(answer.session.instructions, voice, answer.tools);
       expect(GeminiSetupSchema.parse(setup)).toEqual(setup);
       expect(setup.systemInstruction.parts[0]?.text).toBe(answer.session.instructions);
       expect(setup.tools[0]?.functionDeclarations.map((declaration) => declaration.name)).toEqual(answer.tools.map((tool) => tool.name));

@@ -27,7 +27,7 @@ export { portablePattern } from './gemini-schema-typed.js';
  * name "additionalProperties"`) or one value it does not take (`format: only 'enum' and
  * 'date-time' are supported for STRING type`), so the output holds only Gemini's own
  * keywords with values it takes, and whatever meaning cannot travel in them is said in the
- * node's description and reported as a loss. docs/voice-server.md has the keyword table.
+ * node's description and reported as a loss. docs/providers.md has the keyword table.
  *
  * @see https://ai.google.dev/api/caching#Schema
  * @see https://ai.google.dev/gemini-api/docs/function-calling#function_declarations

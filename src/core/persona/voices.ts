@@ -1,66 +1,52 @@
 /**
- * The voices each realtime provider speaks in, by the names its API takes (SPEC §4,
- * "Voices and providers"): what the operator's persona settings are validated against,
- * and each persona's default per provider. Azure OpenAI's realtime API takes OpenAI's
- * names. Where each list was read: docs/voice-server.md, "Provider facts".
+ * The voices a persona may speak with, per realtime provider, and how the operator picks
+ * one: `personas/settings.json` in the brain (validated by `PersonaSettingsFileSchema`,
+ * schemas/persona-settings-file.ts) names a voice per persona and provider; anything it
+ * does not name keeps the persona's built-in default. Pure data and one pure choice.
  */
 
-/** OpenAI Realtime's built-in voices (`audio.output.voice`); `marin` and `cedar` are the ones OpenAI recommends. */
-export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'sage', 'shimmer', 'verse', 'marin', 'cedar'] as const;
+/** The realtime APIs a persona answer is shaped for (`openai` today; Azure takes its shape). */
+export const REALTIME_PROVIDERS = ['openai', 'gemini'] as const;
+export type RealtimeProvider = (typeof REALTIME_PROVIDERS)[number];
 
-/** Gemini Live's prebuilt voices (`speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName`), capitalised as the API takes them. */
+/**
+ * The OpenAI Realtime API's voices (`audio.output.voice`).
+ *
+ * @see https://platform.openai.com/docs/guides/realtime-conversations#voice-options
+ */
+export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'cedar', 'coral', 'echo', 'marin', 'sage', 'shimmer', 'verse'] as const;
+
+/**
+ * The Gemini Live API's prebuilt voices (`speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName`),
+ * spelt as the API takes them.
+ *
+ * @see https://ai.google.dev/gemini-api/docs/speech-generation#voices
+ */
 export const GEMINI_VOICES = [
-  'Zephyr',
-  'Puck',
-  'Charon',
-  'Kore',
-  'Fenrir',
-  'Leda',
-  'Orus',
-  'Aoede',
-  'Callirrhoe',
-  'Autonoe',
-  'Enceladus',
-  'Iapetus',
-  'Umbriel',
-  'Algieba',
-  'Despina',
-  'Erinome',
-  'Algenib',
-  'Rasalgethi',
-  'Laomedeia',
-  'Achernar',
-  'Alnilam',
-  'Schedar',
-  'Gacrux',
-  'Pulcherrima',
-  'Achird',
-  'Zubenelgenubi',
-  'Vindemiatrix',
-  'Sadachbia',
-  'Sadaltager',
-  'Sulafat',
+  'Achernar', 'Achird', 'Algenib', 'Algieba', 'Alnilam', 'Aoede', 'Autonoe', 'Callirrhoe', 'Charon', 'Despina',
+  'Enceladus', 'Erinome', 'Fenrir', 'Gacrux', 'Iapetus', 'Kore', 'Laomedeia', 'Leda', 'Orus', 'Puck',
+  'Pulcherrima', 'Rasalgethi', 'Sadachbia', 'Sadaltager', 'Schedar', 'Sulafat', 'Umbriel', 'Vindemiatrix', 'Zephyr', 'Zubenelgenubi',
 ] as const;
 
-export type OpenAIVoice = (typeof OPENAI_VOICES)[number];
-export type GeminiVoice = (typeof GEMINI_VOICES)[number];
+export const PROVIDER_VOICES: Readonly<Record<RealtimeProvider, readonly string[]>> = { openai: OPENAI_VOICES, gemini: GEMINI_VOICES };
 
-/** The voice families: `openai` also names Azure OpenAI's realtime API, which takes the same voices. */
-export const VOICE_PROVIDERS = ['openai', 'gemini'] as const;
-export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
+/** A persona's voice for each provider. */
+export type PersonaVoices = Readonly<Record<RealtimeProvider, string>>;
 
-export const PROVIDER_VOICES: Readonly<{ openai: readonly OpenAIVoice[]; gemini: readonly GeminiVoice[] }> = Object.freeze({
-  openai: OPENAI_VOICES,
-  gemini: GEMINI_VOICES,
-});
+export const PERSONA_SETTINGS_FILE = 'personas/settings.json';
 
-/** Each built-in persona's voice per provider when the operator chooses none (SPEC §4). */
-export const DEFAULT_VOICES: Readonly<Record<'mars' | 'venus', Readonly<{ openai: OpenAIVoice; gemini: GeminiVoice }>>> = Object.freeze({
-  mars: Object.freeze({ openai: 'ash', gemini: 'Orus' }),
-  venus: Object.freeze({ openai: 'coral', gemini: 'Aoede' }),
-});
+/** `personas/settings.json` after validation: per persona, the voice it speaks with per provider. */
+export interface PersonaSettingsFile {
+  personas?: Partial<Record<string, { voice?: Partial<Record<RealtimeProvider, string>> | undefined }>>;
+}
 
-/** True when `name` is one of `provider`'s voices, spelled exactly as its API takes it. */
-export function isProviderVoice(provider: VoiceProvider, name: string): boolean {
-  return (PROVIDER_VOICES[provider] as readonly string[]).includes(name);
+/**
+ * The voices `personaKey` speaks with: the settings file's choice per provider, else the
+ * built-in default. The file is validated before it gets here (every voice is on its
+ * provider's list), so this never fails. Deterministic.
+ */
+export function personaVoices(personaKey: string, defaults: PersonaVoices, settings: PersonaSettingsFile | undefined): PersonaVoices {
+  const chosen = settings?.personas?.[personaKey]?.voice;
+  if (chosen === undefined) return defaults;
+  return { openai: chosen.openai ?? defaults.openai, gemini: chosen.gemini ?? defaults.gemini };
 }

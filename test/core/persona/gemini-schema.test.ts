@@ -1,6 +1,6 @@
 /**
  * The translation of tool parameters to the schema Gemini's function declarations take,
- * keyword by keyword (docs/voice-server.md, "Tool parameters for Gemini"). Every output is
+ * keyword by keyword (docs/providers.md, "Tool parameters for Gemini"). Every output is
  * also held to the allow-list in test/helpers/gemini-schema.ts.
  */
 import { describe, expect, it } from 'vitest';
