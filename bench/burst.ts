@@ -21,7 +21,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
-import { acceptQueue, forkBurst, listenOverflows, probeEvery, summarize, type ProbeResult } from './connection-burst.js';
+import { acceptQueue, forkBurst, listenOverflows, probeEvery, processCpuMs, summarize, type ProbeResult } from './connection-burst.js';
 import { parseStartCommand } from './start-command.js';
 
 const Knobs = z.object({
@@ -86,6 +86,7 @@ async function main(): Promise<void> {
   await sleep(1000);
   for (let round = 0; round < knobs.BURST_ROUNDS; round++) {
     const at = Math.round(performance.now() - origin);
+    const cpuBefore = await processCpuMs(server.pid!);
     const burst = forkBurst(port, {
       idle: knobs.BURST_IDLE,
       headerDrips: knobs.BURST_HEADER_DRIPS,
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
     }
     await sleep(knobs.BURST_HOLD_S * 1000 - 3000);
     const status = await burst.status();
+    const cpuAfter = await processCpuMs(server.pid!);
     midBurst.push(...status.probes);
     rounds.push({
       round,
@@ -116,6 +118,9 @@ async function main(): Promise<void> {
       connectedAfterOneSecond: status.connectMs.filter((ms) => ms >= 1000).length,
       openMs: Math.round(status.openMs),
       closedByServer: status.closed,
+      // What taking in the burst (and serving the probes meanwhile) cost the server: a caller
+      // queued behind the burst waits for this much CPU, stretched by whatever else runs.
+      serverCpuMs: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : -1,
     });
     await burst.end();
     await sleep(2000);

@@ -332,3 +332,15 @@ export function acceptQueue(port: number): Promise<{ queued: number; backlog: nu
     });
   });
 }
+
+/** CPU time (user and system) a process has used, in ms, from /proc; null where it cannot be read. */
+export async function processCpuMs(pid: number): Promise<number | null> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15, in ticks of 10 ms.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
