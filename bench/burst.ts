@@ -21,7 +21,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
-import { acceptQueue, forkBurst, listenOverflows, probeEvery, processCpuMs, summarize, type ProbeResult } from './connection-burst.js';
+import { acceptQueue, forkBurst, listenOverflows, probeEvery, processCpuMs, retransmittedConnections, summarize, type ProbeResult } from './connection-burst.js';
 import { parseStartCommand } from './start-command.js';
 
 const Knobs = z.object({
@@ -109,13 +109,18 @@ async function main(): Promise<void> {
     await sleep(knobs.BURST_HOLD_S * 1000 - 3000);
     const status = await burst.status();
     const cpuAfter = await processCpuMs(server.pid!);
+    const held = await retransmittedConnections(port);
     midBurst.push(...status.probes);
     rounds.push({
       round,
       at,
       sockets: status.sockets,
       connected: status.connectMs.length,
+      // As the client saw it: also counts a connect its own event loop noticed late.
       connectedAfterOneSecond: status.connectMs.filter((ms) => ms >= 1000).length,
+      // The kernel's record, for the connections still open: a SYN sent again.
+      stillOpen: held?.connections ?? -1,
+      synRetransmitted: held?.retransmitted ?? -1,
       openMs: Math.round(status.openMs),
       closedByServer: status.closed,
       // What taking in the burst (and serving the probes meanwhile) cost the server: a caller

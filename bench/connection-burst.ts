@@ -333,6 +333,28 @@ export function acceptQueue(port: number): Promise<{ queued: number; backlog: nu
   });
 }
 
+/**
+ * Connections to `port` held now, and how many of them the kernel had to send a segment of
+ * again — on loopback, a SYN dropped at a full listen queue — as `ss -ti` reads each socket's
+ * TCP_INFO (`retrans:<now>/<total>`): the kernel's own record, however late the client's
+ * event loop saw the connect. Null without `ss` (iproute2).
+ */
+export function retransmittedConnections(port: number): Promise<{ connections: number; retransmitted: number } | null> {
+  return new Promise((resolve) => {
+    execFile('ss', ['-tinH', `( dport = :${port} )`], { timeout: 10_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      if (error) return resolve(null);
+      let connections = 0;
+      let retransmitted = 0;
+      for (const line of stdout.split('\n')) {
+        if (/^\S/.test(line)) connections++;
+        const total = /\bretrans:\d+\/(\d+)/.exec(line)?.[1];
+        if (total !== undefined && Number(total) > 0) retransmitted++;
+      }
+      resolve({ connections, retransmitted });
+    });
+  });
+}
+
 /** CPU time (user and system) a process has used, in ms, from /proc; null where it cannot be read. */
 export async function processCpuMs(pid: number): Promise<number | null> {
   try {
