@@ -3,26 +3,28 @@
  * sockets are opened here, not in the process that times the probes, so opening thousands of
  * them cannot delay a probe's answer on the prober's own event loop.
  *
- * Messages: it reads its shape from argv, sends `{ type: 'opened' }` once every connect was
- * issued, answers `{ type: 'status' }` with its status, and ends the burst and exits on
- * `{ type: 'end' }` or when its parent goes away.
+ * Messages: it reads its shape from argv and sends `{ type: 'ready' }`; on `{ type: 'open' }`
+ * it opens the burst and sends `{ type: 'opened' }` once every connect was issued; it
+ * answers `{ type: 'status' }` with its status; on `{ type: 'end' }`, or when its parent
+ * goes away, it closes every socket and exits.
  */
-import { openBurst, type BurstShape } from './connection-burst.js';
+import { openBurst, type Burst, type BurstShape } from './connection-burst.js';
 
 const [port, shapeJson] = process.argv.slice(2);
-const burst = openBurst(Number(port), JSON.parse(shapeJson ?? '{}') as BurstShape);
-process.send?.({ type: 'opened' });
-
-function end(): void {
-  burst.end();
-  process.disconnect?.();
-}
+const shape = JSON.parse(shapeJson ?? '{}') as BurstShape;
+let burst: Burst | undefined;
 
 process.on('message', (message: { type?: string }) => {
-  if (message.type === 'status') {
-    process.send?.({ type: 'status', sockets: burst.sockets.length, connectMs: burst.connectMs, openMs: burst.openMs, closed: burst.closed(), probes: burst.probes });
-  } else if (message.type === 'end') end();
+  if (message.type === 'open' && burst === undefined) {
+    burst = openBurst(Number(port), shape);
+    // net.connect issues the connect itself on the next tick: every SYN has left by the check phase.
+    setImmediate(() => process.send?.({ type: 'opened' }));
+  } else if (message.type === 'status') {
+    process.send?.({ type: 'status', sockets: burst?.sockets.length ?? 0, connectMs: burst?.connectMs ?? [], closed: burst?.closed() ?? 0 });
+  } else if (message.type === 'end') {
+    burst?.end();
+    process.disconnect?.();
+  }
 });
-process.once('disconnect', () => {
-  burst.end();
-});
+process.once('disconnect', () => burst?.end());
+process.send?.({ type: 'ready' });

@@ -3,8 +3,10 @@
  * connection burst (2,000 idle sockets, 300 slowloris header drips and 100 slow body drips,
  * all at once) while `/healthz` is probed on a fresh connection every 200 ms and
  * `/context/mars` every 500 ms. Reports the probes' latencies (p50, p99, max, how many took
- * a second or more), the kernel's listen-queue overflow counters before and after, and the
- * accept queue as `ss -ltn` saw it.
+ * a second or more) and those of probes sent 10 and 25 ms apart while each burst lands, the
+ * kernel's listen-queue overflow counters before and after, each burst's SYN retransmits as
+ * the kernel recorded them, the server's CPU per burst, and the accept queue as `ss -ltn`
+ * saw it.
  *
  *   npm run build && node dist/bench/burst.js
  *
@@ -74,54 +76,50 @@ async function main(): Promise<void> {
   const clientDelay = monitorEventLoopDelay({ resolution: 10 });
   clientDelay.enable();
   const before = await listenOverflows();
-  // The probes' `at` and each round's `at` count from here.
-  const origin = performance.now();
+  const mars = { path: '/context/mars', headers: { authorization: `Bearer ${token}` } };
+  // The issue's probes, each on a fresh connection, for the whole run.
   const probes = probeEvery(port, [
     { path: '/healthz', everyMs: 200 },
-    { path: '/context/mars', everyMs: 500, headers: { authorization: `Bearer ${token}` } },
+    { ...mars, everyMs: 500 },
   ]);
   let maxQueued = 0;
   const rounds: Array<Record<string, number>> = [];
-  const midBurst: ProbeResult[] = [];
+  /** Probes sent while a burst was being opened, and in the second after. */
+  const withBurst: Array<ProbeResult & { amid: boolean }> = [];
   await sleep(1000);
   for (let round = 0; round < knobs.BURST_ROUNDS; round++) {
-    const at = Math.round(performance.now() - origin);
+    const burst = await forkBurst(port, { idle: knobs.BURST_IDLE, headerDrips: knobs.BURST_HEADER_DRIPS, bodyDrips: knobs.BURST_BODY_DRIPS, dripMs: 1000, token });
     const cpuBefore = await processCpuMs(server.pid!);
-    const burst = forkBurst(port, {
-      idle: knobs.BURST_IDLE,
-      headerDrips: knobs.BURST_HEADER_DRIPS,
-      bodyDrips: knobs.BURST_BODY_DRIPS,
-      dripMs: 1000,
-      token,
-      // Callers that arrive while the burst lands, wherever the timed probes fall.
-      midBurstProbes: [
-        { path: '/healthz', every: 200 },
-        { path: '/context/mars', every: 500, headers: { authorization: `Bearer ${token}` } },
-      ],
-    });
-    await burst.opened;
+    // Callers that arrive with the burst, wherever the issue's probes fall: 10 ms apart.
+    const dense = probeEvery(port, [
+      { path: '/healthz', everyMs: 10 },
+      { ...mars, everyMs: 25 },
+    ]);
+    await sleep(20);
+    const { sentAt, openedAt } = await burst.open();
     // The accept queue while the burst lands (ss is a process per look: only the first seconds).
     const watchUntil = performance.now() + 3000;
     while (performance.now() < watchUntil) {
+      if (performance.now() > openedAt + 1000) await dense.stop();
       maxQueued = Math.max(maxQueued, (await acceptQueue(port))?.queued ?? 0);
       await sleep(50);
     }
+    withBurst.push(...dense.results.filter((result) => result.sentAt >= sentAt).map((result) => ({ ...result, amid: result.sentAt <= openedAt })));
     await sleep(knobs.BURST_HOLD_S * 1000 - 3000);
     const status = await burst.status();
     const cpuAfter = await processCpuMs(server.pid!);
     const held = await retransmittedConnections(port);
-    midBurst.push(...status.probes);
     rounds.push({
       round,
-      at,
+      at: Math.round(sentAt - probes.origin),
+      openMs: Math.round(openedAt - sentAt),
       sockets: status.sockets,
       connected: status.connectMs.length,
-      // As the client saw it: also counts a connect its own event loop noticed late.
+      // As the burst's process saw it: a connect its own busy event loop noticed late counts too.
       connectedAfterOneSecond: status.connectMs.filter((ms) => ms >= 1000).length,
       // The kernel's record, for the connections still open: a SYN sent again.
       stillOpen: held?.connections ?? -1,
       synRetransmitted: held?.retransmitted ?? -1,
-      openMs: Math.round(status.openMs),
       closedByServer: status.closed,
       // What taking in the burst (and serving the probes meanwhile) cost the server: a caller
       // queued behind the burst waits for this much CPU, stretched by whatever else runs.
@@ -134,13 +132,21 @@ async function main(): Promise<void> {
   const after = await listenOverflows();
   clientDelay.disable();
 
-  const byPath = (path: string) => probes.results.filter((result) => result.path === path);
+  const byPath = (results: ProbeResult[], path: string) => results.filter((result) => result.path === path);
+  const amid = withBurst.filter((result) => result.amid);
   const report = {
-    healthz: summarize(byPath('/healthz')),
-    mars: summarize(byPath('/context/mars')),
-    midBurstHealthz: summarize(midBurst.filter((result) => result.path === '/healthz')),
-    midBurstMars: summarize(midBurst.filter((result) => result.path === '/context/mars')),
-    slowest: [...probes.results].sort((a, b) => b.ms - a.ms).slice(0, 6).map((result) => ({ ...result, ms: Math.round(result.ms) })),
+    healthz: summarize(byPath(probes.results, '/healthz')),
+    mars: summarize(byPath(probes.results, '/context/mars')),
+    // Sent while the burst's connections were being opened: one the cap closes unread fails at once (status 0).
+    amidBurstHealthz: summarize(byPath(amid, '/healthz')),
+    amidBurstMars: summarize(byPath(amid, '/context/mars')),
+    // Sent in the second after the last of them: queued behind the whole burst.
+    afterBurstHealthz: summarize(byPath(withBurst.filter((result) => !result.amid), '/healthz')),
+    afterBurstMars: summarize(byPath(withBurst.filter((result) => !result.amid), '/context/mars')),
+    slowest: [...probes.results]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 6)
+      .map((result) => ({ path: result.path, status: result.status, ms: Math.round(result.ms), at: Math.round(result.sentAt - probes.origin) })),
     listenOverflows: before && after ? { overflows: after.overflows - before.overflows, drops: after.drops - before.drops } : null,
     maxAcceptQueue: maxQueued,
     rounds,

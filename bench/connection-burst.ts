@@ -21,28 +21,18 @@ export interface BurstShape {
   dripMs: number;
   /** Bearer token the body drips send, so their head is accepted and the body is awaited. */
   token?: string;
-  /**
-   * Requests sent in the middle of the burst, each on a fresh connection: after every
-   * `every`-th socket of the burst, one GET of `path` (a caller that arrives while it lands).
-   */
-  midBurstProbes?: Array<{ path: string; every: number; headers?: Record<string, string> }>;
 }
 
 export interface Burst {
   /** Every socket of the burst, opened in one go. */
   sockets: Socket[];
   /**
-   * Each connected socket's time to connect, from its own `connect()` call (so at most the
-   * time the loop took to open the rest is added to it): a second or more means its SYN was
-   * dropped and sent again.
+   * Each connected socket's time to connect, from its own `connect()` call, as this process
+   * saw it: a busy event loop here adds to it (the kernel's record: `retransmittedConnections`).
    */
   connectMs: number[];
-  /** How long the loop took to open every socket. */
-  openMs: number;
   /** Sockets the server closed or reset so far. */
   closed(): number;
-  /** The mid-burst probes answered (or failed) so far; `at` counts from the burst's start. */
-  probes: ProbeResult[];
   /** Destroys every socket and stops the drips. */
   end(): void;
 }
@@ -64,17 +54,12 @@ export function openBurst(port: number, shape: BurstShape): Burst {
     .flatMap(([kind, n]) => Array.from({ length: n }, (_, j) => ({ kind, key: (j + 0.5) / n })))
     .sort((a, b) => a.key - b.key)
     .map(({ kind }) => kind);
-  const started = performance.now();
   const sockets: Socket[] = [];
   const connectMs: number[] = [];
   /** Drips still sending, and what each sends. */
   const dripping = new Map<Socket, 'head' | 'body'>();
   let closed = 0;
-  const probes: ProbeResult[] = [];
-  for (const [i, kind] of kinds.entries()) {
-    for (const probe of shape.midBurstProbes ?? []) {
-      if ((i + 1) % probe.every === 0) void rawGet(port, probe.path, probe.headers ?? {}, started).then((result) => probes.push({ ...result, after: i + 1 }));
-    }
+  for (const kind of kinds) {
     const issued = performance.now();
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
@@ -96,7 +81,6 @@ export function openBurst(port: number, shape: BurstShape): Burst {
     });
     sockets.push(socket);
   }
-  const openMs = performance.now() - started;
   let drops = 0;
   const drip = setInterval(() => {
     drops++;
@@ -106,9 +90,7 @@ export function openBurst(port: number, shape: BurstShape): Burst {
   return {
     sockets,
     connectMs,
-    openMs,
     closed: () => closed,
-    probes,
     end() {
       clearInterval(drip);
       for (const socket of sockets) socket.destroy();
@@ -116,59 +98,32 @@ export function openBurst(port: number, shape: BurstShape): Burst {
   };
 }
 
-/**
- * One GET with `Connection: close` on a new socket, written as bytes (no client library, so
- * nothing but the socket sits between the caller and the server), timed from the connect
- * call to the server's close after its answer.
- */
-function rawGet(port: number, path: string, headers: Record<string, string>, origin: number, timeoutMs = 10_000): Promise<ProbeResult> {
-  const sent = performance.now();
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let head = '';
-    let error: string | undefined;
-    socket.setEncoding('latin1');
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('timeout')));
-    socket.on('data', (chunk: string) => {
-      if (head.length < 16) head += chunk;
-    });
-    socket.on('error', (cause: NodeJS.ErrnoException) => (error = cause.code ?? cause.message));
-    socket.once('close', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1] ?? 0);
-      const result: ProbeResult = { path, at: Math.round(sent - origin), status, ms: performance.now() - sent };
-      resolve(status === 0 ? { ...result, error: error ?? 'closed without an answer' } : result);
-    });
-    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${lines.join('')}\r\n`);
-  });
-}
-
 export interface BurstStatus {
   sockets: number;
   /** Each connected socket's time to connect (see `Burst`). */
   connectMs: number[];
-  /** How long the burst's process took to open every socket. */
-  openMs: number;
   /** Sockets the server closed or reset so far. */
   closed: number;
-  /** The mid-burst probes answered (or failed) so far. */
-  probes: ProbeResult[];
 }
 
 export interface BurstProcess {
-  /** Resolves once every connect of the burst was issued. */
-  opened: Promise<void>;
+  /**
+   * Opens the burst; resolves once every one of its connects was issued (its SYNs sent):
+   * with `sentAt`, when it was asked to, and `openedAt`, when it said so, on this process's
+   * `performance.now()` clock. A connection made after `openedAt` arrived after the whole burst.
+   */
+  open(): Promise<{ sentAt: number; openedAt: number }>;
   status(): Promise<BurstStatus>;
   /** Closes every socket of the burst; resolves when its process has exited. */
   end(): Promise<void>;
 }
 
 /**
- * `openBurst` in a process of its own (bench/burst-client.ts), under `ulimit -n openFiles`
- * when given: the prober's event loop then times the probes, not the opening of thousands
- * of sockets.
+ * A process of its own (bench/burst-client.ts) that opens the burst when told, under
+ * `ulimit -n openFiles` when given: the prober's event loop then times the probes, not the
+ * opening of thousands of sockets. Resolves once that process is ready.
  */
-export function forkBurst(port: number, shape: BurstShape, options: { openFiles?: number } = {}): BurstProcess {
+export async function forkBurst(port: number, shape: BurstShape, options: { openFiles?: number } = {}): Promise<BurstProcess> {
   const here = fileURLToPath(import.meta.url);
   // Run from dist/bench/ it is plain JavaScript; from bench/ (vitest, tsx) it needs tsx.
   const typescript = here.endsWith('.ts');
@@ -189,14 +144,20 @@ export function forkBurst(port: number, shape: BurstShape, options: { openFiles?
       child.on('message', onMessage);
       void exited.then(([code]) => reject(new Error(`the burst process exited (${String(code)}) before it sent ${type}`)));
     });
-  const opened = next('opened').then(() => undefined);
+  await next('ready');
   return {
-    opened,
+    async open() {
+      const opened = next('opened');
+      const sentAt = performance.now();
+      child.send({ type: 'open' });
+      await opened;
+      return { sentAt, openedAt: performance.now() };
+    },
     async status() {
       const answer = next('status');
       child.send({ type: 'status' });
-      const { sockets, connectMs, openMs, closed, probes } = (await answer) as unknown as BurstStatus;
-      return { sockets, connectMs, openMs, closed, probes };
+      const { sockets, connectMs, closed } = (await answer) as unknown as BurstStatus;
+      return { sockets, connectMs, closed };
     },
     async end() {
       if (child.exitCode === null && child.connected) child.send({ type: 'end' });
@@ -209,10 +170,8 @@ export function forkBurst(port: number, shape: BurstShape, options: { openFiles?
 
 export interface ProbeResult {
   path: string;
-  /** Milliseconds since the probes started, when this one was sent. */
-  at: number;
-  /** For a mid-burst probe: how many sockets of the burst were opened before it. */
-  after?: number;
+  /** When it was sent, on this process's `performance.now()` clock. */
+  sentAt: number;
   /** HTTP status; 0 when the request failed without an answer. */
   status: number;
   ms: number;
@@ -221,6 +180,8 @@ export interface ProbeResult {
 
 export interface Probes {
   results: ProbeResult[];
+  /** When the probes started (`performance.now()`). */
+  origin: number;
   /** Stops sending; resolves once the probes in flight have settled. */
   stop(): Promise<void>;
 }
@@ -236,9 +197,9 @@ export function probeEvery(port: number, schedule: Array<{ path: string; everyMs
   const origin = performance.now();
   const timers = schedule.map(({ path, everyMs, headers }) =>
     setInterval(() => {
-      const at = Math.round(performance.now() - origin);
+      const sentAt = performance.now();
       const sent: Promise<void> = probeOnce(port, path, headers ?? {}, timeoutMs).then((result) => {
-        results.push({ ...result, at });
+        results.push({ ...result, sentAt });
         inFlight.delete(sent);
       });
       inFlight.add(sent);
@@ -246,6 +207,7 @@ export function probeEvery(port: number, schedule: Array<{ path: string; everyMs
   );
   return {
     results,
+    origin,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await Promise.all([...inFlight]);
@@ -253,7 +215,7 @@ export function probeEvery(port: number, schedule: Array<{ path: string; everyMs
   };
 }
 
-async function probeOnce(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<Omit<ProbeResult, 'at'>> {
+async function probeOnce(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<Omit<ProbeResult, 'sentAt'>> {
   const client = new Client(`http://127.0.0.1:${port}`, { connectTimeout: timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, pipelining: 0 });
   const started = performance.now();
   try {
