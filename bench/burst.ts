@@ -35,14 +35,12 @@ const Knobs = z.object({
   BURST_HOLD_S: z.coerce.number().int().min(1).max(600).default(8),
 });
 
-async function main(): Promise<void> {
-  const knobs = Knobs.parse(process.env);
+/** The server as `npm start` runs it (its node flags and entry point), on a free port. */
+async function startServer(env: Record<string, string>) {
   const { nodeFlags, entry } = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
-  const traceDir = await mkdtemp(join(tmpdir(), 'cc-burst-'));
-  const token = randomBytes(24).toString('hex');
   const server = spawn(process.execPath, [...nodeFlags, entry], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', TRACE_DIR: traceDir, CONTEXT_COMPILER_TOKENS: token, LOG_LEVEL: 'info' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.on('exit', () => server.kill('SIGKILL'));
@@ -60,11 +58,19 @@ async function main(): Promise<void> {
       }
     }, 25);
   });
+  return { server, port, command: ['node', ...nodeFlags, entry].join(' ') };
+}
+
+async function main(): Promise<void> {
+  const knobs = Knobs.parse(process.env);
+  const traceDir = await mkdtemp(join(tmpdir(), 'cc-burst-'));
+  const token = randomBytes(24).toString('hex');
+  const { server, port, command } = await startServer({ TRACE_DIR: traceDir, CONTEXT_COMPILER_TOKENS: token });
 
   const limits = await readFile(`/proc/${server.pid}/limits`, 'utf8').catch(() => '');
   const environment = {
     node: process.version,
-    start: ['node', ...nodeFlags, entry].join(' '),
+    start: command,
     serverOpenFiles: /^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? null,
     somaxconn: (await readFile('/proc/sys/net/core/somaxconn', 'utf8').catch(() => '')).trim() || null,
     listenQueue: await acceptQueue(port),
