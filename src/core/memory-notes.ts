@@ -7,6 +7,8 @@
  * against many queries (`rankIndexedMemoryNotes`), in the same order as the plain notes.
  */
 
+import { isRegexSpace } from './text.js';
+
 export interface MemoryNote {
   /** `workers/<worker>/memory/<file>.md#<heading-slug>`. */
   source: string;
@@ -21,13 +23,37 @@ const STOPWORDS: ReadonlySet<string> = new Set(
   ),
 );
 
+/** `text` without the dashes at its ends. */
+function trimDashes(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) === 0x2d) start++;
+  while (end > start && text.charCodeAt(end - 1) === 0x2d) end--;
+  return text.slice(start, end);
+}
+
 function slugify(heading: string): string {
-  return heading
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/, '');
+  return trimDashes(trimDashes(heading.toLowerCase().replace(/[^a-z0-9]+/g, '-')).slice(0, 64));
+}
+
+const isLineTerminator = (code: number) => code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029;
+
+/**
+ * The text of a `## ` heading line, without its closing `#`s and the blank space around them;
+ * undefined for any other line. What `/^## +(.*?)\s*#*\s*$/` captured, in one scan each
+ * way (that pattern backtracked polynomially on a long run of spaces: issue 27).
+ */
+export function noteHeading(line: string): string | undefined {
+  if (!line.startsWith('## ')) return undefined;
+  let start = 3;
+  while (line.charCodeAt(start) === 0x20) start++;
+  let end = line.length;
+  while (end > start && isRegexSpace(line.charCodeAt(end - 1))) end--;
+  const hashes = end;
+  while (end > start && line.charCodeAt(end - 1) === 0x23) end--;
+  if (end < hashes) while (end > start && isRegexSpace(line.charCodeAt(end - 1))) end--;
+  for (let at = start; at < end; at++) if (isLineTerminator(line.charCodeAt(at))) return undefined;
+  return line.slice(start, end);
 }
 
 /** Splits one memory file into its `## ` entries, in file order, each with a unique anchor. */
@@ -44,10 +70,10 @@ export function parseMemoryNotes(path: string, text: string): MemoryNote[] {
     notes.push({ source: `${path}#${anchor}`, heading: current.heading, text: current.lines.join('\n').trim() });
   };
   for (const line of text.split('\n')) {
-    const heading = /^## +(.*?)\s*#*\s*$/.exec(line);
-    if (heading) {
+    const heading = noteHeading(line);
+    if (heading !== undefined) {
       flush();
-      current = { heading: heading[1]!, lines: [line.trimEnd()] };
+      current = { heading, lines: [line.trimEnd()] };
     } else if (current) {
       current.lines.push(line);
     }

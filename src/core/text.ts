@@ -11,6 +11,34 @@ export const ELLIPSIS = '…';
 const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 const WHITESPACE_RUN = /[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+/g;
 
+/**
+ * Whether a UTF-16 unit is what a regular expression's `\s` matches (ECMA-262 WhiteSpace and
+ * LineTerminator), for the linear scans that replace patterns which backtracked.
+ */
+export function isRegexSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 ||
+    code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
+}
+
+/** `text` without the spaces and tabs that end each of its `\n`-separated lines. Linear. */
+export function trimLineEnds(text: string): string {
+  let out = '';
+  let from = 0;
+  while (from <= text.length) {
+    const newline = text.indexOf('\n', from);
+    const end = newline === -1 ? text.length : newline;
+    let cut = end;
+    while (cut > from && (text.charCodeAt(cut - 1) === 0x20 || text.charCodeAt(cut - 1) === 0x09)) cut--;
+    out += newline === -1 ? text.slice(from, cut) : `${text.slice(from, cut)}\n`;
+    from = end + 1;
+  }
+  return out;
+}
+
 /** Cuts `text` to at most `maxChars` UTF-16 units without leaving half a surrogate pair. */
 function sliceSafe(text: string, end: number): string {
   if (end <= 0) return '';
