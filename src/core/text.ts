@@ -127,7 +127,8 @@ export function stripHtmlComments(text: string): string {
   return out + text.slice(from);
 }
 
-const ASCII_MAP: Record<string, string> = {
+/** What `toAscii` writes for each typographic character it maps. */
+export const ASCII_MAP: Readonly<Record<string, string>> = Object.freeze({
   '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '--', '\u2015': '--',
   '\u2212': '-', '\u2043': '-', '\u00ad': '',
   '\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'", '\u00b4': "'",
@@ -143,7 +144,7 @@ const ASCII_MAP: Record<string, string> = {
   '\u00df': 'ss', '\u00e6': 'ae', '\u00c6': 'AE', '\u0153': 'oe', '\u0152': 'OE', '\u00f8': 'o', '\u00d8': 'O',
   '\u0142': 'l', '\u0141': 'L', '\u0111': 'd', '\u0110': 'D', '\u00f0': 'd', '\u00fe': 'th', '\u00de': 'Th',
   '\u2713': 'v', '\u2714': 'v', '\u2717': 'x', '\u2718': 'x',
-};
+});
 
 const MAPPED = new RegExp(`[${Object.keys(ASCII_MAP).filter((key) => key.length === 1).join('').replace(/[\]\\^-]/g, '\\$&')}]`, 'g');
 const COMBINING_MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
