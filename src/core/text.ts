@@ -74,6 +74,24 @@ export function toSingleLine(text: string, maxChars: number): string {
   return single.length < maxChars ? `${single}${ELLIPSIS}` : clampLine(`${single}${ELLIPSIS}`, maxChars);
 }
 
+/** At most this many chars of brain or caller text in one warning (issue 27). */
+export const WARNING_QUOTE_CHARS = 200;
+
+// Controls, line and paragraph separators, bidi marks, overrides and isolates, zero-width and
+// other invisible format characters: shown as escapes, so a warning reads as its bytes do.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/**
+ * Brain or caller text as a warning quotes it: every control, bidi and invisible character
+ * written as a `\uXXXX` escape (so no terminal escape, line break or override reaches a log,
+ * a CLI or the viewer), clamped to `maxChars` with an ellipsis. Linear; reads at most
+ * `maxChars + 1` chars of `text`.
+ */
+export function quoteForWarning(text: string, maxChars = WARNING_QUOTE_CHARS): string {
+  const escaped = sliceSafe(text, maxChars + 1).replace(UNPRINTABLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return clampLine(text.length > maxChars + 1 ? `${escaped}${ELLIPSIS}` : escaped, maxChars);
+}
+
 /**
  * Returns the longest prefix of `text` of at most `maxChars` that ends at a line boundary
  * (the newline itself is dropped). Never cuts mid-line, except when the first line alone
