@@ -33,7 +33,7 @@ function batch(run: (text: string) => unknown, text: string, runs: number): numb
 }
 
 /**
- * Both sizes timed in alternation, best of four batches each: the engine's state (regexp
+ * Both sizes timed in alternation, best of five batches each: the engine's state (regexp
  * tiers, the heap) then shifts under both alike, and a batch at n lasts about 2 ms or more.
  */
 function growth(run: (text: string) => unknown, small: string, large: string): { runs: number; smallNs: number; largeNs: number } {
@@ -42,7 +42,7 @@ function growth(run: (text: string) => unknown, small: string, large: string): {
   while (runs < 100_000 && batch(run, small, runs) < 2e6) runs *= 2;
   let smallNs = Infinity;
   let largeNs = Infinity;
-  for (let round = 0; round < 4; round++) {
+  for (let round = 0; round < 5; round++) {
     smallNs = Math.min(smallNs, batch(run, small, runs));
     largeNs = Math.min(largeNs, batch(run, large, runs));
   }

@@ -70,7 +70,7 @@ export const ROWS: ComplexityRow[] = [
   { name: 'pickEmotionLines / recurringThemes', shapes: [whole, (p) => `- ${p} ache\n`], run: (text) => [pickEmotionLines([{ date: '2026-11-30', text }]), recurringThemes([{ date: '2026-11-30', text }, { date: '2026-11-29', text }])] },
   { name: 'emotionWords (lexicon)', shapes: [whole], run: (text) => emotionWords(text) },
   { name: 'soulCore', shapes: [whole, (p) => `# Soul\n${p}.\n\n## ${p}\n- ${p}`], run: (text) => soulCore(text) },
-  { name: 'parseMemoryNotes / rankIndexedMemoryNotes', shapes: [whole, (p) => `## a${p}b\n${p}\n`, (p) => `## ${p} ##\n`], run: (text) => [parseMemoryNotes('workers/w/memory/a.md', text), rankIndexedMemoryNotes([indexMemoryNotes('workers/w/memory/a.md', text)], text.slice(0, 2000))] },
+  { name: 'parseMemoryNotes / rankIndexedMemoryNotes', shapes: [whole, (p) => `## a${p}b\n${p}\n`, (p) => `## ${p} ##\n`, (p) => '## a\n'.repeat(p.length >> 2)], run: (text) => [parseMemoryNotes('workers/w/memory/a.md', text), rankIndexedMemoryNotes([indexMemoryNotes('workers/w/memory/a.md', text)], text.slice(0, 2000))] },
   { name: 'parseBlueprint (front matter)', shapes: [whole, (p) => `---\nrevision: a${p}\n---\nbody`, (p) => `---\n${p}\nrevision: "${p}'\n---\n`], run: (text) => [parseBlueprint(text, '0'.repeat(64)), frontMatterRevision(text)] },
   { name: 'topicExcerpt / sanitizeTopicName', shapes: [whole, (p) => `${p}\r\n<!--${p}`], run: (text) => [topicExcerpt(text), sanitizeTopicName(text)] },
   { name: 'scrubPii', shapes: [whole, (p) => `call ${p} order ${p} https://x.example/${p}`], run: (text) => scrubPii(text) },

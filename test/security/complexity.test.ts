@@ -11,15 +11,16 @@ import { ROWS } from './complexity-table.js';
  * spaces, digits, `@`, dots, dashes, nesting, unclosed markers…) in linear time. Each row
  * of test/security/complexity-table.ts is timed with each payload family at n and 8n chars
  * in a child process, and the growth (time at 8n over time at n) must stay near linear: a
- * ratio, never an absolute time. Linear is 8 and quadratic 64; memory caches make linear
- * code on 8× the bytes cost up to about 25× here, so the bound is 40, and a measurement
- * over it is taken again (best of three), as a loaded machine can stall one batch but
- * never make quadratic growth look linear. A measurement that never finishes (exponential
+ * ratio, never an absolute time. Linear is 8 and quadratic 64; memory caches, the collector
+ * and two cores shared with other work make linear code on 8× the bytes measure up to about
+ * 50× once in a while here, so the bound is 48 and a measurement over it is taken again
+ * (best of three): noise does not repeat three times, and it never makes quadratic growth
+ * look linear. A measurement that never finishes (exponential
  * backtracking) is killed after a stall and fails its row.
  */
 
 const N = 4096;
-const MAX_GROWTH = 40;
+const MAX_GROWTH = 48;
 const STALL_MS = 60_000;
 const PROBE = join(PROJECT_ROOT, 'test/helpers/complexity-probe.ts');
 
