@@ -93,6 +93,15 @@ export function quoteForWarning(text: string, maxChars = WARNING_QUOTE_CHARS): s
 }
 
 /**
+ * Where and what a schema found wrong in a brain file, for a warning: `at /personas: Unrecognized
+ * key: "jupiter"`. Both come from the file (keys, values), so both are quoted with
+ * `quoteForWarning`: a 64 KiB key cannot make a 64 KiB warning.
+ */
+export function schemaProblem(issue: { readonly path: readonly PropertyKey[]; readonly message: string }): string {
+  return `at ${quoteForWarning(`/${issue.path.map(String).join('/')}`)}: ${quoteForWarning(issue.message)}`;
+}
+
+/**
  * Returns the longest prefix of `text` of at most `maxChars` that ends at a line boundary
  * (the newline itself is dropped). Never cuts mid-line, except when the first line alone
  * is too long: then that line is clamped with an ellipsis.

@@ -35,7 +35,7 @@ import { looksBinary } from '../core/signals/markdown.js';
 import { newestMeetingFile } from '../core/signals/meetings.js';
 import { planDailyMemory, type DailyMemory, type DailyMemoryPlan } from '../core/signals/memory.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../core/signals/topic.js';
-import { toAscii } from '../core/text.js';
+import { schemaProblem, toAscii } from '../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
@@ -253,7 +253,7 @@ function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): { file?
   const result = ToolsFileSchema.safeParse(json);
   if (result.success) return { file: result.data };
   const issue = result.error.issues[0]!;
-  return { warning: `${TOOLS_FILE} is invalid at /${issue.path.join('/')}: ${issue.message}; the default tools apply` };
+  return { warning: `${TOOLS_FILE} is invalid ${schemaProblem(issue)}; the default tools apply` };
 }
 
 function preparePersona(

@@ -15,6 +15,7 @@ import type { Compiler } from '../core/compile.js';
 import { BLUEPRINT_PATH, decideRecall, parseBlueprint, receiptsFor, type Blueprint, type RecallDecision, type RecallPolicy } from '../core/governance.js';
 import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../core/memory-notes.js';
 import { mergePolicy } from '../core/policy.js';
+import { quoteForWarning, schemaProblem } from '../core/text.js';
 import {
   MAX_READ_BYTES,
   type BriefingItem,
@@ -120,7 +121,7 @@ function parsePolicy(file: BrainFile, base: Policy): ParsedPolicy {
   const parsed = PolicyFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; the default policy applies` };
+    return { warning: `${file.path} is invalid ${schemaProblem(issue)}; the default policy applies` };
   }
   return { policy: mergePolicy(base, parsed.data), governance: governanceOf(parsed.data) };
 }
@@ -186,7 +187,7 @@ function parseConnections(file: BrainFile): ParsedConnections {
   const parsed = ConnectionsFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; no connections block` };
+    return { warning: `${file.path} is invalid ${schemaProblem(issue)}; no connections block` };
   }
   return { services: parsed.data };
 }
@@ -329,7 +330,7 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
     const results: ReadResult[] = await Promise.all(batch.map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES, keep: 'tail' })));
     for (const result of results) {
       if (result.status !== 'ok') {
-        if (result.status !== 'missing') warnings.push(`${result.path} could not be read (${result.reason})`);
+        if (result.status !== 'missing') warnings.push(`${quoteForWarning(result.path)} could not be read (${result.reason})`);
         continue;
       }
       if (bytesLeft === 0 || notesLeft === 0 || result.textBytes > bytesLeft) {

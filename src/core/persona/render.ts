@@ -1,6 +1,6 @@
 import type { RedactionCounts } from '../pii.js';
 import { looksBinary } from '../signals/markdown.js';
-import { stripHtmlComments, trimLineEnds } from '../text.js';
+import { quoteForWarning, stripHtmlComments, trimLineEnds } from '../text.js';
 import { CANNOT_SAVE, sharedHardRules, type Persona } from './personas.js';
 import { andList, KNOWN_TOOL_NAMES, mentionedToolNames, orList, resolveToolReferences, selectTools, TOOLS_FILE, type PersonaTool, type ToolsFile } from './tools.js';
 
@@ -124,7 +124,7 @@ export function renderPersona(persona: Persona, options: RenderOptions = {}): Re
     } else {
       const resolved = resolveToolReferences(cleanOverride(options.overrideText), selection.names);
       if (resolved.unknown.length > 0) {
-        const which = resolved.unknown.join(', ');
+        const which = quoteForWarning(resolved.unknown.join(', '));
         warnings.push(`${overrideSource}: names ${resolved.unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${which}); ${resolved.unknown.length === 1 ? 'that sentence was' : 'those sentences were'} left out`);
       }
       if (resolved.text.length === 0) {

@@ -1,5 +1,5 @@
 import { scrubPii, type RedactionCounts } from '../pii.js';
-import { toSingleLine } from '../text.js';
+import { quoteForWarning, toSingleLine } from '../text.js';
 
 /**
  * The tools a voice persona may advertise, each with a strict JSON Schema for its
@@ -414,7 +414,7 @@ export function andList(items: readonly string[]): string {
 }
 
 function describeUnknown(unknown: readonly string[]): string {
-  return `${unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${unknown.join(', ')})`;
+  return `${unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${quoteForWarning(unknown.join(', '))})`;
 }
 
 /**
