@@ -6,9 +6,9 @@
 
 export const ELLIPSIS = '…';
 
-// C0/C1 controls, DEL, line/paragraph separators and bidi overrides/isolates: any of them
+// C0/C1 controls, DEL, line/paragraph separators and bidi marks, overrides and isolates: any of them
 // could start a new prompt line or make a line read differently from its bytes.
-const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 const WHITESPACE_RUN = /[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+/g;
 
 /**

@@ -49,7 +49,7 @@ export interface RenderOptions {
 function cleanOverride(text: string): string {
   // Line ends trimmed by a scan: `/[ \t]+$/gm` took quadratic time on a long run of spaces (issue 27).
   return trimLineEnds(
-    stripHtmlComments(text.replace(/\r\n?/g, '\n')).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, ''),
+    stripHtmlComments(text.replace(/\r\n?/g, '\n')).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, ''),
   )
     .replace(/\n{3,}/g, '\n\n')
     .trim();
