@@ -88,8 +88,12 @@ function v8Growth(source: string, flags: string, diagnostics: Extract<Diagnostic
   return large / Math.max(small, 1);
 }
 
-/** Linear growth from n to 8n is 8; 24 leaves room for a noisy shared machine, and quadratic (64) is well beyond it. */
-const MAX_GROWTH = 24;
+/**
+ * Linear growth from n to 8n is 8 and quadratic 64; caches and two cores shared with other
+ * work make linear matching measure 20× and more here, so the bound is 48, as in
+ * test/security/complexity.test.ts.
+ */
+const MAX_GROWTH = 48;
 
 async function judge(at: string, source: string, flags: string): Promise<Verdict> {
   let diagnostics = await check(source, flags, { timeout: 30_000 });
@@ -176,6 +180,9 @@ describe('ReDoS check of every regular expression in src/, schemas/ and routes/ 
       for (const pattern of await row.patterns()) add(at, pattern.source, pattern.flags);
     }
     const verdicts = await inBatches([...checks.values()], 2, (entry) => judge(entry.at.join(', '), entry.source, entry.flags));
+    // Which fuzz verdicts V8 refuted, so a reader of the run can see them.
+    const refuted = verdicts.filter((verdict) => verdict.confirmedLinear !== undefined);
+    if (refuted.length > 0) console.info(`${checks.size} patterns checked; fuzz verdicts refuted in V8:\n${refuted.map((verdict) => `  ${verdict.detail}; V8 grew ${verdict.confirmedLinear!.toFixed(1)}× from n to 8n`).join('\n')}`);
     expect(verdicts.filter((verdict) => !verdict.ok).map((verdict) => verdict.detail)).toEqual([]);
   }, 600_000);
 });
