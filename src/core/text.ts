@@ -94,11 +94,11 @@ export function quoteForWarning(text: string, maxChars = WARNING_QUOTE_CHARS): s
 
 /**
  * Where and what a schema found wrong in a brain file, for a warning: `at /personas: Unrecognized
- * key: "jupiter"`. Both come from the file (keys, values), so both are quoted with
+ * key: "jupiter"`. Both may come from the file (keys, values), so they are one quote through
  * `quoteForWarning`: a 64 KiB key cannot make a 64 KiB warning.
  */
 export function schemaProblem(issue: { readonly path: readonly PropertyKey[]; readonly message: string }): string {
-  return `at ${quoteForWarning(`/${issue.path.map(String).join('/')}`)}: ${quoteForWarning(issue.message)}`;
+  return `at ${quoteForWarning(`/${issue.path.map(String).join('/')}: ${issue.message}`)}`;
 }
 
 /**

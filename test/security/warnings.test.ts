@@ -13,8 +13,8 @@ import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
 
 const NOW = '2026-11-30T17:05:00Z';
 const ESC = '\u001b';
-/** A warning may hold at most this much of anything: its own words plus two quotes. */
-const MAX_WARNING_CHARS = 2 * WARNING_QUOTE_CHARS + 200;
+/** A warning may hold at most this much: its own words and one quote. */
+const MAX_WARNING_CHARS = WARNING_QUOTE_CHARS + 100;
 
 function expectSafe(warnings: string[]): void {
   for (const warning of warnings) {
