@@ -37,7 +37,7 @@ import { looksBinary } from '../core/signals/markdown.js';
 import { newestMeetingFile } from '../core/signals/meetings.js';
 import { planDailyMemory, type DailyMemory, type DailyMemoryPlan } from '../core/signals/memory.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../core/signals/topic.js';
-import { toAscii, toSingleLine } from '../core/text.js';
+import { schemaProblem, toAscii } from '../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
@@ -245,9 +245,6 @@ interface PreparedPersona {
   warnings: string[];
 }
 
-/** Brain text a warning may quote (a key, a path in a file), at most: one line, clamped. */
-export const WARNING_QUOTE_CHARS = 200;
-
 /** A JSON settings file of the brain validated by `schema`, or the warning that says why `fallback` applies. */
 function validateJsonFile<T>(
   read: Extract<ReadResult, { status: 'ok' }>,
@@ -263,9 +260,8 @@ function validateJsonFile<T>(
   const result = file.schema.safeParse(json);
   if (result.success) return { file: result.data };
   const issue = result.error.issues[0]!;
-  // The path and message may quote the file's keys: one line, clamped, never more.
-  const where = toSingleLine(`/${issue.path.map(String).join('/')}: ${issue.message}`, WARNING_QUOTE_CHARS);
-  return { warning: `${file.path} is invalid at ${where}; ${file.fallback}` };
+  // The path and message may quote the file's keys: escaped and clamped (issue 27).
+  return { warning: `${file.path} is invalid ${schemaProblem(issue)}; ${file.fallback}` };
 }
 
 /** `personas/tools.json` validated, or the warning that says why the default tools apply. */

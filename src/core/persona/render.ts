@@ -1,6 +1,6 @@
 import type { RedactionCounts } from '../pii.js';
 import { looksBinary } from '../signals/markdown.js';
-import { stripHtmlComments } from '../text.js';
+import { quoteForWarning, stripHtmlComments, trimLineEnds } from '../text.js';
 import { CANNOT_SAVE, sharedHardRules, type Persona } from './personas.js';
 import { andList, KNOWN_TOOL_NAMES, mentionedToolNames, orList, resolveToolReferences, selectTools, TOOLS_FILE, type PersonaTool, type ToolsFile } from './tools.js';
 import { personaVoices, type PersonaSettingsFile, type PersonaVoices } from './voices.js';
@@ -51,9 +51,10 @@ export interface RenderOptions {
 
 /** Operator text as prompt text: comments and control characters gone, line endings normalised, ends trimmed. */
 function cleanOverride(text: string): string {
-  return stripHtmlComments(text.replace(/\r\n?/g, '\n'))
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, '')
-    .replace(/[ \t]+$/gm, '')
+  // Line ends trimmed by a scan: `/[ \t]+$/gm` took quadratic time on a long run of spaces (issue 27).
+  return trimLineEnds(
+    stripHtmlComments(text.replace(/\r\n?/g, '\n')).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, ''),
+  )
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
@@ -127,7 +128,7 @@ export function renderPersona(persona: Persona, options: RenderOptions = {}): Re
     } else {
       const resolved = resolveToolReferences(cleanOverride(options.overrideText), selection.names);
       if (resolved.unknown.length > 0) {
-        const which = resolved.unknown.join(', ');
+        const which = quoteForWarning(resolved.unknown.join(', '));
         warnings.push(`${overrideSource}: names ${resolved.unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${which}); ${resolved.unknown.length === 1 ? 'that sentence was' : 'those sentences were'} left out`);
       }
       if (resolved.text.length === 0) {
