@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { sha256Hex } from './core/digest.js';
+import { isCallerName } from '../schemas/ids.js';
 
 /**
  * The callers the service knows (SPEC §5, "Authentication"): one per bearer token, each
@@ -18,7 +19,6 @@ export interface Caller {
 /** Thrown with a message that names the variable; `loadConfig` turns it into a ConfigError. */
 export class CallerConfigError extends Error {}
 
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MIN_TOKEN_CHARS = 16;
 
 /** The name an unnamed token is given: stable across restarts, and not the token (32 bits of its sha256). */
@@ -37,7 +37,7 @@ function entriesIn(text: string): string[] {
 /** `name:token` when the part before the first `:` is a name, else a bare token. */
 function parseEntry(entry: string, variable: string): { name: string; token: string } {
   const colon = entry.indexOf(':');
-  const named = colon > 0 && NAME.test(entry.slice(0, colon));
+  const named = colon > 0 && isCallerName(entry.slice(0, colon));
   const token = named ? entry.slice(colon + 1) : entry;
   if (token.length < MIN_TOKEN_CHARS || /\s/.test(token)) {
     throw new CallerConfigError(`${variable}: every token must be at least ${MIN_TOKEN_CHARS} characters without spaces (as "token" or "name:token")`);

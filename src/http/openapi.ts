@@ -71,7 +71,11 @@ export function delivered<T extends z.ZodType>(schema: T, description: string) {
   return {
     description,
     headers: {
-      ETag: { type: 'string', description: 'strong validator of systemPrompt + inputPrompt in this format' },
+      ETag: {
+        type: 'string',
+        description:
+          'strong validator of this representation: the prompts (text: the instructions alone) and, in JSON, the cache plan (its route key carries `engine`), the budget, voice and tools, receipts and, with `?hud=1`, the HUD',
+      },
       'x-run-id': runIdHeader,
       'Server-Timing': { type: 'string', description: '`read`, `compile` and `trace` (time to a durable trace event) durations in ms' },
     } satisfies Record<string, DocumentedHeader>,
