@@ -146,14 +146,33 @@ function etagKey(delivery: DeliveryRequest): EtagKey {
  * `?hud=1`, the HUD. Members that describe the request rather than the prompt (runId,
  * sources, warnings) are left out, so an unchanged prompt still answers 304.
  */
-export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null): string {
+export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null, toolsSha256 = toolsDigest(result)): string {
   const { compiled } = result;
   const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
   if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
   // The live context and the session are the prompts again (the session with the voice and tools, covered by `realtime`).
   const { liveContext: _liveContext, session: _session, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
-  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime ?? null, members, hud]);
+  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, toolsSha256, members, hud]);
   return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
+}
+
+/** The sha256 of a persona's tools as delivered; null without tools. */
+function toolsDigest(result: Pick<JobResult, 'realtime'>): string | null {
+  return result.realtime === undefined ? null : sha256Hex(JSON.stringify(result.realtime.tools));
+}
+
+/**
+ * `toolsDigest`, kept weakly with the very tools array: a persona hands out the same one
+ * from result to result (every minute is a new result), so it is serialised and hashed once.
+ */
+function keptToolsDigest(result: Pick<JobResult, 'realtime'>, answers: CacheArea<object, object>): string | null {
+  const tools = result.realtime?.tools;
+  if (tools === undefined) return null;
+  const kept = answers.get(tools) as { toolsSha256: string } | undefined;
+  if (kept !== undefined) return kept.toolsSha256;
+  const toolsSha256 = toolsDigest(result)!;
+  answers.set(tools, { toolsSha256 }, 160);
+  return toolsSha256;
 }
 
 /** RFC 9110 §13.1.2: weak comparison, `*` matches any current representation. */
@@ -266,7 +285,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const { hud } = kept;
   const key = etagKey(delivery);
   const known = key === 'json+hud' && encoded?.hud !== kept ? undefined : encoded?.etags[key];
-  const etag = known ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
+  const etag = known ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null, key === 'text' ? null : keptToolsDigest(result, caches.answers));
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const tracing = performance.now();
   try {
