@@ -178,6 +178,14 @@ export class RunIndex {
     return evicted;
   }
 
+  /** Whether an evicted file may hold events of the run at or after `minAtMs` (its run filter says maybe). */
+  mayHoldEvicted(runId: string, minAtMs: number): boolean {
+    for (const entry of this.files.values()) {
+      if (entry.evicted && entry.newestAtMs >= minAtMs && (!entry.runFilter || entry.runFilter.mayContain(runId))) return true;
+    }
+    return false;
+  }
+
   /** Evicted files that may hold events at or after `minAtMs` (of run `runId`, when given). */
   evictedFiles(minAtMs: number, runId?: string): IndexedFile[] {
     return [...this.files.values()].filter(

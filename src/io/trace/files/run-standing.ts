@@ -37,13 +37,21 @@ export class RunStandings {
     private readonly reader: FileReader,
   ) {}
 
-  /** Before an append is queued: the index brought up to date (at most once a second) and the run's evicted part read. */
-  async prepare(runId: string): Promise<void> {
-    if (this.ctx.now() - this.refreshedAtMs >= REFRESH_MS) {
-      this.refreshedAtMs = this.ctx.now();
-      await this.reader.refresh();
-    }
-    await this.load(runId);
+  /**
+   * What must be read before an append of `runId` is queued — the index brought up to date
+   * (at most once a second) and what evicted files hold of the run, when one may — or null
+   * when nothing needs reading (most appends: no evicted file may hold the run).
+   */
+  prepare(runId: string): Promise<void> | null {
+    const refresh = this.ctx.now() - this.refreshedAtMs >= REFRESH_MS;
+    if (!refresh && !this.mayBeEvicted(runId)) return null;
+    return (async () => {
+      if (refresh) {
+        this.refreshedAtMs = this.ctx.now();
+        await this.reader.refresh();
+      }
+      if (this.mayBeEvicted(runId)) await this.load(runId);
+    })();
   }
 
   /**
@@ -53,22 +61,26 @@ export class RunStandings {
    */
   async standings(batch: readonly QueuedEvent[]): Promise<Map<string, RunStanding>> {
     const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
-    for (let attempt = 0; ; attempt++) {
-      for (const runId of runIds) if (!this.current(runId)) await this.load(runId);
-      // A file evicted while another run was read moves events out of memory: count again.
-      if (attempt < 3 && runIds.some((runId) => !this.current(runId))) continue;
-      const minAtMs = this.ctx.now() - this.ctx.retentionMs;
-      const result = new Map<string, RunStanding>();
-      for (const runId of runIds) {
-        const memory = this.ctx.index.standing(runId, minAtMs);
-        const evicted = this.evicted.get(runId);
-        const events = memory.events + (evicted?.events ?? 0);
-        let first = memory.first;
-        if (evicted?.first && (!first || eventOrder(evicted.first, first) < 0)) first = evicted.first;
-        if (events > 0) result.set(runId, { owner: first?.summary.caller, events });
-      }
-      return result;
+    const stale = (runId: string) => this.mayBeEvicted(runId) && !this.current(runId);
+    for (let attempt = 0; runIds.some(stale) && attempt < 3; attempt++) {
+      // A file evicted while another run was read moves events out of memory: read again.
+      for (const runId of runIds) if (stale(runId)) await this.load(runId);
     }
+    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
+    const result = new Map<string, RunStanding>();
+    for (const runId of runIds) {
+      const memory = this.ctx.index.standing(runId, minAtMs);
+      const evicted = this.mayBeEvicted(runId) ? this.evicted.get(runId) : undefined;
+      const events = memory.events + (evicted?.events ?? 0);
+      let first = memory.first;
+      if (evicted?.first && (!first || eventOrder(evicted.first, first) < 0)) first = evicted.first;
+      if (events > 0) result.set(runId, { owner: first?.summary.caller, events });
+    }
+    return result;
+  }
+
+  private mayBeEvicted(runId: string): boolean {
+    return this.ctx.index.mayHoldEvicted(runId, this.ctx.now() - this.ctx.retentionMs);
   }
 
   private current(runId: string): boolean {

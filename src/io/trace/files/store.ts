@@ -180,9 +180,10 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
       if (closed) throw closedStore();
       checkEvent(event);
       const newRun = appendOptions.newRun === true;
-      if (!newRun) {
+      const reading = newRun ? null : standings.prepare(event.runId);
+      if (reading) {
         try {
-          await standings.prepare(event.runId);
+          await reading;
         } catch (error) {
           throw unavailable('its run could not be looked up', error);
         }
