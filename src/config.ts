@@ -94,6 +94,14 @@ const sampleInterval = duration.refine((ms) => ms >= 100 && ms <= 60_000, 'must 
 
 const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
+/**
+ * Connections the kernel may complete before the process accepts them. Past it, Linux drops
+ * a newcomer's SYN and the client sends it again a second later: Node's default (511) is
+ * smaller than a reconnect burst; 4096 is the kernel's own default cap (`net.core.somaxconn`)
+ * since Linux 5.4.
+ */
+const DEFAULT_LISTEN_BACKLOG = 4096;
+
 const EnvSchema = z.object({
   PORT: integer(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -130,6 +138,7 @@ const EnvSchema = z.object({
   PROMPT_LIMIT_CHARS: integer(1000, 2_000_000).default(48_000),
   SHUTDOWN_GRACE: timeout(3_600_000, '1h').default(10_000),
   MAX_CONNECTIONS: integer(2, 1_000_000).default(768),
+  LISTEN_BACKLOG: integer(1, 65_535).default(DEFAULT_LISTEN_BACKLOG),
   HEADERS_TIMEOUT: timeout(3_600_000, '1h').default(10_000),
   REQUEST_TIMEOUT: timeout(3_600_000, '1h').default(30_000),
   KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
@@ -184,6 +193,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Sockets open at once; at the cap the oldest one without a request in flight is closed for a newcomer. */
   readonly maxConnections: number;
+  /** The listen backlog: connections the kernel queues until they are accepted (capped by `net.core.somaxconn`). */
+  readonly listenBacklog: number;
   /** A new socket must send a complete request head within this; later heads, within this of their first byte. */
   readonly headersTimeoutMs: number;
   /** A whole request (head and body) must arrive within this; also the longest a request in flight may be silent. */
@@ -283,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     promptLimitChars: vars.PROMPT_LIMIT_CHARS,
     shutdownGraceMs: vars.SHUTDOWN_GRACE,
     maxConnections: vars.MAX_CONNECTIONS,
+    listenBacklog: vars.LISTEN_BACKLOG,
     headersTimeoutMs: vars.HEADERS_TIMEOUT,
     requestTimeoutMs: vars.REQUEST_TIMEOUT,
     keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
@@ -386,6 +398,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       bodyLimit: config.bodyLimit,
       promptLimitChars: config.promptLimitChars,
       maxConnections: config.maxConnections,
+      listenBacklog: config.listenBacklog,
     },
     timeouts: {
       headersMs: config.headersTimeoutMs,

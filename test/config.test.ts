@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       defaultTimezone: 'UTC',
       shutdownGraceMs: 10_000,
       maxConnections: 768,
+      listenBacklog: 4096,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
@@ -33,6 +34,7 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
     expect(loadConfig({ WORKERS: '4' }).workers).toBe(4);
     expect(loadConfig({ BRAIN_REVALIDATE: 'async' }).brainRevalidate).toBe('async');
+    expect(loadConfig({ LISTEN_BACKLOG: '8192' }).listenBacklog).toBe(8192);
   });
 
   it('opts in to voice write tools and cross-lingual replies only with an explicit true', () => {
@@ -51,6 +53,9 @@ describe('loadConfig', () => {
     ['DEFAULT_TIMEZONE', 'Mars/Olympus_Mons'],
     ['MAX_CONNECTIONS', '1'],
     ['MAX_CONNECTIONS', 'many'],
+    ['LISTEN_BACKLOG', '0'],
+    ['LISTEN_BACKLOG', '65536'],
+    ['LISTEN_BACKLOG', 'lots'],
     ['HEADERS_TIMEOUT', '10'],
     ['KEEP_ALIVE_TIMEOUT', '0s'],
     ['REQUEST_TIMEOUT', '2h'],

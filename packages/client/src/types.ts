@@ -42,9 +42,9 @@ export interface PersonaCompiled {
   liveContext: string;
   /** null without a usable topicId (none, or a `topic-unsafe:` one) */
   topic: TopicSummary | null;
-  /** the realtime voice name */
+  /** the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default */
   voice: string;
-  /** the function tools the session advertises */
+  /** the function tools the session advertises (descriptions in realtime-safe ASCII) */
   tools: Tool[];
   session: RealtimeSession;
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
@@ -132,10 +132,10 @@ export interface Tool {
   parameters: Record<string, unknown>;
 }
 
-/** the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions */
+/** the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions in realtime-safe ASCII */
 export interface RealtimeSession {
   type: 'realtime';
-  /** the delivered instructions */
+  /** the delivered instructions, made realtime-safe ASCII whatever `sanitize` says */
   instructions: string;
   audio: {
     output: {
@@ -324,7 +324,7 @@ export interface Personas {
   personas: Array<{
     key: string;
     name: string;
-    /** realtime voice name */
+    /** the built-in OpenAI realtime voice; the brain's personas/settings.json may choose another, which the persona answer's voice reports */
     voice: string;
     description: string;
   }>;
@@ -613,7 +613,7 @@ export interface CompileRequest {
 export interface PersonaContextQuery {
   /** adds `topics/<topicId>.md` (newest part kept when over its cap) when it is a slug (`^[a-z0-9][a-z0-9-]*$`, at most 128 chars). Anything else, or a missing file, never fails the call: no topic block and a `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` warning */
   topicId?: string | string[];
-  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only */
+  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
   /** the operator's IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400 */
   timezone?: string;
@@ -632,7 +632,7 @@ export interface PersonaContextQuery {
 }
 
 export interface TopicContextQuery {
-  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only */
+  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
   /** the run to trace this delivery under (default: a new one) */
   runId?: string;

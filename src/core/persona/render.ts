@@ -3,6 +3,7 @@ import { looksBinary } from '../signals/markdown.js';
 import { stripHtmlComments } from '../text.js';
 import { CANNOT_SAVE, sharedHardRules, type Persona } from './personas.js';
 import { andList, KNOWN_TOOL_NAMES, mentionedToolNames, orList, resolveToolReferences, selectTools, TOOLS_FILE, type PersonaTool, type ToolsFile } from './tools.js';
+import { personaVoices, type PersonaSettingsFile, type PersonaVoices } from './voices.js';
 
 /**
  * Renders a persona into the trusted prompt sections the compiler places as blocks:
@@ -22,7 +23,8 @@ export interface PersonaSection {
 export interface RenderedPersona {
   key: string;
   name: string;
-  voice: string;
+  /** Its voice per provider: the operator's choice in `personas/settings.json`, else the built-in default. */
+  voices: PersonaVoices;
   description: string;
   sections: PersonaSection[];
   /** The tools the session advertises, each `{type: "function", name, description, parameters}`. */
@@ -39,6 +41,8 @@ export interface RenderOptions {
   overrideText?: string | undefined;
   /** `personas/tools.json`, already validated. */
   toolsFile?: ToolsFile | undefined;
+  /** `personas/settings.json`, already validated. */
+  settingsFile?: PersonaSettingsFile | undefined;
   /** Offer write-shaped tools too (off unless configured; never for a persona that may not write). */
   allowWriteTools?: boolean;
   /** Reply in the language spoken to instead of English only (off unless configured). */
@@ -148,7 +152,7 @@ export function renderPersona(persona: Persona, options: RenderOptions = {}): Re
   return {
     key: persona.key,
     name: persona.name,
-    voice: persona.voice,
+    voices: personaVoices(persona.key, persona.voices, options.settingsFile),
     description: persona.description,
     sections,
     tools,
