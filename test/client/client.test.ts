@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ContextCompilerError, createClient } from '../../packages/client/src/index.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
+import { failedEvent } from '../helpers/trace-events.js';
 
 async function listen(env: Record<string, string> = {}) {
   const harness = await buildTestApp(env);
@@ -119,6 +120,23 @@ describe('client route methods', () => {
     const runs = await api.runs({ limit: 10 });
     expect(runs.runs.map((run) => run.runId)).toContain(compiled.runId);
     expect((await api.runs({ worker: 'scribe', status: 304 })).runs.map((run) => run.runId)).toEqual(['client-turn']);
+  });
+
+  it('reads a long run a page at a time: trace() one page, tracePages() every page in turn', async () => {
+    const { app, baseUrl } = await listen();
+    for (let i = 0; i < 45; i++) await app.traces.append(failedEvent('client-long', { request: { n: i } }));
+    const api = client({ baseUrl });
+    const first = await api.trace('client-long', { limit: 30 });
+    expect(first.events).toHaveLength(30);
+    expect((await api.trace('client-long', { cursor: first.nextCursor! })).events).toHaveLength(15);
+    const sizes: number[] = [];
+    const seen: unknown[] = [];
+    for await (const page of api.tracePages('client-long')) {
+      sizes.push(page.events.length);
+      seen.push(...page.events.map((event) => event.request['n']));
+    }
+    expect(sizes).toEqual([20, 20, 5]);
+    expect(seen).toEqual(Array.from({ length: 45 }, (_, i) => i));
   });
 
   it('passes engine and hud to the persona route: a route key for that engine, and the HUD', async () => {

@@ -125,6 +125,8 @@ export interface TraceEvent {
   at: string;
   route: string;
   subject: { kind: 'persona' | 'worker'; id: string };
+  /** The caller's name (never its token); absent without tokens and before callers were named. */
+  caller?: string | undefined;
   surface?: string | undefined;
   status: number;
   outcome: 'delivered' | 'not-modified' | 'failed';
@@ -152,6 +154,8 @@ export interface TraceEvent {
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;
+  /** With `?verify=sources`: why this event's sources were not checked (its chain link does not hold). */
+  verifySkipped?: string | undefined;
   segments?: { system: TraceSegment[]; input: TraceSegment[] } | undefined;
   systemPrompt: string | null;
   inputPrompt: string | null;
@@ -162,14 +166,17 @@ export interface TraceEvent {
 /** What a chain link proves; see docs/traces.md, "Tamper evidence". */
 export type ChainStatus = 'signed' | 'linked' | 'unchained' | 'unverifiable' | 'broken';
 
+/** A page of a run's events: `nextCursor` fetches the next one (null on the last). */
 export interface RunTrace {
   runId: string;
   events: TraceEvent[];
   chain: { status: ChainStatus; problems: string[]; notes: string[] };
+  nextCursor: string | null;
 }
 
 /** A run described by its most recent event. */
 export interface RunSummary extends Pick<TraceEvent, 'runId' | 'at' | 'route' | 'subject' | 'surface' | 'status' | 'outcome' | 'chars'> {
+  caller?: string | undefined;
   promptSha256: string | null;
   events: number;
 }
@@ -432,9 +439,18 @@ export function runListPath(filter: RunFilter, limit: number): string {
   return `../runs?limit=${limit}${query ? `&${query}` : ''}`;
 }
 
-/** A run's trace; with `verifySources` (the run page) each brain file is checked against the brain now. */
-export function runTracePath(runId: string, verifySources = true): string {
-  return `../runs/${encodeURIComponent(runId)}/trace${verifySources ? '?verify=sources' : ''}`;
+/** Events per page of a run the viewer asks for. */
+export const TRACE_PAGE_SIZE = 20;
+
+/**
+ * A page of a run's trace (`cursor`: the `nextCursor` of the page before); with
+ * `verifySources` (the run page) each brain file is checked against the brain now.
+ */
+export function runTracePath(runId: string, options: { verifySources?: boolean; cursor?: string | null; limit?: number } = {}): string {
+  const params = new URLSearchParams({ limit: String(options.limit ?? TRACE_PAGE_SIZE) });
+  if (options.verifySources !== false) params.set('verify', 'sources');
+  if (options.cursor) params.set('cursor', options.cursor);
+  return `../runs/${encodeURIComponent(runId)}/trace?${params.toString()}`;
 }
 
 /**

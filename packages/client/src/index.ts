@@ -77,6 +77,16 @@ export interface CompileOptions extends CallContext {
   hud?: boolean;
 }
 
+/** `GET /runs/:runId/trace` options. */
+export interface TraceOptions {
+  /** Mark brain files that changed since the run (`?verify=sources`). */
+  verifySources?: boolean;
+  /** Events per page (1-100; the service's default is 20). */
+  limit?: number;
+  /** `nextCursor` of the page before. */
+  cursor?: string;
+}
+
 export interface RunsQuery {
   limit?: number;
   cursor?: string;
@@ -192,10 +202,17 @@ export function createClient(options: ClientOptions) {
     /** `POST /compile` — a worker's prompt for a start or a turn; `{ hud: true }` adds the HUD. */
     compile: (body: CompileRequest, options: CompileOptions = {}) => fresh<Compiled>('/compile', compileCall(options, body)),
     compileIfChanged: (body: CompileRequest, etag: string | null, options: CompileOptions = {}) => compiled<Compiled>('/compile', compileCall(options, body), etag),
-    trace: (runId: string, options: { verifySources?: boolean } = {}) =>
-      json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, {
-        query: options.verifySources ? { verify: 'sources' } : {},
-      }),
+    /** `GET /runs/:runId/trace`: one page of the run's events (`nextCursor` names the next; null on the last). */
+    trace: (runId: string, options: TraceOptions = {}) => json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery(options) }),
+    /** Every page of a run, in order, one at a time: `for await (const page of client.tracePages(runId))`. */
+    async *tracePages(runId: string, options: TraceOptions = {}): AsyncGenerator<RunTrace> {
+      let cursor = options.cursor;
+      do {
+        const page = await json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery({ ...options, ...(cursor === undefined ? {} : { cursor }) }) });
+        yield page;
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+    },
     runs: (query: RunsQuery = {}) => json<RunList>('/runs', { query: { ...query } }),
     /** Closes the pool; in-flight calls finish first. */
     close: () => call.close(),
@@ -203,6 +220,10 @@ export function createClient(options: ClientOptions) {
 }
 
 export type ContextCompilerClient = ReturnType<typeof createClient>;
+
+function traceQuery({ verifySources, limit, cursor }: TraceOptions): Record<string, string | number | undefined> {
+  return { ...(verifySources ? { verify: 'sources' } : {}), limit, cursor };
+}
 
 /** The correlation headers of one call: only those the caller gave. */
 function correlation({ requestId, traceparent }: CallContext): Record<string, string> {

@@ -330,10 +330,15 @@ export interface Personas {
   }>;
 }
 
+/** A page of a run’s events (docs/traces.md, "Reading a run") */
 export interface RunTrace {
   runId: string;
+  /** One page of the run’s events, in order */
   events: TraceEvent[];
+  /** What the chains around the events of this page say */
   chain: RunChain;
+  /** Pass as `cursor` for the next page of events; null on the last page */
+  nextCursor: string | null;
 }
 
 /** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text. */
@@ -344,6 +349,8 @@ export interface TraceEvent {
   /** Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile */
   route: string;
   subject: TraceSubject;
+  /** The caller's name (`name:token` in CONTEXT_COMPILER_TOKENS; `token-` and 8 hex digits of its sha256 for an unnamed token), never the token. Absent without tokens, and on events recorded before callers were named. */
+  caller?: string;
   surface?: string;
   /** The HTTP status delivered */
   status: number;
@@ -392,6 +399,8 @@ export interface TraceEvent {
   hudRejected?: string[];
   /** Characters delivered (system + input prompt) */
   chars: number;
+  /** With ?verify=sources: why this event's sources, missing paths and listings were not checked — its chain link does not hold (with TRACE_SIGNING_KEY: it is not signed with it), so nothing it records may drive a read of the brain */
+  verifySkipped?: string;
   segments?: {
     system: TraceSegment[];
     input: TraceSegment[];
@@ -508,8 +517,10 @@ export interface RunSummary {
   outcome: TraceOutcome;
   /** Characters delivered (system + input prompt) */
   chars: number;
+  /** The caller whose event this is (absent without tokens, and before callers were named) */
+  caller?: string;
   promptSha256: string | null;
-  /** Events of the run within retention */
+  /** Events of the run within retention (of this caller’s, unless it reads every caller’s runs) */
   events: number;
 }
 
