@@ -9,13 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
-import { hudFor, type SnapshotFile } from '../core/hud.js';
-import type { CompiledContext, Subject } from '../core/types.js';
+import { hudFor, type Hud, type SnapshotFile } from '../core/hud.js';
+import type { Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
-import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
+import type { CompileJob, EtagKey, JobRead, JobResult } from '../sources/job.js';
 import type { AnswerEncoder } from './answer.js';
+import { runScope } from './auth.js';
 import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
@@ -37,6 +38,8 @@ export interface DeliveryRequest {
   /** Route pattern, e.g. `POST /compile` or `GET /context/mars`. */
   route: string;
   runId: string;
+  /** The service made `runId` up for this request: its run holds nothing yet, so the store checks no owner or count. */
+  newRun: boolean;
   subject: Subject;
   surface: string;
   /** Identifiers of the request (worker, channelId, topicId, phase, ...): never text, prompts or tokens. */
@@ -125,15 +128,37 @@ export function wantsHud(flag: string | undefined): boolean {
   return flag === '1' || flag === 'true';
 }
 
-/** The run id the caller chose (already validated by the route schema) or a new one. */
-export function runIdFor(given: string | undefined): string {
-  return given ?? randomUUID();
+/** The run id the caller chose (already validated by the route schema), or a new one the service made up. */
+export function runIdFor(given: string | undefined): { runId: string; newRun: boolean } {
+  return given === undefined ? { runId: randomUUID(), newRun: true } : { runId: given, newRun: false };
 }
 
-/** Strong validator of the delivered prompts in one representation. */
-export function etagFor(compiled: Pick<CompiledContext, 'promptSha256' | 'inputSha256'>, format: DeliveryFormat): string {
-  const digest = sha256Hex(`${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`).slice(0, 40);
-  return `"${digest}${format === 'text' ? '.txt' : ''}"`;
+function etagKey(delivery: DeliveryRequest): EtagKey {
+  return delivery.format === 'text' ? 'text' : delivery.hud === true ? 'json+hud' : 'json';
+}
+
+/**
+ * Strong validator of one representation of a compiled result (RFC 9110 §8.8.3). Text is
+ * the instructions alone, so its ETag covers the prompts. JSON also covers what the caller
+ * acts on that the prompts do not fix: the cache plan (its route key carries `engine`), the
+ * budget, the voice and tools, the route's own members (topic, recall, receipts) and, with
+ * `?hud=1`, the HUD. Members that describe the request rather than the prompt (runId,
+ * sources, warnings) are left out, so an unchanged prompt still answers 304.
+ */
+export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null, toolsSha256 = toolsDigest(result)): string {
+  const { compiled } = result;
+  const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
+  if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
+  // The live context and the session are the prompts again (the session with the voice and tools, covered by `realtime`).
+  const { liveContext: _liveContext, session: _session, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
+  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, toolsSha256, members, hud]);
+  return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
+}
+
+/** The sha256 of a persona's tools as delivered; null without tools. */
+function toolsDigest(result: Pick<JobResult, 'realtime'>): string | null {
+  if (result.realtime === undefined) return null;
+  return result.realtime.toolsSha256 ?? sha256Hex(JSON.stringify(result.realtime.tools));
 }
 
 /** RFC 9110 §13.1.2: weak comparison, `*` matches any current representation. */
@@ -145,6 +170,16 @@ export function ifNoneMatchHits(header: string | string[] | undefined, etag: str
     if (trimmed === '*' || trimmed.replace(/^W\//, '') === opaque) return true;
   }
   return false;
+}
+
+/**
+ * `If-None-Match: *` on a method other than GET or HEAD: "only if no current representation
+ * exists", which a compile always has, so RFC 9110 §13.1.2 calls for 412 Precondition Failed
+ * without performing the method — nothing is compiled, traced or delivered.
+ */
+export function ifNoneMatchAny(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  return [header].flat().join(',').split(',').some((candidate) => candidate.trim() === '*');
 }
 
 /**
@@ -162,7 +197,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     const problem = asProblemError(delivery.error);
     const { status, detail } = toProblem(problem, request);
     try {
-      await traces.append({ ...eventBase(request, delivery, status), outcome: 'failed', error: { code: problem.code, status, detail } });
+      await traces.append({ ...eventBase(request, delivery, status), outcome: 'failed', error: { code: problem.code, status, detail } }, { newRun: delivery.newRun });
     } catch (traceError) {
       throw notTraced(request, delivery.route, traceError, `The compile failed (${problem.code}, ${status}) and was not traced.`);
     }
@@ -172,33 +207,34 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
 
   const { result } = delivery;
   const { compiled, derived } = result;
-  // A shared result keeps what is derived from it alone (ETag, HUD, answer bytes, trace records) for its next delivery.
-  const etag = derived?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
-  if (derived !== undefined) derived.etags[delivery.format] = etag;
-  const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  // The result's own HUD, else the day's (a new minute mostly shows the same files, blocks and budget).
+  // A shared result keeps what is derived from it alone (HUD, ETags, answer bytes, trace records); its day keeps the HUD of its reads.
   const day = delivery.replayed?.derived;
   const kept = hudFor(derived?.hud ?? day?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
-  if (derived !== undefined) derived.hud = kept;
-  if (day !== undefined) day.hud = kept;
   const { hud } = kept;
+  const key = etagKey(delivery);
+  // The ETag of the JSON with the HUD holds while the HUD it covers does.
+  if (derived !== undefined && derived.hud !== kept) delete derived.etags['json+hud'];
+  const etag = derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null, key === 'text' ? null : toolsDigest(result));
+  if (derived !== undefined) {
+    derived.etags[key] = etag;
+    derived.hud = kept;
+  }
+  if (day !== undefined) day.hud = kept;
+  const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const tracing = performance.now();
   try {
-    await traces.append(
-      {
-        ...eventBase(request, delivery, notModified ? 304 : 200),
-        outcome: notModified ? 'not-modified' : 'delivered',
-        ...compiledEventFields(compiled),
-        warnings: [...warnings],
-        // The same tools object on every call of a persona: the store keeps its definitions once.
-        ...(result.realtime === undefined ? {} : { realtime: result.realtime }),
-        hud,
-        ...(result.record?.recall ? { recall: result.record.recall } : {}),
-        ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
-      },
-      derived,
-    );
+    await traces.append({
+      ...eventBase(request, delivery, notModified ? 304 : 200),
+      outcome: notModified ? 'not-modified' : 'delivered',
+      ...compiledEventFields(compiled),
+      warnings: [...warnings],
+      // The same tools object on every call of a persona: the store keeps its definitions once.
+      ...(result.realtime === undefined ? {} : { realtime: result.realtime }),
+      hud,
+      ...(result.record?.recall ? { recall: result.record.recall } : {}),
+      ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
+    }, { newRun: delivery.newRun, slot: derived });
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
   }
@@ -242,11 +278,14 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
   const { readMs, compileMs } = delivery.timing;
   // Derived from the request's one clock reading: the wall clock is not read again.
   const sinceStart = Math.max(0, Math.round(performance.now() - delivery.clock.began));
+  const { caller } = runScope(request);
   return {
     runId: delivery.runId,
     at: new Date(delivery.clock.startedAt + sinceStart).toISOString(),
     route: delivery.route,
     subject: delivery.subject,
+    // The caller's name, never its token: the run is its opener's.
+    ...(caller !== undefined ? { caller } : {}),
     surface: delivery.surface,
     status,
     requestId: String(request.id),
@@ -273,6 +312,11 @@ function round(ms: number): number {
 
 /** The 503 for a delivery whose trace event could not be made durable; nothing of the prompt goes with it. */
 function notTraced(request: FastifyRequest, route: string, traceError: unknown, what: string): ProblemError {
+  if (traceError instanceof ProblemError && (traceError.code === 'CC_RUN_OWNED' || traceError.code === 'CC_RUN_FULL')) {
+    // Refused by the run itself: the event cannot go into it, and nothing is delivered outside a run.
+    request.server.metrics.compileFailures.inc({ route, code: traceError.code });
+    return new ProblemError(traceError.code, `${what} ${traceError.detail}`, { cause: traceError, ...(traceError.extensions ? { extensions: traceError.extensions } : {}) });
+  }
   if (!(traceError instanceof ProblemError) || traceError.code !== 'CC_TRACE_UNAVAILABLE') {
     const problem = asProblemError(traceError);
     request.server.metrics.compileFailures.inc({ route, code: problem.code });

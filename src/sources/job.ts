@@ -41,10 +41,13 @@ export interface JobResult {
    */
   readonly derived?: Derived;
   /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
-  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[] };
+  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[]; /** sha256 of the tools' JSON, for the ETag: kept with the tools by their source. */ readonly toolsSha256?: string };
   /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts). */
   readonly record?: Readonly<{ recall?: RecallDecision; receipts?: Receipts }>;
 }
+
+/** The representations of one compiled result an ETag tells apart. */
+export type EtagKey = 'json' | 'json+hud' | 'text';
 
 /**
  * What delivery derives from a shared result, owned by the result and filled lazily by the
@@ -53,7 +56,8 @@ export interface JobResult {
  * only part of a shared result that ever changes; what it describes never does.
  */
 export interface Derived extends SpliceSlot {
-  etags: { json?: string; text?: string };
+  /** By representation; the `json+hud` one holds while `hud` is the HUD it covers. */
+  etags: Partial<Record<EtagKey, string>>;
   answer?: ReadonlyArray<readonly Buffer[] | null>;
   /** Whether the result was answered once: its answer is kept from its second (most results are answered once). */
   answered?: boolean;

@@ -28,19 +28,22 @@ import {
 } from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../core/persona/render.js';
-import { realtimeSession } from '../core/persona/session.js';
+import { asciiTools, realtimeSession } from '../core/persona/session.js';
 import { TOOLS_FILE, type PersonaTool, type ToolsFile } from '../core/persona/tools.js';
+import { PERSONA_SETTINGS_FILE, type PersonaSettingsFile } from '../core/persona/voices.js';
+import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../core/persona/call-link.js';
 import { addCounts, type RedactionCounts } from '../core/pii.js';
 import { looksBinary } from '../core/signals/markdown.js';
 import { newestMeetingFile } from '../core/signals/meetings.js';
 import { planDailyMemory, type DailyMemory, type DailyMemoryPlan } from '../core/signals/memory.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../core/signals/topic.js';
-import { toAscii } from '../core/text.js';
+import { schemaProblem, toAscii } from '../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { BrainReader, BrainSession, ListResult, ReadResult, SessionRecord } from '../io/brain.js';
 import { isSlug } from '../../schemas/ids.js';
+import { PersonaSettingsFileSchema } from '../../schemas/persona-settings-file.js';
 import { ToolsFileSchema } from '../../schemas/tools-file.js';
 import { noMemo, remembered, type Memo } from '../core/memo.js';
 import { shared, type CompileJob, type JobResult } from './job.js';
@@ -50,6 +53,7 @@ import { HEARTBEAT_PATH, NO_HEARTBEAT_MEMO, readHeartbeatTimezone, type Heartbea
 export const PERSONA_READS = {
   override: { maxBytes: 64 * 1024, keep: 'head' },
   toolsFile: { maxBytes: 64 * 1024, keep: 'head' },
+  settingsFile: { maxBytes: 64 * 1024, keep: 'head' },
   soul: { maxBytes: 64 * 1024, keep: 'head' },
   // Daily memory is append-only: its newest lines are at the end.
   daily: { maxBytes: 128 * 1024, keep: 'tail' },
@@ -131,7 +135,8 @@ export interface TopicSummary {
 
 export interface PersonaSources {
   input: CompileInput;
-  persona: Pick<RenderedPersona, 'key' | 'name' | 'voice' | 'description'>;
+  persona: Pick<RenderedPersona, 'key' | 'name' | 'description'> & { voice: string };
+  /** The OpenAI voice the session speaks with: the operator's choice in `personas/settings.json`, else the built-in one. */
   voice: string;
   tools: PersonaTool[];
   timeZone: ResolvedTimeZone;
@@ -146,9 +151,13 @@ export interface PersonaSources {
   clockKey?: string;
 }
 
-/** What the trace records of how a persona's clock was read: the zone used and where it came from. */
+/**
+ * What the trace records beside the request: the zone the clock was read in and where it came
+ * from, and how the answer's `session.instructions` were made from the traced prompts
+ * (`ascii`: `toAscii` of the delivered instructions, whatever `sanitize` was).
+ */
 export function personaFacts(sources: Pick<PersonaSources, 'timeZone'>): Record<string, unknown> {
-  return { operatorTimezone: sources.timeZone.timeZone, timezoneSource: sources.timeZone.source };
+  return { operatorTimezone: sources.timeZone.timeZone, timezoneSource: sources.timeZone.source, sessionInstructions: 'ascii' };
 }
 
 export interface TopicSources {
@@ -172,8 +181,8 @@ export function personaOrNotFound(key: string): Persona {
   throw new ProblemError('CC_NOT_FOUND', `No persona "${key}"; the personas are ${personas.join(', ')}.`, { extensions: { personas } });
 }
 
-/** `personas/tools.json` validated, or the warning that says why the default tools apply. */
-type ToolsFileCheck = { file?: ToolsFile; warning?: string };
+/** A brain JSON file validated, or the warning that says why its fallback applies. */
+type FileCheck<T> = { file?: T; warning?: string };
 
 /**
  * What a persona's sources remember (areas of the app's cache set), each value under a key
@@ -183,8 +192,10 @@ type ToolsFileCheck = { file?: ToolsFile; warning?: string };
 export interface PersonaMemo extends HeartbeatMemo {
   /** Deep-freeze every result shared between requests (tests): a mutation then throws instead of changing what later requests are served. */
   readonly freezeShared?: boolean;
-  /** By the file's version (`identity`). */
-  readonly toolsFiles: Memo<string, ToolsFileCheck>;
+  /** `personas/tools.json` validated, by the file's version (`identity`). */
+  readonly toolsFiles: Memo<string, FileCheck<ToolsFile>>;
+  /** `personas/settings.json` validated, by the file's version. */
+  readonly settingsFiles: Memo<string, FileCheck<PersonaSettingsFile>>;
   /** A persona's trusted sections, by `PreparedPersona.key`. */
   readonly personas: Memo<string, PreparedPersona>;
   /** What to read of `memory/` for a day, by the listing the brain hands out (the same array while the directory is unchanged). */
@@ -207,7 +218,8 @@ export interface PersonaMemo extends HeartbeatMemo {
 
 export const NO_PERSONA_MEMO: PersonaMemo = Object.freeze({
   ...NO_HEARTBEAT_MEMO,
-  toolsFiles: noMemo<string, ToolsFileCheck>(),
+  toolsFiles: noMemo<string, FileCheck<ToolsFile>>(),
+  settingsFiles: noMemo<string, FileCheck<PersonaSettingsFile>>(),
   personas: noMemo<string, PreparedPersona>(),
   dailyPlans: noMemo<readonly string[], { today: string; plan: DailyMemoryPlan }>(),
   newestMeetings: noMemo<readonly string[], { today: string; name: string | undefined }>(),
@@ -279,43 +291,56 @@ interface PreparedPersona {
   persona: SourceText;
   tools: SourceText;
   hardRules: SourceText;
-  /** The session's tools, ASCII when asked for (the same objects every time: never mutated). */
+  /** The session's tools, with realtime-safe ASCII descriptions (the same objects every time: never mutated). */
   sessionTools: PersonaTool[];
   warnings: string[];
 }
 
-/** `personas/tools.json` validated, or the warning that says why the default tools apply. */
-function parseToolsFile(read: ReadResult, memo: PersonaMemo): ToolsFileCheck {
-  if (read.status !== 'ok') return {};
-  return remembered(memo.toolsFiles, identity(read), () => validateToolsFile(read), () => 2 * read.text.length + 512);
-}
-
-function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): ToolsFileCheck {
-  if (read.truncated) return { warning: `${TOOLS_FILE} is over ${PERSONA_READS.toolsFile.maxBytes} bytes; the default tools apply` };
+/** A JSON settings file of the brain validated by `schema`, or the warning that says why `fallback` applies. */
+function validateJsonFile<T>(
+  read: Extract<ReadResult, { status: 'ok' }>,
+  file: { path: string; maxBytes: number; schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> } } }; fallback: string },
+): { file?: T; warning?: string } {
+  if (read.truncated) return { warning: `${file.path} is over ${file.maxBytes} bytes; ${file.fallback}` };
   let json: unknown;
   try {
     json = JSON.parse(read.text);
   } catch {
-    return { warning: `${TOOLS_FILE} is not valid JSON; the default tools apply` };
+    return { warning: `${file.path} is not valid JSON; ${file.fallback}` };
   }
-  const result = ToolsFileSchema.safeParse(json);
+  const result = file.schema.safeParse(json);
   if (result.success) return { file: result.data };
   const issue = result.error.issues[0]!;
-  return { warning: `${TOOLS_FILE} is invalid at /${issue.path.join('/')}: ${issue.message}; the default tools apply` };
+  // The path and message may quote the file's keys: escaped and clamped (issue 27).
+  return { warning: `${file.path} is invalid ${schemaProblem(issue)}; ${file.fallback}` };
 }
 
-function preparePersona(
-  persona: Persona,
-  override: ReadResult,
-  toolsRead: ReadResult,
-  ascii: boolean,
-  options: PersonaOptions,
-  memo: PersonaMemo,
-): PreparedPersona {
+/** `personas/tools.json` validated, or the warning that says why the default tools apply. */
+function parseToolsFile(read: ReadResult, memo: PersonaMemo): FileCheck<ToolsFile> {
+  if (read.status !== 'ok') return {};
+  const spec = { path: TOOLS_FILE, maxBytes: PERSONA_READS.toolsFile.maxBytes, schema: ToolsFileSchema, fallback: 'the default tools apply' };
+  return remembered(memo.toolsFiles, identity(read), () => validateJsonFile<ToolsFile>(read, spec), () => 2 * read.text.length + 512);
+}
+
+/** `personas/settings.json` validated, or the warning that says why the built-in voices apply. */
+function parseSettingsFile(read: ReadResult, memo: PersonaMemo): FileCheck<PersonaSettingsFile> {
+  if (read.status !== 'ok') return {};
+  const spec = { path: PERSONA_SETTINGS_FILE, maxBytes: PERSONA_READS.settingsFile.maxBytes, schema: PersonaSettingsFileSchema, fallback: 'the built-in voices apply' };
+  return remembered(memo.settingsFiles, identity(read), () => validateJsonFile<PersonaSettingsFile>(read, spec), () => 2 * read.text.length + 512);
+}
+
+/** The operator's files a persona is rendered with. */
+interface PersonaFiles {
+  override: ReadResult;
+  tools: ReadResult;
+  settings: ReadResult;
+}
+
+function preparePersona(persona: Persona, files: PersonaFiles, ascii: boolean, options: PersonaOptions, memo: PersonaMemo): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
-  const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}|${identity(toolsRead)}`;
-  return remembered(memo.personas, key, () => preparePersonaAfresh(key, persona, override, toolsRead, ascii, options, memo), preparedBytes);
+  const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(files.override)}|${identity(files.tools)}|${identity(files.settings)}`;
+  return remembered(memo.personas, key, () => preparePersonaAfresh(key, persona, files, ascii, options, memo), preparedBytes);
 }
 
 function preparedBytes(prepared: PreparedPersona): number {
@@ -324,17 +349,10 @@ function preparedBytes(prepared: PreparedPersona): number {
   return 4 * texts + 16 * 1024;
 }
 
-function preparePersonaAfresh(
-  key: string,
-  persona: Persona,
-  override: ReadResult,
-  toolsRead: ReadResult,
-  ascii: boolean,
-  options: PersonaOptions,
-  memo: PersonaMemo,
-): PreparedPersona {
+function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles, ascii: boolean, options: PersonaOptions, memo: PersonaMemo): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
+  const { override } = files;
   const warnings: string[] = [];
   let overrideText: string | undefined;
   if (override.status === 'ok') {
@@ -342,9 +360,11 @@ function preparePersonaAfresh(
       warnings.push(`${override.path}: over ${options.policy.blocks.persona} chars; using the built-in persona`);
     } else overrideText = override.text;
   }
-  const toolsFile = parseToolsFile(toolsRead, memo);
+  const toolsFile = parseToolsFile(files.tools, memo);
   if (toolsFile.warning !== undefined) warnings.push(toolsFile.warning);
-  const renderOptions = { toolsFile: toolsFile.file, allowWriteTools: writes, crossLingual };
+  const settingsFile = parseSettingsFile(files.settings, memo);
+  if (settingsFile.warning !== undefined) warnings.push(settingsFile.warning);
+  const renderOptions = { toolsFile: toolsFile.file, settingsFile: settingsFile.file, allowWriteTools: writes, crossLingual };
   let rendered = renderPersona(persona, { ...renderOptions, overrideText });
   const character = rendered.sections.find((section) => section.kind === 'persona')!;
   if (rendered.overridden && character.text.length > options.policy.blocks.persona) {
@@ -365,7 +385,7 @@ function preparePersonaAfresh(
     persona: section('persona'),
     tools: section('tools'),
     hardRules: section('hard-rules'),
-    sessionTools: ascii ? rendered.tools.map((tool) => ({ ...tool, description: toAscii(tool.description) })) : rendered.tools,
+    sessionTools: asciiTools(rendered.tools),
     warnings,
   };
 }
@@ -609,6 +629,7 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
   const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone }, memo);
   const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
   const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
+  const settingsRead = brain.read(PERSONA_SETTINGS_FILE, PERSONA_READS.settingsFile);
   // An unusable id reads nothing: the persona connects with its generic context.
   const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
   const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
@@ -622,15 +643,14 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
           meetings: brain.list('meetings'),
         }
       : undefined;
-  const [zone, override, tools] = await Promise.all([zoneRead, overrideRead, toolsRead]);
+  const [zone, override, tools, settings] = await Promise.all([zoneRead, overrideRead, toolsRead, settingsRead]);
   for (const warning of zone.warnings) {
     if (warning.includes(ROOT_UNREADABLE)) warnings.unreadable(HEARTBEAT_PATH, 'error', ROOT_UNREADABLE);
     else warnings.add(warning);
   }
 
-  const prepared = preparePersona(persona, override, tools, ascii, options, memo);
-  if (override.status !== 'ok' && override.status !== 'missing') warnings.unreadable(override.path, override.status, override.reason);
-  if (tools.status !== 'ok' && tools.status !== 'missing') warnings.unreadable(tools.path, tools.status, tools.reason);
+  const prepared = preparePersona(persona, { override, tools, settings }, ascii, options, memo);
+  for (const read of [override, tools, settings]) if (read.status !== 'ok' && read.status !== 'missing') warnings.unreadable(read.path, read.status, read.reason);
   for (const warning of prepared.warnings) warnings.add(warning);
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
@@ -648,11 +668,14 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
     const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
     warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
   }
-  if (request.topicName !== undefined && topic?.source === undefined) warnings.add('topicName: ignored, as there is no topic block');
   const tail = [...warnings.list];
+  // A call link's topic name is said even without notes to load: one sanitised line.
+  const nameOnly = topic?.source === undefined ? topicNameOnlyLine(request.topicName) : undefined;
+  const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
 
-  const { key, name, voice, description } = prepared.rendered;
-  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
+  const { key, name, description } = prepared.rendered;
+  const voice = prepared.rendered.voices.openai;
+  const topicKey = `${topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`}${nameOnly === undefined ? '' : `|${nameOnly}`}`;
   const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
   const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
   const fixed = {
@@ -664,7 +687,7 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
     persona: prepared.persona,
     tools: prepared.tools,
     hardRules: prepared.hardRules,
-    ...(topic?.source ? { topic: topic.source } : {}),
+    ...(topicSource ? { topic: topicSource } : {}),
     ...(request.engine !== undefined ? { engine: request.engine } : {}),
     // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
     sessionTools: prepared.sessionTools,

@@ -50,14 +50,17 @@ export async function runNode(args: string[], env: Record<string, string> = {}) 
 export interface StartOptions {
   /** `ulimit -n` for the server: its open-files limit (sockets included). */
   openFiles?: number;
+  /** Node flags before the entry point, e.g. `npm start`'s heap caps. */
+  nodeFlags?: string[];
 }
 
 /** Starts `src/server.ts` in a child process with exactly the given environment (plus PATH). */
 export function startServer(env: Record<string, string>, options: StartOptions = {}): ServerProcess {
+  const flags = options.nodeFlags ?? [];
   const { child, exited, output } =
     options.openFiles === undefined
-      ? spawnNode(['--import', 'tsx', SERVER_ENTRY], env)
-      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" --import tsx "$1"`, process.execPath, SERVER_ENTRY], env);
+      ? spawnNode([...flags, '--import', 'tsx', SERVER_ENTRY], env)
+      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" ${flags.join(' ')} --import tsx "$1"`, process.execPath, SERVER_ENTRY], env);
   async function listening(timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {

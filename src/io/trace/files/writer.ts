@@ -4,7 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
 import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
-import type { TraceAppend, TraceLog } from '../store.js';
+import type { QueuedEvent, TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
 import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
 import { summarize } from './run-index.js';
@@ -124,7 +124,7 @@ export class FileWriter {
   }
 
   /** Writes a batch durably (group commit's `write`). */
-  async write(batch: TraceAppend[]): Promise<void> {
+  async write(batch: QueuedEvent[]): Promise<void> {
     await this.writeBatch(batch);
   }
 
@@ -352,7 +352,7 @@ export class FileWriter {
    * writer left it, else a new one. A file that changes under the write itself is left too,
    * and the batch written again to a new file, before anyone is answered.
    */
-  private async writeBatch(batch: TraceAppend[]): Promise<void> {
+  private async writeBatch(batch: QueuedEvent[]): Promise<void> {
     const { now, rotateMs } = this.ctx;
     for (let attempt = 0; ; attempt++) {
       let target = this.file;
@@ -372,14 +372,14 @@ export class FileWriter {
   }
 
   /** One write and one fdatasync for the whole batch; null once durable where it was meant to be. */
-  private async writeTo(target: WriterFile, batch: TraceAppend[]): Promise<Disturbance | null> {
+  private async writeTo(target: WriterFile, batch: QueuedEvent[]): Promise<Disturbance | null> {
     const { counters, signer, index } = this.ctx;
     const digests = this.digests;
     const parts: Buffer[] = [];
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
-    const splices: Array<{ slot: NonNullable<TraceAppend['slot']>; splice: TraceSplice | undefined }> = [];
+    const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined }> = [];
     let position = target.size;
     const place = (bytes: Buffer): [number, number] => {
       const at: [number, number] = [position, bytes.length];

@@ -2,16 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { createChainSigner } from '../chain.js';
-import { privateTraceMemo, RecordDigests, type SpliceSlot, type TraceMemo } from '../event-record.js';
+import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
+  admitEvents,
   checkEvent,
   closedStore,
   makeWriterId,
+  MAX_RUN_EVENTS,
   rotateMsFor,
   sweepIntervalFor,
-  type TraceAppend,
-  type TraceEventInput,
+  type QueuedEvent,
   type TraceLog,
   type TraceObservers,
   type TraceStore,
@@ -41,6 +42,8 @@ export interface PostgresTraceStoreOptions extends TraceObservers {
   signingKey?: string | null;
   /** What the writer remembers between events: the app's cache set's `trace` areas (else its own). */
   memo?: TraceMemo;
+  /** The most events a run may hold (default `MAX_RUN_EVENTS`); only tests set it. */
+  maxRunEvents?: number;
 }
 
 export interface PostgresTraceStoreStats extends TraceStoreStats, DatabaseCounters {
@@ -109,12 +112,21 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
   const memo = options.memo ?? privateTraceMemo();
   const writer = new DatabaseWriter(ctx, new RecordDigests(memo), memo.stored);
   const reader = new DatabaseReader(ctx);
-  const commits: GroupCommit<TraceAppend> = new GroupCommit<TraceAppend>({
+  const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
+  const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
     log,
     maxBatch: options.maxBatchEvents ?? 1024,
     retryIntervalMs: options.retryIntervalMs ?? 1000,
     now: ctx.now,
-    write: (batch) => writer.write(batch),
+    async write(batch) {
+      // One indexed query per batch, for the runs the service did not just make up; when it
+      // fails the database is failing, and the batch with it.
+      const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
+      const verdicts = admitEvents(batch, runIds.length === 0 ? new Map() : await reader.standings(runIds, maxRunEvents), maxRunEvents);
+      const admitted = batch.filter((_, i) => verdicts[i] === null);
+      if (admitted.length > 0) await writer.write(admitted);
+      return verdicts;
+    },
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeDatabaseFailure,
@@ -137,12 +149,12 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
   return {
     backend: 'postgres',
     writerId: ctx.writerId,
-    async append(event: TraceEventInput, slot?: SpliceSlot) {
+    async append(event, appendOptions = {}) {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append({ event, slot });
+      return commits.append({ event, newRun: appendOptions.newRun === true, slot: appendOptions.slot });
     },
-    readRun: (runId) => reader.readRun(runId),
+    readRun: (runId, query) => reader.readRun(runId, query),
     listRuns: (query) => reader.listRuns(query),
     async health() {
       await commits.health(async () => {
