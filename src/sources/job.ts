@@ -4,12 +4,11 @@
  * trace lists every file it read, and merges what it returns into the delivery: nothing a
  * job hands back is changed after the fact. The CLI runs the same jobs without HTTP.
  */
-import type { Compiler } from '../core/compile.js';
 import type { Receipts, RecallDecision } from '../core/governance.js';
 import type { KeptHud } from '../core/hud.js';
 import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext } from '../core/types.js';
-import type { BrainReader } from '../io/brain.js';
+import type { BrainSession } from '../io/brain.js';
 import type { SpliceSlot } from '../io/trace/event-record.js';
 
 export interface CompileJob {
@@ -18,7 +17,7 @@ export interface CompileJob {
    * request (an unknown persona, a missing identity) is a thrown problem, traced as a failed
    * delivery.
    */
-  read(brain: BrainReader): Promise<JobRead>;
+  read(brain: BrainSession): Promise<JobRead>;
 }
 
 export interface JobRead {

@@ -1,6 +1,6 @@
 import { noMemo, remembered, type Memo } from '../core/memo.js';
 import { NO_TIME_MEMO, resolveTimeZone, type ResolvedTimeZone, type TimeMemo } from '../core/time.js';
-import type { BrainFile, BrainReader } from '../io/brain.js';
+import type { BrainFile, BrainReader, Reason } from '../io/brain.js';
 
 export const HEARTBEAT_PATH = 'memory/heartbeat-state.json';
 
@@ -17,6 +17,11 @@ function heartbeatKey(file: BrainFile, defaultTimeZone: string): string {
   return `${file.sha256}|${defaultTimeZone}`;
 }
 
+/** The zone, and why the heartbeat file could not be read when it could not (its warning is the last of `warnings`). */
+export interface HeartbeatZone extends ResolvedTimeZone {
+  readonly unread?: Reason;
+}
+
 export const NO_HEARTBEAT_MEMO: HeartbeatMemo = Object.freeze({ heartbeats: noMemo<string, ResolvedTimeZone>(), time: NO_TIME_MEMO });
 
 /**
@@ -30,7 +35,7 @@ export async function readHeartbeatTimezone(
   reader: BrainReader,
   options: { requested?: string | undefined; defaultTimeZone: string },
   memo: HeartbeatMemo = NO_HEARTBEAT_MEMO,
-): Promise<ResolvedTimeZone> {
+): Promise<HeartbeatZone> {
   if (options.requested !== undefined) return resolveTimeZone(options, memo.time);
   const result = await reader.read(HEARTBEAT_PATH, { maxBytes: 64 * 1024 });
   if (result.status === 'ok') {
@@ -42,6 +47,7 @@ export async function readHeartbeatTimezone(
     );
   }
   const resolved = resolveTimeZone({ defaultTimeZone: options.defaultTimeZone }, memo.time);
-  if (result.status !== 'missing') resolved.warnings.push(`${HEARTBEAT_PATH}: could not be read (${result.reason}); using ${resolved.timeZone}`);
-  return resolved;
+  if (result.status === 'missing') return resolved;
+  resolved.warnings.push(`${HEARTBEAT_PATH}: could not be read (${result.reason.detail}); using ${resolved.timeZone}`);
+  return { ...resolved, unread: result.reason };
 }

@@ -177,7 +177,7 @@ async function readIdentity(brain: BrainReader, worker: string, warnings: string
     const result = await brain.read(`workers/${worker}/${name}`, { maxBytes: MANDATORY_READ_BYTES });
     if (result.status === 'ok') return mandatoryText(result, warnings);
     if (result.status !== 'missing') {
-      throw new ProblemError('CC_UNPROCESSABLE', `${result.path} cannot be used: ${result.reason}.`, { extensions: { path: result.path } });
+      throw new ProblemError('CC_UNPROCESSABLE', `${result.path} cannot be used: ${result.reason.detail}.`, { extensions: { path: result.path } });
     }
   }
   const hint = `create workers/${worker}/identity.md in the brain (BRAIN_ROOT) saying who the worker is`;
@@ -196,7 +196,7 @@ async function readPolicy(
   const result = await brain.read(path, { maxBytes: POLICY_READ_BYTES });
   if (result.status === 'missing') return defaults;
   if (result.status !== 'ok') {
-    warnings.push(`${path} could not be read (${result.reason}); the default policy applies`);
+    warnings.push(`${path} could not be read (${result.reason.detail}); the default policy applies`);
     return defaults;
   }
   const parsed = remembered(memo.policies, policyFileKey(result, base), () => parsePolicy(result, base), () => 4096);
@@ -229,7 +229,7 @@ async function readConnections(brain: BrainReader, worker: string, memo: WorkerM
   const result = await brain.read(path, { maxBytes: CONNECTIONS_READ_BYTES });
   if (result.status === 'missing') return undefined;
   if (result.status !== 'ok') {
-    warnings.push(`${path} could not be read (${result.reason}); no connections block`);
+    warnings.push(`${path} could not be read (${result.reason.detail}); no connections block`);
     return undefined;
   }
   const parsed = remembered(memo.connections, parsedFileKey(result), () => parseConnections(result), () => 4 * result.text.length + 1024);
@@ -245,7 +245,7 @@ async function readBlueprint(brain: BrainReader, memo: WorkerMemo, warnings: str
   const result = await brain.read(BLUEPRINT_PATH, { maxBytes: MANDATORY_READ_BYTES });
   if (result.status === 'missing') return undefined;
   if (result.status !== 'ok') {
-    warnings.push(`${BLUEPRINT_PATH} could not be read (${result.reason}); compiled without the platform blueprint`);
+    warnings.push(`${BLUEPRINT_PATH} could not be read (${result.reason.detail}); compiled without the platform blueprint`);
     return undefined;
   }
   const text = mandatoryText(result, warnings);
@@ -291,7 +291,7 @@ async function readRole(
     warnings.push(
       result.status === 'missing'
         ? `default role "${id}" has no file (${path}); compiled without a role`
-        : `${path} could not be read (${result.reason}); compiled without a role`,
+        : `${path} could not be read (${result.reason.detail}); compiled without a role`,
     );
     return undefined;
   }
@@ -300,7 +300,7 @@ async function readRole(
       extensions: { role: id, path },
     });
   }
-  throw new ProblemError('CC_UNPROCESSABLE', `${path} cannot be used: ${result.reason}.`, { extensions: { role: id, path } });
+  throw new ProblemError('CC_UNPROCESSABLE', `${path} cannot be used: ${result.reason.detail}.`, { extensions: { role: id, path } });
 }
 
 async function readPurpose(brain: BrainReader, channelId: string, warnings: string[]): Promise<SourceText | undefined> {
@@ -309,7 +309,7 @@ async function readPurpose(brain: BrainReader, channelId: string, warnings: stri
   warnings.push(
     result.status === 'missing'
       ? `channel "${channelId}" has no purpose (channels/${channelId}/purpose.md); compiled without one`
-      : `${result.path} could not be read (${result.reason}); compiled without a purpose`,
+      : `${result.path} could not be read (${result.reason.detail}); compiled without a purpose`,
   );
   return undefined;
 }
@@ -338,7 +338,7 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
   const dir = `workers/${worker}/memory`;
   const listing = await brain.list(dir);
   if (listing.status !== 'ok') {
-    if (listing.status !== 'missing') warnings.push(`${dir} could not be listed (${listing.reason})`);
+    if (listing.status !== 'missing') warnings.push(`${dir} could not be listed (${listing.reason.detail})`);
     return [];
   }
   const names = listing.files.filter((name) => name.endsWith('.md'));
@@ -358,7 +358,7 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
     const results: ReadResult[] = await Promise.all(batch.map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES, keep: 'tail' })));
     for (const result of results) {
       if (result.status !== 'ok') {
-        if (result.status !== 'missing') warnings.push(`${quoteForWarning(result.path)} could not be read (${result.reason})`);
+        if (result.status !== 'missing') warnings.push(`${quoteForWarning(result.path)} could not be read (${result.reason.detail})`);
         continue;
       }
       if (bytesLeft === 0 || notesLeft === 0 || result.textBytes > bytesLeft) {

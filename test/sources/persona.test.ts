@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import { buildMarsLiveContext, finishVenusLiveContext, prepareVenusLiveContext } from '../../src/core/persona/live-context.js';
-import { createBrain, type BrainReader, type ListResult, type ReadOptions, type ReadResult } from '../../src/io/brain.js';
+import { createBrain, type BrainSession, type ListResult, type ReadOptions, type ReadResult } from '../../src/io/brain.js';
 import { compilePersona, personaOrNotFound, readPersonaSources, readTopicSources } from '../../src/sources/persona.js';
 import { ProblemError } from '../../src/errors.js';
 import { copyExampleBrain } from '../helpers/app.js';
@@ -29,14 +29,15 @@ function sourceMemo() {
 }
 const silent = { warn: () => undefined };
 
-/** A brain reader that records every call made through it. */
-function recording(reader: BrainReader) {
+/** A brain session that records every call made through it. */
+function recording(reader: BrainSession) {
   const reads: string[] = [];
   const lists: string[] = [];
   return {
     reads,
     lists,
     reader: {
+      ...reader,
       read: (path: string, options?: ReadOptions): Promise<ReadResult> => {
         reads.push(path);
         return reader.read(path, options);
