@@ -76,7 +76,7 @@ export function shared<T extends JobResult>(result: T, freeze = false): T & { de
 }
 
 /** Freezes `value` and everything it holds, but slots named `derived`: where the owner of a shared value keeps what is derived from it. */
-function deepFreeze(value: unknown, seen = new WeakSet<object>()): void {
+export function deepFreeze(value: unknown, seen = new WeakSet<object>()): void {
   if (value === null || typeof value !== 'object' || seen.has(value) || ArrayBuffer.isView(value)) return;
   seen.add(value);
   Object.freeze(value);

@@ -20,8 +20,7 @@ import { isSlug } from '../../../schemas/ids.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
 import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
-
-import { throughSnapshot, type Snapshot } from '../snapshot.js';
+import { policyKey, throughSnapshot, type SnapshotMemo, type Snapshot } from '../snapshot.js';
 import { PERSONA_READS, personaOrNotFound, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
 import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
 import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
@@ -31,11 +30,8 @@ import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo
  * record of its reads (by `snapshotKey`), a policy as part of a key (by the policy object: a
  * route's is fixed), and the compiles of its latest minutes (by `PersonaSources.compileKey`).
  */
-export interface DayMemo extends ReadingMemo, TopicMemo {
-  /** Deep-freeze every result shared between requests (tests): a mutation then throws instead of changing what later requests are served. */
-  readonly freezeShared?: boolean;
+export interface DayMemo extends ReadingMemo, TopicMemo, SnapshotMemo {
   readonly personaDays: Memo<string, Snapshot<PersonaDay>>;
-  readonly policyKeys: Memo<Policy, string>;
   readonly personaMinutes: Memo<string, KeptMinutes>;
 }
 
@@ -46,8 +42,6 @@ export const NO_DAY_MEMO: DayMemo = Object.freeze({
   policyKeys: noMemo<Policy, string>(),
   personaMinutes: noMemo<string, KeptMinutes>(),
 });
-
-// ---------------------------------------------------------------------------------------
 
 /**
  * Reads a persona's sources and builds its `CompileInput`: identity, character (or the
@@ -64,11 +58,11 @@ export const NO_DAY_MEMO: DayMemo = Object.freeze({
  */
 export async function readPersonaSources(brain: BrainSession, request: PersonaRequest, options: PersonaOptions, memo: DayMemo = NO_DAY_MEMO): Promise<PersonaSources> {
   const persona = personaOrNotFound(request.persona);
-  const day = await throughSnapshot(
+  const { value: day } = await throughSnapshot(
     brain,
     memo.personaDays,
     snapshotKey(persona, request, options, memo),
-    (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today,
+    { fits: (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today, bytes: () => 4096, freeze: memo.freezeShared },
     () => gatherPersona(brain, persona, request, options, memo),
   );
   return day.at(request.now);
@@ -188,11 +182,6 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
       };
     },
   };
-}
-
-/** The policy as part of a key: serialised once per policy object (a route's is fixed). */
-function policyKey(policy: Policy, memo: DayMemo): string {
-  return remembered(memo.policyKeys, policy, () => JSON.stringify(policy), (key) => 2 * key.length + 64);
 }
 
 /**
