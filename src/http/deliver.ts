@@ -145,20 +145,14 @@ function etagKey(delivery: DeliveryRequest): EtagKey {
  * `?hud=1`, the HUD. Members that describe the request rather than the prompt (runId,
  * sources, warnings) are left out, so an unchanged prompt still answers 304.
  */
-export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null, toolsSha256 = toolsDigest(result)): string {
+export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null): string {
   const { compiled } = result;
   const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
   if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
   // The live context and the session are the prompts again (the session with the voice and tools, covered by `realtime`).
   const { liveContext: _liveContext, session: _session, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
-  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, toolsSha256, members, hud]);
+  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, result.realtime?.toolsSha256 ?? null, members, hud]);
   return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
-}
-
-/** The sha256 of a persona's tools as delivered; null without tools. */
-function toolsDigest(result: Pick<JobResult, 'realtime'>): string | null {
-  if (result.realtime === undefined) return null;
-  return result.realtime.toolsSha256 ?? sha256Hex(JSON.stringify(result.realtime.tools));
 }
 
 /** RFC 9110 §13.1.2: weak comparison, `*` matches any current representation. */
@@ -215,7 +209,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const key = etagKey(delivery);
   // The ETag of the JSON with the HUD holds while the HUD it covers does.
   if (derived !== undefined && derived.hud !== kept) delete derived.etags['json+hud'];
-  const etag = derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null, key === 'text' ? null : toolsDigest(result));
+  const etag = derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
   if (derived !== undefined) {
     derived.etags[key] = etag;
     derived.hud = kept;

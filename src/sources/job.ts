@@ -40,7 +40,7 @@ export interface JobResult {
    */
   readonly derived?: Derived;
   /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
-  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[]; /** sha256 of the tools' JSON, for the ETag: kept with the tools by their source. */ readonly toolsSha256?: string };
+  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[]; /** sha256 of the tools' JSON, for the ETag: worked out once by their source. */ readonly toolsSha256: string };
   /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts). */
   readonly record?: Readonly<{ recall?: RecallDecision; receipts?: Receipts }>;
 }

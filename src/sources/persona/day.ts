@@ -172,6 +172,7 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
         persona: { key, name, voice, description },
         voice,
         tools: prepared.sessionTools,
+        toolsSha256: prepared.sessionToolsSha256,
         timeZone: zone,
         liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
         topic: topic?.summary ?? null,
@@ -230,7 +231,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       tools: sources.tools,
       session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
     },
-    realtime: { voice: sources.voice, tools: sources.tools },
+    realtime: { voice: sources.voice, tools: sources.tools, toolsSha256: sources.toolsSha256 },
   };
   return result;
 }

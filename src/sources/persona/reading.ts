@@ -14,6 +14,7 @@ import {
   type LiveContext,
   type PreparedVenusLiveContext,
 } from '../../core/persona/live-context.js';
+import { sha256Hex } from '../../core/digest.js';
 import type { Persona } from '../../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../../core/persona/render.js';
 import { asciiTools } from '../../core/persona/session.js';
@@ -130,6 +131,8 @@ export interface PreparedPersona {
   hardRules: SourceText;
   /** The session's tools, with realtime-safe ASCII descriptions (the same objects every time: never mutated). */
   sessionTools: PersonaTool[];
+  /** sha256 of the session tools' JSON (the ETag covers it): worked out once per version of the files. */
+  sessionToolsSha256: string;
   warnings: string[];
 }
 
@@ -215,6 +218,7 @@ function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles
     const text = ascii ? toAscii(found.text) : found.text;
     return found.source.startsWith('builtin:') ? { source: found.source, text } : { source: found.source, text, brainDerived: true };
   };
+  const sessionTools = asciiTools(rendered.tools);
   return {
     key,
     rendered,
@@ -222,7 +226,8 @@ function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles
     persona: section('persona'),
     tools: section('tools'),
     hardRules: section('hard-rules'),
-    sessionTools: asciiTools(rendered.tools),
+    sessionTools,
+    sessionToolsSha256: sha256Hex(JSON.stringify(sessionTools)),
     warnings,
   };
 }

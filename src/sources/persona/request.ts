@@ -74,6 +74,8 @@ export interface PersonaSources {
   /** The OpenAI voice the session speaks with: the operator's choice in `personas/settings.json`, else the built-in one. */
   voice: string;
   tools: PersonaTool[];
+  /** sha256 of `tools` as JSON. */
+  toolsSha256: string;
   timeZone: ResolvedTimeZone;
   /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
   liveContextRedactions: RedactionCounts;
