@@ -7,7 +7,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // One throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract.
-    globalSetup: ['test/helpers/postgres-setup.ts'],
+    // One throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract,
+    // and the Chromium the browser tests drive: each skipped with a line saying why, and required under CI=true.
+    globalSetup: ['test/helpers/postgres-setup.ts', 'test/helpers/chromium-setup.ts'],
   },
 });
