@@ -1,15 +1,12 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
-import { runNode } from '../helpers/server-process.js';
+import { CLI_ENTRY, runNode } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
 
-const CLI = join(PROJECT_ROOT, 'src/cli.ts');
-
-const cli = (args: string[], env: Record<string, string> = {}) => runNode(['--import', 'tsx', CLI, ...args], env);
+const cli = (args: string[], env: Record<string, string> = {}) => runNode([CLI_ENTRY, ...args], env);
 
 const NOW = '2026-11-30T17:30:00Z';
 
