@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { buildDist } from '../helpers/build.js';
 import { chromiumForTests } from '../helpers/chromium.js';
 import { deliveredEvent, failedEvent } from '../helpers/trace-events.js';
-import { buildViewer, IMG_LINE, prepareBrain, SCRIPT_LINE, traceCompile, traceFailure } from './fixtures.js';
+import { IMG_LINE, prepareBrain, SCRIPT_LINE, traceCompile, traceFailure } from './fixtures.js';
 
 /** Found by the globalSetup (test/helpers/chromium.ts): CHROMIUM_PATH, Debian's, Playwright's or the npm package's. */
 const chromiumBinary = chromiumForTests();
@@ -81,7 +82,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
   });
 
   beforeAll(async () => {
-    await buildViewer();
+    await buildDist();
   }, 120_000);
 
   it('without tokens: lists runs newest first, and a run page shows blocks, boundaries, redactions and brain markup as text', async () => {
