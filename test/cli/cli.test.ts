@@ -175,7 +175,7 @@ describe('context-compiler CLI', () => {
   });
 
   it('a bad worker flag (unknown worker, unsafe channel, bad surface, persona flags) is a usage error, exit 2', async () => {
-    for (const [args, says] of [
+    const cases = [
       [['--worker', 'nobody'], 'No worker "nobody"'],
       [['--worker', 'scribe', '--channel', '../x'], '--channel'],
       [['--worker', 'scribe', '--surface', 'radio'], '--surface'],
@@ -186,11 +186,13 @@ describe('context-compiler CLI', () => {
       [['--worker', 'scribe', '--role', '../x'], '--role'],
       [['--persona', 'mars', '--engine', 'GPT 4'], '--engine'],
       [['--worker', 'scribe', '--engine', 'GPT 4'], '--engine'],
-    ] as const) {
-      const result = await cli(['compile', ...args, '--now', NOW]);
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stderr, args.join(' ')).toContain(says);
-    }
+    ] as const;
+    // Ten separate processes, each on its own: run side by side.
+    const results = await Promise.all(cases.map(([args]) => cli(['compile', ...args, '--now', NOW])));
+    cases.forEach(([args, says], i) => {
+      expect(results[i]!.code, args.join(' ')).toBe(2);
+      expect(results[i]!.stderr, args.join(' ')).toContain(says);
+    });
   });
 
   it('adds a topic and reads another brain with --brain', async () => {
