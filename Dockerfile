@@ -1,7 +1,9 @@
 # context-compiler — production image.
 #   DOCKER_BUILDKIT=0 docker build --network host -t context-compiler .   (see docs/operations.md)
-# Runs as `node`, works with a read-only root filesystem (the only writable path is the
-# trace volume), and refuses to start without a token because HOST is 0.0.0.0.
+# Runs as `node`, works with a read-only root filesystem, and refuses to start without a
+# token because HOST is 0.0.0.0. With traces in PostgreSQL (TRACE_DATABASE_URL) it writes
+# nothing; with trace files, mount a volume at TRACE_DIR — where the files backend is chosen
+# (docker/compose.files.yaml, docker/k8s/shared-volume, `docker run -v`), not here.
 
 FROM node:24-slim AS build
 WORKDIR /app
@@ -31,12 +33,11 @@ COPY --from=build /app/dist ./dist
 COPY examples/brain ./examples/brain
 COPY docker/healthcheck.mjs ./docker/healthcheck.mjs
 # The application files stay root-owned (read-only to the service); only the trace
-# directory belongs to `node`, and a fresh named volume inherits that ownership.
+# directory belongs to `node`, and a fresh named volume mounted on it inherits that ownership.
 RUN mkdir -p /var/lib/context-compiler/traces \
     && chown -R node:node /var/lib/context-compiler \
     && chmod 0700 /var/lib/context-compiler/traces
 USER node
-VOLUME ["/var/lib/context-compiler/traces"]
 EXPOSE 8080
 # The legacy builder (no BuildKit here) rejects --start-interval, so the first probe runs
 # one interval after start.

@@ -54,7 +54,7 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
         response: {
           200: delivered(TopicContextResponseSchema, 'the compiled topic block'),
           ...notModified,
-          ...problems(400, 401, 404, 429),
+          ...problems(400, 401, 404, 409, 429),
           ...traceUnavailable,
         },
       },
@@ -67,7 +67,7 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
         reply,
         {
           route: 'GET /context/topic/:topicId',
-          runId: runIdFor(query.runId),
+          ...runIdFor(query.runId),
           subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
           surface: 'voice',
           identifiers: { topicId },
@@ -105,18 +105,25 @@ redactions too.
 The answer is a drop-in for a realtime voice server (SPEC §4): \`session\` is the
 object to send to the realtime calls endpoint or \`session.update\` unchanged
 (\`{type: "realtime", instructions, audio: {output: {voice}}, tools}\`; the model is the
-caller's). \`tools\` (also inside \`session\`) are \`{type: "function", name, description,
-parameters}\` with a strict JSON Schema each; by default their names come from the voice
-server's read-only allow-list (mars: search, query, get_page, read_article; venus:
-search, query, get_page, list_pages, find_experts, get_recent_transcripts), narrowed,
-renamed or reworded by the brain's \`personas/tools.json\`; write-shaped tools only with
+caller's). Its \`instructions\` are the delivered \`instructions\` made realtime-safe
+ASCII whatever \`sanitize\` says (\`sanitize=ascii\` makes every prompt ASCII too; the
+trace records \`sessionInstructions: "ascii"\`), and its \`voice\` is the persona's
+OpenAI voice from the brain's \`personas/settings.json\` (default: mars \`ash\`, venus
+\`coral\`). \`tools\` (also inside \`session\`, descriptions in ASCII) are
+\`{type: "function", name, description, parameters}\` with a strict JSON Schema each; by
+default their names come from the voice server's read-only allow-list (mars: search,
+query, get_page, read_article; venus: search, query, get_page, list_pages, find_experts,
+get_recent_salience, get_recent_transcripts, read_article), narrowed, renamed or reworded
+by the brain's \`personas/tools.json\`; write-shaped tools only with
 \`VOICE_WRITE_TOOLS=true\`. The tool names the prompt mentions are exactly these.
 
 A call link always connects: an unusable \`topicId\` never fails the call. It gives the
 generic context and a warning that starts with a stable code — \`topic-unsafe:\` (not a
 slug, or given twice: nothing is read), \`topic-missing:\` (no such file) or
 \`topic-unreadable:\` (refused, unreadable, binary or empty) — and is traced like any
-other delivery (an unsafe id only by its length and a digest prefix). Delivered like
+other delivery (an unsafe id only by its length and a digest prefix). A \`topicName\`
+without a topic block to put it in is said in one sanitised advisory topic line, source
+\`request:topicName\` ("Called from the topic 'Flat hunt'; no notes on it yet."). Delivered like
 \`POST /compile\`: traced before it is sent, \`ETag\`/\`If-None-Match\`, \`format=text\`,
 \`x-run-id\`.
 
@@ -128,7 +135,7 @@ display of every brain file the compile looked for.`,
         response: {
           200: delivered(PersonaContextResponseSchema, 'the compiled persona prompt'),
           ...notModified,
-          ...problems(400, 401, 404, 429),
+          ...problems(400, 401, 404, 409, 429),
           ...traceUnavailable,
         },
       },
@@ -147,7 +154,7 @@ display of every brain file the compile looked for.`,
         reply,
         {
           route: `GET /context/${persona}`,
-          runId: runIdFor(query.runId),
+          ...runIdFor(query.runId),
           subject: { kind: 'persona', id: persona },
           surface: 'voice',
           identifiers: { persona, topicId: topic.topicId },

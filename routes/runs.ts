@@ -1,9 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ProblemError } from '../src/errors.js';
+import { runScope } from '../src/http/auth.js';
 import { json, problems } from '../src/http/openapi.js';
 import type { Brain, ListingVerifyResult } from '../src/io/brain.js';
 import type { TraceEventView } from '../src/io/trace/index.js';
 import {
+  DEFAULT_TRACE_PAGE_EVENTS,
+  MAX_RUN_EVENTS,
+  MAX_TRACE_PAGE_EVENTS,
+  TRACE_PAGE_CHARS,
   RunListQuerySchema,
   RunListSchema,
   RunTraceParamsSchema,
@@ -27,6 +32,8 @@ export interface RunsRoutesOptions {
 
 const VERIFY_CONCURRENCY = 8;
 
+const count = (n: number) => n.toLocaleString('en-US');
+
 /** `GET /runs` (newest first, paginated, filtered) and `GET /runs/:runId/trace` from `app.traces`. */
 export const runsRoutes: FastifyPluginAsyncZod<RunsRoutesOptions> = async (app, options) => {
   const freshness = options.freshness ?? app.brain;
@@ -38,14 +45,16 @@ export const runsRoutes: FastifyPluginAsyncZod<RunsRoutesOptions> = async (app, 
         operationId: 'listRuns',
         summary: 'Traced runs, newest first, each described by its latest event',
         description: `Paginated: pass \`nextCursor\` as \`cursor\` for the next (older) page. Filters apply to
-each run's latest event. Runs older than TRACE_RETENTION are not listed.`,
+each run's latest event. Runs older than TRACE_RETENTION are not listed. With several tokens a
+caller lists only its own runs (described by its own latest event, counting its own events)
+unless CONTEXT_COMPILER_READ_ALL names it; a sole token, or none, lists every run.`,
         querystring: RunListQuerySchema,
         response: { 200: json(RunListSchema, 'a page of runs'), ...problems(400, 401, 429, 503) },
       },
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return app.traces.listRuns(request.query);
+      return app.traces.listRuns({ ...request.query, visibleTo: runScope(request).visibleTo });
     },
   );
 
@@ -54,11 +63,19 @@ each run's latest event. Runs older than TRACE_RETENTION are not listed.`,
     {
       schema: {
         operationId: 'getRunTrace',
-        summary: 'Every traced event of a run, in order, with the delivered prompts rebuilt and verified',
-        description: `Also checks the hash chain of every trace file holding one of the run's events (and the
-hand-over from and to the writer's neighbouring files): each event's \`chain\` says what its
-link proves, and the run's \`chain\` reports edited, forged, inserted, removed or reordered
-events and files missing or cut within retention. See docs/traces.md, "Tamper evidence".`,
+        summary: "A page of a run's traced events, in order, with the delivered prompts rebuilt and verified",
+        description: `Paged: \`limit\` events (default ${DEFAULT_TRACE_PAGE_EVENTS}, at most ${MAX_TRACE_PAGE_EVENTS}; fewer once they delivered ${count(TRACE_PAGE_CHARS)}
+characters), and \`nextCursor\` to pass as \`cursor\` for the next page, null on the last. A run
+holds at most ${count(MAX_RUN_EVENTS)} events. Also checks the hash chain of every trace file holding one of the
+page's events (and the hand-over from and to the writer's neighbouring files): each event's
+\`chain\` says what its link proves, and the page's \`chain\` reports edited, forged, inserted,
+removed or reordered events and files missing or cut within retention. See docs/traces.md,
+"Tamper evidence".
+
+With several tokens a caller reads only the events it appended, and another caller's run is
+a 404 as an unknown one is, unless CONTEXT_COMPILER_READ_ALL names it. \`?verify=sources\` checks
+the brain only for events whose chain link holds (with TRACE_SIGNING_KEY: that are signed
+with it); the others say why in \`verifySkipped\`.`,
         params: RunTraceParamsSchema,
         querystring: RunTraceQuerySchema,
         response: { 200: json(RunTraceSchema, "the run's events"), ...problems(400, 401, 404, 429, 503) },
@@ -66,18 +83,40 @@ events and files missing or cut within retention. See docs/traces.md, "Tamper ev
     },
     async (request, reply) => {
       const { runId } = request.params;
-      const { verify } = request.query;
-      const run = await app.traces.readRun(runId);
+      const { verify, limit, cursor } = request.query;
+      const run = await app.traces.readRun(runId, { limit, ...(cursor !== undefined ? { cursor } : {}), visibleTo: runScope(request).visibleTo });
       if (!run) {
-        throw new ProblemError('CC_NOT_FOUND', `No trace for run ${runId}: it never ran here, or it is older than TRACE_RETENTION.`);
+        // Another caller's run reads as one that never ran: its existence is not this caller's to know.
+        throw new ProblemError('CC_NOT_FOUND', `No trace for run ${runId}: it never ran here, it is older than TRACE_RETENTION, or it is not yours.`);
       }
-      if (verify === 'sources') await markFreshness(run.events, freshness);
+      if (verify === 'sources') await markFreshness(vouchedFor(run.events, app.config.traceSigningKey !== null), freshness);
       // The body holds delivered prompts: never cached by a proxy or browser.
       reply.header('cache-control', 'no-store');
       return run;
     },
   );
 };
+
+/**
+ * The events whose records may drive reads of the brain: those whose chain link holds (with
+ * a signing key, those signed with it), as `verified` counts them. A line the chain says was
+ * forged or altered names paths nobody vouches for: it is marked, never acted on.
+ */
+function vouchedFor(events: TraceEventView[], signed: boolean): TraceEventView[] {
+  return events.filter((event) => {
+    const holds = signed ? event.chain === 'signed' : event.chain !== 'broken';
+    if (!holds) {
+      // Its records may be the very objects of a vouched-for event (stored once, read once): marks on those must not show here.
+      if (event.sources) event.sources = event.sources.map((source) => ({ ...source }));
+      if (event.absent) event.absent = event.absent.map((entry) => ({ ...entry }));
+      if (event.listings) event.listings = event.listings.map((listing) => ({ ...listing }));
+      event.verifySkipped = signed
+        ? `its chain link is ${event.chain}, not signed with TRACE_SIGNING_KEY: its sources were not checked`
+        : 'its chain link does not hold (altered or forged): its sources were not checked';
+    }
+    return holds;
+  });
+}
 
 /**
  * Marks, per event, every recorded file that changed or is gone, every path found missing

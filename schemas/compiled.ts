@@ -106,13 +106,13 @@ export const ToolSchema = z
 export const RealtimeSessionSchema = z
   .strictObject({
     type: z.literal('realtime'),
-    instructions: z.string().meta({ description: 'the delivered instructions' }),
+    instructions: z.string().meta({ description: 'the delivered instructions, made realtime-safe ASCII whatever `sanitize` says' }),
     audio: z.strictObject({ output: z.strictObject({ voice: z.string() }) }),
     tools: z.array(ToolSchema),
   })
   .meta({
     id: 'RealtimeSession',
-    description: "the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions",
+    description: "the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions in realtime-safe ASCII",
   }) satisfies z.ZodType<Omit<RealtimeSession, 'tools'> & { tools: unknown[] }>;
 
 export const TopicSummarySchema = z

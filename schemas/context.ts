@@ -14,7 +14,10 @@ const topicName = z
   .string()
   .max(MAX_TOPIC_NAME_INPUT)
   .optional()
-  .meta({ description: 'a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only' });
+  .meta({
+    description:
+      "a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: \"Called from the topic '<name>'; no notes on it yet.\")",
+  });
 const runId = RunIdSchema.optional().meta({ description: 'the run to trace this delivery under (default: a new one)' });
 
 export const PersonaParamsSchema = z.strictObject({
@@ -84,8 +87,8 @@ export const PersonaContextResponseSchema = z
     sources,
     liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
     topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
-    voice: z.string().meta({ description: 'the realtime voice name' }),
-    tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises' }),
+    voice: z.string().meta({ description: "the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default" }),
+    tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises (descriptions in realtime-safe ASCII)' }),
     session: RealtimeSessionSchema,
     warnings,
     surface,

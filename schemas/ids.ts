@@ -18,6 +18,13 @@ export function isSafeId(value: string): boolean {
   return value.length <= MAX_ID_LENGTH && ID_PATTERN.test(value);
 }
 
+/** A caller's name (`name:token` in CONTEXT_COMPILER_TOKENS): what trace events record instead of the token. */
+export const CALLER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isCallerName(value: string): boolean {
+  return CALLER_NAME_PATTERN.test(value);
+}
+
 function unsafe(kind: string, rule: string) {
   return { message: `must be ${kind}: ${rule}, at most ${MAX_ID_LENGTH} characters`, params: { unsafeId: true } };
 }

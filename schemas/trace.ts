@@ -1,9 +1,22 @@
 import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
 import { HudSchema, ReceiptsSchema, RecallSchema, ToolSchema } from './compiled.js';
-import { PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
+import { CALLER_NAME_PATTERN, PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
+
+/**
+ * The most events one run may hold, on either backend (docs/traces.md, "Runs are bounded"):
+ * an append beyond it is refused with `CC_RUN_FULL` and nothing is delivered.
+ */
+export const MAX_RUN_EVENTS = 10_000;
+/** The most events one page of `GET /runs/:runId/trace` holds, and its default. */
+export const MAX_TRACE_PAGE_EVENTS = 100;
+export const DEFAULT_TRACE_PAGE_EVENTS = 20;
+/** A page of a run also ends once its events delivered this many characters (it always holds one event). */
+export const TRACE_PAGE_CHARS = 1_000_000;
+
+const count = (n: number) => n.toLocaleString('en-US');
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 /** Parts whose shape belongs to the compiler (budget, cache plan, tokens): passed through as recorded. */
@@ -86,6 +99,14 @@ export const TraceEventInputSchema = z.object({
   at: z.string().refine((text) => Number.isFinite(Date.parse(text)), 'must be an ISO time'),
   route: z.string(),
   subject: TraceSubjectSchema,
+  caller: z
+    .string()
+    .regex(CALLER_NAME_PATTERN)
+    .optional()
+    .meta({
+      description:
+        "The caller's name (`name:token` in CONTEXT_COMPILER_TOKENS; `token-` and 8 hex digits of its sha256 for an unnamed token), never the token. Absent without tokens, and on events recorded before callers were named.",
+    }),
   surface: z.string().optional(),
   /** The HTTP status delivered. */
   status: z.number().int(),
@@ -206,6 +227,13 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
         'Why the recorded HUD was rejected when the trace was read back (a bad digest, an inverted line range, files out of order, ...): the HUD is then left out and the event reads verified: false',
     }),
   chars: z.number().int().meta({ description: 'Characters delivered (system + input prompt)' }),
+  verifySkipped: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "With ?verify=sources: why this event's sources, missing paths and listings were not checked — its chain link does not hold (with TRACE_SIGNING_KEY: it is not signed with it), so nothing it records may drive a read of the brain",
+    }),
   segments: z.object({ system: z.array(TraceSegmentSchema), input: z.array(TraceSegmentSchema) }).optional(),
   systemPrompt: z.string().nullable().meta({ description: 'Rebuilt byte for byte from the stored segments' }),
   inputPrompt: z.string().nullable(),
@@ -236,13 +264,30 @@ export const RunChainSchema = z.object({
 
 export const RunTraceSchema = z.object({
   runId: z.string(),
-  events: z.array(TraceEventSchema),
-  chain: RunChainSchema,
-}).meta({ id: 'RunTrace' });
+  events: z.array(TraceEventSchema).meta({ description: 'One page of the run’s events, in order' }),
+  chain: RunChainSchema.meta({ description: 'What the chains around the events of this page say' }),
+  nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page of events; null on the last page' }),
+}).meta({ id: 'RunTrace', description: 'A page of a run’s events (docs/traces.md, "Reading a run")' });
 
 export const RunTraceParamsSchema = z.object({ runId: RunIdSchema });
 
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/** A cursor this service issued: base64url, short. */
+const Cursor = z.string().max(512).regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor from a previous page');
+
 export const RunTraceQuerySchema = z.object({
+  limit: wholeNumber(1, MAX_TRACE_PAGE_EVENTS)
+    .default(DEFAULT_TRACE_PAGE_EVENTS)
+    .meta({
+      description: `Events per page (1-${MAX_TRACE_PAGE_EVENTS}, default ${DEFAULT_TRACE_PAGE_EVENTS}); a page also ends once its events delivered ${count(TRACE_PAGE_CHARS)} characters (it always holds one). A run holds at most ${count(MAX_RUN_EVENTS)} events.`,
+    }),
+  cursor: Cursor.optional().meta({ description: '`nextCursor` of the previous page' }),
   verify: z.enum(['sources']).optional().meta({
     description:
       '`sources` adds, per recorded brain file, whether it changed since (missing counts as changed); per path the compile found missing, whether it appeared since; per directory listing it relied on, whether its files changed, and which were added or removed when the names were recorded.',
@@ -260,8 +305,9 @@ export const RunSummarySchema = TraceEventSchema.pick({
   outcome: true,
   chars: true,
 }).extend({
+  caller: z.string().optional().meta({ description: 'The caller whose event this is (absent without tokens, and before callers were named)' }),
   promptSha256: z.string().nullable(),
-  events: z.number().int().meta({ description: 'Events of the run within retention' }),
+  events: z.number().int().meta({ description: 'Events of the run within retention (of this caller’s, unless it reads every caller’s runs)' }),
 }).meta({ id: 'RunSummary', description: 'A run described by its most recent event, plus totals' });
 
 export const RunListSchema = z.object({
@@ -269,21 +315,9 @@ export const RunListSchema = z.object({
   nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
 }).meta({ id: 'RunList' });
 
-const wholeNumber = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d{1,6}$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
 export const RunListQuerySchema = z.object({
   limit: wholeNumber(1, 100).default(20).meta({ description: 'Runs per page (1-100, default 20)' }),
-  cursor: z
-    .string()
-    .max(256)
-    .regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor from a previous page')
-    .optional()
-    .meta({ description: '`nextCursor` of the previous page' }),
+  cursor: Cursor.optional().meta({ description: '`nextCursor` of the previous page' }),
   persona: PersonaIdSchema.optional(),
   worker: WorkerIdSchema.optional(),
   status: wholeNumber(100, 599).optional().meta({ description: 'The HTTP status delivered, e.g. 200, 304, 422, 503' }),

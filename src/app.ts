@@ -9,6 +9,7 @@ import { brainPlugin } from './http/brain.js';
 import { cachesPlugin } from './http/caches.js';
 import { connectionsPlugin } from './http/connections.js';
 import { correlationPlugin } from './http/correlation.js';
+import { hostGuardPlugin } from './http/host-guard.js';
 import { metricsPlugin } from './http/metrics.js';
 import { openapiPlugin } from './http/openapi.js';
 import { pressurePlugin } from './http/pressure.js';
@@ -118,9 +119,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // First: every answer, shed or refused ones included, carries x-request-id.
   await app.register(correlationPlugin);
   await app.register(metricsPlugin);
+  // Before any work: a page on a rebound name gets nothing from a service without tokens.
+  await app.register(hostGuardPlugin, { tokens: config.callers.length > 0, allowedHosts: config.allowedHosts });
   // First of the request hooks: an overloaded replica refuses before doing any work.
   await app.register(pressurePlugin, config.pressure);
-  await app.register(authPlugin, { tokens: config.tokens });
+  await app.register(authPlugin, { callers: config.callers });
   await app.register(connectionsPlugin, { maxConnections: config.maxConnections, headersTimeoutMs: config.headersTimeoutMs });
   await app.register(rateLimitPlugin, config.rateLimit);
   await app.register(cachesPlugin, { caches: options.caches ?? createCaches() });

@@ -8,10 +8,11 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { pino } from 'pino';
 import { ContextCompilerError, createClient } from './client.js';
 import { formatTrace } from './cli/format-trace.js';
+import { terminalJson, terminalText } from './cli/terminal-text.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ProblemError } from './errors.js';
 import { isSafeId } from '../schemas/ids.js';
-import type { RunTrace } from '../schemas/trace.js';
+import { DEFAULT_TRACE_PAGE_EVENTS, MAX_TRACE_PAGE_EVENTS, type RunTrace } from '../schemas/trace.js';
 
 const HELP = `Usage: context-compiler <command> [options]
 
@@ -37,18 +38,23 @@ Commands:
                                  bytes, tokens, the line range read when only part was taken, the
                                  blocks it became and its share of the budget. Takes the compile
                                  options; --json prints the HUD as JSON.
-  trace <runId>                  Print every traced event of a run, from the trace store the service
-                                 is configured with (TRACE_DATABASE_URL, else TRACE_DIR).
+  trace <runId>                  Print every traced event of a run, a page at a time, from the trace
+                                 store the service is configured with (TRACE_DATABASE_URL, else TRACE_DIR).
       --dir <dir>                Read the trace files in this directory instead.
       --url <url>                Ask a running service instead (default: CONTEXT_COMPILER_URL unless
                                  --dir is given; token from CONTEXT_COMPILER_TOKEN).
       --verify-sources           With --url: mark brain files that changed since the run, paths
                                  that appeared and directories whose files changed.
       --prompts                  Also print the exact delivered prompts.
-      --json                     Print the trace as JSON.
+      --limit <n>                Events per page (1-100, default 20).
+      --cursor <cursor>          Start at this page (a nextCursor printed before).
+      --json                     Print one page as JSON (the first, or --cursor's), with its nextCursor.
   migrate                        Create or migrate the PostgreSQL trace tables (TRACE_DATABASE_URL or
                                  TRACE_DATABASE_URL_FILE); the service also does it at start.
   help                           Show this help.
+
+Text from a trace, a brain or a service is printed inert: terminal escape sequences, control
+and bidi characters are shown as markers such as ⟨U+001B⟩ (in JSON, as \\u escapes).
 
 Exit status: 0 on success, 1 on a failed command, 2 on a usage error.`;
 
@@ -73,6 +79,8 @@ const OPTIONS = {
   url: { type: 'string' },
   'verify-sources': { type: 'boolean' },
   prompts: { type: 'boolean' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -85,32 +93,66 @@ function write(text: string): Promise<void> {
   });
 }
 
+/** Every printer goes through these: text from a trace, a brain or a service reaches the terminal inert. */
+const print = (text: string) => write(terminalText(text));
+const printJson = (value: unknown) => write(`${terminalJson(value)}\n`);
+const printError = (text: string) => void process.stderr.write(terminalText(text));
+
+/** One page of a run, from a service or a store: what `trace` needs of either. */
+type PageReader = (cursor: string | undefined) => Promise<RunTrace | null>;
+
 async function trace(runId: string | undefined, values: Values, env: NodeJS.ProcessEnv): Promise<void> {
   if (!runId) throw new UsageError('trace needs a run id: context-compiler trace <runId>');
   if (!isSafeId(runId)) throw new UsageError(`"${runId}" is not a run id ([A-Za-z0-9_:-], at most 128 characters)`);
-  let run: RunTrace | null;
+  const limit = values.limit === undefined ? DEFAULT_TRACE_PAGE_EVENTS : Number(values.limit);
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_TRACE_PAGE_EVENTS)) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_TRACE_PAGE_EVENTS}`);
   // An explicit --dir beats a service URL that is only in the environment.
   const url = values.url ?? (values.dir === undefined ? env['CONTEXT_COMPILER_URL'] : undefined);
+  let read: PageReader;
+  let close: () => Promise<void>;
   if (url) {
     const client = createClient({ baseUrl: url, ...(env['CONTEXT_COMPILER_TOKEN'] ? { token: env['CONTEXT_COMPILER_TOKEN'] } : {}) });
-    try {
-      run = await client.trace(runId, { verifySources: values['verify-sources'] === true });
-    } finally {
-      await client.close();
-    }
+    read = async (cursor) => {
+      try {
+        return await client.trace(runId, { verifySources: values['verify-sources'] === true, limit, ...(cursor === undefined ? {} : { cursor }) });
+      } catch (error) {
+        if (error instanceof ContextCompilerError && error.status === 404) return null;
+        throw error;
+      }
+    };
+    close = () => client.close();
   } else {
     const { createTraceStoreFromConfig } = await import('./io/trace/index.js');
     // --dir reads trace files even where the service is configured for a database.
     const config = loadConfig({ ...env, ...(values.dir ? { TRACE_DIR: values.dir, TRACE_DATABASE_URL: '', TRACE_DATABASE_URL_FILE: '' } : {}) });
     const store = createTraceStoreFromConfig(config, pino({ level: 'silent' }));
-    try {
-      run = (await store.readRun(runId)) as RunTrace | null;
-    } finally {
-      await store.close();
-    }
+    // The person at the store's files or database reads every caller's runs.
+    read = async (cursor) => (await store.readRun(runId, { limit, ...(cursor === undefined ? {} : { cursor }) })) as RunTrace | null;
+    close = () => store.close();
   }
-  if (!run) throw new Error(`no run ${runId} in the trace store`);
-  await write(values.json ? `${JSON.stringify(run, null, 2)}\n` : formatTrace(run, { prompts: values.prompts === true }));
+  try {
+    let cursor = values.cursor;
+    let first = 1;
+    // One page in memory at a time, whatever the run holds.
+    for (;;) {
+      const page = await read(cursor);
+      if (!page) {
+        if (cursor === values.cursor) throw new Error(`no run ${runId} in the trace store`);
+        break;
+      }
+      if (values.json) {
+        await printJson(page);
+        break;
+      }
+      await print(formatTrace(page, { prompts: values.prompts === true, first }));
+      if (page.nextCursor === null) break;
+      await print(`\n(next page: --cursor ${page.nextCursor})\n\n`);
+      first += page.events.length;
+      cursor = page.nextCursor;
+    }
+  } finally {
+    await close();
+  }
 }
 
 async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
@@ -126,7 +168,7 @@ async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
     // The message says what failed and its code, never where the database is or how to log in.
     throw new Error(`trace database: ${(error as Error).message}`);
   }
-  await write(
+  await print(
     result.applied.length > 0
       ? `trace schema migrated to version ${result.version} (applied ${result.applied.join(', ')})\n`
       : `trace schema already at version ${result.version}\n`,
@@ -165,14 +207,16 @@ async function compile(values: Values, env: NodeJS.ProcessEnv, command: 'compile
   if (command === 'hud') {
     const { formatHud } = await import('./cli/format-hud.js');
     const heading = `HUD of ${values.persona ? `persona ${values.persona}` : `worker ${values.worker}`}`;
-    await write(values.json ? `${JSON.stringify(result.hud, null, 2)}\n` : formatHud(result.hud, heading));
-    for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+    await (values.json ? printJson(result.hud) : print(formatHud(result.hud, heading)));
+    for (const warning of result.warnings) printError(`warning: ${warning}\n`);
     return;
   }
-  // Byte for byte what `?format=text` returns; a terminal gets a final
-  // newline too, so the shell prompt starts on a line of its own.
-  await write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.instructions}${process.stdout.isTTY ? '\n' : ''}`);
-  for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+  if (values.json) await printJson(result);
+  // A terminal gets the instructions inert, and a final newline so the shell prompt starts on
+  // a line of its own; a pipe gets them byte for byte, as `?format=text` returns them.
+  else if (process.stdout.isTTY) await print(`${result.instructions}\n`);
+  else await write(result.instructions);
+  for (const warning of result.warnings) printError(`warning: ${warning}\n`);
 }
 
 export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -180,13 +224,13 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`context-compiler: ${(error as Error).message}\n\n${HELP}\n`);
+    printError(`context-compiler: ${(error as Error).message}\n\n${HELP}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
   if (values.help || command === undefined || command === 'help') {
-    await write(`${HELP}\n`);
+    await print(`${HELP}\n`);
     return command === undefined && !values.help ? 2 : 0;
   }
   try {
@@ -211,12 +255,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`context-compiler: ${error.message}\n\n${HELP}\n`);
+      printError(`context-compiler: ${error.message}\n\n${HELP}\n`);
       return 2;
     }
     const message =
       error instanceof ConfigError || error instanceof ContextCompilerError || error instanceof Error ? error.message : String(error);
-    process.stderr.write(`context-compiler: ${message}\n`);
+    printError(`context-compiler: ${message}\n`);
     return 1;
   }
 }

@@ -3,7 +3,9 @@ import { isIP } from 'node:net';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { CallerConfigError, readCallers, type Caller } from './callers.js';
 import { isValidTimeZone } from './core/time.js';
+import { parseAllowedHosts } from './hosts.js';
 
 /** The repository root, whether running from `src/` (tsx, vitest) or `dist/src/`. */
 export const PROJECT_ROOT = resolveProjectRoot();
@@ -92,6 +94,14 @@ const sampleInterval = duration.refine((ms) => ms >= 100 && ms <= 60_000, 'must 
 
 const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an IANA time zone such as UTC or Europe/London');
 
+/**
+ * Connections the kernel may complete before the process accepts them. Past it, Linux drops
+ * a newcomer's SYN and the client sends it again a second later: Node's default (511) is
+ * smaller than a reconnect burst; 4096 is the kernel's own default cap (`net.core.somaxconn`)
+ * since Linux 5.4.
+ */
+const DEFAULT_LISTEN_BACKLOG = 4096;
+
 const EnvSchema = z.object({
   PORT: integer(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -101,6 +111,16 @@ const EnvSchema = z.object({
   TRACE_RETENTION: duration.default(7 * 86_400_000),
   CONTEXT_COMPILER_TOKENS: z.string().optional(),
   CONTEXT_COMPILER_TOKENS_FILE: z.string().min(1).optional(),
+  CONTEXT_COMPILER_READ_ALL: z.string().optional(),
+  ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const parsed = parseAllowedHosts(value ?? '');
+      if ('hosts' in parsed) return parsed.hosts;
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(parsed.invalid)} is not a host name: give names such as api.example.com or 10.0.0.5, comma-separated, without ports` });
+      return z.NEVER;
+    }),
   TRACE_SIGNING_KEY: z.string().optional(),
   TRACE_SIGNING_KEY_FILE: z.string().min(1).optional(),
   // Checked after the parse by readDatabaseUrl, which never repeats the value (it holds a password).
@@ -118,6 +138,7 @@ const EnvSchema = z.object({
   PROMPT_LIMIT_CHARS: integer(1000, 2_000_000).default(48_000),
   SHUTDOWN_GRACE: timeout(3_600_000, '1h').default(10_000),
   MAX_CONNECTIONS: integer(2, 1_000_000).default(768),
+  LISTEN_BACKLOG: integer(1, 65_535).default(DEFAULT_LISTEN_BACKLOG),
   HEADERS_TIMEOUT: timeout(3_600_000, '1h').default(10_000),
   REQUEST_TIMEOUT: timeout(3_600_000, '1h').default(30_000),
   KEEP_ALIVE_TIMEOUT: timeout(3_600_000, '1h').default(5_000),
@@ -157,7 +178,13 @@ export interface Config {
    * under `traceDir`. Holds a password: never log it or put it in a message.
    */
   readonly traceDatabaseUrl: string | null;
-  readonly tokens: readonly string[];
+  /** One per configured bearer token, with the name trace events record (never the token). Empty: no authentication (loopback only). */
+  readonly callers: readonly Caller[];
+  /**
+   * Host names served besides the loopback ones (`ALLOWED_HOSTS`): without tokens, requests
+   * naming another `Host` are refused (DNS rebinding); with tokens, only when this is set.
+   */
+  readonly allowedHosts: readonly string[];
   readonly rateLimit: { readonly max: number; readonly windowMs: number };
   readonly bodyLimit: number;
   readonly logLevel: (typeof LOG_LEVELS)[number];
@@ -166,6 +193,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Sockets open at once; at the cap the oldest one without a request in flight is closed for a newcomer. */
   readonly maxConnections: number;
+  /** The listen backlog: connections the kernel queues until they are accepted (capped by `net.core.somaxconn`). */
+  readonly listenBacklog: number;
   /** A new socket must send a complete request head within this; later heads, within this of their first byte. */
   readonly headersTimeoutMs: number;
   /** A whole request (head and body) must arrive within this; also the longest a request in flight may be silent. */
@@ -232,10 +261,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       `invalid configuration\n  HEADERS_TIMEOUT: must not be longer than REQUEST_TIMEOUT (${vars.REQUEST_TIMEOUT} ms) (got ${JSON.stringify(env['HEADERS_TIMEOUT'] ?? '')})`,
     );
   }
-  const tokens = readTokens(vars.CONTEXT_COMPILER_TOKENS, vars.CONTEXT_COMPILER_TOKENS_FILE);
+  let callers: Caller[];
+  try {
+    callers = readCallers(vars.CONTEXT_COMPILER_TOKENS, vars.CONTEXT_COMPILER_TOKENS_FILE, vars.CONTEXT_COMPILER_READ_ALL);
+  } catch (error) {
+    if (error instanceof CallerConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
   const traceSigningKey = readSigningKey(vars.TRACE_SIGNING_KEY, vars.TRACE_SIGNING_KEY_FILE);
   const traceDatabaseUrl = readDatabaseUrl(vars.TRACE_DATABASE_URL, vars.TRACE_DATABASE_URL_FILE);
-  if (tokens.length === 0 && !isLoopback(vars.HOST)) {
+  if (callers.length === 0 && !isLoopback(vars.HOST)) {
     throw new ConfigError(
       `HOST=${vars.HOST} would expose the service without authentication; ` +
         'set CONTEXT_COMPILER_TOKENS (or CONTEXT_COMPILER_TOKENS_FILE), or bind HOST to a loopback address',
@@ -250,7 +285,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     traceRetentionMs: vars.TRACE_RETENTION,
     traceSigningKey,
     traceDatabaseUrl,
-    tokens: Object.freeze(tokens),
+    callers: Object.freeze(callers),
+    allowedHosts: Object.freeze(vars.ALLOWED_HOSTS ?? []),
     rateLimit: Object.freeze({ max: vars.RATE_LIMIT_MAX, windowMs: vars.RATE_LIMIT_WINDOW }),
     bodyLimit: vars.BODY_LIMIT,
     logLevel: vars.LOG_LEVEL,
@@ -258,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     promptLimitChars: vars.PROMPT_LIMIT_CHARS,
     shutdownGraceMs: vars.SHUTDOWN_GRACE,
     maxConnections: vars.MAX_CONNECTIONS,
+    listenBacklog: vars.LISTEN_BACKLOG,
     headersTimeoutMs: vars.HEADERS_TIMEOUT,
     requestTimeoutMs: vars.REQUEST_TIMEOUT,
     keepAliveTimeoutMs: vars.KEEP_ALIVE_TIMEOUT,
@@ -271,40 +308,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
     workers: vars.WORKERS,
   });
-}
-
-function readTokens(inline: string | undefined, file: string | undefined): string[] {
-  const tokens = tokensIn(inline ?? '');
-  if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new ConfigError(`CONTEXT_COMPILER_TOKENS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    const fromFile = tokensIn(text);
-    // A file of comments alone would otherwise turn authentication off without a word.
-    if (fromFile.length === 0) {
-      throw new ConfigError(`CONTEXT_COMPILER_TOKENS_FILE: ${file} holds no token (only blank lines or comments); put one token per line, or unset the variable`);
-    }
-    tokens.push(...fromFile);
-  }
-  for (const token of tokens) {
-    if (token.length < 16 || /\s/.test(token)) {
-      throw new ConfigError(
-        `${file ? 'CONTEXT_COMPILER_TOKENS_FILE' : 'CONTEXT_COMPILER_TOKENS'}: every token must be at least 16 characters without spaces`,
-      );
-    }
-  }
-  return [...new Set(tokens)];
-}
-
-/** Tokens separated by commas or newlines; blank entries and `#` comments are not tokens. */
-function tokensIn(text: string): string[] {
-  return text
-    .split(/[,\n]/)
-    .map((token) => token.trim())
-    .filter((token) => token.length > 0 && !token.startsWith('#'));
 }
 
 /** Enough for HMAC-SHA256 from a random string: 32 characters (e.g. `openssl rand -hex 32` gives 64). */
@@ -384,14 +387,18 @@ export function describeConfig(config: Config): Record<string, unknown> {
       config.traceDatabaseUrl === null
         ? { backend: 'files', dir: config.traceDir, retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null }
         : { backend: 'postgres', ...databaseLocation(config.traceDatabaseUrl), retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null },
-    auth: config.tokens.length > 0 ? 'on' : 'off',
-    tokenCount: config.tokens.length,
+    auth: config.callers.length > 0 ? 'on' : 'off',
+    tokenCount: config.callers.length,
+    // Names, never tokens: what trace events record.
+    callers: config.callers.map((caller) => (caller.readAll ? `${caller.name} (read-all)` : caller.name)),
+    allowedHosts: config.allowedHosts,
     limits: {
       rateLimitMax: config.rateLimit.max,
       rateLimitWindowMs: config.rateLimit.windowMs,
       bodyLimit: config.bodyLimit,
       promptLimitChars: config.promptLimitChars,
       maxConnections: config.maxConnections,
+      listenBacklog: config.listenBacklog,
     },
     timeouts: {
       headersMs: config.headersTimeoutMs,

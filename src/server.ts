@@ -26,6 +26,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     return;
   }
   warnIfDescriptorsShort(config, log);
+  warnIfBacklogCapped(config, log);
   const app = await buildApp(config, { logger: log });
 
   // SHUTDOWN_GRACE bounds the requests in flight; the flush margin, the trace store's last batch.
@@ -66,7 +67,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
 
   try {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host, backlog: config.listenBacklog });
   } catch (error) {
     log.fatal({ err: error }, 'could not listen');
     process.exit(1);
@@ -151,10 +152,28 @@ function warnIfDescriptorsShort(config: Config, log: Logger): void {
   );
 }
 
+/**
+ * Linux silently caps the listen backlog at `net.core.somaxconn`: a burst past the cap has
+ * its SYNs dropped, and each of those callers (a probe among them) waits a second to retry.
+ */
+function warnIfBacklogCapped(config: Config, log: Logger): void {
+  const somaxconn = readNumber('/proc/sys/net/core/somaxconn', /^(\d+)\s*$/);
+  if (somaxconn === null || config.listenBacklog <= somaxconn) return;
+  log.warn(
+    { listenBacklog: config.listenBacklog, somaxconn },
+    'LISTEN_BACKLOG is above net.core.somaxconn, which caps it: raise the sysctl or a connection burst past it waits a second for a SYN retransmit',
+  );
+}
+
 /** The soft RLIMIT_NOFILE, from /proc (Linux); null where it cannot be read or is unlimited. */
 function openFilesLimit(): number | null {
+  return readNumber('/proc/self/limits', /^Max open files\s+(\d+)/m);
+}
+
+/** The number `pattern` captures in a /proc file; null where it cannot be read. */
+function readNumber(path: string, pattern: RegExp): number | null {
   try {
-    const match = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    const match = pattern.exec(readFileSync(path, 'utf8'));
     return match ? Number(match[1]) : null;
   } catch {
     return null;

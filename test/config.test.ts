@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EXAMPLE_BRAIN, isLoopback, loadConfig, parseDuration } from '../src/config.js';
+import { derivedCallerName } from '../src/callers.js';
+import { sha256Hex } from '../src/core/digest.js';
+import { ConfigError, describeConfig, EXAMPLE_BRAIN, isLoopback, loadConfig, parseDuration } from '../src/config.js';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
 
 describe('loadConfig', () => {
@@ -13,13 +15,15 @@ describe('loadConfig', () => {
       brainRoot: EXAMPLE_BRAIN,
       brainRevalidate: 'auto',
       traceRetentionMs: 7 * 86_400_000,
-      tokens: [],
+      callers: [],
+      allowedHosts: [],
       rateLimit: { max: 600, windowMs: 60_000 },
       bodyLimit: 262_144,
       logLevel: 'info',
       defaultTimezone: 'UTC',
       shutdownGraceMs: 10_000,
       maxConnections: 768,
+      listenBacklog: 4096,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
@@ -30,6 +34,7 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
     expect(loadConfig({ WORKERS: '4' }).workers).toBe(4);
     expect(loadConfig({ BRAIN_REVALIDATE: 'async' }).brainRevalidate).toBe('async');
+    expect(loadConfig({ LISTEN_BACKLOG: '8192' }).listenBacklog).toBe(8192);
   });
 
   it('opts in to voice write tools and cross-lingual replies only with an explicit true', () => {
@@ -48,6 +53,9 @@ describe('loadConfig', () => {
     ['DEFAULT_TIMEZONE', 'Mars/Olympus_Mons'],
     ['MAX_CONNECTIONS', '1'],
     ['MAX_CONNECTIONS', 'many'],
+    ['LISTEN_BACKLOG', '0'],
+    ['LISTEN_BACKLOG', '65536'],
+    ['LISTEN_BACKLOG', 'lots'],
     ['HEADERS_TIMEOUT', '10'],
     ['KEEP_ALIVE_TIMEOUT', '0s'],
     ['REQUEST_TIMEOUT', '2h'],
@@ -77,7 +85,49 @@ describe('loadConfig', () => {
   it('reads tokens from a file, one per line, ignoring comments', async () => {
     const file = join(await tempDir(), 'tokens');
     await writeFile(file, `# voice server\n${TEST_TOKEN}\n\nsecond-token-abcdefghijkl\n`);
-    expect(loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file }).tokens).toEqual([TEST_TOKEN, 'second-token-abcdefghijkl']);
+    expect(loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file }).callers.map((caller) => caller.token)).toEqual([TEST_TOKEN, 'second-token-abcdefghijkl']);
+  });
+
+  it('names tokens given as name:token, and gives an unnamed one a stable name that is not the token', async () => {
+    const file = join(await tempDir(), 'tokens');
+    await writeFile(file, `# the voice server\nvoice:${TEST_TOKEN}\nsecond-token-abcdefghijkl\n`);
+    const { callers } = loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file, CONTEXT_COMPILER_TOKENS: 'chat-host:chat-token-0123456789abcdef' });
+    expect(callers.map(({ name, token }) => [name, token])).toEqual([
+      ['chat-host', 'chat-token-0123456789abcdef'],
+      ['voice', TEST_TOKEN],
+      [`token-${sha256Hex('second-token-abcdefghijkl').slice(0, 8)}`, 'second-token-abcdefghijkl'],
+    ]);
+    expect(derivedCallerName('second-token-abcdefghijkl')).toBe(callers[2]!.name);
+    expect(callers[2]!.name).not.toContain('second-token');
+    // Several callers: none reads the others' runs unless granted.
+    expect(callers.map((caller) => caller.readAll)).toEqual([false, false, false]);
+    expect(JSON.stringify(describeConfig(loadConfig({ CONTEXT_COMPILER_TOKENS_FILE: file })))).not.toContain(TEST_TOKEN);
+  });
+
+  it('grants read-all to the names CONTEXT_COMPILER_READ_ALL lists, and always to a sole caller', () => {
+    const two = `voice:${TEST_TOKEN},ops:ops-token-0123456789abcdef`;
+    expect(loadConfig({ CONTEXT_COMPILER_TOKENS: two, CONTEXT_COMPILER_READ_ALL: 'ops' }).callers.map((caller) => [caller.name, caller.readAll])).toEqual([
+      ['voice', false],
+      ['ops', true],
+    ]);
+    expect(loadConfig({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN }).callers[0]!.readAll).toBe(true);
+    expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS: two, CONTEXT_COMPILER_READ_ALL: 'nobody' })).toThrow(/^CONTEXT_COMPILER_READ_ALL: no token is named "nobody" \(the names are voice, ops\)/);
+    expect(() => loadConfig({ CONTEXT_COMPILER_READ_ALL: 'ops' })).toThrow(/CONTEXT_COMPILER_READ_ALL: .*no token is configured/);
+  });
+
+  it('refuses two names for one token, one name for two tokens, and a short token after its name', () => {
+    expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS: `a:${TEST_TOKEN},b:${TEST_TOKEN}` })).toThrow(/CONTEXT_COMPILER_TOKENS: one token is given two names \(a and b\)/);
+    expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS: `a:${TEST_TOKEN},a:${TEST_TOKEN}x` })).toThrow(/two tokens are named a/);
+    expect(() => loadConfig({ CONTEXT_COMPILER_TOKENS: 'voice:short' })).toThrow(/CONTEXT_COMPILER_TOKENS: every token must be at least 16 characters/);
+    // The same token listed twice under one name is one caller.
+    expect(loadConfig({ CONTEXT_COMPILER_TOKENS: `a:${TEST_TOKEN},a:${TEST_TOKEN}` }).callers).toHaveLength(1);
+  });
+
+  it('reads ALLOWED_HOSTS as host names without ports, and names the variable for anything else', () => {
+    expect(loadConfig({ ALLOWED_HOSTS: 'Context.Internal, 10.0.0.5,[::1],context.internal' }).allowedHosts).toEqual(['context.internal', '10.0.0.5', '[::1]']);
+    for (const value of ['context.internal:8080', 'http://context.internal', 'a b', '*', '-bad.example', '[::1']) {
+      expect(() => loadConfig({ ALLOWED_HOSTS: value }), value).toThrow(/^invalid configuration\n {2}ALLOWED_HOSTS: .* is not a host name/);
+    }
   });
 
   it('refuses a tokens file that holds no token (only comments or blank lines), naming the file, even beside inline tokens', async () => {

@@ -51,6 +51,16 @@ describe('layout', () => {
     expect(outside(found, (target) => target === 'undici' || target.startsWith('packages/client/src/'))).toEqual([]);
   });
 
+  it('the providers’ SDKs are dev dependencies that type-check tests only: nothing that ships imports them', async () => {
+    const sdk = (target: string) => target === 'openai' || target.startsWith('openai/') || target.startsWith('@google/genai');
+    for (const dir of ['src', 'routes', 'schemas', 'bench', 'packages/client/src']) {
+      expect((await imports(dir)).filter(({ target }) => sdk(target)).map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
+    }
+    const manifest = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+    expect(Object.keys(manifest.dependencies ?? {}).filter(sdk)).toEqual([]);
+    expect(Object.keys(manifest.devDependencies ?? {}).filter(sdk).sort()).toEqual(['@google/genai', 'openai']);
+  });
+
   it('routes/ map HTTP to compile jobs: no route touches the file system itself but the viewer’s static files', async () => {
     const direct = (await imports('routes')).filter(({ file, target }) => file !== 'routes/ui.ts' && /^node:fs/.test(target));
     expect(direct.map(({ file, target }) => `${file} → ${target}`)).toEqual([]);

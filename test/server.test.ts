@@ -85,7 +85,7 @@ describe('server process', () => {
       traces: { backend: 'files', dir: join(dir, 'traces'), retentionMs: 7 * 86_400_000, signed: true },
       auth: 'on',
       tokenCount: 2,
-      limits: { rateLimitMax: 900, rateLimitWindowMs: 60_000, bodyLimit: 262_144, promptLimitChars: 48_000, maxConnections: 768 },
+      limits: { rateLimitMax: 900, rateLimitWindowMs: 60_000, bodyLimit: 262_144, promptLimitChars: 48_000, maxConnections: 768, listenBacklog: 4096 },
       timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, shutdownGraceMs: 10_000 },
       pressure: { maxEventLoopDelayMs: 200, maxEventLoopUtilization: 0, maxHeapUsedBytes: 'auto', sampleIntervalMs: 1000 },
     });

@@ -9,6 +9,8 @@ import { table } from './table.js';
 export interface FormatOptions {
   /** Print the exact delivered prompts after each event. */
   prompts?: boolean;
+  /** The number of the page's first event in the run (1 for the first page). */
+  first?: number;
 }
 
 interface BoundaryLike {
@@ -49,19 +51,32 @@ function eventVerdict(event: RunTrace['events'][number]): string {
   return 'PROMPTS DO NOT MATCH THEIR DIGESTS';
 }
 
-/** One run as plain text, events in order. */
+/** The line a page opens with: the whole run when it is one page, else which of its events. */
+function heading(trace: RunTrace, first: number): string {
+  const count = trace.events.length;
+  if (first === 1 && trace.nextCursor === null) return `run ${trace.runId} — ${count} event${count === 1 ? '' : 's'}`;
+  const which = count === 0 ? 'no more events' : `events ${first}–${first + count - 1}`;
+  return `run ${trace.runId} — ${which}${trace.nextCursor === null ? ', the last' : ', more follow'}`;
+}
+
+/**
+ * One page of a run as plain text, events in order (numbered from `options.first`), with
+ * what the chains around them say. Text from the trace is printed as it is: the CLI makes it
+ * inert for a terminal (`terminal-text.ts`).
+ */
 export function formatTrace(trace: RunTrace, options: FormatOptions = {}): string {
-  const lines = [`run ${trace.runId} — ${trace.events.length} event${trace.events.length === 1 ? '' : 's'}`, CHAIN[trace.chain.status]];
+  const first = options.first ?? 1;
+  const lines = [heading(trace, first), CHAIN[trace.chain.status]];
   for (const problem of trace.chain.problems) lines.push(`  problem: ${problem}`);
   for (const note of trace.chain.notes) lines.push(`  note: ${note}`);
   trace.events.forEach((event, index) => {
     lines.push('');
     const verified = eventVerdict(event);
     lines.push(
-      `#${index + 1} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
+      `#${first + index} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
         `${event.status} ${event.outcome}  ${verified}`,
     );
-    const correlation = [event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`].filter(Boolean);
+    const correlation = [event.caller && `caller ${event.caller}`, event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`].filter(Boolean);
     if (correlation.length > 0) lines.push(`  ${correlation.join('  ')}`);
     if (event.error) lines.push(`  error ${event.error.code} (${event.error.status}): ${event.error.detail}`);
     if (event.blocks && event.blocks.length > 0) {
@@ -119,6 +134,7 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     }
     for (const problem of event.hudRejected ?? []) lines.push(`  HUD REJECTED: ${problem}`);
     for (const warning of event.warnings ?? []) lines.push(`  warning: ${warning}`);
+    if (event.verifySkipped) lines.push(`  SOURCES NOT CHECKED: ${event.verifySkipped}`);
     for (const source of event.sources ?? []) {
       const changed = source.changed ? (source.currentSha256 === null ? '  GONE since' : '  CHANGED since') : source.changed === false ? '  unchanged' : '';
       lines.push(`  source ${source.path} (${source.size} bytes, sha256 ${source.sha256.slice(0, 12)})${changed}`);

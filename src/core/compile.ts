@@ -3,7 +3,7 @@ import { countLabelled, planCache, planPrefix, type PieceTokens, type PlannedPre
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { scrubPii } from './pii.js';
-import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine } from './render.js';
+import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine, stripBidi } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, clockLineCuts, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
 import { approxTokens, ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
@@ -131,9 +131,11 @@ export interface Compiler {
 /** Different renderings of one text kept at once (the same text as another kind or source). */
 const MAX_VARIANTS = 4;
 
-function render(kind: BlockKind, source: string, text: string, brainDerived: boolean, recurring: boolean): PreparedBlock | null {
+function render(kind: BlockKind, rawSource: string, text: string, brainDerived: boolean, recurring: boolean): PreparedBlock | null {
   const placement = PLACEMENT[kind];
-  let body = placement.inSystem || placement.authority === 'advisory' || brainDerived ? normaliseText(text) : text;
+  // No bidi control reaches a prompt, from the brain or a caller, in a block's text or its source.
+  const source = stripBidi(rawSource);
+  let body = placement.inSystem || placement.authority === 'advisory' || brainDerived ? normaliseText(text) : stripBidi(text);
   let email = 0;
   let phone = 0;
   if (brainDerived) {

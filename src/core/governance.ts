@@ -56,7 +56,33 @@ export interface Blueprint {
 }
 
 const FRONT_MATTER = /^---[ \t]*\n([\s\S]*?)\n---[ \t]*(?:\n|$)/;
-const REVISION_LINE = /^revision:[ \t]*(.*?)[ \t]*$/m;
+
+const isBlank = (code: number) => code === 0x20 || code === 0x09;
+const isLineTerminator = (code: number) => code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029;
+
+/**
+ * The value of the first `revision:` line of front matter, blank space around it trimmed and
+ * one pair of matching quotes removed; undefined without one. One scan: the pattern it replaces
+ * (`/^revision:[ \t]*(.*?)[ \t]*$/m`) backtracked quadratically on a long run of spaces (issue 27).
+ */
+export function frontMatterRevision(frontMatter: string): string | undefined {
+  let lineStart = 0;
+  while (lineStart <= frontMatter.length) {
+    let lineEnd = lineStart;
+    while (lineEnd < frontMatter.length && !isLineTerminator(frontMatter.charCodeAt(lineEnd))) lineEnd++;
+    if (frontMatter.startsWith('revision:', lineStart)) {
+      let start = lineStart + 'revision:'.length;
+      let end = lineEnd;
+      while (start < end && isBlank(frontMatter.charCodeAt(start))) start++;
+      while (end > start && isBlank(frontMatter.charCodeAt(end - 1))) end--;
+      const value = frontMatter.slice(start, end);
+      const quote = value[0];
+      return value.length >= 2 && (quote === '"' || quote === "'") && value.endsWith(quote) ? value.slice(1, -1) : value;
+    }
+    lineStart = lineEnd + 1;
+  }
+  return undefined;
+}
 
 /**
  * Splits `platform/blueprint.md` into its revision and its body. Front matter is a first
@@ -70,7 +96,7 @@ export function parseBlueprint(text: string, fileSha256: string): Blueprint {
   const match = FRONT_MATTER.exec(text);
   if (!match) return { revision: digest, revisionFrom: 'sha256', body: text };
   const body = text.slice(match[0].length);
-  const named = REVISION_LINE.exec(match[1]!)?.[1]?.replace(/^(["'])(.*)\1$/, '$2');
+  const named = frontMatterRevision(match[1]!);
   if (named === undefined || named === '') return { revision: digest, revisionFrom: 'sha256', body };
   if (!REVISION_PATTERN.test(named)) {
     return { revision: digest, revisionFrom: 'sha256', body, warning: `${BLUEPRINT_PATH}: front matter revision is not a token ([A-Za-z0-9._:+-], at most 64); the revision is its digest` };

@@ -7,6 +7,8 @@
  * against many queries (`rankIndexedMemoryNotes`), in the same order as the plain notes.
  */
 
+import { isRegexSpace } from './text.js';
+
 export interface MemoryNote {
   /** `workers/<worker>/memory/<file>.md#<heading-slug>`. */
   source: string;
@@ -21,39 +23,91 @@ const STOPWORDS: ReadonlySet<string> = new Set(
   ),
 );
 
-function slugify(heading: string): string {
-  return heading
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/, '');
+/** `text` without the dashes at its ends. */
+function trimDashes(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) === 0x2d) start++;
+  while (end > start && text.charCodeAt(end - 1) === 0x2d) end--;
+  return text.slice(start, end);
 }
 
-/** Splits one memory file into its `## ` entries, in file order, each with a unique anchor. */
-export function parseMemoryNotes(path: string, text: string): MemoryNote[] {
+function slugify(heading: string): string {
+  return trimDashes(trimDashes(heading.toLowerCase().replace(/[^a-z0-9]+/g, '-')).slice(0, 64));
+}
+
+const isLineTerminator = (code: number) => code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029;
+
+/**
+ * The text of a `## ` heading line, without its closing `#`s and the blank space around them;
+ * undefined for any other line. What `/^## +(.*?)\s*#*\s*$/` captured, in one scan each
+ * way (that pattern backtracked polynomially on a long run of spaces: issue 27).
+ */
+export function noteHeading(line: string): string | undefined {
+  if (!line.startsWith('## ')) return undefined;
+  let start = 3;
+  while (line.charCodeAt(start) === 0x20) start++;
+  let end = line.length;
+  while (end > start && isRegexSpace(line.charCodeAt(end - 1))) end--;
+  const hashes = end;
+  while (end > start && line.charCodeAt(end - 1) === 0x23) end--;
+  if (end < hashes) while (end > start && isRegexSpace(line.charCodeAt(end - 1))) end--;
+  for (let at = start; at < end; at++) if (isLineTerminator(line.charCodeAt(at))) return undefined;
+  return line.slice(start, end);
+}
+
+/** A file's notes: the newest `maxNotes` of them (the last), and how many it holds in all. */
+export interface ParsedMemoryNotes {
+  notes: MemoryNote[];
+  total: number;
+}
+
+/**
+ * Splits one memory file into its `## ` entries, in file order, each with a unique anchor; at
+ * most `maxNotes`, the newest (last) kept, so what is parsed stays bounded whatever the file
+ * holds. Anchors are numbered over the whole file, so a note keeps its anchor when older ones
+ * are left out. Linear in the text.
+ */
+export function parseMemoryNotesBounded(path: string, text: string, maxNotes = Infinity): ParsedMemoryNotes {
+  const lines = text.split('\n');
+  let total = 0;
+  for (const line of lines) if (line.startsWith('## ') && noteHeading(line) !== undefined) total++;
+  const firstKept = Math.max(0, total - maxNotes);
   const notes: MemoryNote[] = [];
   const used = new Set<string>();
-  let current: { heading: string; lines: string[] } | undefined;
+  // Per base slug, the suffix to try next: every smaller one is taken, so each is tried once.
+  const nextSuffix = new Map<string, number>();
+  let seen = 0;
+  let current: { heading: string; anchor: string; lines: string[] } | undefined;
   const flush = () => {
-    if (!current) return;
-    const base = slugify(current.heading) || `note-${notes.length + 1}`;
-    let anchor = base;
-    for (let n = 2; used.has(anchor); n++) anchor = `${base}-${n}`;
-    used.add(anchor);
-    notes.push({ source: `${path}#${anchor}`, heading: current.heading, text: current.lines.join('\n').trim() });
+    if (current) notes.push({ source: `${path}#${current.anchor}`, heading: current.heading, text: current.lines.join('\n').trim() });
   };
-  for (const line of text.split('\n')) {
-    const heading = /^## +(.*?)\s*#*\s*$/.exec(line);
-    if (heading) {
+  for (const line of lines) {
+    const heading = line.startsWith('## ') ? noteHeading(line) : undefined;
+    if (heading !== undefined) {
       flush();
-      current = { heading: heading[1]!, lines: [line.trimEnd()] };
+      seen++;
+      const base = slugify(heading) || `note-${seen}`;
+      let anchor = base;
+      if (used.has(anchor)) {
+        let n = nextSuffix.get(base) ?? 2;
+        while (used.has(`${base}-${n}`)) n++;
+        nextSuffix.set(base, n + 1);
+        anchor = `${base}-${n}`;
+      }
+      used.add(anchor);
+      current = seen > firstKept ? { heading, anchor, lines: [line.trimEnd()] } : undefined;
     } else if (current) {
       current.lines.push(line);
     }
   }
   flush();
-  return notes;
+  return { notes, total };
+}
+
+/** Splits one memory file into its `## ` entries, in file order, each with a unique anchor. */
+export function parseMemoryNotes(path: string, text: string): MemoryNote[] {
+  return parseMemoryNotesBounded(path, text).notes;
 }
 
 function terms(text: string): Set<string> {
@@ -81,11 +135,13 @@ export function rankMemoryNotes(notes: readonly MemoryNote[], query: string): Me
 export interface MemoryNoteIndex {
   readonly notes: readonly MemoryNote[];
   readonly words: ReadonlyMap<string, ReadonlyArray<readonly [note: number, weight: number]>>;
+  /** Notes in the file, indexed or not (see `maxNotes`). */
+  readonly total: number;
 }
 
-/** `parseMemoryNotes` plus the words ranking compares, worked out once per file. */
-export function indexMemoryNotes(path: string, text: string): MemoryNoteIndex {
-  const notes = parseMemoryNotes(path, text);
+/** `parseMemoryNotesBounded` plus the words ranking compares, worked out once per file. */
+export function indexMemoryNotes(path: string, text: string, maxNotes = Infinity): MemoryNoteIndex {
+  const { notes, total } = parseMemoryNotesBounded(path, text, maxNotes);
   const words = new Map<string, Array<readonly [number, number]>>();
   notes.forEach((note, index) => {
     const heading = terms(note.heading);
@@ -96,7 +152,7 @@ export function indexMemoryNotes(path: string, text: string): MemoryNoteIndex {
       else words.set(word, [posting]);
     }
   });
-  return { notes, words };
+  return { notes, words, total };
 }
 
 /**

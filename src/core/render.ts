@@ -16,8 +16,10 @@ export const LABEL_LINE = /^<<cc ([a-z-]+) \| ([a-z-]+) \| ([^\n]*)>>$/;
 const MARKER_START = /<<(?=\s*cc)/gi;
 const LINE_BREAKS = /\r\n?|[\u0085\u2028\u2029]/g;
 // C0/C1 controls except tab and newline, DEL, and invisible format characters that can
-// hide text from a reader (zero-width space, word joiner, bidi overrides, BOM).
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+// hide text from a reader (zero-width space, word joiner, bidi marks, overrides and isolates, BOM).
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+// The bidi marks, embeddings, overrides and isolates: a reader would see their text reordered.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const UNSAFE_SOURCE = /[^\w.:/#@+=,~-]/g;
 const JSON_LINE_BREAKS = /[\u0085\u2028\u2029]/g;
 
@@ -42,13 +44,23 @@ export function normaliseText(text: string): string {
   return text.replace(LINE_BREAKS, '\n').replace(INVISIBLE, '').replace(LONE_SURROGATE, '\ufffd').trim();
 }
 
+/**
+ * `text` without bidi controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), so
+ * no prompt line displays reordered ("Pay the invoice of $1000 today" for other bytes). The
+ * one cleaning applied to caller content (task, message, evidence), which is otherwise kept
+ * as sent; `normaliseText` removes them too.
+ */
+export function stripBidi(text: string): string {
+  return text.replace(BIDI_CONTROLS, '');
+}
+
 /** Trusted text that cannot contain a label marker. */
 export function escapeTrusted(text: string): string {
   return text.replace(MARKER_START, '<\\<');
 }
 
 /** One line of plain text: line breaks and controls become spaces, runs of spaces collapse. */
-const NEEDS_FLATTENING = /[\u0000-\u001f\u007f-\u009f\u200b\u202a-\u202e\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff]| {2}|^ | $/;
+const NEEDS_FLATTENING = /[\u0000-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff]| {2}|^ | $/;
 
 export function singleLine(text: string, maxChars: number): string {
   if (text.length <= maxChars && !NEEDS_FLATTENING.test(text)) return text;

@@ -6,10 +6,38 @@
 
 export const ELLIPSIS = '…';
 
-// C0/C1 controls, DEL, line/paragraph separators and bidi overrides/isolates: any of them
+// C0/C1 controls, DEL, line/paragraph separators and bidi marks, overrides and isolates: any of them
 // could start a new prompt line or make a line read differently from its bytes.
-const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 const WHITESPACE_RUN = /[\s\u00a0\u2000-\u200b\u202f\u205f\u3000]+/g;
+
+/**
+ * Whether a UTF-16 unit is what a regular expression's `\s` matches (ECMA-262 WhiteSpace and
+ * LineTerminator), for the linear scans that replace patterns which backtracked.
+ */
+export function isRegexSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 ||
+    code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
+}
+
+/** `text` without the spaces and tabs that end each of its `\n`-separated lines. Linear. */
+export function trimLineEnds(text: string): string {
+  let out = '';
+  let from = 0;
+  while (from <= text.length) {
+    const newline = text.indexOf('\n', from);
+    const end = newline === -1 ? text.length : newline;
+    let cut = end;
+    while (cut > from && (text.charCodeAt(cut - 1) === 0x20 || text.charCodeAt(cut - 1) === 0x09)) cut--;
+    out += newline === -1 ? text.slice(from, cut) : `${text.slice(from, cut)}\n`;
+    from = end + 1;
+  }
+  return out;
+}
 
 /** Cuts `text` to at most `maxChars` UTF-16 units without leaving half a surrogate pair. */
 function sliceSafe(text: string, end: number): string {
@@ -44,6 +72,33 @@ export function toSingleLine(text: string, maxChars: number): string {
   const single = bounded.replace(LINE_BREAKING, ' ').replace(WHITESPACE_RUN, ' ').trim();
   if (bounded.length === text.length) return clampLine(single, maxChars);
   return single.length < maxChars ? `${single}${ELLIPSIS}` : clampLine(`${single}${ELLIPSIS}`, maxChars);
+}
+
+/** At most this many chars of brain or caller text in one warning (issue 27). */
+export const WARNING_QUOTE_CHARS = 200;
+
+// Controls, line and paragraph separators, bidi marks, overrides and isolates, zero-width and
+// other invisible format characters: shown as escapes, so a warning reads as its bytes do.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/**
+ * Brain or caller text as a warning quotes it: every control, bidi and invisible character
+ * written as a `\uXXXX` escape (so no terminal escape, line break or override reaches a log,
+ * a CLI or the viewer), clamped to `maxChars` with an ellipsis. Linear; reads at most
+ * `maxChars + 1` chars of `text`.
+ */
+export function quoteForWarning(text: string, maxChars = WARNING_QUOTE_CHARS): string {
+  const escaped = sliceSafe(text, maxChars + 1).replace(UNPRINTABLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return clampLine(text.length > maxChars + 1 ? `${escaped}${ELLIPSIS}` : escaped, maxChars);
+}
+
+/**
+ * Where and what a schema found wrong in a brain file, for a warning: `at /personas: Unrecognized
+ * key: "jupiter"`. Both may come from the file (keys, values), so they are one quote through
+ * `quoteForWarning`: a 64 KiB key cannot make a 64 KiB warning.
+ */
+export function schemaProblem(issue: { readonly path: readonly PropertyKey[]; readonly message: string }): string {
+  return `at ${quoteForWarning(`/${issue.path.map(String).join('/')}: ${issue.message}`)}`;
 }
 
 /**
@@ -99,7 +154,8 @@ export function stripHtmlComments(text: string): string {
   return out + text.slice(from);
 }
 
-const ASCII_MAP: Record<string, string> = {
+/** What `toAscii` writes for each typographic character it maps. */
+export const ASCII_MAP: Readonly<Record<string, string>> = Object.freeze({
   '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '--', '\u2015': '--',
   '\u2212': '-', '\u2043': '-', '\u00ad': '',
   '\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'", '\u00b4': "'",
@@ -115,7 +171,7 @@ const ASCII_MAP: Record<string, string> = {
   '\u00df': 'ss', '\u00e6': 'ae', '\u00c6': 'AE', '\u0153': 'oe', '\u0152': 'OE', '\u00f8': 'o', '\u00d8': 'O',
   '\u0142': 'l', '\u0141': 'L', '\u0111': 'd', '\u0110': 'D', '\u00f0': 'd', '\u00fe': 'th', '\u00de': 'Th',
   '\u2713': 'v', '\u2714': 'v', '\u2717': 'x', '\u2718': 'x',
-};
+});
 
 const MAPPED = new RegExp(`[${Object.keys(ASCII_MAP).filter((key) => key.length === 1).join('').replace(/[\]\\^-]/g, '\\$&')}]`, 'g');
 const COMBINING_MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Caller } from '../callers.js';
 import { ProblemError } from '../errors.js';
 
 declare module 'fastify' {
@@ -10,7 +11,7 @@ declare module 'fastify' {
     public?: boolean;
   }
   interface FastifyRequest {
-    /** The caller's token, as a non-reversible label; null without a configured token. Set by the auth plugin. */
+    /** The caller whose token was presented; null without one (or without configured tokens). Set by the auth plugin. */
     principal: Principal | null;
     /** The matched route's `config.public`, read once per request by the auth plugin (null before it ran). */
     publicRoute: boolean | null;
@@ -22,6 +23,28 @@ declare module 'fastify' {
 export interface Principal {
   /** A short, non-reversible label for the token (for rate-limit keys and logs). */
   readonly id: string;
+  /** The caller's name, as trace events record it (never the token). */
+  readonly name: string;
+  /** May read every caller's runs (CONTEXT_COMPILER_READ_ALL, or the sole caller). */
+  readonly readAll: boolean;
+}
+
+/**
+ * Whose runs a request may read and whose name it appends under: the caller's own, or
+ * every caller's (`caller: null`) — without tokens there is one caller, the machine's own
+ * user, and it reads everything; so does a caller granted read-all.
+ */
+export interface RunScope {
+  /** The name trace events of this request record; undefined without tokens. */
+  readonly caller: string | undefined;
+  /** Only runs and events recorded under this name are visible; null: all of them. */
+  readonly visibleTo: string | null;
+}
+
+export function runScope(request: FastifyRequest): RunScope {
+  const principal = request.principal;
+  if (!principal) return { caller: undefined, visibleTo: null };
+  return { caller: principal.name, visibleTo: principal.readAll ? null : principal.name };
 }
 
 // One-shot hashing (Node >= 20.12) costs a third of a Hash object; both give the same bytes.
@@ -36,8 +59,11 @@ function digest(text: string): Buffer {
  * to a fixed length and every configured token is compared, so the time taken does not
  * depend on where or whether the token matched.
  */
-function createTokenMatcher(tokens: readonly string[]) {
-  const known = tokens.map((token) => ({ hash: digest(token), principal: Object.freeze({ id: `token:${digest(token).toString('hex').slice(0, 12)}` }) }));
+function createTokenMatcher(callers: readonly Caller[]) {
+  const known = callers.map(({ token, name, readAll }) => ({
+    hash: digest(token),
+    principal: Object.freeze({ id: `token:${digest(token).toString('hex').slice(0, 12)}`, name, readAll }),
+  }));
   return function match(authorization: string | undefined): Principal | null {
     if (!authorization || known.length === 0) return null;
     const found = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
@@ -56,16 +82,16 @@ export function isPublicRoute(request: FastifyRequest): boolean {
 }
 
 /**
- * Bearer tokens (SPEC §5): every route but the public ones needs one of `config.tokens`,
+ * Bearer tokens (SPEC §5): every route but the public ones needs one of the callers' tokens,
  * compared in constant time. The route facts every later hook needs (its pattern, whether
  * it is public) and the caller's principal are read once, first thing; a missing or wrong
  * token is refused in `preParsing`, after the rate limit has counted the attempt and before
  * a body is read.
  */
 export const authPlugin = fp(
-  async function authPlugin(app: FastifyInstance, options: { tokens: readonly string[] }) {
-    const matchToken = createTokenMatcher(options.tokens);
-    const authRequired = options.tokens.length > 0;
+  async function authPlugin(app: FastifyInstance, options: { callers: readonly Caller[] }) {
+    const matchToken = createTokenMatcher(options.callers);
+    const authRequired = options.callers.length > 0;
     app.decorateRequest('principal', null);
     app.decorateRequest('publicRoute', null);
     app.decorateRequest('routeUrl', null);

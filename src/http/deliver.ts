@@ -17,6 +17,7 @@ import type { ListingRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
 import type { AnswerEncoder, ComposedString, ResultParts } from './answer.js';
+import { runScope } from './auth.js';
 import { asProblemError, toProblem } from './problem.js';
 
 export type DeliveryFormat = 'json' | 'text';
@@ -38,6 +39,8 @@ export interface DeliveryRequest {
   /** Route pattern, e.g. `POST /compile` or `GET /context/mars`. */
   route: string;
   runId: string;
+  /** The service made `runId` up for this request: its run holds nothing yet, so the store checks no owner or count. */
+  newRun: boolean;
   subject: Subject;
   surface: string;
   /** Identifiers of the request (worker, channelId, topicId, phase, ...): never text, prompts or tokens. */
@@ -123,15 +126,53 @@ export function wantsHud(flag: string | undefined): boolean {
   return flag === '1' || flag === 'true';
 }
 
-/** The run id the caller chose (already validated by the route schema) or a new one. */
-export function runIdFor(given: string | undefined): string {
-  return given ?? randomUUID();
+/** The run id the caller chose (already validated by the route schema), or a new one the service made up. */
+export function runIdFor(given: string | undefined): { runId: string; newRun: boolean } {
+  return given === undefined ? { runId: randomUUID(), newRun: true } : { runId: given, newRun: false };
 }
 
-/** Strong validator of the delivered prompts in one representation. */
-export function etagFor(compiled: Pick<CompiledContext, 'promptSha256' | 'inputSha256'>, format: DeliveryFormat): string {
-  const digest = sha256Hex(`${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`).slice(0, 40);
-  return `"${digest}${format === 'text' ? '.txt' : ''}"`;
+/** The representations of one compiled result an ETag tells apart. */
+type EtagKey = 'json' | 'json+hud' | 'text';
+
+function etagKey(delivery: DeliveryRequest): EtagKey {
+  return delivery.format === 'text' ? 'text' : delivery.hud === true ? 'json+hud' : 'json';
+}
+
+/**
+ * Strong validator of one representation of a compiled result (RFC 9110 §8.8.3). Text is
+ * the instructions alone, so its ETag covers the prompts. JSON also covers what the caller
+ * acts on that the prompts do not fix: the cache plan (its route key carries `engine`), the
+ * budget, the voice and tools, the route's own members (topic, recall, receipts) and, with
+ * `?hud=1`, the HUD. Members that describe the request rather than the prompt (runId,
+ * sources, warnings) are left out, so an unchanged prompt still answers 304.
+ */
+export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null, toolsSha256 = toolsDigest(result)): string {
+  const { compiled } = result;
+  const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
+  if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
+  // The live context and the session are the prompts again (the session with the voice and tools, covered by `realtime`).
+  const { liveContext: _liveContext, session: _session, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
+  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, toolsSha256, members, hud]);
+  return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
+}
+
+/** The sha256 of a persona's tools as delivered; null without tools. */
+function toolsDigest(result: Pick<JobResult, 'realtime'>): string | null {
+  return result.realtime === undefined ? null : sha256Hex(JSON.stringify(result.realtime.tools));
+}
+
+/**
+ * `toolsDigest`, kept weakly with the very tools array: a persona hands out the same one
+ * from result to result (every minute is a new result), so it is serialised and hashed once.
+ */
+function keptToolsDigest(result: Pick<JobResult, 'realtime'>, answers: CacheArea<object, object>): string | null {
+  const tools = result.realtime?.tools;
+  if (tools === undefined) return null;
+  const kept = answers.get(tools) as { toolsSha256: string } | undefined;
+  if (kept !== undefined) return kept.toolsSha256;
+  const toolsSha256 = toolsDigest(result)!;
+  answers.set(tools, { toolsSha256 }, 160);
+  return toolsSha256;
 }
 
 /** RFC 9110 §13.1.2: weak comparison, `*` matches any current representation. */
@@ -145,9 +186,20 @@ export function ifNoneMatchHits(header: string | string[] | undefined, etag: str
   return false;
 }
 
+/**
+ * `If-None-Match: *` on a method other than GET or HEAD: "only if no current representation
+ * exists", which a compile always has, so RFC 9110 §13.1.2 calls for 412 Precondition Failed
+ * without performing the method — nothing is compiled, traced or delivered.
+ */
+export function ifNoneMatchAny(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  return [header].flat().join(',').split(',').some((candidate) => candidate.trim() === '*');
+}
+
 /** What is derived from a shared result alone, kept in the cache set's `answers` area while it is handed out. */
 interface EncodedResult {
-  etags: Partial<Record<DeliveryFormat, string>>;
+  /** By representation; the `json+hud` one holds while `hud` is the HUD delivered. */
+  etags: Partial<Record<EtagKey, string>>;
   /** Its JSON members, as bytes, per run of the route's encoder. */
   parts?: ResultParts;
   /** Its HUD, and the very file snapshots and misses it was built from. */
@@ -216,7 +268,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     const problem = asProblemError(delivery.error);
     const { status, detail } = toProblem(problem, request);
     try {
-      await traces.append({ ...eventBase(request, delivery, status), outcome: 'failed', error: { code: problem.code, status, detail } });
+      await traces.append({ ...eventBase(request, delivery, status), outcome: 'failed', error: { code: problem.code, status, detail } }, { newRun: delivery.newRun });
     } catch (traceError) {
       throw notTraced(request, delivery.route, traceError, `The compile failed (${problem.code}, ${status}) and was not traced.`);
     }
@@ -228,11 +280,13 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const { compiled } = result;
   // Only a shared result is worth remembering; a one-off one would only evict others.
   let encoded = result.shared === true ? (caches.answers.get(result) as EncodedResult | undefined) : undefined;
-  const etag = encoded?.etags[delivery.format] ?? etagFor(compiled, delivery.format);
-  const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
   const kept = hudFor(delivery, encoded?.hud, caches.answers);
   const { hud } = kept;
+  const key = etagKey(delivery);
+  const known = key === 'json+hud' && encoded?.hud !== kept ? undefined : encoded?.etags[key];
+  const etag = known ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null, key === 'text' ? null : keptToolsDigest(result, caches.answers));
+  const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const tracing = performance.now();
   try {
     await traces.append({
@@ -245,7 +299,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       hud,
       ...(result.record?.recall ? { recall: result.record.recall } : {}),
       ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
-    });
+    }, { newRun: delivery.newRun });
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
   }
@@ -259,8 +313,10 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     .header('cache-control', 'private, no-cache')
     .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
   const json = !notModified && delivery.format === 'json';
-  if (result.shared === true && (encoded?.etags[delivery.format] === undefined || (json && encoded.parts === undefined) || encoded.hud !== kept)) {
-    encoded = { etags: { ...encoded?.etags, [delivery.format]: etag }, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
+  if (result.shared === true && (known === undefined || (json && encoded?.parts === undefined) || encoded?.hud !== kept)) {
+    const etags = { ...encoded?.etags, [key]: etag };
+    if (encoded?.hud !== kept && key !== 'json+hud') delete etags['json+hud'];
+    encoded = { etags, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
     if (json && encoded.parts === undefined) {
       // Derived from the parts written for the minute before (a persona's next minute): only what changed is written.
       const { lineage } = result;
@@ -311,11 +367,14 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
   const { readMs, compileMs } = delivery.timing;
   // Derived from the request's one clock reading: the wall clock is not read again.
   const sinceStart = Math.max(0, Math.round(performance.now() - delivery.clock.began));
+  const { caller } = runScope(request);
   return {
     runId: delivery.runId,
     at: new Date(delivery.clock.startedAt + sinceStart).toISOString(),
     route: delivery.route,
     subject: delivery.subject,
+    // The caller's name, never its token: the run is its opener's.
+    ...(caller !== undefined ? { caller } : {}),
     surface: delivery.surface,
     status,
     requestId: String(request.id),
@@ -342,6 +401,11 @@ function round(ms: number): number {
 
 /** The 503 for a delivery whose trace event could not be made durable; nothing of the prompt goes with it. */
 function notTraced(request: FastifyRequest, route: string, traceError: unknown, what: string): ProblemError {
+  if (traceError instanceof ProblemError && (traceError.code === 'CC_RUN_OWNED' || traceError.code === 'CC_RUN_FULL')) {
+    // Refused by the run itself: the event cannot go into it, and nothing is delivered outside a run.
+    request.server.metrics.compileFailures.inc({ route, code: traceError.code });
+    return new ProblemError(traceError.code, `${what} ${traceError.detail}`, { cause: traceError, ...(traceError.extensions ? { extensions: traceError.extensions } : {}) });
+  }
   if (!(traceError instanceof ProblemError) || traceError.code !== 'CC_TRACE_UNAVAILABLE') {
     const problem = asProblemError(traceError);
     request.server.metrics.compileFailures.inc({ route, code: problem.code });

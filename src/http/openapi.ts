@@ -71,7 +71,11 @@ export function delivered<T extends z.ZodType>(schema: T, description: string) {
   return {
     description,
     headers: {
-      ETag: { type: 'string', description: 'strong validator of systemPrompt + inputPrompt in this format' },
+      ETag: {
+        type: 'string',
+        description:
+          'strong validator of this representation: the prompts (text: the instructions alone) and, in JSON, the cache plan (its route key carries `engine`), the budget, voice and tools, receipts and, with `?hud=1`, the HUD',
+      },
       'x-run-id': runIdHeader,
       'Server-Timing': { type: 'string', description: '`read`, `compile` and `trace` (time to a durable trace event) durations in ms' },
     } satisfies Record<string, DocumentedHeader>,
@@ -101,6 +105,12 @@ const overloaded = problemResponse(
   { 'Retry-After': { type: 'integer', description: 'seconds' } },
 );
 
+/** The 403 of the DNS-rebinding guard, which any route may give (src/http/host-guard.ts). */
+const hostRefused = problemResponse(
+  403,
+  '`CC_HOST_NOT_ALLOWED`: the `Host` header names neither a loopback host nor one of ALLOWED_HOSTS (checked without tokens, or with tokens when ALLOWED_HOSTS is set). `CC_ORIGIN_NOT_ALLOWED`: without tokens, the `Origin` header names another origin than this service.',
+);
+
 const DESCRIPTION = `Compiles the exact prompt an AI persona or worker is given from a read-only markdown
 brain: deterministic, traced, cache-aware. Every error is an RFC 9457
 \`application/problem+json\` body with a stable \`code\` (components/schemas/Problem lists them).
@@ -115,6 +125,11 @@ An overloaded replica (mean event-loop delay, event-loop utilisation or heap in 
 PRESSURE_* threshold) answers every route but the probes and /metrics at once with a 503
 problem, \`code: CC_OVERLOADED\` and \`Retry-After\`, and /readyz is 503 naming the
 threshold, until a sample is under every threshold again.
+
+Without tokens (loopback only), every route answers only requests whose \`Host\` is a
+loopback name (\`localhost\`, \`127.0.0.1\`, \`[::1]\`, any port) or one of ALLOWED_HOSTS, and
+whose \`Origin\`, when sent, is this service's own: anything else is a 403 problem naming
+the header (DNS rebinding).
 
 Every answer carries \`x-request-id\` (but the 400, 408 and 431 written to the socket before
 a request exists): the caller's own when it sent a safe id
@@ -138,6 +153,11 @@ function routeTransform(): SwaggerTransform {
     const schema = input.schema as (FastifySchema & { response?: Record<string, unknown> }) | undefined;
     if (schema?.response && input.route.config?.overloadExempt !== true && schema.response['503'] === undefined) {
       input = { ...input, schema: { ...schema, response: { ...schema.response, 503: overloaded } } } as typeof input;
+    }
+    // Every route may refuse a foreign Host or Origin (src/http/host-guard.ts).
+    const guarded = input.schema as (FastifySchema & { response?: Record<string, unknown> }) | undefined;
+    if (guarded?.response && guarded.response['403'] === undefined) {
+      input = { ...input, schema: { ...guarded, response: { ...guarded.response, 403: hostRefused } } } as typeof input;
     }
     const out = zodTransform(input) as Transformed;
     out.schema ??= {};
@@ -171,7 +191,8 @@ export const openapiPlugin = fp(
             bearer: {
               type: 'http',
               scheme: 'bearer',
-              description: 'One of CONTEXT_COMPILER_TOKENS. Not required when no token is configured (loopback only).',
+              description:
+                'One of CONTEXT_COMPILER_TOKENS (`name:token`: trace events record the name, never the token). Not required when no token is configured (loopback only).',
             },
           },
         },

@@ -130,6 +130,15 @@ interface RoutePattern {
   methods: Set<string>;
 }
 
+/** The paths a route URL (`/runs/:runId/trace`, `/ui/*`) answers, with or without a trailing slash. */
+export function routePattern(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}
+
 /**
  * One root error handler and one not-found handler for the whole app. The not-found
  * handler answers 405 with `Allow` when the path exists under another method, and is
@@ -143,11 +152,7 @@ export const problemPlugin = fp(
     );
     app.addHook('onRoute', (route) => {
       if (route.url === '*') return;
-      const source = route.url
-        .split('/')
-        .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-        .join('/');
-      const entry = patterns.get(route.url) ?? { regex: new RegExp(`^${source}/?$`), methods: new Set<string>() };
+      const entry = patterns.get(route.url) ?? { regex: routePattern(route.url), methods: new Set<string>() };
       for (const method of [route.method].flat()) entry.methods.add(method);
       patterns.set(route.url, entry);
     });

@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { resolve, sep } from 'node:path';
 import { createCacheArea, type CacheArea } from '../caches.js';
 import { loadedFile, type SnapshotFile } from '../core/hud.js';
+import { quoteForWarning } from '../core/text.js';
 import { MAX_READ_BYTES } from '../core/types.js';
 import type { TraceListing, TraceSource } from '../../schemas/trace.js';
 
@@ -798,11 +799,11 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
       let window: Buffer = bytes;
       if (truncated) {
         window = keep === 'tail' ? dropPartialFirstLine(bytes) : dropPartialLastLine(bytes);
-        warnings.push(`${path} is ${info.size} bytes; kept the ${keep === 'tail' ? 'last' : 'first'} ${window.length}`);
+        warnings.push(`${quoteForWarning(path)} is ${info.size} bytes; kept the ${keep === 'tail' ? 'last' : 'first'} ${window.length}`);
       }
       const valid = isUtf8(window);
       if (!valid) {
-        warnings.push(`${path} is not valid UTF-8; invalid bytes were replaced`);
+        warnings.push(`${quoteForWarning(path)} is not valid UTF-8; invalid bytes were replaced`);
         log.warn({ path }, 'brain file is not valid UTF-8');
       }
       let text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(window);

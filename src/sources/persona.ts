@@ -28,19 +28,22 @@ import {
 } from '../core/persona/live-context.js';
 import { getPersona, listPersonas, type Persona } from '../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../core/persona/render.js';
-import { realtimeSession } from '../core/persona/session.js';
+import { asciiTools, realtimeSession } from '../core/persona/session.js';
 import { TOOLS_FILE, type PersonaTool, type ToolsFile } from '../core/persona/tools.js';
+import { PERSONA_SETTINGS_FILE, type PersonaSettingsFile } from '../core/persona/voices.js';
+import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../core/persona/call-link.js';
 import { addCounts, type RedactionCounts } from '../core/pii.js';
 import { looksBinary } from '../core/signals/markdown.js';
 import { newestMeetingFile } from '../core/signals/meetings.js';
 import { planDailyMemory, type DailyMemory, type DailyMemoryPlan } from '../core/signals/memory.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../core/signals/topic.js';
-import { toAscii } from '../core/text.js';
+import { schemaProblem, toAscii } from '../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../core/time.js';
 import type { CompiledContext, CompileInput, Policy, SourceText } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { BrainReader, BrainSession, ListResult, ReadResult, SessionRecord } from '../io/brain.js';
 import { isSlug } from '../../schemas/ids.js';
+import { PersonaSettingsFileSchema } from '../../schemas/persona-settings-file.js';
 import { ToolsFileSchema } from '../../schemas/tools-file.js';
 import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
 import { HEARTBEAT_PATH, readHeartbeatTimezone } from './timezone.js';
@@ -49,6 +52,7 @@ import { HEARTBEAT_PATH, readHeartbeatTimezone } from './timezone.js';
 export const PERSONA_READS = {
   override: { maxBytes: 64 * 1024, keep: 'head' },
   toolsFile: { maxBytes: 64 * 1024, keep: 'head' },
+  settingsFile: { maxBytes: 64 * 1024, keep: 'head' },
   soul: { maxBytes: 64 * 1024, keep: 'head' },
   // Daily memory is append-only: its newest lines are at the end.
   daily: { maxBytes: 128 * 1024, keep: 'tail' },
@@ -130,7 +134,8 @@ export interface TopicSummary {
 
 export interface PersonaSources {
   input: CompileInput;
-  persona: Pick<RenderedPersona, 'key' | 'name' | 'voice' | 'description'>;
+  persona: Pick<RenderedPersona, 'key' | 'name' | 'description'> & { voice: string };
+  /** The OpenAI voice the session speaks with: the operator's choice in `personas/settings.json`, else the built-in one. */
   voice: string;
   tools: PersonaTool[];
   timeZone: ResolvedTimeZone;
@@ -145,9 +150,13 @@ export interface PersonaSources {
   clockKey?: string;
 }
 
-/** What the trace records of how a persona's clock was read: the zone used and where it came from. */
+/**
+ * What the trace records beside the request: the zone the clock was read in and where it came
+ * from, and how the answer's `session.instructions` were made from the traced prompts
+ * (`ascii`: `toAscii` of the delivered instructions, whatever `sanitize` was).
+ */
 export function personaFacts(sources: Pick<PersonaSources, 'timeZone'>): Record<string, unknown> {
-  return { operatorTimezone: sources.timeZone.timeZone, timezoneSource: sources.timeZone.source };
+  return { operatorTimezone: sources.timeZone.timeZone, timezoneSource: sources.timeZone.source, sessionInstructions: 'ascii' };
 }
 
 export interface TopicSources {
@@ -231,43 +240,56 @@ interface PreparedPersona {
   persona: SourceText;
   tools: SourceText;
   hardRules: SourceText;
-  /** The session's tools, ASCII when asked for (the same objects every time: never mutated). */
+  /** The session's tools, with realtime-safe ASCII descriptions (the same objects every time: never mutated). */
   sessionTools: PersonaTool[];
   warnings: string[];
+}
+
+/** A JSON settings file of the brain validated by `schema`, or the warning that says why `fallback` applies. */
+function validateJsonFile<T>(
+  read: Extract<ReadResult, { status: 'ok' }>,
+  file: { path: string; maxBytes: number; schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> } } }; fallback: string },
+): { file?: T; warning?: string } {
+  if (read.truncated) return { warning: `${file.path} is over ${file.maxBytes} bytes; ${file.fallback}` };
+  let json: unknown;
+  try {
+    json = JSON.parse(read.text);
+  } catch {
+    return { warning: `${file.path} is not valid JSON; ${file.fallback}` };
+  }
+  const result = file.schema.safeParse(json);
+  if (result.success) return { file: result.data };
+  const issue = result.error.issues[0]!;
+  // The path and message may quote the file's keys: escaped and clamped (issue 27).
+  return { warning: `${file.path} is invalid ${schemaProblem(issue)}; ${file.fallback}` };
 }
 
 /** `personas/tools.json` validated, or the warning that says why the default tools apply. */
 function parseToolsFile(read: ReadResult, memo: SourceMemo): { file?: ToolsFile; warning?: string } {
   if (read.status !== 'ok') return {};
-  return remembered(memo.parsed, `tools|${read.sha256}|${read.truncated ? '+' : ''}`, () => validateToolsFile(read), () => 2 * read.text.length + 512);
+  const spec = { path: TOOLS_FILE, maxBytes: PERSONA_READS.toolsFile.maxBytes, schema: ToolsFileSchema, fallback: 'the default tools apply' };
+  return remembered(memo.parsed, `tools|${read.sha256}|${read.truncated ? '+' : ''}`, () => validateJsonFile<ToolsFile>(read, spec), () => 2 * read.text.length + 512);
 }
 
-function validateToolsFile(read: Extract<ReadResult, { status: 'ok' }>): { file?: ToolsFile; warning?: string } {
-  if (read.truncated) return { warning: `${TOOLS_FILE} is over ${PERSONA_READS.toolsFile.maxBytes} bytes; the default tools apply` };
-  let json: unknown;
-  try {
-    json = JSON.parse(read.text);
-  } catch {
-    return { warning: `${TOOLS_FILE} is not valid JSON; the default tools apply` };
-  }
-  const result = ToolsFileSchema.safeParse(json);
-  if (result.success) return { file: result.data };
-  const issue = result.error.issues[0]!;
-  return { warning: `${TOOLS_FILE} is invalid at /${issue.path.join('/')}: ${issue.message}; the default tools apply` };
+/** `personas/settings.json` validated, or the warning that says why the built-in voices apply. */
+function parseSettingsFile(read: ReadResult, memo: SourceMemo): { file?: PersonaSettingsFile; warning?: string } {
+  if (read.status !== 'ok') return {};
+  const spec = { path: PERSONA_SETTINGS_FILE, maxBytes: PERSONA_READS.settingsFile.maxBytes, schema: PersonaSettingsFileSchema, fallback: 'the built-in voices apply' };
+  return remembered(memo.parsed, `settings|${read.sha256}|${read.truncated ? '+' : ''}`, () => validateJsonFile<PersonaSettingsFile>(read, spec), () => 2 * read.text.length + 512);
 }
 
-function preparePersona(
-  persona: Persona,
-  override: ReadResult,
-  toolsRead: ReadResult,
-  ascii: boolean,
-  options: PersonaOptions,
-  memo: SourceMemo,
-): PreparedPersona {
+/** The operator's files a persona is rendered with. */
+interface PersonaFiles {
+  override: ReadResult;
+  tools: ReadResult;
+  settings: ReadResult;
+}
+
+function preparePersona(persona: Persona, files: PersonaFiles, ascii: boolean, options: PersonaOptions, memo: SourceMemo): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
-  const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(override)}|${identity(toolsRead)}`;
-  return remembered(memo.parsed, key, () => preparePersonaAfresh(key, persona, override, toolsRead, ascii, options, memo), preparedBytes);
+  const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(files.override)}|${identity(files.tools)}|${identity(files.settings)}`;
+  return remembered(memo.parsed, key, () => preparePersonaAfresh(key, persona, files, ascii, options, memo), preparedBytes);
 }
 
 function preparedBytes(prepared: PreparedPersona): number {
@@ -276,17 +298,10 @@ function preparedBytes(prepared: PreparedPersona): number {
   return 4 * texts + 16 * 1024;
 }
 
-function preparePersonaAfresh(
-  key: string,
-  persona: Persona,
-  override: ReadResult,
-  toolsRead: ReadResult,
-  ascii: boolean,
-  options: PersonaOptions,
-  memo: SourceMemo,
-): PreparedPersona {
+function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles, ascii: boolean, options: PersonaOptions, memo: SourceMemo): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
+  const { override } = files;
   const warnings: string[] = [];
   let overrideText: string | undefined;
   if (override.status === 'ok') {
@@ -294,9 +309,11 @@ function preparePersonaAfresh(
       warnings.push(`${override.path}: over ${options.policy.blocks.persona} chars; using the built-in persona`);
     } else overrideText = override.text;
   }
-  const toolsFile = parseToolsFile(toolsRead, memo);
+  const toolsFile = parseToolsFile(files.tools, memo);
   if (toolsFile.warning !== undefined) warnings.push(toolsFile.warning);
-  const renderOptions = { toolsFile: toolsFile.file, allowWriteTools: writes, crossLingual };
+  const settingsFile = parseSettingsFile(files.settings, memo);
+  if (settingsFile.warning !== undefined) warnings.push(settingsFile.warning);
+  const renderOptions = { toolsFile: toolsFile.file, settingsFile: settingsFile.file, allowWriteTools: writes, crossLingual };
   let rendered = renderPersona(persona, { ...renderOptions, overrideText });
   const character = rendered.sections.find((section) => section.kind === 'persona')!;
   if (rendered.overridden && character.text.length > options.policy.blocks.persona) {
@@ -317,7 +334,7 @@ function preparePersonaAfresh(
     persona: section('persona'),
     tools: section('tools'),
     hardRules: section('hard-rules'),
-    sessionTools: ascii ? rendered.tools.map((tool) => ({ ...tool, description: toAscii(tool.description) })) : rendered.tools,
+    sessionTools: asciiTools(rendered.tools),
     warnings,
   };
 }
@@ -561,6 +578,7 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
   const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone }, memo);
   const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
   const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
+  const settingsRead = brain.read(PERSONA_SETTINGS_FILE, PERSONA_READS.settingsFile);
   // An unusable id reads nothing: the persona connects with its generic context.
   const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
   const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
@@ -574,15 +592,14 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
           meetings: brain.list('meetings'),
         }
       : undefined;
-  const [zone, override, tools] = await Promise.all([zoneRead, overrideRead, toolsRead]);
+  const [zone, override, tools, settings] = await Promise.all([zoneRead, overrideRead, toolsRead, settingsRead]);
   for (const warning of zone.warnings) {
     if (warning.includes(ROOT_UNREADABLE)) warnings.unreadable(HEARTBEAT_PATH, 'error', ROOT_UNREADABLE);
     else warnings.add(warning);
   }
 
-  const prepared = preparePersona(persona, override, tools, ascii, options, memo);
-  if (override.status !== 'ok' && override.status !== 'missing') warnings.unreadable(override.path, override.status, override.reason);
-  if (tools.status !== 'ok' && tools.status !== 'missing') warnings.unreadable(tools.path, tools.status, tools.reason);
+  const prepared = preparePersona(persona, { override, tools, settings }, ascii, options, memo);
+  for (const read of [override, tools, settings]) if (read.status !== 'ok' && read.status !== 'missing') warnings.unreadable(read.path, read.status, read.reason);
   for (const warning of prepared.warnings) warnings.add(warning);
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
@@ -600,11 +617,14 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
     const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
     warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
   }
-  if (request.topicName !== undefined && topic?.source === undefined) warnings.add('topicName: ignored, as there is no topic block');
   const tail = [...warnings.list];
+  // A call link's topic name is said even without notes to load: one sanitised line.
+  const nameOnly = topic?.source === undefined ? topicNameOnlyLine(request.topicName) : undefined;
+  const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
 
-  const { key, name, voice, description } = prepared.rendered;
-  const topicKey = topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`;
+  const { key, name, description } = prepared.rendered;
+  const voice = prepared.rendered.voices.openai;
+  const topicKey = `${topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`}${nameOnly === undefined ? '' : `|${nameOnly}`}`;
   const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
   const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
   const fixed = {
@@ -616,7 +636,7 @@ async function gatherPersona(brain: BrainReader, persona: Persona, request: Pers
     persona: prepared.persona,
     tools: prepared.tools,
     hardRules: prepared.hardRules,
-    ...(topic?.source ? { topic: topic.source } : {}),
+    ...(topicSource ? { topic: topicSource } : {}),
     ...(request.engine !== undefined ? { engine: request.engine } : {}),
     // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
     sessionTools: prepared.sessionTools,

@@ -15,6 +15,7 @@ import type { Compiler } from '../core/compile.js';
 import { BLUEPRINT_PATH, decideRecall, parseBlueprint, receiptsFor, type Blueprint, type RecallDecision, type RecallPolicy } from '../core/governance.js';
 import { indexMemoryNotes, rankIndexedMemoryNotes, type MemoryNoteIndex } from '../core/memory-notes.js';
 import { mergePolicy } from '../core/policy.js';
+import { quoteForWarning, schemaProblem } from '../core/text.js';
 import {
   MAX_READ_BYTES,
   type BriefingItem,
@@ -40,8 +41,20 @@ import { readHeartbeatTimezone } from './timezone.js';
 export const MANDATORY_READ_BYTES = MAX_READ_BYTES;
 const POLICY_READ_BYTES = 64 * 1024;
 const CONNECTIONS_READ_BYTES = 64 * 1024;
-const MEMORY_FILE_BYTES = 64 * 1024;
-const MAX_MEMORY_FILES = 64;
+/** Each memory file is read up to this many bytes, its newest part (the end) kept. */
+export const MEMORY_FILE_BYTES = 64 * 1024;
+/** The newest (last by name) this many memory files are considered. */
+export const MAX_MEMORY_FILES = 64;
+/**
+ * What one compile reads and parses of a worker's memory notes, newest first: this many bytes
+ * across its files, and this many notes. Issue 27: 32 files of short notes, within the
+ * per-file caps, parsed into 134k notes ran the 144 MB heap out; past these, older files and
+ * notes are left out with a warning.
+ */
+export const MEMORY_TOTAL_BYTES = 1024 * 1024;
+export const MAX_MEMORY_NOTES = 1000;
+/** Memory files read at once: a batch is at most `MEMORY_TOTAL_BYTES`. */
+const MEMORY_READ_BATCH = MEMORY_TOTAL_BYTES / MEMORY_FILE_BYTES;
 
 /** One phase of a worker's conversation or task, as `POST /compile` carries it (identifiers already validated). */
 export interface WorkerRequest {
@@ -108,7 +121,7 @@ function parsePolicy(file: BrainFile, base: Policy): ParsedPolicy {
   const parsed = PolicyFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; the default policy applies` };
+    return { warning: `${file.path} is invalid ${schemaProblem(issue)}; the default policy applies` };
   }
   return { policy: mergePolicy(base, parsed.data), governance: governanceOf(parsed.data) };
 }
@@ -174,7 +187,7 @@ function parseConnections(file: BrainFile): ParsedConnections {
   const parsed = ConnectionsFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { warning: `${file.path} is invalid at /${issue.path.join('/')}: ${issue.message}; no connections block` };
+    return { warning: `${file.path} is invalid ${schemaProblem(issue)}; no connections block` };
   }
   return { services: parsed.data };
 }
@@ -272,11 +285,27 @@ async function readPurpose(brain: BrainReader, channelId: string, warnings: stri
   return undefined;
 }
 
-function memoryNotes(result: BrainFile, memo: SourceMemo): MemoryNoteIndex {
-  const key = `notes|${result.sha256}${result.truncated ? '+' : ''}|${result.path}`;
-  return remembered(memo.parsed, key, () => indexMemoryNotes(result.path, result.text), () => 8 * result.text.length + 1024);
+function memoryNotes(result: BrainFile, memo: SourceMemo, maxNotes: number): MemoryNoteIndex {
+  const key = `notes|${result.sha256}${result.truncated ? '+' : ''}|${maxNotes}|${result.path}`;
+  return remembered(memo.parsed, key, () => indexMemoryNotes(result.path, result.text, maxNotes), () => 8 * result.text.length + 1024);
 }
 
+/** What a compile left out of a worker's memory to stay within its caps. */
+function memoryOmissions(dir: string, files: number, notes: number): string | undefined {
+  if (files === 0 && notes === 0) return undefined;
+  const parts = [
+    ...(files > 0 ? [`${files} older ${files === 1 ? 'file' : 'files'}`] : []),
+    ...(notes > 0 ? [`${notes} older ${notes === 1 ? 'note' : 'notes'}`] : []),
+  ];
+  return `${dir}: ${parts.join(' and ')} left out; a compile reads at most ${MEMORY_TOTAL_BYTES / 1024 / 1024} MiB and ${MAX_MEMORY_NOTES} notes of memory, the newest kept`;
+}
+
+/**
+ * A worker's memory notes ranked for `query`: its newest files read first (by name, last
+ * first, in batches), each file's newest notes kept, until `MEMORY_TOTAL_BYTES` or
+ * `MAX_MEMORY_NOTES` is reached; older ones are left out with one warning. Ranking ties keep
+ * file order (files by name, entries top to bottom), as before the caps.
+ */
 async function readMemory(brain: BrainReader, worker: string, query: string, memo: SourceMemo, warnings: string[]): Promise<SourceText[]> {
   const dir = `workers/${worker}/memory`;
   const listing = await brain.list(dir);
@@ -285,18 +314,41 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
     return [];
   }
   const names = listing.files.filter((name) => name.endsWith('.md'));
-  if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the first ${MAX_MEMORY_FILES} by name are recalled`);
-  const results: ReadResult[] = await Promise.all(names.slice(0, MAX_MEMORY_FILES).map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES })));
-  const indexes: MemoryNoteIndex[] = [];
-  for (const result of results) {
-    if (result.status !== 'ok') {
-      if (result.status !== 'missing') warnings.push(`${result.path} could not be read (${result.reason})`);
+  if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the last ${MAX_MEMORY_FILES} by name (the newest) are recalled`);
+  const newestFirst = names.slice(-MAX_MEMORY_FILES).reverse();
+  const kept: MemoryNoteIndex[] = [];
+  let bytesLeft = MEMORY_TOTAL_BYTES;
+  let notesLeft = MAX_MEMORY_NOTES;
+  let filesLeftOut = 0;
+  let notesLeftOut = 0;
+  for (let start = 0; start < newestFirst.length; start += MEMORY_READ_BATCH) {
+    const batch = newestFirst.slice(start, start + MEMORY_READ_BATCH);
+    if (bytesLeft === 0 || notesLeft === 0) {
+      filesLeftOut += batch.length;
       continue;
     }
-    warnings.push(...result.warnings);
-    indexes.push(memoryNotes(result, memo));
+    const results: ReadResult[] = await Promise.all(batch.map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES, keep: 'tail' })));
+    for (const result of results) {
+      if (result.status !== 'ok') {
+        if (result.status !== 'missing') warnings.push(`${quoteForWarning(result.path)} could not be read (${result.reason})`);
+        continue;
+      }
+      if (bytesLeft === 0 || notesLeft === 0 || result.textBytes > bytesLeft) {
+        bytesLeft = 0;
+        filesLeftOut++;
+        continue;
+      }
+      warnings.push(...result.warnings);
+      bytesLeft -= result.textBytes;
+      const index = memoryNotes(result, memo, notesLeft);
+      notesLeft -= index.notes.length;
+      notesLeftOut += index.total - index.notes.length;
+      kept.push(index);
+    }
   }
-  return rankIndexedMemoryNotes(indexes, query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
+  const omissions = memoryOmissions(dir, filesLeftOut, notesLeftOut);
+  if (omissions !== undefined) warnings.push(omissions);
+  return rankIndexedMemoryNotes(kept.reverse(), query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
 }
 
 /**

@@ -2,6 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { failedEvent } from '../helpers/trace-events.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
 import { CLI_ENTRY, runNode } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
@@ -78,6 +79,53 @@ describe('context-compiler CLI', () => {
     const local = await cli(['trace', 'cli-url-1', '--dir', join(await tempDir(), 'traces')], service);
     expect(local.code).toBe(1);
     expect(local.stderr).toContain('no run cli-url-1');
+  });
+
+  it('regression: an unknown JSON key sent terminal escape sequences through the CLI; every printer now shows them inert', async () => {
+    const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+    const key = '\u001b]0;pwned\u0007\u001b[2J';
+    const brain = await copyExampleBrain();
+    // A key that sets the terminal title and clears the screen.
+    await writeFile(join(brain, 'personas', 'tools.json'), JSON.stringify({ [key]: true }));
+    const compiled = await cli(['compile', '--persona', 'venus', '--brain', brain, '--now', NOW]);
+    expect(compiled.code).toBe(0);
+    expect(compiled.stderr).toContain('warning: personas/tools.json');
+    expect(compiled.stderr).not.toMatch(UNSAFE);
+    const hud = await cli(['hud', '--persona', 'venus', '--brain', brain, '--now', NOW, '--json']);
+    expect(hud.stdout + hud.stderr).not.toMatch(UNSAFE);
+
+    // The warning as a release before traced it, escape sequences and all, printed by `trace` (text and JSON).
+    const traceDir = join(await tempDir(), 'traces');
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir });
+    const warning = `personas/tools.json is invalid at /: Unrecognized key: "${key}"; the default tools apply`;
+    await app.traces.append(failedEvent('cli-escape', { warnings: [warning] }));
+    await app.close();
+    const text = await cli(['trace', 'cli-escape', '--dir', traceDir]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('warning: personas/tools.json is invalid at /: Unrecognized key: "⟨U+001B⟩⟨U+001B⟩"');
+    expect(text.stdout).not.toMatch(UNSAFE);
+    const json = await cli(['trace', 'cli-escape', '--dir', traceDir, '--json']);
+    expect(json.stdout).not.toMatch(UNSAFE);
+    expect(JSON.parse(json.stdout).events[0].warnings).toEqual([warning]);
+  });
+
+  it('pages a long run: prints every event a page at a time, and --json one page with its cursor', async () => {
+    const traceDir = join(await tempDir(), 'traces');
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir });
+    for (let i = 0; i < 45; i++) await app.traces.append(failedEvent('cli-long', { request: { n: i } }));
+    await app.close();
+    const all = await cli(['trace', 'cli-long', '--dir', traceDir]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toContain('run cli-long — events 1–20, more follow');
+    expect(all.stdout).toContain('run cli-long — events 41–45, the last');
+    expect(all.stdout.match(/^#\d+ /gm)).toHaveLength(45);
+    expect(all.stdout).toContain('#45 ');
+    const first = JSON.parse((await cli(['trace', 'cli-long', '--dir', traceDir, '--json', '--limit', '40'])).stdout);
+    expect(first.events).toHaveLength(40);
+    const rest = JSON.parse((await cli(['trace', 'cli-long', '--dir', traceDir, '--json', '--cursor', first.nextCursor])).stdout);
+    expect(rest.events.map((event: { request: { n: number } }) => event.request.n)).toEqual([40, 41, 42, 43, 44]);
+    expect(rest.nextCursor).toBeNull();
+    expect((await cli(['trace', 'cli-long', '--dir', traceDir, '--limit', '0'])).code).toBe(2);
   });
 
   it('says whether a run’s chain is signed, and reports an event edited on disk', async () => {
@@ -238,8 +286,8 @@ describe.skipIf(cluster.skipped !== null)(`context-compiler migrate and trace on
     const url = await createDatabase(cluster.url!);
     try {
       const first = await cli(['migrate'], { TRACE_DATABASE_URL: url });
-      expect(first).toMatchObject({ code: 0, stdout: 'trace schema migrated to version 1 (applied 1)\n' });
-      expect((await cli(['migrate'], { TRACE_DATABASE_URL: url })).stdout).toBe('trace schema already at version 1\n');
+      expect(first).toMatchObject({ code: 0, stdout: 'trace schema migrated to version 2 (applied 1, 2)\n' });
+      expect((await cli(['migrate'], { TRACE_DATABASE_URL: url })).stdout).toBe('trace schema already at version 2\n');
 
       const { app } = await buildTestApp({ TRACE_DATABASE_URL: url });
       const compiled = await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', runId: 'cli-pg-1', now: NOW } });

@@ -25,6 +25,7 @@ function trace(event: Partial<RunTrace['events'][number]>): RunTrace {
       },
     ],
     chain: { status: 'linked', problems: [], notes: [] },
+    nextCursor: null,
   };
 }
 

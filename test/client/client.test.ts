@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ContextCompilerError, createClient } from '../../packages/client/src/index.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
+import { failedEvent } from '../helpers/trace-events.js';
 
 async function listen(env: Record<string, string> = {}) {
   const harness = await buildTestApp(env);
@@ -67,7 +68,9 @@ describe('client route methods', () => {
   it('realtimeSession returns exactly the answer\'s session, and a bad topicId still connects', async () => {
     const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const api = client({ baseUrl, token: TEST_TOKEN });
-    const session = await api.realtimeSession('mars', { topicId: 'real-estate', topicName: 'Flat hunt', timezone: 'Europe/London' });
+    const result = await api.realtimeSession('mars', { topicId: 'real-estate', topicName: 'Flat hunt', timezone: 'Europe/London' });
+    expect(result).toMatchObject({ persona: 'mars', source: 'service', fallback: null, warnings: [], runId: expect.any(String) });
+    const { session } = result;
     expect(Object.keys(session)).toEqual(['type', 'instructions', 'audio', 'tools']);
     expect(session).toMatchObject({ type: 'realtime', audio: { output: { voice: 'ash' } } });
     expect(session.instructions).toContain('(Europe/London, UTC');
@@ -79,8 +82,9 @@ describe('client route methods', () => {
     // (Two calls may straddle a minute, so the clock line may differ: compare the rest.)
     expect(answer.session.instructions).toBe(answer.instructions);
     expect({ ...answer.session, instructions: '' }).toEqual({ ...session, instructions: '' });
-    const unsafe = await api.realtimeSession('venus', { topicId: '../SOUL' });
-    expect(unsafe.instructions).toContain('You are Venus');
+    const unsafe = await api.realtimeSession('venus', { topicId: '../SOUL', now: '2026-11-30T17:05:00Z' });
+    expect(unsafe.session.instructions).toContain('You are Venus');
+    expect(unsafe).toMatchObject({ source: 'service', fallback: null, warnings: [expect.stringMatching(/^topic-unsafe: /)] });
   });
 
   it('covers every route: personas, context with ETag, topic, compile, trace and runs', async () => {
@@ -118,6 +122,23 @@ describe('client route methods', () => {
     expect((await api.runs({ worker: 'scribe', status: 304 })).runs.map((run) => run.runId)).toEqual(['client-turn']);
   });
 
+  it('reads a long run a page at a time: trace() one page, tracePages() every page in turn', async () => {
+    const { app, baseUrl } = await listen();
+    for (let i = 0; i < 45; i++) await app.traces.append(failedEvent('client-long', { request: { n: i } }));
+    const api = client({ baseUrl });
+    const first = await api.trace('client-long', { limit: 30 });
+    expect(first.events).toHaveLength(30);
+    expect((await api.trace('client-long', { cursor: first.nextCursor! })).events).toHaveLength(15);
+    const sizes: number[] = [];
+    const seen: unknown[] = [];
+    for await (const page of api.tracePages('client-long')) {
+      sizes.push(page.events.length);
+      seen.push(...page.events.map((event) => event.request['n']));
+    }
+    expect(sizes).toEqual([20, 20, 5]);
+    expect(seen).toEqual(Array.from({ length: 45 }, (_, i) => i));
+  });
+
   it('passes engine and hud to the persona route: a route key for that engine, and the HUD', async () => {
     const { baseUrl } = await listen();
     const api = client({ baseUrl });
@@ -135,7 +156,7 @@ describe('client route methods', () => {
     const api = client({ baseUrl });
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const mars = await api.context('mars', { now }, { requestId: 'call-17', traceparent });
-    const session = await api.realtimeSession('venus', { now }, { requestId: 'call-18' });
+    const { session } = await api.realtimeSession('venus', { now }, { requestId: 'call-18' });
     const compiled = await api.compile({ phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now }, { requestId: 'turn-9', traceparent });
     const again = await api.compileIfChanged({ phase: 'turn', surface: 'chat', worker: 'scribe', message: 'hello', now, runId: 'client-304' }, compiled.etag, {
       requestId: 'turn-10',
@@ -164,7 +185,7 @@ describe('client route methods', () => {
     expect(withHud.instructions).toBe(plain.instructions);
 
     const query = { now: '2026-11-30T09:05:00Z', timezone: 'Europe/London', sanitize: 'ascii', engine: 'gpt-realtime' } as const;
-    const session = await api.realtimeSession('venus', query);
+    const { session } = await api.realtimeSession('venus', query);
     const answer = await api.context('venus', query);
     expect(session).toEqual(answer.session);
     // Pinned to the request's now, not the time of the call, and ASCII only.

@@ -48,9 +48,16 @@ async function lockedEntry(name: string): Promise<Record<string, unknown>> {
   return entry;
 }
 
-const CONSUMER = `import { ContextCompilerError, createClient, type RealtimeSession, type Tool } from '@context-compiler/client';
+const CONSUMER = `import { ContextCompilerError, createClient, type FallbackEvent, type RealtimeSession, type Tool } from '@context-compiler/client';
 
-const api = createClient({ baseUrl: 'http://127.0.0.1:8080' });
+const fallbacks: FallbackEvent[] = [];
+const api = createClient({ baseUrl: 'http://127.0.0.1:8080', realtime: { budgetMs: 800, onFallback: (event) => fallbacks.push(event) } });
+// realtimeSession() never throws: the session to send, and how it was made.
+const connected = await api.realtimeSession('venus', { topicId: 'real-estate' }, { requestId: 'call-1', defaultPersona: 'mars' });
+const sent: RealtimeSession = connected.session;
+const from: 'service' | 'static' = connected.source;
+// @ts-expect-error only a persona with a static session can be the default.
+void api.realtimeSession('venus', {}, { defaultPersona: 'jupiter' });
 const mars = await api.context('mars', { topicId: 'real-estate' });
 // The common path: the answer itself, nothing to narrow.
 const session: RealtimeSession = mars.session;
@@ -64,14 +71,17 @@ void again.instructions;
 if (!('notModified' in again)) void again.instructions;
 // @ts-expect-error compile() takes the request the route accepts.
 void api.compile({ phase: 'later', surface: 'chat', worker: 'scribe' });
-export { names, voice, wrong, ContextCompilerError };
+export { names, voice, wrong, sent, from, ContextCompilerError };
 `;
 
 const SCRIPT = `import { ContextCompilerError, createClient } from '@context-compiler/client';
 
 const api = createClient({ baseUrl: process.env.CC_URL, token: process.env.CC_TOKEN, timeoutMs: 5000 });
 try {
-  const session = await api.realtimeSession('mars', { topicId: 'real-estate' });
+  const { session, source } = await api.realtimeSession('mars', { topicId: 'real-estate' });
+  const down = createClient({ baseUrl: 'http://127.0.0.1:9', realtime: { budgetMs: 500 } });
+  const fallback = await down.realtimeSession('venus', { now: '2026-11-30T17:30:00Z' });
+  await down.close();
   const venus = await api.context('venus', { now: '2026-11-30T17:30:00Z' });
   const again = await api.contextIfChanged('venus', venus.etag, { now: '2026-11-30T17:30:00Z' });
   let missing = null;
@@ -80,7 +90,7 @@ try {
   } catch (error) {
     if (error instanceof ContextCompilerError) missing = { status: error.status, code: error.code };
   }
-  process.stdout.write(JSON.stringify({ session, venusRunId: venus.runId, venusInstructions: venus.instructions, again, missing }));
+  process.stdout.write(JSON.stringify({ session, source, fallback, venusRunId: venus.runId, venusInstructions: venus.instructions, again, missing }));
 } finally {
   await api.close();
 }
@@ -141,8 +151,10 @@ describe('the client package', () => {
     const bytes = await treeBytes(join(project, 'node_modules'));
     expect(bytes).toBeLessThan(3 * 1024 * 1024);
     const client = join(project, 'node_modules/@context-compiler/client');
-    expect((await readdir(join(client, 'dist'))).sort()).toEqual(['index.d.ts', 'index.js', 'types.d.ts', 'types.js']);
-    const declarations = (await readFile(join(client, 'dist/index.d.ts'), 'utf8')) + (await readFile(join(client, 'dist/types.d.ts'), 'utf8'));
+    expect((await readdir(join(client, 'dist'))).sort()).toEqual(
+      ['clock', 'errors', 'index', 'realtime', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
+    );
+    const declarations = (await Promise.all(['index', 'types', 'errors', 'realtime', 'static-sessions', 'clock', 'transport'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
     expect(declarations).not.toMatch(/from '(zod|undici|node:[^']+)'/);
 
     // A consumer's TypeScript compiles against the published declarations (strict, as shipped).
@@ -171,6 +183,8 @@ describe('the client package', () => {
     const { stdout } = await run(process.execPath, ['connect.mjs'], { cwd: project, timeout: 60_000, env: { PATH: process.env['PATH'] ?? '', CC_URL: baseUrl, CC_TOKEN: TEST_TOKEN } });
     const answer = JSON.parse(stdout) as {
       session: { type: string; instructions: string; audio: { output: { voice: string } }; tools: Array<{ type: string; name: string }> };
+      source: string;
+      fallback: { session: { instructions: string; audio: { output: { voice: string } } }; source: string; fallback: string };
       venusRunId: string;
       venusInstructions: string;
       again: unknown;
@@ -179,6 +193,11 @@ describe('the client package', () => {
     expect(answer.session).toMatchObject({ type: 'realtime', audio: { output: { voice: 'ash' } } });
     expect(answer.session.tools.map((tool) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
     expect(answer.session.instructions).toContain('real-estate');
+    expect(answer.source).toBe('service');
+    // The installed package carries its static sessions: a call connects with the service down.
+    expect(answer.fallback).toMatchObject({ source: 'static', fallback: 'network', session: { audio: { output: { voice: 'coral' } } } });
+    expect(answer.fallback.session.instructions).toContain('You are Venus');
+    expect(answer.fallback.session.instructions.endsWith('Current date and time: Monday 30 November 2026, 17:30 (UTC, UTC+00:00)')).toBe(true);
     expect(answer.venusInstructions).toContain('You are Venus');
     expect(answer.again).toMatchObject({ notModified: true });
     expect(answer.missing).toEqual({ status: 404, code: 'CC_NOT_FOUND' });

@@ -20,10 +20,13 @@ describe('README code', () => {
     expect(tsconfig.compilerOptions.paths['@context-compiler/client']).toEqual(['./packages/client/src/index.ts']);
   });
 
-  it('wires a voice server in under ten lines, from the session the client package returns', async () => {
+  it('wires a voice server in ten lines, from the session the client package returns, logging every fallback', async () => {
     const example = await read('examples/voice-server.ts');
-    expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThan(10);
-    expect(example).toContain('compiler.realtimeSession(persona, { topicId })');
+    expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThanOrEqual(10);
+    expect(example).toContain('(await compiler.realtimeSession(persona, { topicId })).session');
     expect(example).toContain("from '@context-compiler/client'");
+    // The README's voice server tells its operator about every fallback (test/client/voice-server.test.ts runs it).
+    expect(example).toMatch(/realtime: \{ onFallback: logFallback \}/);
+    expect(example).toMatch(/const logFallback = \(\{ persona, servedAs, source, reason \}: FallbackEvent\) => process\.stderr\.write\(/);
   });
 });

@@ -62,7 +62,9 @@ describe('client package types', () => {
     expectTypeOf<Awaited<ReturnType<Api['context']>>>().toEqualTypeOf<Client.PersonaContext>();
     expectTypeOf<Awaited<ReturnType<Api['topic']>>>().toEqualTypeOf<Client.TopicContext>();
     expectTypeOf<Awaited<ReturnType<Api['compile']>>>().toEqualTypeOf<Client.CompileResult>();
-    expectTypeOf<Awaited<ReturnType<Api['realtimeSession']>>>().toEqualTypeOf<Client.RealtimeSession>();
+    // realtimeSession() never throws: the session to send, with how it was made beside it.
+    expectTypeOf<Awaited<ReturnType<Api['realtimeSession']>>>().toEqualTypeOf<Client.RealtimeSessionResult>();
+    expectTypeOf<Client.RealtimeSessionResult['session']>().toEqualTypeOf<Client.RealtimeSession>();
     expectTypeOf<Awaited<ReturnType<Api['contextIfChanged']>>>().toEqualTypeOf<Client.PersonaContext | Client.NotModified>();
     expectTypeOf<Awaited<ReturnType<Api['compileIfChanged']>>>().toEqualTypeOf<Client.CompileResult | Client.NotModified>();
     // What the client sends is what the routes accept (`hud: true` goes out as `hud=1`).

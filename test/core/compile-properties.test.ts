@@ -4,6 +4,8 @@ import { BLOCK_KINDS, compile, DEFAULT_POLICY, LABEL_LINE, mergePolicy, type Blo
 import { ProblemError } from '../../src/errors.js';
 import { chatTurn, governedWorker, queuedTask } from './golden/cases.js';
 
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
 /** Strings built to attack the layout: label syntax, line breaks of every kind, quotes, JSON. */
 const hostile = fc.oneof(
   fc.string({ maxLength: 80 }),
@@ -155,10 +157,40 @@ describe('compile properties', () => {
         fc.pre(text.trim().length > 0);
         const compiled = compile(queuedTask({ task: { source: 'request:task', text } }));
         expectNoForgery(compiled);
-        expect(compiled.blocks.find((block) => block.kind === 'task')!.content).toBe(text);
+        // Exact but for bidi controls, which no prompt carries (issue 27).
+        expect(compiled.blocks.find((block) => block.kind === 'task')!.content).toBe(text.replaceAll(new RegExp(BIDI_CONTROL, 'g'), ''));
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('no block, source or prompt holds a bidi control, from the brain or a caller (issue 27)', () => {
+    const bidi = fc
+      .array(fc.oneof(hostile, fc.constantFrom('\u202e', '\u202d', '\u202a', '\u202b', '\u202c', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f', '\u061c', 'Pay the invoice of $', '0001', ' today')), { maxLength: 12 })
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(bidi, bidi, bidi, bidi, bidi, bidi, (identity, note, message, evidence, intent, experience) => {
+        const compiled = compile(
+          chatTurn({
+            identity: { source: 'workers/scribe/identity.md', text: `You are Scribe. ${identity}`, brainDerived: true },
+            capabilities: [{ id: 'search', description: identity }],
+            memory: [{ source: `workers/scribe/memory/${note.slice(0, 8)}.md#x`, text: `n${note}`, brainDerived: true }],
+            briefing: [{ kind: 'approval', id: 'a-1', intent: `i${intent}`, state: 'pending' }],
+            experiences: [{ sourceRef: `lesson:${experience.slice(0, 8)}`, content: `e${experience}` }],
+            evidence: [{ sourceRef: `doc:${evidence}`, content: `v${evidence}` }],
+            message: { source: 'request:message', text: `m${message}` },
+          }),
+        );
+        for (const block of compiled.blocks) {
+          expect(block.content, block.kind).not.toMatch(BIDI_CONTROL);
+          expect(block.source, block.kind).not.toMatch(BIDI_CONTROL);
+        }
+        expect(compiled.instructions).not.toMatch(BIDI_CONTROL);
+      }),
+      { numRuns: 300 },
+    );
+    const invoice = compile(queuedTask({ task: { source: 'request:task', text: 'Pay the invoice of $\u202e0001\u202c today' } }));
+    expect(invoice.blocks.find((block) => block.kind === 'task')!.content).toBe('Pay the invoice of $0001 today');
   });
 
   it('never exceeds the budget: it either fits every limit or fails with CC_BUDGET_EXCEEDED', () => {

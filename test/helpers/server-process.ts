@@ -54,14 +54,17 @@ export async function runNode(args: string[], env: Record<string, string> = {}) 
 export interface StartOptions {
   /** `ulimit -n` for the server: its open-files limit (sockets included). */
   openFiles?: number;
+  /** Node flags before the entry point, e.g. `npm start`'s heap caps. */
+  nodeFlags?: string[];
 }
 
 /** Starts the server (`dist/src/server.js`) in a child process with exactly the given environment (plus PATH). */
 export function startServer(env: Record<string, string>, options: StartOptions = {}): ServerProcess {
+  const flags = options.nodeFlags ?? [];
   const { child, exited, output } =
     options.openFiles === undefined
-      ? spawnNode([SERVER_ENTRY], env)
-      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" "$1"`, process.execPath, SERVER_ENTRY], env);
+      ? spawnNode([...flags, SERVER_ENTRY], env)
+      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" ${flags.join(' ')} "$1"`, process.execPath, SERVER_ENTRY], env);
   async function listening(timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {

@@ -34,6 +34,7 @@ async function appDelivering(job: () => CompileJob) {
       deepFreeze({
         route: 'POST /test-job',
         runId: 'job-run',
+        newRun: false,
         subject: { kind: 'worker' as const, id: 'tester' },
         surface: 'chat',
         identifiers: { worker: 'tester', phase: 'start' },

@@ -195,8 +195,10 @@ function interpolate(text: string, vars: Record<string, string>): string {
   });
 }
 
-async function composeService() {
-  const document = parse(await read('docker/compose.yaml'));
+const COMPOSE_FILES = ['docker/compose.yaml', 'docker/compose.files.yaml'] as const;
+
+async function composeService(file: (typeof COMPOSE_FILES)[number] = 'docker/compose.yaml') {
+  const document = parse(await read(file));
   return { document, service: document.services['context-compiler'] };
 }
 
@@ -249,14 +251,17 @@ describe('Dockerfile', () => {
     expect([config.host, config.port]).toEqual(['0.0.0.0', 8080]);
   });
 
-  it('keeps traces on a volume owned by node, the only place the service writes', async () => {
+  it('declares no VOLUME (with PostgreSQL traces it writes nothing), and prepares TRACE_DIR, owned by node, for the volume a files setup mounts', async () => {
     const { runtime, env: imageEnv } = await dockerfile();
+    // Where the files backend is chosen (compose.files.yaml, the shared-volume overlay) the volume is declared.
+    expect(all(runtime, 'VOLUME')).toEqual([]);
     const traceDir = imageEnv['TRACE_DIR']!;
     expect(traceDir).toMatch(/^\//);
-    expect(all(runtime, 'VOLUME').map(({ args }) => JSON.parse(args))).toEqual([[traceDir]]);
+    // A new named volume mounted there takes this owner and mode, so it is writable on a read-only root.
     const runs = all(runtime, 'RUN').map(({ args }) => args).join('\n');
     expect(runs).toContain(`mkdir -p ${traceDir}`);
     expect(runs).toMatch(/chown -R node:node/);
+    expect(runs).toContain(`chmod 0700 ${traceDir}`);
   });
 
   it('health-checks with the node script it copies in, not curl', async () => {
@@ -316,16 +321,6 @@ describe('docker/compose.yaml', () => {
     expect(Object.keys(document.volumes)).toContain(data.source);
   });
 
-  it('runs read-only, unprivileged, with /tmp on tmpfs', async () => {
-    const { service } = await composeService();
-    expect(service.read_only).toBe(true);
-    expect(service.tmpfs.some((entry: string) => entry.split(':')[0] === '/tmp')).toBe(true);
-    expect(service.cap_drop).toEqual(['ALL']);
-    expect(service.security_opt).toContain('no-new-privileges:true');
-    expect(service.user).toBeUndefined(); // the image's USER node
-    expect(service.privileged).toBeUndefined();
-  });
-
   it('takes tokens from an ignored env file whose committed example refuses to start as is', async () => {
     const { service } = await composeService();
     const { env: imageEnv } = await dockerfile();
@@ -346,9 +341,21 @@ describe('docker/compose.yaml', () => {
     expect(config.brainRoot).toBe('/brain');
     expect(config.traceDatabaseUrl).toMatch(/^postgres:\/\/context_compiler:pw0123@postgres:5432\/traces$/);
   });
+});
+
+describe.each(COMPOSE_FILES)('%s', (file) => {
+  it('runs read-only, unprivileged, with /tmp on tmpfs', async () => {
+    const { service } = await composeService(file);
+    expect(service.read_only).toBe(true);
+    expect(service.tmpfs.some((entry: string) => entry.split(':')[0] === '/tmp')).toBe(true);
+    expect(service.cap_drop).toEqual(['ALL']);
+    expect(service.security_opt).toContain('no-new-privileges:true');
+    expect(service.user).toBeUndefined(); // the image's USER node
+    expect(service.privileged).toBeUndefined();
+  });
 
   it('publishes the port the server listens on and health-checks like the image', async () => {
-    const { service } = await composeService();
+    const { service } = await composeService(file);
     const { runtime, env: imageEnv } = await dockerfile();
     expect(service.environment.PORT).toBe(imageEnv['PORT']);
     expect(service.ports.map((port: string) => port.split(':').at(-1))).toEqual([imageEnv['PORT']]);
@@ -357,13 +364,32 @@ describe('docker/compose.yaml', () => {
   });
 
   it('sets an open-files limit that holds MAX_CONNECTIONS sockets and the files the service opens', async () => {
-    const { service } = await composeService();
+    const { service } = await composeService(file);
     const { env: imageEnv } = await dockerfile();
     const environment = Object.fromEntries(Object.entries(service.environment).map(([key, value]) => [key, interpolate(String(value), { POSTGRES_PASSWORD: 'pw0123' })]));
     const config = loadConfig({ ...imageEnv, ...environment, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const { soft, hard } = service.ulimits.nofile;
     expect(soft).toBeGreaterThanOrEqual(config.maxConnections + DESCRIPTORS_BESIDES_SOCKETS);
     expect(hard).toBeGreaterThanOrEqual(soft);
+  });
+});
+
+describe('docker/compose.files.yaml', () => {
+  it('chooses trace files: no database, TRACE_DIR on a named volume, the only writable path besides /tmp', async () => {
+    const { document, service } = await composeService('docker/compose.files.yaml');
+    const { env: imageEnv } = await dockerfile();
+    expect(Object.keys(document.services)).toEqual(['context-compiler']);
+    expect(service.depends_on).toBeUndefined();
+    const config = loadConfig({ ...imageEnv, ...service.environment, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    expect(config.traceDatabaseUrl).toBeNull();
+    expect(config.traceDir).toBe(imageEnv['TRACE_DIR']);
+    const traces = service.volumes.find((volume: any) => volume.target === config.traceDir);
+    expect(traces).toMatchObject({ type: 'volume', source: 'traces' });
+    expect(traces.read_only).not.toBe(true);
+    expect(Object.keys(document.volumes)).toEqual([traces.source]);
+    const brain = service.volumes.find((volume: any) => volume.target === config.brainRoot);
+    expect(brain).toMatchObject({ type: 'bind', read_only: true });
+    expect(service.volumes.filter((volume: any) => volume.read_only !== true)).toEqual([traces]);
   });
 });
 
@@ -455,6 +481,9 @@ describe('docker/k8s', () => {
     const claimName = pod.volumes.find((entry: any) => entry.name === traces.name).persistentVolumeClaim.claimName;
     const claim = objects.find((object) => object.kind === 'PersistentVolumeClaim' && object.metadata.name === claimName);
     expect(claim?.spec.accessModes).toEqual(['ReadWriteMany']);
+    // The image declares no VOLUME: this mount is what makes TRACE_DIR writable on the read-only root.
+    const writable = container.volumeMounts.filter((entry: any) => entry.readOnly !== true).map((entry: any) => entry.mountPath);
+    expect(writable.sort()).toEqual([traces.mountPath, '/tmp'].sort());
   });
 
   describe.each(['postgres', 'shared-volume'] as const)('the %s overlay', (overlay) => {

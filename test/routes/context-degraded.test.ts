@@ -1,6 +1,7 @@
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { toAscii } from '../../src/core/text.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
 
 const NOW = '2026-11-30T17:05:00Z';
@@ -35,7 +36,8 @@ function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): voi
     'clock',
   ]);
   expect(body.liveContext).not.toMatch(/unknown|not available/);
-  expect(body.session).toMatchObject({ type: 'realtime', instructions: body.instructions, audio: { output: { voice: body.voice } } });
+  // The session's instructions are the delivered ones, made realtime-safe ASCII.
+  expect(body.session).toMatchObject({ type: 'realtime', instructions: toAscii(body.instructions), audio: { output: { voice: body.voice } } });
 }
 
 describe('every brain problem degrades one source, and the persona still gets its prompt', () => {

@@ -13,7 +13,7 @@ describe('GET /personas', () => {
     for (const persona of body.personas) {
       expect(Object.keys(persona).sort()).toEqual(['description', 'key', 'name', 'voice']);
     }
-    expect(body.personas[0]).toEqual({ key: 'mars', name: MARS.name, voice: MARS.voice, description: MARS.description });
+    expect(body.personas[0]).toEqual({ key: 'mars', name: MARS.name, voice: MARS.voices.openai, description: MARS.description });
     for (const prompt of [MARS.identity, MARS.character, VENUS.identity, VENUS.character, MARS.toolPosture]) {
       expect(response.body).not.toContain(prompt.slice(0, 40));
     }

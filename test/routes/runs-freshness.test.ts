@@ -1,7 +1,8 @@
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+import { describe, expect, it, vi } from 'vitest';
+import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { deliveredEvent } from '../helpers/trace-events.js';
 import { NOW, turn } from '../helpers/security-harness.js';
 
 interface Listing {
@@ -138,5 +139,52 @@ describe('regression: ?verify=sources reads a source confined as the compile rea
     await symlink('../archive/moving.md', join(brain, 'topics/moving.md'));
     const after = await event('topic-1');
     expect(after.sources.find((source) => source.path === 'topics/moving.md')).toMatchObject({ changed: true, currentSha256: null });
+  });
+});
+
+describe('regression: a trace line the chain marks as forged drove ?verify=sources directory listings and file reads', () => {
+  /** A run of two events: one as written, one whose bytes were edited afterwards (its link no longer holds). */
+  async function forged(env: Record<string, string> = {}) {
+    const brain = await copyExampleBrain();
+    const traceDir = join(await tempDir('cc-forged-'), 'traces');
+    const { app } = await buildTestApp({ BRAIN_ROOT: brain, TRACE_DIR: traceDir, ...env });
+    const listings = [{ path: 'meetings', count: 0, sha256: '0'.repeat(64) }];
+    await app.traces.append(deliveredEvent('run-forged', { request: { n: 1 }, listings, absent: [{ path: 'calendar/today.md' }] }));
+    await app.traces.append(deliveredEvent('run-forged', { request: { n: 2 }, listings, absent: [{ path: 'calendar/today.md' }] }));
+    const [name] = (await readdir(traceDir)).filter((file) => file.endsWith('.jsonl'));
+    const path = join(traceDir, name!);
+    // The second event now names other paths: a directory and a file the compile never read.
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    const at = lines.findIndex((line) => line.includes('"request":{"n":2}'));
+    // Edited in place, byte count kept: only the chain can tell.
+    lines[at] = lines[at]!.replace('"path":"meetings"', '"path":"channels"').replace('"path":"calendar/today.md"', '"path":"topics/launch1.md"');
+    await writeFile(path, lines.join('\n'));
+    const verify = vi.spyOn(app.brain, 'verify');
+    const verifyListing = vi.spyOn(app.brain, 'verifyListing');
+    const verifyAbsent = vi.spyOn(app.brain, 'verifyAbsent');
+    const trace = (await app.inject('/runs/run-forged/trace?verify=sources')).json();
+    return { trace, verify, verifyListing, verifyAbsent };
+  }
+
+  it('checks the brain only for events whose chain link holds, and says why it skipped the forged one', async () => {
+    const { trace, verify, verifyListing, verifyAbsent } = await forged();
+    const [intact, edited] = trace.events;
+    expect(intact).toMatchObject({ chain: 'linked', listings: [{ path: 'meetings', changed: true }], absent: [{ path: 'calendar/today.md', appeared: true }] });
+    expect(intact.verifySkipped).toBeUndefined();
+    expect(edited.chain).toBe('broken');
+    expect(edited.verifySkipped).toMatch(/chain link does not hold/);
+    expect(edited.listings).toEqual([{ path: 'channels', count: 0, sha256: '0'.repeat(64) }]);
+    expect(edited.sources.every((source: { changed?: boolean }) => source.changed === undefined)).toBe(true);
+    expect(verifyListing.mock.calls.map(([listing]) => listing.path)).toEqual(['meetings']);
+    expect(verifyAbsent.mock.calls.map(([path]) => path)).toEqual(['calendar/today.md']);
+    expect(edited.absent).toEqual([{ path: 'topics/launch1.md' }]);
+    expect(verify.mock.calls.map(([source]) => source.path)).toEqual(['SOUL.md']);
+  });
+
+  it('with TRACE_SIGNING_KEY, acts only on events signed with it', async () => {
+    const { trace, verifyListing } = await forged({ TRACE_SIGNING_KEY: 'trace-signing-key-0123456789abcdef-0123' });
+    expect(trace.events.map((event: { chain: string }) => event.chain)).toEqual(['signed', 'broken']);
+    expect(trace.events[1].verifySkipped).toMatch(/not signed with TRACE_SIGNING_KEY/);
+    expect(verifyListing).toHaveBeenCalledTimes(1);
   });
 });

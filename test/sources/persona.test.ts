@@ -65,6 +65,7 @@ describe('readPersonaSources', () => {
         'memory/heartbeat-state.json',
         'personas/mars.md',
         'personas/tools.json',
+        'personas/settings.json',
         'topics/garden.md',
         'SOUL.md',
         'memory/2026-11-30.md',
@@ -78,7 +79,7 @@ describe('readPersonaSources', () => {
     await readPersonaSources(venus.reader, { persona: 'venus', now: new Date('2026-11-30T17:05:00Z'), timezone: 'Europe/London' }, OPTIONS);
     // With the zone given, heartbeat-state is not read at all.
     expect([...venus.reads].sort()).toEqual(
-      ['personas/venus.md', 'personas/tools.json', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
+      ['personas/venus.md', 'personas/tools.json', 'personas/settings.json', 'tasks/open.md', 'calendar/today.md', 'messages/inbox.md', 'meetings/2026-11-27-roadmap-review.md'].sort(),
     );
     expect(venus.lists).toEqual(['meetings']);
 

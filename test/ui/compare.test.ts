@@ -98,7 +98,7 @@ describe('compareRuns', () => {
     const [v1, v2] = [await trace('v1'), await trace('v2')];
     expect(sessionJson(v1.events[0]!)).toBe(JSON.stringify(before.json().session));
     const comparison = compareRuns(comparableEvent(v1)!, comparableEvent(v2)!);
-    expect(comparison.realtime).toEqual({ voice: { before: 'coral', after: 'coral' }, toolsChanged: true, added: [], removed: ['query', 'list_pages', 'find_experts', 'get_recent_transcripts'] });
+    expect(comparison.realtime).toEqual({ voice: { before: 'coral', after: 'coral' }, toolsChanged: true, added: [], removed: ['query', 'list_pages', 'find_experts', 'get_recent_salience', 'get_recent_transcripts', 'read_article'] });
     const tools = comparison.blocks.find((block) => block.kind === 'tools')!;
     expect(tools.change).toBe('changed');
     expect(tools.reasons).toEqual([{ kind: 'sources', details: ['personas/tools.json'] }]);

@@ -182,7 +182,8 @@ describe('hash routes and API paths', () => {
   it('builds API paths relative to /ui/, with the filters encoded', () => {
     expect(runListPath({ worker: 'a&b', status: '200' }, 25)).toBe('../runs?limit=25&worker=a%26b&status=200');
     expect(new URL(runListPath({}, 25), 'http://h/ui/#/runs').href).toBe('http://h/runs?limit=25');
-    expect(new URL(runTracePath('run:1'), 'http://h/prefix/ui/').href).toBe('http://h/prefix/runs/run%3A1/trace?verify=sources');
+    expect(new URL(runTracePath('run:1'), 'http://h/prefix/ui/').href).toBe('http://h/prefix/runs/run%3A1/trace?limit=20&verify=sources');
+    expect(runTracePath('r', { verifySources: false, cursor: 'abc_-1', limit: 100 })).toBe('../runs/r/trace?limit=100&cursor=abc_-1');
   });
 
   it('accepts the list the API returns', async () => {

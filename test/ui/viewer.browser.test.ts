@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { buildTestApp, copyExampleBrain, OTHER_TOKEN, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { buildDist } from '../helpers/build.js';
 import { chromiumForTests } from '../helpers/chromium.js';
 import { deliveredEvent, failedEvent } from '../helpers/trace-events.js';
@@ -220,6 +220,62 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     expect(dialogs).toEqual([]);
     // A refused fetch is logged by the browser itself; anything else (a CSP violation, a script error) is not expected.
     expect(problems.filter((problem) => !/status of 401/.test(problem))).toEqual([]);
+  });
+
+  it('with named tokens: shows each caller only its own runs and names the caller, pages a long run, and shows bidi controls as markers', async () => {
+    const { app, base } = await listen({ CONTEXT_COMPILER_TOKENS: `alice:${TEST_TOKEN},bob:${OTHER_TOKEN}` });
+    const start = Date.now() - 60_000;
+    for (let i = 0; i < 45; i++) await app.traces.append(failedEvent('run-long', { caller: 'alice', at: new Date(start + i * 100).toISOString(), request: { n: i } }));
+    // An old trace may hold bidi overrides: "Pay the invoice of $1000 today" shown for other bytes.
+    const spoofed = 'Pay the invoice of $\u202E0001\u202C today';
+    const bidi = deliveredEvent('run-bidi', { caller: 'alice', warnings: [spoofed], input: [`{"block":"task","authority":"content","text":"${spoofed}"}`] });
+    await app.traces.append(bidi);
+    const { context, page, problems, dialogs } = await openBrowser();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/ui/`);
+    await page.locator('form.token-form input[name="token"]').fill(TEST_TOKEN);
+    await page.locator('form.token-form button[type="submit"]').click();
+    const rows = page.locator('table.runs tbody tr');
+    await rows.nth(1).waitFor();
+    expect(await rows.locator('td.col-caller').allTextContents()).toEqual(['alice', 'alice']);
+
+    await page.goto(`${base}/ui/#/runs/run-long`);
+    const events = page.locator('article.event');
+    await events.first().waitFor();
+    expect(await events.count()).toBe(20);
+    expect(await text(page, 'article.event .caller')).toBe('alice');
+    await page.locator('#later-events').click();
+    await events.nth(39).waitFor();
+    expect(await events.count()).toBe(40);
+    await page.locator('#later-events').click();
+    await events.nth(44).waitFor();
+    expect(await events.count()).toBe(45);
+    expect(await page.locator('#later-events').count()).toBe(0);
+    expect(await events.nth(44).locator('h2').textContent()).toBe('Event 45');
+
+    await page.goto(`${base}/ui/#/runs/run-bidi`);
+    await page.locator('ol.blocks > li.block').first().waitFor();
+    const shown = (await page.locator('main').textContent()) ?? '';
+    expect(shown).toContain('Pay the invoice of $⟨U+202E⟩0001⟨U+202C⟩ today');
+    expect(shown).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    // What is copied is what was delivered, byte for byte.
+    await page.locator('button.copy-input').click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(bidi.segments!.input.join(''));
+
+    // Bob reads none of it: an empty list, and alice's run as an unknown one.
+    await page.locator('#forget').click();
+    await page.locator('form.token-form input[name="token"]').fill(OTHER_TOKEN);
+    await page.locator('form.token-form button[type="submit"]').click();
+    await page.goto(`${base}/ui/#/runs`);
+    await page.locator('.results .empty').waitFor();
+    await page.goto(`${base}/ui/#/runs/run-long`);
+    const problem = page.locator('.problem');
+    await problem.waitFor();
+    expect(await problem.textContent()).toContain('404');
+    expect(await page.locator('article.event').count()).toBe(0);
+
+    expect(dialogs).toEqual([]);
+    expect(problems.filter((problem) => !/status of (401|404)/.test(problem))).toEqual([]);
   });
 
   it('filters the list, pages to older runs, and shows the API\'s problem for a bad filter', async () => {

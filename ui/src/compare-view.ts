@@ -3,8 +3,8 @@
  * which blocks changed, which cache boundaries moved, and why. The diff itself is
  * `compare.ts`; everything shown goes through `h()`.
  */
-import type { Api } from './api.js';
 import { comparableEvent, compareRuns, compileMinute, minuteChange, REASON_TEXT, type BlockChange, type BoundaryChange, type ComparedEvent, type Reason, type RunComparison } from './compare.js';
+import type { Api } from './api.js';
 import { h, replace, type Child } from './dom.js';
 import { formatNumber, formatTime, runHash, runTracePath, shortSha, type BoundaryView, type RunTrace } from './model.js';
 import { definitions, outcomeClass, problemBox, type PageContext } from './views.js';
@@ -14,21 +14,38 @@ export async function renderCompare(context: PageContext, runIds: [string, strin
   const body = h('div', {}, h('p', { class: 'muted' }, 'Loading both traces…'));
   replace(main, h('p', {}, h('a', { href: '#/runs' }, '← Runs')), h('h1', {}, 'Compare runs'), body);
 
-  let traces: RunTrace[];
+  let events: Array<ComparedEvent | null>;
   try {
-    traces = await Promise.all(runIds.map((runId) => context.api.get<RunTrace>(runTracePath(runId, false))));
+    events = await Promise.all(runIds.map((runId) => latestComparable(context.api, runId)));
   } catch (error) {
     if (context.current()) replace(body, problemBox(error));
     return;
   }
   if (!context.current()) return;
-  const events = traces.map(comparableEvent);
-  const missing = traces.filter((_, i) => events[i] === null).map((trace) => trace.runId);
+  const missing = runIds.filter((_, i) => events[i] === null);
   if (missing.length > 0) {
     replace(body, h('div', { class: 'problem', role: 'alert' }, h('strong', {}, 'Nothing to compare'), h('p', {}, `${missing.join(' and ')} delivered no prompt (only failed compiles).`)));
     return;
   }
   replace(body, renderComparison(compareRuns(events[0]!, events[1]!)));
+}
+
+/**
+ * A run's latest event that delivered blocks, read page by page (a page at a time in memory,
+ * whatever the run holds), with its place among all the run's events.
+ */
+async function latestComparable(api: Api, runId: string): Promise<ComparedEvent | null> {
+  let found: ComparedEvent | null = null;
+  let seen = 0;
+  let cursor: string | null = null;
+  do {
+    const page: RunTrace = await api.get<RunTrace>(runTracePath(runId, { verifySources: false, cursor, limit: 100 }));
+    const here = comparableEvent(page);
+    if (here) found = { ...here, index: seen + here.index };
+    seen += page.events.length;
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return found && { ...found, count: seen };
 }
 
 /** The whole comparison; exported for a page that embeds one (a future panel). */

@@ -125,6 +125,8 @@ export interface TraceEvent {
   at: string;
   route: string;
   subject: { kind: 'persona' | 'worker'; id: string };
+  /** The caller's name (never its token); absent without tokens and before callers were named. */
+  caller?: string | undefined;
   surface?: string | undefined;
   status: number;
   outcome: 'delivered' | 'not-modified' | 'failed';
@@ -152,6 +154,8 @@ export interface TraceEvent {
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;
+  /** With `?verify=sources`: why this event's sources were not checked (its chain link does not hold). */
+  verifySkipped?: string | undefined;
   segments?: { system: TraceSegment[]; input: TraceSegment[] } | undefined;
   systemPrompt: string | null;
   inputPrompt: string | null;
@@ -162,14 +166,17 @@ export interface TraceEvent {
 /** What a chain link proves; see docs/traces.md, "Tamper evidence". */
 export type ChainStatus = 'signed' | 'linked' | 'unchained' | 'unverifiable' | 'broken';
 
+/** A page of a run's events: `nextCursor` fetches the next one (null on the last). */
 export interface RunTrace {
   runId: string;
   events: TraceEvent[];
   chain: { status: ChainStatus; problems: string[]; notes: string[] };
+  nextCursor: string | null;
 }
 
 /** A run described by its most recent event. */
 export interface RunSummary extends Pick<TraceEvent, 'runId' | 'at' | 'route' | 'subject' | 'surface' | 'status' | 'outcome' | 'chars'> {
+  caller?: string | undefined;
   promptSha256: string | null;
   events: number;
 }
@@ -432,20 +439,32 @@ export function runListPath(filter: RunFilter, limit: number): string {
   return `../runs?limit=${limit}${query ? `&${query}` : ''}`;
 }
 
-/** A run's trace; with `verifySources` (the run page) each brain file is checked against the brain now. */
-export function runTracePath(runId: string, verifySources = true): string {
-  return `../runs/${encodeURIComponent(runId)}/trace${verifySources ? '?verify=sources' : ''}`;
+/** Events per page of a run the viewer asks for. */
+export const TRACE_PAGE_SIZE = 20;
+
+/**
+ * A page of a run's trace (`cursor`: the `nextCursor` of the page before); with
+ * `verifySources` (the run page) each brain file is checked against the brain now.
+ */
+export function runTracePath(runId: string, options: { verifySources?: boolean; cursor?: string | null; limit?: number } = {}): string {
+  const params = new URLSearchParams({ limit: String(options.limit ?? TRACE_PAGE_SIZE) });
+  if (options.verifySources !== false) params.set('verify', 'sources');
+  if (options.cursor) params.set('cursor', options.cursor);
+  return `../runs/${encodeURIComponent(runId)}/trace?${params.toString()}`;
 }
 
 /**
  * The realtime session a persona answer delivered, as JSON text: `{type, instructions,
  * audio: {output: {voice}}, tools}` rebuilt from the trace — instructions from the rebuilt
- * prompts, voice and tools from `realtime`. Byte for byte the answer's `session` (its JSON
- * is JSON.stringify's); null when the trace lacks a part.
+ * prompts (made ASCII when the event's request says `sessionInstructions: "ascii"`, as every
+ * persona answer's are since the session became realtime-safe by default), voice and tools
+ * from `realtime`. Byte for byte the answer's `session` (its JSON is JSON.stringify's); null
+ * when the trace lacks a part.
  */
 export function sessionJson(event: TraceEvent): string | null {
   if (!event.realtime || event.realtime.tools === null || event.systemPrompt === null) return null;
-  const instructions = event.inputPrompt === null ? event.systemPrompt : `${event.systemPrompt}\n\n${event.inputPrompt}`;
+  const delivered = event.inputPrompt === null ? event.systemPrompt : `${event.systemPrompt}\n\n${event.inputPrompt}`;
+  const instructions = event.request['sessionInstructions'] === 'ascii' ? toAscii(delivered) : delivered;
   return JSON.stringify({ type: 'realtime', instructions, audio: { output: { voice: event.realtime.voice } }, tools: event.realtime.tools });
 }
 
@@ -466,4 +485,40 @@ export function formatTime(iso: string): string {
 
 export function shortSha(sha: string | null | undefined): string {
   return sha ? sha.slice(0, 12) : '—';
+}
+
+const ASCII_MAP: Record<string, string> = {
+  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '--', '\u2015': '--',
+  '\u2212': '-', '\u2043': '-', '\u00ad': '',
+  '\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'", '\u00b4': "'",
+  '\u201c': '"', '\u201d': '"', '\u201e': '"', '\u201f': '"', '\u2033': '"', '\u00ab': '"', '\u00bb': '"',
+  '\u2039': "'", '\u203a': "'",
+  '\u2026': '...', '\u2022': '-', '\u2023': '-', '\u25e6': '-', '\u00b7': '-', '\u25aa': '-', '\u25cf': '-',
+  '\u2192': '->', '\u2190': '<-', '\u2194': '<->', '\u21d2': '=>', '\u21d0': '<=', '\u21d4': '<=>',
+  '\u2264': '<=', '\u2265': '>=', '\u2260': '!=', '\u00d7': 'x', '\u00f7': '/', '\u00b1': '+/-',
+  '\u00a0': ' ', '\u202f': ' ', '\u2007': ' ', '\u2009': ' ', '\u200a': ' ', '\u3000': ' ',
+  '\u200b': '', '\u200c': '', '\u200d': '', '\u2060': '', '\ufeff': '',
+  '\u00a9': '(c)', '\u00ae': '(R)', '\u2122': '(TM)', '\u00b0': ' degrees',
+  '\u20ac': 'EUR ', '\u00a3': 'GBP ', '\u00a5': 'JPY ', '\u2044': '/', '\u00bd': '1/2', '\u00bc': '1/4', '\u00be': '3/4',
+  '\u00df': 'ss', '\u00e6': 'ae', '\u00c6': 'AE', '\u0153': 'oe', '\u0152': 'OE', '\u00f8': 'o', '\u00d8': 'O',
+  '\u0142': 'l', '\u0141': 'L', '\u0111': 'd', '\u0110': 'D', '\u00f0': 'd', '\u00fe': 'th', '\u00de': 'Th',
+  '\u2713': 'v', '\u2714': 'v', '\u2717': 'x', '\u2718': 'x',
+};
+
+const MAPPED = new RegExp(`[${Object.keys(ASCII_MAP).filter((key) => key.length === 1).join('').replace(/[\]\\^-]/g, '\\$&')}]`, 'g');
+const COMBINING_MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
+
+/**
+ * The service's `toAscii` (src/core/text.ts): typographic Unicode transliterated to ASCII,
+ * the rest outside ASCII dropped, byte for byte. A persona answer's `session.instructions` are
+ * the delivered instructions made ASCII, and `sessionJson` rebuilds that session from the
+ * trace; the viewer is built alone (ui/tsconfig.json), so this is a copy, held to the
+ * service's by test/ui/ascii.test.ts.
+ */
+export function toAscii(text: string): string {
+  if (/^[\u0000-\u007f]*$/.test(text)) return text;
+  const mapped = text.replace(MAPPED, (char) => ASCII_MAP[char] ?? '');
+  const decomposed = mapped.normalize('NFKD').replace(COMBINING_MARKS, '');
+  const remapped = decomposed.replace(MAPPED, (char) => ASCII_MAP[char] ?? '');
+  return remapped.replace(/( ?)[^\u0000-\u007f]+( ?)/g, (_match, before: string, after: string) => (before && after ? ' ' : before || after));
 }

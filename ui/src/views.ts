@@ -170,6 +170,7 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
     ['', 'pick'],
     ['time', 'time'],
     ['persona / worker', 'subject'],
+    ['caller', 'optional'],
     ['surface', 'optional'],
     ['status', 'status'],
     ['size', 'optional'],
@@ -190,6 +191,7 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
           h('td', { class: 'col-pick' }, run.outcome === 'failed' ? null : pickBox(run.runId)),
           h('td', { class: 'col-time', title: run.at }, formatTime(run.at)),
           h('td', { class: 'col-subject' }, h('span', { class: 'subject-kind' }, run.subject.kind), ' ', run.subject.id),
+          h('td', { class: 'col-optional col-caller' }, run.caller ?? '—'),
           h('td', { class: 'col-optional' }, run.surface ?? '—'),
           h('td', { class: 'col-status' }, h('span', { class: `status ${outcomeClass(run.outcome)}` }, String(run.status)), ' ', h('span', { class: 'outcome' }, run.outcome)),
           h('td', { class: 'col-optional num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
@@ -224,13 +226,43 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   }
   if (!context.current()) return;
   const count = trace.events.length;
+  const single = count === 1 && trace.nextCursor === null;
+  const events = h('div', { class: 'events' }, trace.events.map((event, i) => renderEvent(event, single ? null : `Event ${i + 1}`)));
   replace(
     body,
-    chainSection(trace.chain),
+    chainSection(trace.chain, trace.nextCursor !== null),
     trace.events.some((event) => event.blocks?.length) ? comparePicker(context, trace) : null,
-    count > 1 ? h('p', { class: 'muted' }, `${count} events, in order.`) : null,
-    trace.events.map((event, i) => renderEvent(event, count > 1 ? `Event ${i + 1} of ${count}` : null)),
+    single ? null : h('p', { class: 'muted' }, trace.nextCursor === null ? `${count} events, in order.` : `Events in order, ${count} at a time.`),
+    events,
+    trace.nextCursor === null ? null : laterEvents(context, runId, trace.nextCursor, count, events),
   );
+}
+
+/**
+ * The button that fetches the run's next page and adds it below, with what the chains around
+ * its events say: the page never holds more of a long run than the person asked to see.
+ */
+function laterEvents(context: PageContext, runId: string, cursor: string, shown: number, events: HTMLElement): HTMLElement {
+  const more = h('nav', { class: 'pager' });
+  const button: HTMLButtonElement = h('button', { type: 'button', class: 'later-events', id: 'later-events' }, 'Later events →');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    let page: RunTrace;
+    try {
+      page = await context.api.get<RunTrace>(runTracePath(runId, { cursor }));
+    } catch (error) {
+      if (context.current()) replace(more, problemBox(error));
+      return;
+    }
+    if (!context.current()) return;
+    events.append(
+      h('div', { class: 'page-chain' }, chainSection(page.chain, true)),
+      ...page.events.map((event, i) => renderEvent(event, `Event ${shown + i + 1}`)),
+    );
+    more.replaceWith(page.nextCursor === null ? h('p', { class: 'muted' }, `${shown + page.events.length} events, in order: the last.`) : laterEvents(context, runId, page.nextCursor, shown + page.events.length, events));
+  });
+  more.append(button);
+  return more;
 }
 
 /** Other runs of the same persona or worker, each a link to its comparison with this run; listed on demand. */
@@ -287,6 +319,7 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
         ['time', h('span', { title: event.at }, formatTime(event.at))],
         ['route', h('code', {}, event.route)],
         [subjectLabel, event.subject.id],
+        ['caller', event.caller ? h('span', { class: 'caller' }, event.caller) : null],
         ['surface', event.surface ?? null],
         ['voice', event.realtime ? h('span', { class: 'voice' }, event.realtime.voice) : null],
         ['tools', event.realtime ? h('span', { class: 'tool-names' }, event.realtime.toolNames.join(', ') || 'none') : null],
@@ -315,6 +348,7 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
     digestsSection(event),
     redactionsAndWarnings(event, layout),
     event.recall || event.receipts ? governanceSection(event.recall, event.receipts) : null,
+    event.verifySkipped ? h('p', { class: 'verified bad verify-skipped', role: 'alert' }, `✗ Brain files not checked: ${event.verifySkipped}.`) : null,
     event.sources ? sourcesSection(event.sources, event.absent ?? [], event.listings ?? []) : null,
     event.realtime ? realtimeSection(event, event.realtime) : null,
     event.hud || event.hudRejected ? hudSection(event.hud, event.hudRejected) : null,
@@ -340,12 +374,13 @@ const CHAIN_TEXT: Record<ChainStatus, string> = {
   broken: '✗ Chain broken: events were altered, inserted, removed or reordered, or a trace file is missing or cut.',
 };
 
-function chainSection(chain: RunTrace['chain']): HTMLElement {
+/** What the chains say; `paged`: about the events of this page (a long run is checked a page at a time). */
+function chainSection(chain: RunTrace['chain'], paged = false): HTMLElement {
   const bad = chain.status === 'broken';
   return h(
     'section',
     { class: `chain chain-${chain.status}`, data: { chain: chain.status }, ...(bad ? { role: 'alert' } : {}) },
-    h('p', { class: `verified ${chain.status === 'signed' ? 'ok' : bad ? 'bad' : 'muted'}` }, CHAIN_TEXT[chain.status]),
+    h('p', { class: `verified ${chain.status === 'signed' ? 'ok' : bad ? 'bad' : 'muted'}` }, paged ? `These events: ${CHAIN_TEXT[chain.status]}` : CHAIN_TEXT[chain.status]),
     chain.problems.length > 0 ? h('ul', { class: 'chain-problems' }, chain.problems.map((problem) => h('li', {}, problem))) : null,
     chain.notes.length > 0 ? h('ul', { class: 'chain-notes muted' }, chain.notes.map((note) => h('li', {}, note))) : null,
   );

@@ -1,4 +1,6 @@
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { ContextCompilerError } from './errors.js';
+import { connectSession, isRealtimeSession, realtimeOptions, staticSession, type RealtimeOptions, type RealtimeSessionResult, type ServedSession } from './realtime.js';
+import { createTransport, header, parseJson, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Compiled,
   CompileRequest,
@@ -6,7 +8,6 @@ import type {
   PersonaCompiled,
   PersonaContextQuery,
   Personas,
-  Problem,
   Ready,
   RealtimeSession,
   RunList,
@@ -25,46 +26,28 @@ import type {
  * The common calls answer with the compile itself: `context()`, `topic()` and `compile()`
  * never return "not modified", so there is no union to narrow. The conditional forms
  * (`contextIfChanged()`, ...) take an ETag and may answer `{ notModified: true }`.
+ *
+ * `realtimeSession()` is the voice server's call, and the one that never throws: within a
+ * budget it returns the service's session, else the persona's static session
+ * (./realtime.ts). Every other call throws a `ContextCompilerError` when it fails.
  */
 
 export type * from './types.js';
+export { ContextCompilerError, type ClientErrorCode, type ProblemDetails } from './errors.js';
+export {
+  DEFAULT_PERSONA,
+  DEFAULT_SESSION_BUDGET_MS,
+  type FallbackEvent,
+  type FallbackReason,
+  type RealtimeOptions,
+  type RealtimeSessionResult,
+  type SessionResult,
+  type StaticPersona,
+} from './realtime.js';
 
-export interface ClientOptions {
-  /** e.g. `http://127.0.0.1:8080` */
-  baseUrl: string;
-  /** A bearer token from CONTEXT_COMPILER_TOKENS; omit for a loopback service without tokens. */
-  token?: string;
-  /** Deadline for a whole call: connect, headers and body. Default 5000 ms. */
-  timeoutMs?: number;
-  /** Keep-alive connections in the pool. Default 8. */
-  connections?: number;
-}
-
-/** Codes the client adds for failures that never reached a server answer. */
-export type ClientErrorCode = 'CC_CLIENT_TIMEOUT' | 'CC_CLIENT_NETWORK' | 'CC_CLIENT_BAD_RESPONSE';
-
-/** A problem as the service writes it; any member may be missing from a proxy's error page. */
-export type ProblemDetails = Partial<Problem>;
-
-export class ContextCompilerError extends Error {
-  override readonly name = 'ContextCompilerError';
-  constructor(
-    /** HTTP status, or 0 when no response arrived. */
-    readonly status: number,
-    /** The server's `CC_*` code, or a `CC_CLIENT_*` code. */
-    readonly code: string,
-    readonly detail: string,
-    readonly problem: ProblemDetails | null,
-    /**
-     * Seconds to wait before trying again, from the answer's `Retry-After` (delay-seconds)
-     * on any problem that sends one: a 429 rate limit, a 503 while the service is overloaded,
-     * shutting down or cannot make its trace durable. null when there is none.
-     */
-    readonly retryAfterSeconds: number | null = null,
-    options?: { cause?: unknown },
-  ) {
-    super(`${status ? `${status} ` : ''}${code}: ${detail}`, options);
-  }
+export interface ClientOptions extends TransportOptions {
+  /** How `realtimeSession()` connects a call: its budget, fallback, default persona and `onFallback`. */
+  realtime?: RealtimeOptions;
 }
 
 /**
@@ -86,9 +69,22 @@ export interface CallContext {
   traceparent?: string;
 }
 
+/** `realtimeSession()` per call: the correlation ids, and any realtime option the client's own would give. */
+export interface RealtimeSessionOptions extends CallContext, RealtimeOptions {}
+
 /** `POST /compile` per call: the correlation ids, and `hud: true` to add the heads-up display. */
 export interface CompileOptions extends CallContext {
   hud?: boolean;
+}
+
+/** `GET /runs/:runId/trace` options. */
+export interface TraceOptions {
+  /** Mark brain files that changed since the run (`?verify=sources`). */
+  verifySources?: boolean;
+  /** Events per page (1-100; the service's default is 20). */
+  limit?: number;
+  /** `nextCursor` of the page before. */
+  cursor?: string;
 }
 
 export interface RunsQuery {
@@ -115,66 +111,10 @@ export type TopicContext = WithEtag<TopicCompiled>;
 export type CompileResult = WithEtag<Compiled>;
 export type PersonaName = 'mars' | 'venus' | (string & {});
 
-interface CallOptions {
-  method?: 'GET' | 'POST';
-  query?: Record<string, string | number | undefined>;
-  body?: unknown;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-}
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
 export function createClient(options: ClientOptions) {
-  const base = new URL(options.baseUrl);
-  const timeoutMs = options.timeoutMs ?? 5000;
-  const prefix = base.pathname.replace(/\/$/, '');
-  const pool = new Pool(base.origin, {
-    connections: options.connections ?? 8,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connectTimeout: Math.min(timeoutMs, 10_000),
-    keepAliveTimeout: 10_000,
-  });
-  const authorization = options.token ? { authorization: `Bearer ${options.token}` } : {};
-
-  async function call(path: string, callOptions: CallOptions = {}): Promise<Answer> {
-    const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(callOptions.query ?? {})) if (value !== undefined) search.set(key, String(value));
-    const fullPath = `${prefix}${path}${search.size > 0 ? `?${search}` : ''}`;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = callOptions.signal ? AbortSignal.any([deadline, callOptions.signal]) : deadline;
-    const request: Dispatcher.RequestOptions = {
-      path: fullPath,
-      method: callOptions.method ?? 'GET',
-      headers: {
-        accept: 'application/json, application/problem+json, text/plain',
-        ...authorization,
-        ...(callOptions.body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...callOptions.headers,
-      },
-      body: callOptions.body === undefined ? null : JSON.stringify(callOptions.body),
-      signal,
-    };
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await pool.request(request);
-    } catch (error) {
-      throw transportError(error, deadline, timeoutMs);
-    }
-    let text: string;
-    try {
-      text = await response.body.text();
-    } catch (error) {
-      throw transportError(error, deadline, timeoutMs);
-    }
-    if (response.statusCode >= 400) throw problemError(response.statusCode, response.headers, text);
-    return { status: response.statusCode, headers: response.headers, text };
-  }
+  const call = createTransport(options);
+  // Checked once here, so a bad option fails at start, not at a call's first fallback.
+  realtimeOptions(options.realtime);
 
   async function json<T>(path: string, callOptions?: CallOptions): Promise<T> {
     const answer = await call(path, callOptions);
@@ -200,6 +140,17 @@ export function createClient(options: ClientOptions) {
   const topicPath = (topicId: string) => `/context/topic/${encodeURIComponent(topicId)}`;
 
   const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
+
+  /** The session the service answers for `persona`, checked to be exactly a realtime session. */
+  async function servedSession(persona: PersonaName, query: ContextQuery, headers: Record<string, string>, limitMs: number): Promise<ServedSession<RealtimeSession>> {
+    const answer = await call(contextPath(persona), { query: contextQuery(query), headers, timeoutMs: limitMs });
+    const body = parseJson<Partial<Record<keyof PersonaCompiled, unknown>>>(answer);
+    if (typeof body !== 'object' || body === null || !isRealtimeSession(body.session)) {
+      throw new ContextCompilerError(answer.status, 'CC_CLIENT_BAD_RESPONSE', 'the answer holds no valid realtime session', null);
+    }
+    const warnings = Array.isArray(body.warnings) ? body.warnings.filter((warning): warning is string => typeof warning === 'string') : [];
+    return { session: body.session, runId: typeof body.runId === 'string' ? body.runId : header(answer.headers, 'x-run-id'), warnings };
+  }
   const context = (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
     fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) });
   const compileCall = ({ hud, ...callContext }: CompileOptions, body: CompileRequest): CallOptions => ({
@@ -222,12 +173,24 @@ export function createClient(options: ClientOptions) {
     contextIfChanged: (persona: PersonaName, etag: string | null, query: ContextQuery = {}, callContext: CallContext = {}) =>
       compiled<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) }, etag),
     /**
-     * `GET /context/:persona`, reduced to its `session`: the object to send to the realtime
-     * calls endpoint or `session.update` as it is (add your model). A bad or missing
-     * `topicId` still connects, with the persona's generic context.
+     * The session to connect a call with: `GET /context/:persona`'s `session` within the
+     * budget (default 1 s for the whole call), else the persona's static session, never a
+     * throw (unless `fallback: false`). `result.session` is the object to send to the
+     * realtime calls endpoint or `session.update` as it is (add your model); `source`,
+     * `fallback` and `warnings` say how it was made, and `onFallback` is told of every
+     * fallback. An unknown persona connects as `defaultPersona` (venus); a bad or missing
+     * `topicId` connects with the persona's generic context.
      */
-    realtimeSession: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}): Promise<RealtimeSession> =>
-      (await context(persona, query, callContext)).session,
+    realtimeSession: (persona: PersonaName, query: ContextQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> => {
+      const { requestId, traceparent, ...realtime } = sessionOptions;
+      const headers = correlation({ requestId, traceparent });
+      return connectSession(
+        (name, limitMs) => servedSession(name, query, headers, limitMs),
+        staticSession,
+        { persona, now: query.now, timezone: query.timezone },
+        realtimeOptions(options.realtime, realtime),
+      );
+    },
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
       (await call(contextPath(persona), { query: { ...contextQuery(query), format: 'text' }, headers: correlation(callContext) })).text,
@@ -239,62 +202,30 @@ export function createClient(options: ClientOptions) {
     /** `POST /compile` — a worker's prompt for a start or a turn; `{ hud: true }` adds the HUD. */
     compile: (body: CompileRequest, options: CompileOptions = {}) => fresh<Compiled>('/compile', compileCall(options, body)),
     compileIfChanged: (body: CompileRequest, etag: string | null, options: CompileOptions = {}) => compiled<Compiled>('/compile', compileCall(options, body), etag),
-    trace: (runId: string, options: { verifySources?: boolean } = {}) =>
-      json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, {
-        query: options.verifySources ? { verify: 'sources' } : {},
-      }),
+    /** `GET /runs/:runId/trace`: one page of the run's events (`nextCursor` names the next; null on the last). */
+    trace: (runId: string, options: TraceOptions = {}) => json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery(options) }),
+    /** Every page of a run, in order, one at a time: `for await (const page of client.tracePages(runId))`. */
+    async *tracePages(runId: string, options: TraceOptions = {}): AsyncGenerator<RunTrace> {
+      let cursor = options.cursor;
+      do {
+        const page = await json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery({ ...options, ...(cursor === undefined ? {} : { cursor }) }) });
+        yield page;
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+    },
     runs: (query: RunsQuery = {}) => json<RunList>('/runs', { query: { ...query } }),
     /** Closes the pool; in-flight calls finish first. */
-    close: () => pool.close(),
+    close: () => call.close(),
   };
 }
 
 export type ContextCompilerClient = ReturnType<typeof createClient>;
 
+function traceQuery({ verifySources, limit, cursor }: TraceOptions): Record<string, string | number | undefined> {
+  return { ...(verifySources ? { verify: 'sources' } : {}), limit, cursor };
+}
+
 /** The correlation headers of one call: only those the caller gave. */
 function correlation({ requestId, traceparent }: CallContext): Record<string, string> {
   return { ...(requestId === undefined ? {} : { 'x-request-id': requestId }), ...(traceparent === undefined ? {} : { traceparent }) };
-}
-
-function header(headers: Answer['headers'], name: string): string | null {
-  const value = headers[name];
-  return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
-}
-
-function parseJson<T>(answer: Answer): T {
-  try {
-    return JSON.parse(answer.text) as T;
-  } catch (error) {
-    throw new ContextCompilerError(answer.status, 'CC_CLIENT_BAD_RESPONSE', 'the response body is not JSON', null, null, { cause: error });
-  }
-}
-
-function problemError(status: number, headers: Answer['headers'], text: string): ContextCompilerError {
-  const retryAfter = Number(header(headers, 'retry-after'));
-  const retryAfterSeconds = Number.isFinite(retryAfter) && header(headers, 'retry-after') !== null ? retryAfter : null;
-  let problem: ProblemDetails | null = null;
-  if (/^application\/(problem\+)?json/.test(header(headers, 'content-type') ?? '')) {
-    try {
-      problem = JSON.parse(text) as ProblemDetails;
-    } catch {
-      problem = null;
-    }
-  }
-  return new ContextCompilerError(
-    status,
-    typeof problem?.code === 'string' ? problem.code : `HTTP_${status}`,
-    typeof problem?.detail === 'string' ? problem.detail : text.slice(0, 200) || `HTTP ${status}`,
-    problem,
-    retryAfterSeconds,
-  );
-}
-
-function transportError(error: unknown, deadline: AbortSignal, timeoutMs: number): ContextCompilerError {
-  const timedOut =
-    deadline.aborted ||
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError ||
-    error instanceof undiciErrors.ConnectTimeoutError;
-  if (timedOut) return new ContextCompilerError(0, 'CC_CLIENT_TIMEOUT', `no answer within ${timeoutMs} ms`, null, null, { cause: error });
-  return new ContextCompilerError(0, 'CC_CLIENT_NETWORK', (error as Error).message ?? 'network error', null, null, { cause: error });
 }

@@ -42,9 +42,9 @@ export interface PersonaCompiled {
   liveContext: string;
   /** null without a usable topicId (none, or a `topic-unsafe:` one) */
   topic: TopicSummary | null;
-  /** the realtime voice name */
+  /** the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default */
   voice: string;
-  /** the function tools the session advertises */
+  /** the function tools the session advertises (descriptions in realtime-safe ASCII) */
   tools: Tool[];
   session: RealtimeSession;
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
@@ -132,10 +132,10 @@ export interface Tool {
   parameters: Record<string, unknown>;
 }
 
-/** the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions */
+/** the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions in realtime-safe ASCII */
 export interface RealtimeSession {
   type: 'realtime';
-  /** the delivered instructions */
+  /** the delivered instructions, made realtime-safe ASCII whatever `sanitize` says */
   instructions: string;
   audio: {
     output: {
@@ -324,16 +324,21 @@ export interface Personas {
   personas: Array<{
     key: string;
     name: string;
-    /** realtime voice name */
+    /** the built-in OpenAI realtime voice; the brain's personas/settings.json may choose another, which the persona answer's voice reports */
     voice: string;
     description: string;
   }>;
 }
 
+/** A page of a run’s events (docs/traces.md, "Reading a run") */
 export interface RunTrace {
   runId: string;
+  /** One page of the run’s events, in order */
   events: TraceEvent[];
+  /** What the chains around the events of this page say */
   chain: RunChain;
+  /** Pass as `cursor` for the next page of events; null on the last page */
+  nextCursor: string | null;
 }
 
 /** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text. */
@@ -344,6 +349,8 @@ export interface TraceEvent {
   /** Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile */
   route: string;
   subject: TraceSubject;
+  /** The caller's name (`name:token` in CONTEXT_COMPILER_TOKENS; `token-` and 8 hex digits of its sha256 for an unnamed token), never the token. Absent without tokens, and on events recorded before callers were named. */
+  caller?: string;
   surface?: string;
   /** The HTTP status delivered */
   status: number;
@@ -392,6 +399,8 @@ export interface TraceEvent {
   hudRejected?: string[];
   /** Characters delivered (system + input prompt) */
   chars: number;
+  /** With ?verify=sources: why this event's sources, missing paths and listings were not checked — its chain link does not hold (with TRACE_SIGNING_KEY: it is not signed with it), so nothing it records may drive a read of the brain */
+  verifySkipped?: string;
   segments?: {
     system: TraceSegment[];
     input: TraceSegment[];
@@ -508,8 +517,10 @@ export interface RunSummary {
   outcome: TraceOutcome;
   /** Characters delivered (system + input prompt) */
   chars: number;
+  /** The caller whose event this is (absent without tokens, and before callers were named) */
+  caller?: string;
   promptSha256: string | null;
-  /** Events of the run within retention */
+  /** Events of the run within retention (of this caller’s, unless it reads every caller’s runs) */
   events: number;
 }
 
@@ -602,7 +613,7 @@ export interface CompileRequest {
 export interface PersonaContextQuery {
   /** adds `topics/<topicId>.md` (newest part kept when over its cap) when it is a slug (`^[a-z0-9][a-z0-9-]*$`, at most 128 chars). Anything else, or a missing file, never fails the call: no topic block and a `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` warning */
   topicId?: string | string[];
-  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only */
+  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
   /** the operator's IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400 */
   timezone?: string;
@@ -621,7 +632,7 @@ export interface PersonaContextQuery {
 }
 
 export interface TopicContextQuery {
-  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only */
+  /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
   /** the run to trace this delivery under (default: a new one) */
   runId?: string;

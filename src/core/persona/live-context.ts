@@ -5,7 +5,7 @@ import { hasBodyLines, looksBinary } from '../signals/markdown.js';
 import { summarizeMeeting } from '../signals/meetings.js';
 import { pickEmotionLines, recurringThemes, soulCore, type DailyMemory, SOUL_CORE_CHARS, EMOTION_FILES, THEME_FILES } from '../signals/memory.js';
 import { parseTasks, type TaskList } from '../signals/tasks.js';
-import { cutAtLineBoundary, ELLIPSIS, toSingleLine } from '../text.js';
+import { cutAtLineBoundary, ELLIPSIS, isRegexSpace, toSingleLine } from '../text.js';
 import { localDate, localTime, NO_TIME_MEMO, type Clock, type TimeMemo } from '../time.js';
 
 /**
@@ -38,8 +38,29 @@ interface Item {
   counts: RedactionCounts;
 }
 
-// A cut mid-token upstream may have left the start of a number or address; drop it before scrubbing.
-const TRAILING_FRAGMENT = /(?:\s*\S*[\d@]\S*)+$/u;
+const isMark = (code: number) => (code >= 0x30 && code <= 0x39) || code === 0x40;
+
+/**
+ * `text` without its trailing words that hold a digit or `@` (and the space before them): a
+ * cut mid-token upstream may have left the start of a number or address, dropped before
+ * scrubbing. What `text.replace(/(?:\s*\S*[\d@]\S*)+$/u, '')` did, in one backward scan
+ * (that pattern backtracked exponentially on a run of digits: issue 27).
+ */
+export function dropTrailingFragment(text: string): string {
+  let cut = -1;
+  let at = text.length;
+  if (at === 0 || isRegexSpace(text.charCodeAt(at - 1))) return text;
+  while (at > 0) {
+    let start = at;
+    let marked = false;
+    while (start > 0 && !isRegexSpace(text.charCodeAt(start - 1))) marked = isMark(text.charCodeAt(--start)) || marked;
+    if (!marked) break;
+    while (start > 0 && isRegexSpace(text.charCodeAt(start - 1))) start--;
+    cut = start;
+    at = start;
+  }
+  return cut === -1 ? text : text.slice(0, cut);
+}
 
 /**
  * One brain value as a prompt-safe line: single-lined, scrubbed, then clamped. Work is
@@ -52,7 +73,7 @@ function prepare(raw: string, maxChars: number): Item {
   let single = toSingleLine(cut ? raw.slice(0, bound) : raw, bound);
   if (cut || single.endsWith(ELLIPSIS)) {
     single = single.endsWith(ELLIPSIS) ? single.slice(0, -ELLIPSIS.length) : single;
-    single = `${single.replace(TRAILING_FRAGMENT, '').trimEnd()}${ELLIPSIS}`;
+    single = `${dropTrailingFragment(single).trimEnd()}${ELLIPSIS}`;
   }
   const scrubbed = scrubPii(single);
   const text = clampRedacted(scrubbed.text, maxChars);
@@ -215,7 +236,10 @@ const CALENDAR_PARTIAL = '- (the calendar was read only in part; later events ma
 
 /** `10120` → `10,120`, whatever the host's locale. */
 export function groupThousands(count: number): string {
-  return String(count).replace(/\B(?=(\d{3})+$)/g, ',');
+  const digits = String(count);
+  let out = digits.slice(0, ((digits.length - 1) % 3) + 1);
+  for (let at = out.length; at < digits.length; at += 3) out += `,${digits.slice(at, at + 3)}`;
+  return out;
 }
 
 /**

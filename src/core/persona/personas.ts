@@ -1,4 +1,5 @@
 import type { ReadToolName, WriteToolName } from './tools.js';
+import type { PersonaVoices } from './voices.js';
 
 /**
  * The built-in voice personas, as data (SPEC §4). Prompt text is plain ASCII prose written
@@ -11,8 +12,8 @@ import type { ReadToolName, WriteToolName } from './tools.js';
 export interface Persona {
   key: string;
   name: string;
-  /** Realtime voice name. */
-  voice: string;
+  /** Its default voice per realtime provider; the brain's `personas/settings.json` may choose others. */
+  voices: PersonaVoices;
   description: string;
   /** Who the persona is; always first in the prompt. */
   identity: string;
@@ -24,7 +25,7 @@ export interface Persona {
   toolPosture: readonly string[];
   /** Rules that only this persona adds to the shared hard rules. */
   extraRules: readonly string[];
-  /** Its default tools: a subset of the voice server's read-only allow-list. */
+  /** Its default tools: a subset of the voice server's read-only allow-list, in the order the session offers them. */
   readTools: readonly ReadToolName[];
   /** Offered too when the operator opts in to write tools (and `mayWrite`). */
   writeTools: readonly WriteToolName[];
@@ -42,7 +43,7 @@ export const VENUS_TERRITORY = "That's Venus territory. What's on your mind?";
 export const MARS: Persona = {
   key: 'mars',
   name: 'Mars',
-  voice: 'ash',
+  voices: { openai: 'ash', gemini: 'Orus' },
   description: 'An introspective thought partner: reflects with the operator on how they feel, what matters to them and what keeps coming back.',
   identity: [
     'You are Mars, a thought partner for the inner life of the person who runs this assistant (the operator), speaking with them in a live voice conversation.',
@@ -93,7 +94,7 @@ export const MARS: Persona = {
 export const VENUS: Persona = {
   key: 'venus',
   name: 'Venus',
-  voice: 'coral',
+  voices: { openai: 'coral', gemini: 'Aoede' },
   description: "A fast logistics assistant: today's tasks, calendar, messages and meetings, and what to do next.",
   identity: [
     'You are Venus, the executive assistant of the person who runs this assistant (the operator), speaking with them in a live voice conversation.',
@@ -127,9 +128,10 @@ export const VENUS: Persona = {
   ],
   extraRules: [
     'Questions of meaning are Mars territory: when the operator wants to talk about how they feel, what something means or what matters to them, say briefly that this one is for Mars and offer to get back to logistics. Do not counsel.',
+    'Everything you say is heard, not read: answer out loud, in audio, every time. Never reply with text only, and never use markdown, lists or links.',
     'Never invent tasks, events, times, messages or people. If it is not in your context or a tool result, you do not know it.',
   ],
-  readTools: ['search', 'query', 'get_page', 'list_pages', 'find_experts', 'get_recent_transcripts'],
+  readTools: ['search', 'query', 'get_page', 'list_pages', 'find_experts', 'get_recent_salience', 'get_recent_transcripts', 'read_article'],
   writeTools: ['set_reminder', 'log_to_brain'],
   mayWrite: true,
 };
@@ -144,13 +146,14 @@ export function getPersona(key: string): Persona | undefined {
 export interface PersonaSummary {
   key: string;
   name: string;
+  /** Its built-in OpenAI voice (the brain's `personas/settings.json` may choose another). */
   voice: string;
   description: string;
 }
 
 /** The personas for `GET /personas`, in a fixed order, without prompts. */
 export function listPersonas(): PersonaSummary[] {
-  return PERSONAS.map(({ key, name, voice, description }) => ({ key, name, voice, description }));
+  return PERSONAS.map(({ key, name, voices, description }) => ({ key, name, voice: voices.openai, description }));
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { RedactionCounts } from '../pii.js';
 import { looksBinary } from '../signals/markdown.js';
-import { stripHtmlComments } from '../text.js';
+import { quoteForWarning, stripHtmlComments, trimLineEnds } from '../text.js';
 import { CANNOT_SAVE, sharedHardRules, type Persona } from './personas.js';
 import { andList, KNOWN_TOOL_NAMES, mentionedToolNames, orList, resolveToolReferences, selectTools, TOOLS_FILE, type PersonaTool, type ToolsFile } from './tools.js';
+import { personaVoices, type PersonaSettingsFile, type PersonaVoices } from './voices.js';
 
 /**
  * Renders a persona into the trusted prompt sections the compiler places as blocks:
@@ -22,7 +23,8 @@ export interface PersonaSection {
 export interface RenderedPersona {
   key: string;
   name: string;
-  voice: string;
+  /** Its voice per provider: the operator's choice in `personas/settings.json`, else the built-in default. */
+  voices: PersonaVoices;
   description: string;
   sections: PersonaSection[];
   /** The tools the session advertises, each `{type: "function", name, description, parameters}`. */
@@ -39,6 +41,8 @@ export interface RenderOptions {
   overrideText?: string | undefined;
   /** `personas/tools.json`, already validated. */
   toolsFile?: ToolsFile | undefined;
+  /** `personas/settings.json`, already validated. */
+  settingsFile?: PersonaSettingsFile | undefined;
   /** Offer write-shaped tools too (off unless configured; never for a persona that may not write). */
   allowWriteTools?: boolean;
   /** Reply in the language spoken to instead of English only (off unless configured). */
@@ -47,9 +51,10 @@ export interface RenderOptions {
 
 /** Operator text as prompt text: comments and control characters gone, line endings normalised, ends trimmed. */
 function cleanOverride(text: string): string {
-  return stripHtmlComments(text.replace(/\r\n?/g, '\n'))
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, '')
-    .replace(/[ \t]+$/gm, '')
+  // Line ends trimmed by a scan: `/[ \t]+$/gm` took quadratic time on a long run of spaces (issue 27).
+  return trimLineEnds(
+    stripHtmlComments(text.replace(/\r\n?/g, '\n')).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, ''),
+  )
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
@@ -123,7 +128,7 @@ export function renderPersona(persona: Persona, options: RenderOptions = {}): Re
     } else {
       const resolved = resolveToolReferences(cleanOverride(options.overrideText), selection.names);
       if (resolved.unknown.length > 0) {
-        const which = resolved.unknown.join(', ');
+        const which = quoteForWarning(resolved.unknown.join(', '));
         warnings.push(`${overrideSource}: names ${resolved.unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${which}); ${resolved.unknown.length === 1 ? 'that sentence was' : 'those sentences were'} left out`);
       }
       if (resolved.text.length === 0) {
@@ -148,7 +153,7 @@ export function renderPersona(persona: Persona, options: RenderOptions = {}): Re
   return {
     key: persona.key,
     name: persona.name,
-    voice: persona.voice,
+    voices: personaVoices(persona.key, persona.voices, options.settingsFile),
     description: persona.description,
     sections,
     tools,

@@ -1,5 +1,5 @@
 import { scrubPii, type RedactionCounts } from '../pii.js';
-import { toSingleLine } from '../text.js';
+import { quoteForWarning, toSingleLine } from '../text.js';
 
 /**
  * The tools a voice persona may advertise, each with a strict JSON Schema for its
@@ -414,7 +414,7 @@ export function andList(items: readonly string[]): string {
 }
 
 function describeUnknown(unknown: readonly string[]): string {
-  return `${unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${unknown.join(', ')})`;
+  return `${unknown.length === 1 ? 'a tool' : 'tools'} this persona does not offer (${quoteForWarning(unknown.join(', '))})`;
 }
 
 /**
@@ -473,14 +473,19 @@ export function resolveToolReferences(text: string, names: ReadonlyMap<string, s
  */
 export const KNOWN_TOOL_NAMES: readonly string[] = [...TOOL_NAMES, ...Object.keys(REFUSED_TOOLS).filter((name) => name.includes('_'))];
 
+/** A pattern that finds any of `names` as a whole word (longest first); undefined for none. */
+export function toolNamesPattern(names: Iterable<string>): RegExp | undefined {
+  const wanted = [...new Set(names)].sort((a, b) => b.length - a.length).map((name) => name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
+  return wanted.length === 0 ? undefined : new RegExp(`(?<![A-Za-z0-9_-])(${wanted.join('|')})(?![A-Za-z0-9_-])`, 'g');
+}
+
 /**
  * The names from `names` (default: every known tool name) that `text` mentions as whole
  * words, each once, in order of first mention. Tests use it to hold the prompt to the tools.
  */
 export function mentionedToolNames(text: string, names: Iterable<string> = KNOWN_TOOL_NAMES): string[] {
-  const wanted = [...new Set(names)].sort((a, b) => b.length - a.length).map((name) => name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
-  if (wanted.length === 0) return [];
-  const pattern = new RegExp(`(?<![A-Za-z0-9_-])(${wanted.join('|')})(?![A-Za-z0-9_-])`, 'g');
+  const pattern = toolNamesPattern(names);
+  if (pattern === undefined) return [];
   const seen = new Set<string>();
   for (const match of text.matchAll(pattern)) seen.add(match[1]!);
   return [...seen];

@@ -52,9 +52,34 @@ export interface MeetingSummary {
 const SUMMARY_LINE = /^(?:\*\*|__)?summary(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(.*)$/is;
 const FIELD_LINE = /^(?:\*\*|__)?[A-Za-z][\w -]{0,30}(?:\*\*|__)?[ \t]*:/;
 
+const isBlank = (code: number) => code === 0x20 || code === 0x09;
+const isDigit = (code: number) => code >= 0x30 && code <= 0x39;
+const isDash = (char: string | undefined) => char === '—' || char === '–' || char === ':' || char === '-';
+const isDateAt = (text: string, at: number) =>
+  at >= 0 && [0, 1, 2, 3, 5, 6, 8, 9].every((offset) => isDigit(text.charCodeAt(at + offset))) && text[at + 4] === '-' && text[at + 7] === '-';
+
+/**
+ * `title` without a date at its end (`Roadmap review — 2026-11-27`, `(2026-11-27)`) and the
+ * dash and blank space before it. A backward scan: the pattern it replaces
+ * (`/[ \t]*[—–:-]?[ \t]*\(?\d{4}-\d{2}-\d{2}\)?[ \t]*$/`) backtracked in cubic time.
+ */
+function withoutTrailingDate(title: string): string {
+  let end = title.length;
+  while (end > 0 && isBlank(title.charCodeAt(end - 1))) end--;
+  if (title[end - 1] === ')') end--;
+  if (!isDateAt(title, end - 10)) return title;
+  end -= 10;
+  if (title[end - 1] === '(') end--;
+  while (end > 0 && isBlank(title.charCodeAt(end - 1))) end--;
+  if (isDash(title[end - 1])) {
+    end--;
+    while (end > 0 && isBlank(title.charCodeAt(end - 1))) end--;
+  }
+  return title.slice(0, end);
+}
+
 function withoutDate(title: string): string {
-  return title
-    .replace(/[ \t]*[—–:-]?[ \t]*\(?\d{4}-\d{2}-\d{2}\)?[ \t]*$/, '')
+  return withoutTrailingDate(title)
     .replace(/^\d{4}-\d{2}-\d{2}[ \t]*[—–:-]?[ \t]*/, '')
     .trim();
 }

@@ -327,7 +327,8 @@ export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
     typeof event.route === 'string' &&
     typeof event.subject?.id === 'string' &&
     typeof event.status === 'number' &&
-    typeof event.outcome === 'string'
+    typeof event.outcome === 'string' &&
+    (event.caller === undefined || typeof event.caller === 'string')
   );
 }
 
@@ -538,6 +539,7 @@ function ownHead(event: TraceEventInput) {
     at: event.at,
     route: event.route,
     subject: event.subject,
+    caller: event.caller,
     surface: event.surface,
     status: event.status,
     outcome: event.outcome,

@@ -16,8 +16,12 @@ export interface GroupCommitOptions<T> {
   maxBatch: number;
   retryIntervalMs: number;
   now: () => number;
-  /** Makes the whole batch durable, or throws (nothing of it may then count as durable). */
-  write(batch: T[]): Promise<void>;
+  /**
+   * Makes the batch durable, or throws (nothing of it may then count as durable). May refuse
+   * some items instead of writing them: it then returns, per item, the error to reject it
+   * with (null for an item written); a refusal is the item's own, not a failure of the store.
+   */
+  write(batch: T[]): Promise<ReadonlyArray<Error | null> | void>;
   /** Opens the write path anew after a failure (a fresh file, a fresh chain segment); throws while it cannot. */
   reopen(): Promise<void>;
   /** A failure happened: leave whatever the writer was appending to. */
@@ -42,6 +46,8 @@ export interface GroupCommitCounters {
   appends: number;
   /** Appends that rejected. */
   rejected: number;
+  /** Of those, appends `write` refused (their own problem; the store kept working). */
+  refused: number;
   /** Batches made durable: one write and fsync, or one transaction, each. */
   batches: number;
   largestBatch: number;
@@ -50,7 +56,7 @@ export interface GroupCommitCounters {
 }
 
 export class GroupCommit<T> {
-  readonly counters: GroupCommitCounters = { appends: 0, rejected: 0, batches: 0, largestBatch: 0, failures: 0 };
+  readonly counters: GroupCommitCounters = { appends: 0, rejected: 0, refused: 0, batches: 0, largestBatch: 0, failures: 0 };
   private readonly queue: Array<Pending<T>> = [];
   private flushing: Promise<void> | null = null;
   private failure: { reason: string; since: number; lastAttemptAt: number } | null = null;
@@ -118,9 +124,16 @@ export class GroupCommit<T> {
     await this.recovering;
   }
 
-  private settle(batch: Array<Pending<T>>, error: unknown): void {
+  private settle(batch: Array<Pending<T>>, error: unknown, refusals?: ReadonlyArray<Error | null>): void {
     const end = performance.now();
-    for (const pending of batch) {
+    batch.forEach((pending, i) => {
+      const refused = refusals?.[i] ?? null;
+      if (refused !== null) {
+        this.counters.rejected++;
+        this.counters.refused++;
+        pending.reject(refused);
+        return;
+      }
       this.options.observe((end - pending.startedAt) / 1000, error === null);
       if (error === null) {
         this.counters.appends++;
@@ -129,7 +142,7 @@ export class GroupCommit<T> {
         this.counters.rejected++;
         pending.reject(error);
       }
-    }
+    });
   }
 
   private async flushLoop(): Promise<void> {
@@ -138,11 +151,14 @@ export class GroupCommit<T> {
         const batch = this.queue.splice(0, this.options.maxBatch);
         const began = performance.now();
         try {
-          await this.options.write(batch.map((pending) => pending.item));
-          this.options.observeBatch?.(batch.length, (performance.now() - began) / 1000, true);
-          this.counters.batches++;
-          this.counters.largestBatch = Math.max(this.counters.largestBatch, batch.length);
-          this.settle(batch, null);
+          const refusals = (await this.options.write(batch.map((pending) => pending.item))) ?? undefined;
+          const written = refusals === undefined ? batch.length : refusals.filter((refusal) => refusal === null).length;
+          if (written > 0) {
+            this.options.observeBatch?.(written, (performance.now() - began) / 1000, true);
+            this.counters.batches++;
+            this.counters.largestBatch = Math.max(this.counters.largestBatch, written);
+          }
+          this.settle(batch, null, refusals);
         } catch (error) {
           this.options.observeBatch?.(batch.length, (performance.now() - began) / 1000, false);
           this.fail(error);

@@ -1,7 +1,8 @@
 import type { BaseLogger } from 'pino';
 import type { CompiledContext } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
-import { isSafeId } from '../../../schemas/ids.js';
+import { isCallerName, isSafeId } from '../../../schemas/ids.js';
+import { DEFAULT_TRACE_PAGE_EVENTS, MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
 import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
 
 /**
@@ -26,6 +27,7 @@ export type {
   TraceSubject,
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
+export { MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
 
 /**
  * What a delivered event records of its compiled result, as the result hands it over: the
@@ -51,11 +53,32 @@ export type TraceEventView = TraceEvent;
 
 const TRACE_OUTCOMES: readonly TraceOutcome[] = ['delivered', 'not-modified', 'failed'];
 
-/** A run as `readRun` returns it: its events in order, and what the chains around them say. */
+/** A page of a run as `readRun` returns it: its events in order, what the chains around them say, and where the next page starts. */
 export interface RunTraceView {
   runId: string;
   events: TraceEventView[];
   chain: RunChain;
+  /** Pass as `cursor` for the next page; null on the last. */
+  nextCursor: string | null;
+}
+
+/** Which page of a run `readRun` reads, and whose events. */
+export interface RunReadQuery {
+  /** Events per page, 1 to `MAX_TRACE_PAGE_EVENTS` (default: that many); a page also ends at `TRACE_PAGE_CHARS`. */
+  limit?: number;
+  /** `nextCursor` of the page before; a cursor the store did not issue is a 400. */
+  cursor?: string;
+  /** Only events recorded under this caller's name; null or absent: every caller's. */
+  visibleTo?: string | null;
+}
+
+/** How an append may be told about its run. */
+export interface AppendOptions {
+  /**
+   * The service made the run id up for this request (a random UUID), so the run holds no
+   * event yet and there is no owner or count to check.
+   */
+  newRun?: boolean;
 }
 
 /** One line of `GET /runs`: a run, described by its most recent event. */
@@ -67,6 +90,8 @@ export interface RunFilter {
   worker?: string;
   status?: number;
   outcome?: TraceOutcome;
+  /** Only runs whose latest event is this caller's (counting only its events); null or absent: every caller's. */
+  visibleTo?: string | null;
 }
 
 export interface ListRunsQuery extends RunFilter {
@@ -86,6 +111,8 @@ export interface TraceStoreStats {
   appends: number;
   /** Appends that rejected. */
   rejected: number;
+  /** Of those, appends refused because their run is another caller's or full (`CC_RUN_OWNED`, `CC_RUN_FULL`). */
+  refused: number;
   /** Group commits: appends made durable together. */
   batches: number;
   /**
@@ -102,10 +129,18 @@ export interface TraceStoreStats {
 
 export interface TraceStore {
   readonly backend: 'files' | 'postgres';
-  /** Resolves once the event is durable (fsync'd, or committed); rejects with `CC_TRACE_UNAVAILABLE` otherwise. */
-  append(event: TraceEventInput): Promise<void>;
-  /** The run's events in order, prompts rebuilt and verified, chains checked; null for an unknown (or expired) run. */
-  readRun(runId: string): Promise<RunTraceView | null>;
+  /**
+   * Resolves once the event is durable (fsync'd, or committed); rejects with
+   * `CC_TRACE_UNAVAILABLE` otherwise, and with `CC_RUN_OWNED` or `CC_RUN_FULL` (the event is
+   * not written) when its run was opened by another caller or holds `MAX_RUN_EVENTS`.
+   */
+  append(event: TraceEventInput, options?: AppendOptions): Promise<void>;
+  /**
+   * A page of the run's events in order, prompts rebuilt and verified, chains checked;
+   * null for a run unknown (or expired, or holding no event `visibleTo` may see). Memory is
+   * bounded by the page, whatever the run holds.
+   */
+  readRun(runId: string, query?: RunReadQuery): Promise<RunTraceView | null>;
   /** Runs newest first, described by their latest event. */
   listRuns(query?: ListRunsQuery): Promise<RunPage>;
   /**
@@ -171,6 +206,7 @@ function eventProblem(event: TraceEventInput): string | null {
   if (typeof event.route !== 'string') return 'route is missing';
   const subject = event.subject as Partial<TraceSubject> | undefined;
   if (!subject || (subject.kind !== 'persona' && subject.kind !== 'worker') || typeof subject.id !== 'string') return 'subject is invalid';
+  if (event.caller !== undefined && (typeof event.caller !== 'string' || !isCallerName(event.caller))) return 'caller is not a caller name';
   if (!Number.isInteger(event.status)) return 'status is not an integer';
   if (!TRACE_OUTCOMES.includes(event.outcome)) return 'outcome is invalid';
   if (typeof event.request !== 'object' || event.request === null) return 'request is missing';
@@ -215,6 +251,7 @@ export function pageRequest(query: ListRunsQuery): { limit: number; filter: RunF
   if (query.worker !== undefined) filter.worker = query.worker;
   if (query.status !== undefined) filter.status = query.status;
   if (query.outcome !== undefined) filter.outcome = query.outcome;
+  if (query.visibleTo !== undefined && query.visibleTo !== null) filter.visibleTo = query.visibleTo;
   return { limit, filter, after };
 }
 
@@ -222,4 +259,77 @@ export function pageRequest(query: ListRunsQuery): { limit: number; filter: RunF
 export function runPage(runs: RunSummary[], more: boolean): RunPage {
   const last = runs[runs.length - 1];
   return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null };
+}
+
+/** The page size a `readRun` query asks for. */
+export function eventPageLimit(query: RunReadQuery): number {
+  return Math.max(1, Math.min(MAX_TRACE_PAGE_EVENTS, Math.floor(query.limit ?? MAX_TRACE_PAGE_EVENTS)));
+}
+
+/**
+ * How many of `chars` (each event's delivered characters, in order) one page takes: at most
+ * `limit`, and no more once they add up to `TRACE_PAGE_CHARS` — but always one.
+ */
+export function pageLength(chars: readonly number[], limit: number): number {
+  let total = 0;
+  let taken = 0;
+  while (taken < chars.length && taken < limit) {
+    if (taken > 0 && total + chars[taken]! > TRACE_PAGE_CHARS) break;
+    total += chars[taken]!;
+    taken++;
+  }
+  return taken;
+}
+
+/** An event cursor's text, opaque to callers: `<backend tag>.<fields>`, base64url. */
+export function encodeEventCursor(fields: string): string {
+  return Buffer.from(fields, 'utf8').toString('base64url');
+}
+
+/** The fields of an event cursor this service issued; a 400 for anything else. */
+export function decodeEventCursor(cursor: string, parse: (text: string) => boolean): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!parse(text)) {
+    throw new ProblemError('CC_VALIDATION_FAILED', '/query/cursor: not a cursor this service issued for this run', {
+      errors: [{ path: '/query/cursor', message: 'not a cursor this service issued for this run' }],
+    });
+  }
+  return text;
+}
+
+/** How a run stands for an append: its owner (the caller of its first event) and its events. */
+export interface RunStanding {
+  owner: string | undefined;
+  events: number;
+}
+
+/** An event waiting in group commit, with what the caller said about its run. */
+export interface QueuedEvent {
+  event: TraceEventInput;
+  newRun: boolean;
+}
+
+/**
+ * Which events of a batch may be written (null) and which are refused (the problem): an
+ * event whose run was opened by another caller is `CC_RUN_OWNED`, one whose run holds
+ * `max` events `CC_RUN_FULL`. `standing` holds every run of the batch not new (absent: no
+ * event yet) and is updated as events are admitted, so a batch counts its own events.
+ * A run whose first event has no caller (without tokens, or before callers were named)
+ * belongs to nobody: its events are shown only to callers who read every run.
+ */
+export function admitEvents(batch: readonly QueuedEvent[], standing: Map<string, RunStanding>, max = MAX_RUN_EVENTS): Array<ProblemError | null> {
+  return batch.map(({ event, newRun }) => {
+    if (newRun) return null;
+    const run = standing.get(event.runId) ?? { owner: undefined, events: 0 };
+    if (run.events > 0 && run.owner !== undefined && run.owner !== event.caller) {
+      return new ProblemError('CC_RUN_OWNED', `Run ${event.runId} was opened by another caller: send another runId (or none, for a new run).`);
+    }
+    if (run.events >= max) {
+      return new ProblemError('CC_RUN_FULL', `Run ${event.runId} holds ${max.toLocaleString('en-US')} events, the most a run may hold: send another runId (or none, for a new run).`, {
+        extensions: { limit: max },
+      });
+    }
+    standing.set(event.runId, { owner: run.events === 0 ? event.caller : run.owner, events: run.events + 1 });
+    return null;
+  });
 }

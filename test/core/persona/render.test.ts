@@ -11,6 +11,8 @@ import {
   WRITE_TOOL_NAMES,
   type ToolsFile,
 } from '../../../src/core/persona/tools.js';
+import { PROVIDER_VOICES, REALTIME_PROVIDERS } from '../../../src/core/persona/voices.js';
+import { PersonaSettingsFileSchema } from '../../../schemas/persona-settings-file.js';
 
 const variants: ReadonlyArray<{ name: string; options: Parameters<typeof renderPersona>[1] }> = [
   { name: 'read-only', options: {} },
@@ -116,8 +118,22 @@ describe('venus', () => {
   it('sends questions of meaning to Mars and keeps to logistics reads', () => {
     const rendered = renderPersona(VENUS);
     expect(promptOf(rendered)).toContain('Questions of meaning are Mars territory');
-    expect(rendered.tools.map((tool) => tool.name)).toEqual(['search', 'query', 'get_page', 'list_pages', 'find_experts', 'get_recent_transcripts']);
+    expect(rendered.tools.map((tool) => tool.name)).toEqual(['search', 'query', 'get_page', 'list_pages', 'find_experts', 'get_recent_salience', 'get_recent_transcripts', 'read_article']);
     expect(promptOf(rendered)).toContain(READ_ONLY_SENTENCE);
+  });
+
+  it('regression: offers read_article and get_recent_salience, as the voice server does, and keeps the sentence that names get_recent_salience', () => {
+    const text = promptOf(renderPersona(VENUS));
+    expect(text).toContain("- Use get_recent_salience for what has been taking the operator's attention lately.");
+    expect(text).toContain('- Use read_article when the operator shares a link.');
+    expect(toolNamesInPrompt(renderPersona(VENUS)).sort()).toEqual([...VENUS.readTools].sort());
+  });
+
+  it('regression: has the rule to always answer in audio, never text only, among its hard rules (Mars had one, Venus did not)', () => {
+    for (const persona of [MARS, VENUS]) {
+      const rules = renderPersona(persona).sections.find((section) => section.kind === 'hard-rules')!.text;
+      expect(rules, persona.key).toMatch(/^\d+\. Everything you say is heard, not read: answer out loud, in audio, every time\. Never reply with text only\b/m);
+    }
   });
 
   it('offers set_reminder and log_to_brain only with write tools enabled, asking for a yes first', () => {
@@ -340,5 +356,29 @@ describe('resolveToolReferences', () => {
       text: '1. Try brain_page! Done?',
       unknown: ['run_job', 'shell'],
     });
+  });
+});
+
+describe('voices', () => {
+  it('are the persona defaults (OpenAI ash and coral, Gemini Orus and Aoede), each on its provider list', () => {
+    expect(MARS.voices).toEqual({ openai: 'ash', gemini: 'Orus' });
+    expect(VENUS.voices).toEqual({ openai: 'coral', gemini: 'Aoede' });
+    for (const persona of PERSONAS) for (const provider of REALTIME_PROVIDERS) expect(PROVIDER_VOICES[provider]).toContain(persona.voices[provider]);
+  });
+
+  it('follow personas/settings.json per persona and provider, and keep the default for whatever it leaves out', () => {
+    const settingsFile = { personas: { venus: { voice: { openai: 'marin' } }, mars: { voice: { gemini: 'Puck' } } } };
+    expect(renderPersona(VENUS, { settingsFile }).voices).toEqual({ openai: 'marin', gemini: 'Aoede' });
+    expect(renderPersona(MARS, { settingsFile }).voices).toEqual({ openai: 'ash', gemini: 'Puck' });
+    expect(renderPersona(MARS).voices).toBe(MARS.voices);
+    // A voice is not prompt text: the sections are the same whatever the file says.
+    expect(renderPersona(VENUS, { settingsFile }).sections).toEqual(renderPersona(VENUS).sections);
+  });
+
+  it('are validated against the provider\'s list by the settings file schema', () => {
+    expect(PersonaSettingsFileSchema.safeParse({ personas: { mars: { voice: { openai: 'cedar', gemini: 'Zephyr' } } } }).success).toBe(true);
+    for (const bad of [{ personas: { mars: { voice: { openai: 'Orus' } } } }, { personas: { mars: { voice: { gemini: 'ash' } } } }, { personas: { mars: { voice: { azure: 'ash' } } } }, { personas: { pluto: {} } }]) {
+      expect(PersonaSettingsFileSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
   });
 });

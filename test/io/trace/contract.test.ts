@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../../src/errors.js';
-import type { TraceStore } from '../../../src/io/trace/index.js';
+import { MAX_RUN_EVENTS, TRACE_PAGE_CHARS, type TraceStore } from '../../../src/io/trace/index.js';
 import { traceBackends } from '../../helpers/trace-backends.js';
 import { buildHud, loadedFile, serializeSnapshot, type Hud } from '../../../src/core/index.js';
 import { deliveredEvent, failedEvent, REALTIME, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
@@ -352,6 +352,121 @@ for (const backend of traceBackends()) {
       it('rejects a cursor it did not issue', async () => {
         const store = (await backend.storage()).open();
         await expect(store.listRuns({ cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
+      });
+    });
+
+    describe('runs are bounded and belong to their caller (issue 27)', () => {
+      /** Every event of a run, page by page, as `visibleTo` may see it. */
+      async function allPages(store: TraceStore, runId: string, query: { limit?: number; visibleTo?: string | null } = {}) {
+        const pages: NonNullable<Awaited<ReturnType<TraceStore['readRun']>>>[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.readRun(runId, { ...query, ...(cursor === undefined ? {} : { cursor }) });
+          if (!page) break;
+          pages.push(page);
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor !== undefined);
+        return pages;
+      }
+
+      it('records the caller’s name with each event, covered by the chain', async () => {
+        const storage = await backend.storage();
+        const store = storage.open();
+        await store.append(deliveredEvent('run-named', { caller: 'voice-server' }));
+        const run = await store.readRun('run-named');
+        expect(run!.events[0]).toMatchObject({ caller: 'voice-server', verified: true });
+        expect((await store.listRuns()).runs[0]).toMatchObject({ runId: 'run-named', caller: 'voice-server' });
+        await storage.alterEvent('run-named', '"caller":"voice-server"', '"caller":"chat-host-00"');
+        const edited = await store.readRun('run-named');
+        expect(edited!.events[0]!.verified).toBe(false);
+        expect(edited!.chain.status).toBe('broken');
+      });
+
+      it('refuses another caller’s append with CC_RUN_OWNED and writes nothing of it; the opener goes on', async () => {
+        const store = (await backend.storage()).open();
+        await store.append(deliveredEvent('run-a', { caller: 'alice' }));
+        const refused = store.append(deliveredEvent('run-a', { caller: 'bob', request: { marker: 'bob-was-here' } }));
+        await expect(refused).rejects.toMatchObject({ code: 'CC_RUN_OWNED', statusCode: 409 });
+        await store.append(deliveredEvent('run-a', { caller: 'alice' }));
+        const run = await store.readRun('run-a');
+        expect(run!.events.map((event) => event.caller)).toEqual(['alice', 'alice']);
+        expect(run!.chain.problems).toEqual([]);
+        expect(store.stats()).toMatchObject({ refused: 1, state: 'ok' });
+        // A refusal is the append's own: the store stays healthy.
+        await store.health();
+      });
+
+      it('lets anyone continue a run whose first event names no caller, and never checks a run the service just made up', async () => {
+        const store = (await backend.storage()).open();
+        await store.append(deliveredEvent('run-legacy'));
+        await store.append(deliveredEvent('run-legacy', { caller: 'alice' }));
+        await store.append(deliveredEvent('run-legacy', { caller: 'bob' }));
+        expect((await store.readRun('run-legacy'))!.events.map((event) => event.caller ?? null)).toEqual([null, 'alice', 'bob']);
+        await store.append(deliveredEvent('5b1f6a7e-0000-4000-8000-000000000001', { caller: 'alice' }), { newRun: true });
+        expect((await store.readRun('5b1f6a7e-0000-4000-8000-000000000001'))!.events).toHaveLength(1);
+      });
+
+      it(`refuses the append past ${MAX_RUN_EVENTS.toLocaleString('en-US')} events with CC_RUN_FULL, exactly, however many arrive at once`, async () => {
+        const store = (await backend.storage()).open({ maxBatchEvents: 2048 });
+        const appends = Array.from({ length: MAX_RUN_EVENTS + 5 }, () => store.append(failedEvent('run-full', { caller: 'alice' })));
+        const settled = await Promise.allSettled(appends);
+        const refused = settled.filter((outcome) => outcome.status === 'rejected');
+        expect(settled.length - refused.length).toBe(MAX_RUN_EVENTS);
+        expect(refused).toHaveLength(5);
+        for (const outcome of refused) expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'CC_RUN_FULL', statusCode: 409 });
+        await expect(store.append(failedEvent('run-full', { caller: 'alice' }))).rejects.toMatchObject({ code: 'CC_RUN_FULL' });
+        expect((await store.listRuns()).runs[0]).toMatchObject({ runId: 'run-full', events: MAX_RUN_EVENTS });
+        // Other runs are untouched by one that is full.
+        await store.append(failedEvent('run-next', { caller: 'alice' }));
+        expect(store.stats()).toMatchObject({ refused: 6, state: 'ok' });
+      });
+
+      it('pages through a run in order, each event once, and refuses a cursor it did not issue', async () => {
+        const store = (await backend.storage()).open({ maxBatchEvents: 64 });
+        const base = Date.now() - 60_000;
+        // Some events share an instant: the order within one is the order they were written.
+        for (let i = 0; i < 250; i++) await store.append(failedEvent('run-paged', { at: new Date(base + Math.floor(i / 3)).toISOString(), request: { n: i } }));
+        const pages = await allPages(store, 'run-paged', { limit: 100 });
+        expect(pages.map((page) => page.events.length)).toEqual([100, 100, 50]);
+        expect(pages.flatMap((page) => page.events.map((event) => event.request['n']))).toEqual(Array.from({ length: 250 }, (_, i) => i));
+        expect(pages.map((page) => page.nextCursor === null)).toEqual([false, false, true]);
+        expect(pages.every((page) => page.chain.problems.length === 0)).toBe(true);
+        expect((await store.readRun('run-paged'))!.events).toHaveLength(100);
+        await expect(store.readRun('run-paged', { cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
+      });
+
+      it(`ends a page once its events delivered ${TRACE_PAGE_CHARS.toLocaleString('en-US')} characters, and always holds one`, async () => {
+        const store = (await backend.storage()).open();
+        const big = 'x'.repeat(Math.ceil(TRACE_PAGE_CHARS * 0.4));
+        for (let i = 0; i < 4; i++) await store.append(deliveredEvent('run-big', { volatile: `${big}${i}\n` }));
+        await store.append(deliveredEvent('run-huge', { volatile: `${big}${big}${big}\n` }));
+        const pages = await allPages(store, 'run-big', { limit: 100 });
+        expect(pages.map((page) => page.events.length)).toEqual([2, 2]);
+        expect(pages.every((page) => page.events.every((event) => event.verified === true))).toBe(true);
+        expect((await store.readRun('run-huge'))!.events).toHaveLength(1);
+      });
+
+      it('shows a caller only its own events and runs; another caller’s run reads as unknown', async () => {
+        const store = (await backend.storage()).open(MARCH);
+        const at = (s: number) => new Date(Date.parse('2026-03-01T12:00:00.000Z') + s * 1000).toISOString();
+        await store.append(deliveredEvent('run-alice', { caller: 'alice', at: at(1) }));
+        await store.append(deliveredEvent('run-alice', { caller: 'alice', at: at(2) }));
+        await store.append(deliveredEvent('run-bob', { caller: 'bob', at: at(3) }));
+        await store.append(deliveredEvent('run-nobody', { at: at(4) }));
+        expect(await store.readRun('run-alice', { visibleTo: 'bob' })).toBeNull();
+        expect(await store.readRun('run-nobody', { visibleTo: 'bob' })).toBeNull();
+        expect((await store.readRun('run-alice', { visibleTo: 'alice' }))!.events).toHaveLength(2);
+        expect((await store.readRun('run-alice', { visibleTo: null }))!.events).toHaveLength(2);
+        const listed = async (visibleTo: string | null) => (await store.listRuns({ visibleTo })).runs.map((run) => [run.runId, run.events]);
+        expect(await listed('alice')).toEqual([['run-alice', 2]]);
+        expect(await listed('bob')).toEqual([['run-bob', 1]]);
+        expect(await listed('carol')).toEqual([]);
+        expect(await listed(null)).toEqual([['run-nobody', 1], ['run-bob', 1], ['run-alice', 2]]);
+        // A run holding both callers' events (opened before callers were named) shows each only its own.
+        await store.append(deliveredEvent('run-nobody', { caller: 'alice', at: at(5) }));
+        await store.append(deliveredEvent('run-nobody', { caller: 'bob', at: at(6) }));
+        expect((await store.readRun('run-nobody', { visibleTo: 'alice' }))!.events.map((event) => event.caller)).toEqual(['alice']);
+        expect((await store.readRun('run-nobody', { visibleTo: 'bob' }))!.events.map((event) => event.caller)).toEqual(['bob']);
       });
     });
 

@@ -357,7 +357,8 @@ describe('bounded index', () => {
     const filter = new RunIdFilter(ids, ids.length);
     expect(ids.every((id) => filter.mayContain(id))).toBe(true);
     const strangers = Array.from({ length: 5000 }, (_, i) => `other-${i}`).filter((id) => filter.mayContain(id));
-    expect(strangers.length).toBeLessThan(150);
+    // ≈ 0.007 % expected: an append checking a new run id rarely reads a file it does not need.
+    expect(strangers.length).toBeLessThan(5);
   });
 
   it('still hides expired events of files it no longer holds in memory, and sweeps them', async () => {
@@ -417,3 +418,93 @@ describe('retention', () => {
   });
 });
 
+
+describe('runs bounded and owned, with the index over its budget (issue 27)', () => {
+  /** Run `run-0` opened by alice in the first of many one-event files, the index holding 2 events. */
+  async function spread(options: Partial<TraceStoreOptions> = {}) {
+    const base = Date.now() - 3_600_000;
+    let clock = base;
+    const store = open(await traceDir(), { now: () => clock, rotateBytes: 1, maxIndexedEvents: 2, ...options });
+    for (let i = 0; i < 12; i++) {
+      clock = base + i * 1000;
+      await store.append(failedEvent(i % 3 === 0 ? 'run-0' : `other-${i}`, { at: new Date(clock).toISOString(), caller: 'alice' }));
+    }
+    clock = Date.now();
+    return store;
+  }
+
+  it('refuses another caller’s append to a run whose events were all evicted from memory', async () => {
+    const store = await spread();
+    expect(store.stats().indexedEvents).toBeLessThanOrEqual(3);
+    await expect(store.append(failedEvent('run-0', { caller: 'bob' }))).rejects.toMatchObject({ code: 'CC_RUN_OWNED' });
+    await store.append(failedEvent('run-0', { caller: 'alice' }));
+    expect((await store.readRun('run-0'))!.events).toHaveLength(5);
+  });
+
+  it('counts evicted events toward the cap, and pages across evicted files in order', async () => {
+    const store = await spread({ maxRunEvents: 5 });
+    await store.append(failedEvent('run-0', { caller: 'alice' }));
+    await expect(store.append(failedEvent('run-0', { caller: 'alice' }))).rejects.toMatchObject({ code: 'CC_RUN_FULL' });
+    const first = await store.readRun('run-0', { limit: 2 });
+    const second = await store.readRun('run-0', { limit: 2, cursor: first!.nextCursor! });
+    const third = await store.readRun('run-0', { limit: 2, cursor: second!.nextCursor! });
+    const times = [...first!.events, ...second!.events, ...third!.events].map((event) => event.at);
+    expect(times).toHaveLength(5);
+    expect([...times].sort()).toEqual(times);
+    expect(third!.nextCursor).toBeNull();
+  });
+
+  it('reads about the same bytes per page of a 3,000-event run as of a 375-event one: the page, not the run', async () => {
+    /** Bytes read, per page after the first (which checks the file's chain once, whole). */
+    async function perPage(events: number) {
+      const counter = { bytes: 0 };
+      const fs: TraceFs = {
+        ...fsp,
+        open: (async (...args: Parameters<typeof fsp.open>) => {
+          const handle = await fsp.open(...args);
+          return new Proxy(handle, {
+            get(target, property) {
+              if (property === 'read') {
+                return async (...readArgs: unknown[]) => {
+                  const result = await (target.read as (...a: unknown[]) => Promise<{ bytesRead: number }>)(...readArgs);
+                  counter.bytes += result.bytesRead;
+                  return result;
+                };
+              }
+              const value = Reflect.get(target, property) as unknown;
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          });
+        }) as TraceFs['open'],
+      };
+      const store = open(await traceDir(), { fs, maxBatchEvents: 512 });
+      for (let i = 0; i < events; i += 500) {
+        await Promise.all(
+          Array.from({ length: Math.min(500, events - i) }, (_, j) =>
+            store.append(deliveredEvent('big-500', { volatile: `### live\n${`event ${i + j} of the run. `.repeat(40)}\n` })),
+          ),
+        );
+      }
+      const sizes: number[] = [];
+      let cursor: string | undefined;
+      let read = 0;
+      do {
+        counter.bytes = 0;
+        const page = await store.readRun('big-500', { limit: 20, ...(cursor === undefined ? {} : { cursor }) });
+        read += page!.events.length;
+        expect(page!.events.length).toBeLessThanOrEqual(20);
+        sizes.push(counter.bytes);
+        cursor = page!.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+      expect(read).toBe(events);
+      const later = sizes.slice(1);
+      return { pages: sizes.length, first: sizes[0]!, perPage: later.reduce((sum, bytes) => sum + bytes, 0) / later.length };
+    }
+    const small = await perPage(375);
+    const large = await perPage(3000);
+    expect(large.pages / small.pages).toBeGreaterThan(7.5);
+    // A run 8 times longer costs the same per page; only the first page's chain check grows with the file.
+    expect(large.perPage / small.perPage).toBeLessThan(1.3);
+    expect(large.perPage / small.perPage).toBeGreaterThan(0.7);
+  });
+});

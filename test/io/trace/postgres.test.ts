@@ -4,7 +4,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresTraceStore, migrateTraceDatabase, type PostgresTraceStore, type PostgresTraceStoreOptions } from '../../../src/io/trace/index.js';
-import { listRunsSql, MAX_RUN_EVENTS, RUN_EVENTS_SQL } from '../../../src/io/trace/postgres/reader.js';
+import { listRunsSql, RUN_EVENTS_SQL, RUN_STANDINGS_SQL } from '../../../src/io/trace/postgres/reader.js';
 import { SCHEMA_VERSION } from '../../../src/io/trace/postgres/schema.js';
 import { createDatabase, dropDatabase } from '../../helpers/postgres.js';
 import { postgresCluster } from '../../helpers/trace-backends.js';
@@ -58,16 +58,36 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
       const { url, query } = await database();
       const stores = Array.from({ length: 6 }, (_, i) => open(url, { writerId: `replica-${i}-0000` }));
       await Promise.all(stores.map((store) => store.health()));
-      expect(await query('SELECT version FROM cc_trace_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+      // Each migration recorded once, however many replicas raced to apply it.
+      expect(await query('SELECT version FROM cc_trace_schema ORDER BY version')).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })));
       await Promise.all(stores.map((store, i) => store.append(deliveredEvent(`run-${i}`))));
       expect((await stores[0]!.listRuns()).runs).toHaveLength(6);
     });
 
     it('is migrated by hand with context-compiler migrate’s function, idempotently', async () => {
       const { url, query } = await database();
-      expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [1] });
+      expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [1, 2] });
       expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [] });
       expect(await query('SELECT count(*)::integer AS tables FROM pg_tables WHERE tablename LIKE $1', ['cc\\_trace\\_%'])).toEqual([{ tables: 5 }]);
+    });
+
+    it('migrates a version 1 database in place: its runs stay readable, to callers who read every run, and belong to nobody', async () => {
+      const { url, query } = await database();
+      const before = open(url, { writerId: 'release-1-0000' });
+      await before.append(deliveredEvent('run-old'));
+      await before.close();
+      // The tables as version 1 left them: no caller columns.
+      await query('DROP INDEX cc_trace_runs_caller');
+      await query('ALTER TABLE cc_trace_runs DROP COLUMN caller');
+      await query('ALTER TABLE cc_trace_events DROP COLUMN caller');
+      await query('DELETE FROM cc_trace_schema WHERE version = 2');
+      const after = open(url, { writerId: 'release-2-0000' });
+      await after.health();
+      expect(await query('SELECT max(version) AS version FROM cc_trace_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+      expect((await after.readRun('run-old'))!.events[0]!.verified).toBe(true);
+      expect(await after.readRun('run-old', { visibleTo: 'voice' })).toBeNull();
+      await after.append(deliveredEvent('run-old', { caller: 'voice' }));
+      expect((await after.readRun('run-old', { visibleTo: 'voice' }))!.events.map((event) => event.caller)).toEqual(['voice']);
     });
 
     it('refuses a database at a newer schema version, and says so in readiness', async () => {
@@ -125,26 +145,40 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
       await query('ANALYZE');
       const plan = async (sql: string, params: unknown[]) => JSON.stringify(await query(`EXPLAIN (FORMAT JSON) ${sql}`, params));
       const minAt = base - 1;
-      const read = await plan(RUN_EVENTS_SQL, ['run-7', minAt]);
-      expect(read).toContain('cc_trace_events_run');
-      expect(read).not.toContain('"Seq Scan"');
-      for (const filter of [{}, { persona: 'mars' }, { status: 422 }, { outcome: 'failed' as const }]) {
+      for (const params of [
+        ['run-7', minAt, Number.MIN_SAFE_INTEGER, '0', 21, null],
+        ['run-7', minAt, base + 100, '50', 101, 'voice'],
+      ]) {
+        const read = await plan(RUN_EVENTS_SQL, params);
+        expect(read).toContain('cc_trace_events_run');
+        expect(read).not.toContain('"Seq Scan"');
+      }
+      const standing = await plan(RUN_STANDINGS_SQL, [['run-7', 'run-8'], minAt, 10_000]);
+      expect(standing).toContain('cc_trace_events_run');
+      expect(standing).not.toContain('"Seq Scan"');
+      for (const filter of [{}, { persona: 'mars' }, { status: 422 }, { outcome: 'failed' as const }, { visibleTo: 'voice' }]) {
         const { sql, params } = listRunsSql(filter, { atMs: base + 2000, runId: 'run-500' }, 20);
         const listed = await plan(sql, [minAt, ...params]);
-        expect(listed, JSON.stringify(filter)).toMatch(/cc_trace_runs_(recent|subject|status|outcome)/);
+        expect(listed, JSON.stringify(filter)).toMatch(/cc_trace_runs_(recent|subject|status|outcome|caller)/);
         expect(listed, JSON.stringify(filter)).not.toContain('"Seq Scan"');
       }
     });
 
-    it(`returns at most ${MAX_RUN_EVENTS} events of one run, and says there are more`, async () => {
+    it('pages through a run of more than 1,000 events, which the reader used to cut at 1,000', async () => {
       const { url } = await database();
       const store = open(url, { maxBatchEvents: 200 });
-      await Promise.all(Array.from({ length: MAX_RUN_EVENTS + 5 }, () => store.append(failedEvent('run-long'))));
-      const run = await store.readRun('run-long');
-      expect(run!.events).toHaveLength(MAX_RUN_EVENTS);
-      expect(run!.chain.notes).toEqual([`the run has more than ${MAX_RUN_EVENTS} events within retention; the first ${MAX_RUN_EVENTS} are shown`]);
-      expect(run!.chain.problems).toEqual([]);
-      expect((await store.listRuns()).runs[0]).toMatchObject({ runId: 'run-long', events: MAX_RUN_EVENTS + 5 });
+      await Promise.all(Array.from({ length: 1005 }, () => store.append(failedEvent('run-long'))));
+      let cursor: string | undefined;
+      let read = 0;
+      do {
+        const page = await store.readRun('run-long', { limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+        expect(page!.events.length).toBeLessThanOrEqual(100);
+        expect(page!.chain.problems).toEqual([]);
+        read += page!.events.length;
+        cursor = page!.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+      expect(read).toBe(1005);
+      expect((await store.listRuns()).runs[0]).toMatchObject({ runId: 'run-long', events: 1005 });
     });
 
     it('deletes expired events in bounded batches while appends go on', async () => {

@@ -4,6 +4,10 @@ import { isSafeId } from '../../../../schemas/ids.js';
 import { checkSuccession, summarizeRun, type ChainFinding, type ChainStatus, type Predecessor, type PredecessorState } from '../chain.js';
 import { isStoredEvent, rebuild, type StoredEvent } from '../event-record.js';
 import {
+  decodeEventCursor,
+  encodeEventCursor,
+  eventPageLimit,
+  pageLength,
   pageRequest,
   readFailure,
   runPage,
@@ -11,6 +15,7 @@ import {
   type RunFilter,
   type RunPage,
   type RunPosition,
+  type RunReadQuery,
   type RunSummary,
   type RunTraceView,
   type TraceEventView,
@@ -31,7 +36,7 @@ import {
   type FileChain,
   type RecordRef,
 } from './format.js';
-import { eventOrder, tally, type EventLocation, type IndexedFile, type RunTally } from './run-index.js';
+import { eventOrder, tally, visible, type EventLocation, type IndexedFile, type RunTally } from './run-index.js';
 import { locate, type FileWriter, type FilesContext } from './writer.js';
 
 /** File chains checked recently, kept while the file is unchanged (same inode, size, mtime and ctime). */
@@ -81,46 +86,55 @@ export class FileReader {
     return this.refreshing;
   }
 
-  async readRun(runId: string): Promise<RunTraceView | null> {
+  /**
+   * A page of the run: the `limit` events after the cursor (fewer once they delivered
+   * `TRACE_PAGE_CHARS`), found by a bounded selection over the index and a scan of the
+   * evicted files that may hold the run — never every event of it — then read back by
+   * positional reads and checked against the chains of their files.
+   */
+  async readRun(runId: string, query: RunReadQuery = {}): Promise<RunTraceView | null> {
     if (!isSafeId(runId)) return null;
+    const limit = eventPageLimit(query);
+    const after = query.cursor === undefined ? null : decodeFileCursor(query.cursor);
+    const visibleTo = query.visibleTo ?? null;
     const { signer, counters } = this.ctx;
-    let locations: EventLocation[];
+    let page: { locations: EventLocation[]; more: boolean };
     const reports = new Map<string, FileReport | null>();
     let files = this.openFiles();
     try {
       await this.refresh();
-      locations = await this.locateRun(runId);
+      page = await this.locatePage(runId, after, limit, visibleTo);
       for (let attempt = 0; ; attempt++) {
-        for (const location of locations) if (!reports.has(location.file)) reports.set(location.file, await this.fileReport(location.file, files));
-        const stale = [...new Set(locations.filter((location) => reports.get(location.file)?.chain.events.has(location.offset) === false).map((location) => location.file))];
+        for (const location of page.locations) if (!reports.has(location.file)) reports.set(location.file, await this.fileReport(location.file, files));
+        const stale = [...new Set(page.locations.filter((location) => reports.get(location.file)?.chain.events.has(location.offset) === false).map((location) => location.file))];
         if (stale.length === 0 || attempt > 0) break;
         await files.close();
         files = this.openFiles();
         await this.reindex(stale);
         reports.clear();
-        locations = await this.locateRun(runId);
+        page = await this.locatePage(runId, after, limit, visibleTo);
       }
     } catch (error) {
       await files.close();
       throw readFailure(error);
     }
-    if (locations.length === 0) {
+    if (page.locations.length === 0 && after === null) {
       await files.close();
       return null;
     }
     try {
       const events: TraceEventView[] = [];
       const statuses: ChainStatus[] = [];
-      const findings = [...reports.values()].flatMap((report) => report?.findings ?? []);
-      // Records repeat from event to event of a run; each is read and checked once.
+      const findings = [...new Set(page.locations.map((location) => location.file))].flatMap((file) => reports.get(file)?.findings ?? []);
+      // Records repeat from event to event of a run; each is read and checked once per page.
       const known = new Map<string, unknown>();
-      for (const location of locations) {
+      for (const location of page.locations) {
         const report = reports.get(location.file);
         const status = report?.chain.events.get(location.offset);
         const handle = report && status ? await files.open(location.file) : null;
         if (!report || !status || !handle) continue;
         const stored = parseEventLine(await readRange(handle, location.offset, location.length));
-        if (!stored || stored.runId !== runId) continue;
+        if (!stored || stored.runId !== runId || (visibleTo !== null && stored.caller !== visibleTo)) continue;
         const unvouched = report.unvouched !== null && location.offset >= report.unvouched.from;
         const link = unvouched ? 'broken' : status;
         const altered = unvouched ? report.unvouched!.text : report.chain.altered.get(location.offset);
@@ -143,8 +157,9 @@ export class FileReader {
         events.push(view.event);
         statuses.push(link);
       }
-      if (events.length === 0) return null;
-      return { runId, events, chain: summarizeRun(statuses, findings) };
+      if (events.length === 0 && after === null && !page.more) return null;
+      const last = page.locations[page.locations.length - 1];
+      return { runId, events, chain: summarizeRun(statuses, findings), nextCursor: page.more && last ? encodeFileCursor(last) : null };
     } catch (error) {
       throw readFailure(error);
     } finally {
@@ -185,7 +200,7 @@ export class FileReader {
     const runs = candidates.slice(0, limit);
     for (const run of runs) {
       await this.scanEvicted(minAtMs, (location) => {
-        if (location.summary.runId === run.runId && location.atMs >= minAtMs) run.events++;
+        if (location.summary.runId === run.runId && location.atMs >= minAtMs && visible(location.summary, filter.visibleTo)) run.events++;
       }, run.runId);
     }
     return { runs, more: true };
@@ -194,7 +209,9 @@ export class FileReader {
   /** The page from memory and a scan of every evicted file within retention. */
   private async pageFromAll(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean }> {
     const older = new Map<string, RunTally>();
-    await this.scanEvicted(minAtMs, (location) => tally(older, location, minAtMs));
+    await this.scanEvicted(minAtMs, (location) => {
+      if (visible(location.summary, filter.visibleTo)) tally(older, location, minAtMs);
+    });
     return this.ctx.index.list(limit, filter, minAtMs, after, older);
   }
 
@@ -438,19 +455,84 @@ export class FileReader {
     await this.refresh();
   }
 
-  /** The run's event locations within retention: from memory, and from evicted files that may hold it. */
-  private async locateRun(runId: string): Promise<EventLocation[]> {
+  /**
+   * The first `limit` events of the run after `after` within retention that `visibleTo` may
+   * see, in event order, and whether more follow: one more than the page is kept while the
+   * index and the evicted files that may hold the run are gone through, so memory holds a
+   * page, never the run. A page ends early once its events delivered `TRACE_PAGE_CHARS`.
+   */
+  private async locatePage(runId: string, after: FileCursor | null, limit: number, visibleTo: string | null): Promise<{ locations: EventLocation[]; more: boolean }> {
     const minAtMs = this.ctx.now() - this.ctx.retentionMs;
-    const locations = this.ctx.index.locations(runId, minAtMs);
-    const found: EventLocation[] = [];
+    const window = new SmallestLocations(limit + 1);
+    const offer = (location: EventLocation) => {
+      if (location.atMs < minAtMs || location.summary.runId !== runId || !visible(location.summary, visibleTo)) return;
+      if (after && eventOrder(location, after) <= 0) return;
+      window.offer(location);
+    };
+    this.ctx.index.eachLocation(runId, offer);
+    await this.scanEvicted(minAtMs, offer, runId);
+    const candidates = window.list();
+    const taken = pageLength(candidates.map((location) => location.summary.chars), limit);
+    return { locations: candidates.slice(0, taken), more: candidates.length > taken };
+  }
+
+  /** What the evicted files hold of a run within retention: how many events, and the first of them (whose caller opened it). */
+  async evictedStanding(runId: string): Promise<{ events: number; first: EventLocation | null }> {
+    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
+    let events = 0;
+    let first: EventLocation | null = null;
     await this.scanEvicted(minAtMs, (location) => {
-      if (location.summary.runId === runId && location.atMs >= minAtMs) found.push(location);
+      if (location.summary.runId !== runId || location.atMs < minAtMs) return;
+      events++;
+      if (!first || eventOrder(location, first) < 0) first = location;
     }, runId);
-    if (found.length > 0) {
-      locations.push(...found);
-      locations.sort(eventOrder);
+    return { events, first };
+  }
+}
+
+/** Where a page of a run ended: the position of its last event (`eventOrder`'s fields). */
+type FileCursor = Pick<EventLocation, 'atMs' | 'fileCreatedMs' | 'file' | 'offset'>;
+
+const FILE_CURSOR = /^f1\.(-?\d{1,16})\.(-?\d{1,16})\.(\d{1,16})\.(.{1,200})$/;
+
+function encodeFileCursor(location: FileCursor): string {
+  return encodeEventCursor(`f1.${location.atMs}.${location.fileCreatedMs}.${location.offset}.${location.file}`);
+}
+
+/** A position only: the file named is compared with, never opened. */
+function decodeFileCursor(cursor: string): FileCursor {
+  let parsed: FileCursor | null = null;
+  decodeEventCursor(cursor, (text) => {
+    const match = FILE_CURSOR.exec(text);
+    if (!match || parseTraceFileName(match[4]!) === null) return false;
+    parsed = { atMs: Number(match[1]), fileCreatedMs: Number(match[2]), offset: Number(match[3]), file: match[4]! };
+    return true;
+  });
+  return parsed!;
+}
+
+/** The `size` smallest locations offered, in event order: a page and one more, whatever the run holds. */
+class SmallestLocations {
+  private readonly kept: EventLocation[] = [];
+
+  constructor(private readonly size: number) {}
+
+  offer(location: EventLocation): void {
+    const kept = this.kept;
+    if (kept.length === this.size && eventOrder(location, kept[kept.length - 1]!) >= 0) return;
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (eventOrder(kept[mid]!, location) < 0) low = mid + 1;
+      else high = mid;
     }
-    return locations;
+    kept.splice(low, 0, location);
+    if (kept.length > this.size) kept.pop();
+  }
+
+  list(): EventLocation[] {
+    return this.kept;
   }
 }
 

@@ -17,6 +17,7 @@ export function summarize(event: StoredEvent<unknown>): EventSummary {
     promptSha256: event.promptSha256 ?? null,
   };
   if (event.surface !== undefined) summary.surface = event.surface;
+  if (event.caller !== undefined) summary.caller = event.caller;
   return summary;
 }
 
@@ -74,9 +75,17 @@ function newerFirst(a: RunPosition, b: RunPosition): number {
   return a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
 }
 
+/** Where an event is, as far as the order of a run's events goes. */
+export type EventPosition = Pick<EventLocation, 'atMs' | 'fileCreatedMs' | 'file' | 'offset'>;
+
 /** Event order within a run: `at`, then file creation, then position in the file. */
-export function eventOrder(a: EventLocation, b: EventLocation): number {
+export function eventOrder(a: EventPosition, b: EventPosition): number {
   return a.atMs - b.atMs || a.fileCreatedMs - b.fileCreatedMs || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.offset - b.offset;
+}
+
+/** Whether a caller scoped to `visibleTo` may see the event (a caller reading every run sees all). */
+export function visible(summary: EventSummary, visibleTo: string | null | undefined): boolean {
+  return visibleTo === undefined || visibleTo === null || summary.caller === visibleTo;
 }
 
 function matches(summary: EventSummary, filter: RunFilter): boolean {
@@ -97,6 +106,8 @@ export class RunIndex {
   readonly files = new Map<string, IndexedFile>();
   private readonly runs = new Map<string, EventLocation[]>();
   private events = 0;
+  /** Counts evictions: what was counted in memory before one may be in an evicted file after it. */
+  generation = 0;
 
   constructor(readonly maxEvents: number = Number.POSITIVE_INFINITY) {}
 
@@ -161,9 +172,18 @@ export class RunIndex {
       oldest.runFilter = new RunIdFilter(oldest.runIds, oldest.runIds.size);
       this.forget(oldest);
       oldest.evicted = true;
+      this.generation++;
       evicted++;
     }
     return evicted;
+  }
+
+  /** Whether an evicted file may hold events of the run at or after `minAtMs` (its run filter says maybe). */
+  mayHoldEvicted(runId: string, minAtMs: number): boolean {
+    for (const entry of this.files.values()) {
+      if (entry.evicted && entry.newestAtMs >= minAtMs && (!entry.runFilter || entry.runFilter.mayContain(runId))) return true;
+    }
+    return false;
   }
 
   /** Evicted files that may hold events at or after `minAtMs` (of run `runId`, when given). */
@@ -176,6 +196,23 @@ export class RunIndex {
   /** The run's events at or after `minAtMs`, in event order. */
   locations(runId: string, minAtMs: number): EventLocation[] {
     return (this.runs.get(runId) ?? []).filter((location) => location.atMs >= minAtMs).sort(eventOrder);
+  }
+
+  /** How many events of the run at or after `minAtMs` are held in memory, and the first of them; without sorting. */
+  standing(runId: string, minAtMs: number): { events: number; first: EventLocation | null } {
+    let events = 0;
+    let first: EventLocation | null = null;
+    for (const location of this.runs.get(runId) ?? []) {
+      if (location.atMs < minAtMs) continue;
+      events++;
+      if (!first || eventOrder(location, first) < 0) first = location;
+    }
+    return { events, first };
+  }
+
+  /** Calls `visit` for each of the run's events held in memory (in no particular order). */
+  eachLocation(runId: string, visit: (location: EventLocation) => void): void {
+    for (const location of this.runs.get(runId) ?? []) visit(location);
   }
 
   /**
@@ -195,7 +232,7 @@ export class RunIndex {
       let latest: EventLocation | null = extra?.latest ?? null;
       let events = extra?.events ?? 0;
       for (const location of locations) {
-        if (location.atMs < minAtMs) continue;
+        if (location.atMs < minAtMs || !visible(location.summary, filter.visibleTo)) continue;
         events++;
         if (!latest || eventOrder(location, latest) > 0) latest = location;
       }

@@ -5,15 +5,20 @@ import { createChainSigner } from '../chain.js';
 import { RecordDigests } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
+  admitEvents,
   checkEvent,
   closedStore,
   makeWriterId,
+  MAX_RUN_EVENTS,
   rotateMsFor,
   sweepIntervalFor,
+  unavailable,
+  type AppendOptions,
   type ListRunsQuery,
+  type QueuedEvent,
   type RunPage,
+  type RunReadQuery,
   type RunTraceView,
-  type TraceEventInput,
   type TraceLog,
   type TraceStore,
   type TraceStoreStats,
@@ -21,6 +26,7 @@ import {
 import { FileReader } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
+import { RunStandings } from './run-standing.js';
 import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext, type TraceFs } from './writer.js';
 
 export type { TraceFs } from './writer.js';
@@ -58,6 +64,11 @@ export interface FileTraceStoreOptions {
   observeBatch?: (events: number, seconds: number, ok: boolean) => void;
   /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
   signingKey?: string | null;
+  /**
+   * The most events a run may hold (default `MAX_RUN_EVENTS`, the documented cap). Only
+   * tests set it: to write a run as a release without the cap did, and read it back.
+   */
+  maxRunEvents?: number;
 }
 
 export interface FileTraceStoreStats extends TraceStoreStats, FileCounters {
@@ -117,12 +128,23 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
   };
   const writer = new FileWriter(ctx, new RecordDigests(), options.rotateBytes ?? 32 * 1024 * 1024);
   const reader = new FileReader(ctx, writer);
-  const commits: GroupCommit<TraceEventInput> = new GroupCommit<TraceEventInput>({
+  const standings = new RunStandings(ctx, reader);
+  const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
+  const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
     log,
     maxBatch: options.maxBatchEvents ?? 1024,
     retryIntervalMs: options.retryIntervalMs ?? 1000,
     now: ctx.now,
-    write: (batch) => writer.write(batch),
+    async write(batch) {
+      // A run that cannot be looked up refuses its own appends; the store keeps working.
+      const verdicts = await standings.standings(batch).then(
+        (standing) => admitEvents(batch, standing, maxRunEvents),
+        (error: unknown) => batch.map((queued) => (queued.newRun ? null : unavailable('its run could not be looked up', error))),
+      );
+      const admitted = batch.filter((_, i) => verdicts[i] === null).map((queued) => queued.event);
+      if (admitted.length > 0) await writer.write(admitted);
+      return verdicts;
+    },
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeWriteFailure,
@@ -154,12 +176,21 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     backend: 'files',
     dir,
     writerId: ctx.writerId,
-    async append(event: TraceEventInput): Promise<void> {
+    async append(event, appendOptions: AppendOptions = {}): Promise<void> {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append(event);
+      const newRun = appendOptions.newRun === true;
+      const reading = newRun ? null : standings.prepare(event.runId);
+      if (reading) {
+        try {
+          await reading;
+        } catch (error) {
+          throw unavailable('its run could not be looked up', error);
+        }
+      }
+      return commits.append({ event, newRun });
     },
-    readRun: (runId: string): Promise<RunTraceView | null> => reader.readRun(runId),
+    readRun: (runId: string, query?: RunReadQuery): Promise<RunTraceView | null> => reader.readRun(runId, query),
     listRuns: (query?: ListRunsQuery): Promise<RunPage> => reader.listRuns(query),
     async health(): Promise<string | undefined> {
       await commits.health(() => writer.probe());

@@ -3,6 +3,10 @@ import { sha256Hex } from '../../../core/digest.js';
 import { readerFor, RETENTION_GRACE_MS, summarizeRun, type ChainFinding, type ChainStatus } from '../chain.js';
 import { isStoredEvent, parseRecordJson, rebuild, type StoredEvent } from '../event-record.js';
 import {
+  decodeEventCursor,
+  encodeEventCursor,
+  eventPageLimit,
+  pageLength,
   pageRequest,
   readFailure,
   runPage,
@@ -10,6 +14,8 @@ import {
   type RunFilter,
   type RunPage,
   type RunPosition,
+  type RunReadQuery,
+  type RunStanding,
   type RunSummary,
   type RunTraceView,
   type TraceEventView,
@@ -21,12 +27,25 @@ import { DAY_MS, recordKey, type DatabaseContext, type RecordKind } from './writ
 /** SQLSTATE of a query on a table that does not exist. */
 const UNDEFINED_TABLE = '42P01';
 
-/** At most this many events of one run are read (a run is one session: a handful, usually). */
-export const MAX_RUN_EVENTS = 1000;
-
-/** A run's events within retention, in order (index `cc_trace_events_run`), at most one more than shown. */
+/**
+ * A page of a run's events within retention, in order, after a position (`at_ms`, `id`) and
+ * of one caller when given (index `cc_trace_events_run`): `$5` rows, one more than the page.
+ */
 export const RUN_EVENTS_SQL = `SELECT id, segment, seq, at_ms, body, prev, link FROM cc_trace_events
-  WHERE run_id = $1 AND at_ms >= $2 ORDER BY at_ms, id LIMIT ${MAX_RUN_EVENTS + 1}`;
+  WHERE run_id = $1 AND at_ms >= $2 AND (at_ms, id) > ($3::bigint, $4::bigint) AND ($6::text IS NULL OR caller = $6::text)
+  ORDER BY at_ms, id LIMIT $5`;
+
+/**
+ * How runs stand for an append: the caller of each run's first event within retention, and
+ * its events counted up to the cap (so a run of any size costs at most that many index
+ * entries). A run without events within retention has no row.
+ */
+export const RUN_STANDINGS_SQL = `SELECT w.run_id,
+    (SELECT e.caller FROM cc_trace_events e WHERE e.run_id = w.run_id AND e.at_ms >= $2 ORDER BY e.at_ms, e.id LIMIT 1) AS owner,
+    (SELECT count(*) FROM (SELECT 1 FROM cc_trace_events e WHERE e.run_id = w.run_id AND e.at_ms >= $2 LIMIT $3) AS capped)::integer AS events
+  FROM unnest($1::text[]) AS w(run_id)`;
+
+const EVENT_CURSOR = /^p1\.(-?\d{1,16})\.(\d{1,19})$/;
 
 /** A page of runs, newest first, filtered on their latest event (indexes `cc_trace_runs_*`). */
 export function listRunsSql(filter: RunFilter, after: RunPosition | null, limit: number): { sql: string; params: unknown[] } {
@@ -40,9 +59,10 @@ export function listRunsSql(filter: RunFilter, after: RunPosition | null, limit:
   if (filter.worker !== undefined) where.push(`subject_kind = 'worker' AND subject_id = ${param(filter.worker)}`);
   if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
   if (filter.outcome !== undefined) where.push(`outcome = ${param(filter.outcome)}`);
+  if (filter.visibleTo !== undefined && filter.visibleTo !== null) where.push(`caller = ${param(filter.visibleTo)}`);
   if (after) where.push(`(at_ms, run_id) < (${param(after.atMs)}::bigint, ${param(after.runId)}::text COLLATE "C")`);
   const sql =
-    'SELECT run_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256 FROM cc_trace_runs ' +
+    'SELECT run_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller FROM cc_trace_runs ' +
     `WHERE ${where.join(' AND ')} ORDER BY at_ms DESC, run_id DESC LIMIT ${param(limit + 1)}`;
   return { sql, params };
 }
@@ -97,10 +117,11 @@ interface SegmentReport {
 export class DatabaseReader {
   constructor(private readonly ctx: DatabaseContext) {}
 
-  async readRun(runId: string): Promise<RunTraceView | null> {
+  async readRun(runId: string, query: RunReadQuery = {}): Promise<RunTraceView | null> {
     if (!isSafeId(runId)) return null;
+    const after = query.cursor === undefined ? null : decodeDatabaseCursor(query.cursor);
     try {
-      return await this.read(runId);
+      return await this.read(runId, eventPageLimit(query), after, query.visibleTo ?? null);
     } catch (error) {
       // Nothing was ever written: the tables come with the first segment.
       if (databaseErrorCode(error) === UNDEFINED_TABLE) return null;
@@ -124,13 +145,14 @@ export class DatabaseReader {
         outcome: RunSummary['outcome'];
         chars: number;
         prompt_sha256: string | null;
+        caller: string | null;
       }>(sql, [minAtMs, ...params]);
       const page = rows.slice(0, limit);
       const counts = new Map<string, number>();
       if (page.length > 0) {
         const counted = await this.ctx.pool.query<{ run_id: string; events: number }>(
-          'SELECT run_id, count(*)::integer AS events FROM cc_trace_events WHERE run_id = ANY($1::text[]) AND at_ms >= $2 GROUP BY run_id',
-          [page.map((row) => row.run_id), minAtMs],
+          'SELECT run_id, count(*)::integer AS events FROM cc_trace_events WHERE run_id = ANY($1::text[]) AND at_ms >= $2 AND ($3::text IS NULL OR caller = $3::text) GROUP BY run_id',
+          [page.map((row) => row.run_id), minAtMs, filter.visibleTo ?? null],
         );
         for (const row of counted.rows) counts.set(row.run_id, row.events);
       }
@@ -147,6 +169,7 @@ export class DatabaseReader {
           events: counts.get(row.run_id) ?? 0,
         };
         if (row.surface !== null) run.surface = row.surface;
+        if (row.caller !== null) run.caller = row.caller;
         return run;
       });
       return runPage(runs, rows.length > limit);
@@ -156,15 +179,33 @@ export class DatabaseReader {
     }
   }
 
-  private async read(runId: string): Promise<RunTraceView | null> {
+  /** How each run stands for an append (`RUN_STANDINGS_SQL`); runs without events are left out. */
+  async standings(runIds: string[], cap: number): Promise<Map<string, RunStanding>> {
+    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
+    let rows: Array<{ run_id: string; owner: string | null; events: number }>;
+    try {
+      ({ rows } = await this.ctx.pool.query<{ run_id: string; owner: string | null; events: number }>(RUN_STANDINGS_SQL, [runIds, minAtMs, cap]));
+    } catch (error) {
+      // Nothing was ever written: the tables come with the first segment.
+      if (databaseErrorCode(error) === UNDEFINED_TABLE) return new Map();
+      throw safeDatabaseError(error);
+    }
+    const standing = new Map<string, RunStanding>();
+    for (const row of rows) if (row.events > 0) standing.set(row.run_id, { owner: row.owner ?? undefined, events: row.events });
+    return standing;
+  }
+
+  private async read(runId: string, limit: number, after: DatabaseCursor | null, visibleTo: string | null): Promise<RunTraceView | null> {
     const { pool, now, retentionMs, signer, counters } = this.ctx;
     const nowMs = now();
     const minAtMs = nowMs - retentionMs;
-    const found = await pool.query<EventRow>(RUN_EVENTS_SQL, [runId, minAtMs]);
-    if (found.rows.length === 0) return null;
-    const rows = found.rows.slice(0, MAX_RUN_EVENTS);
+    const found = await pool.query<EventRow>(RUN_EVENTS_SQL, [runId, minAtMs, after?.atMs ?? Number.MIN_SAFE_INTEGER, after?.id ?? '0', limit + 1, visibleTo]);
+    if (found.rows.length === 0) return after === null ? null : { runId, events: [], chain: summarizeRun([], []), nextCursor: null };
+    // The page: `limit` events, fewer once they delivered TRACE_PAGE_CHARS (the stored event says how many).
+    const taken = pageLength(found.rows.slice(0, limit).map((row) => storedChars(row.body)), limit);
+    const rows = found.rows.slice(0, taken);
+    const more = found.rows.length > taken;
     const findings: ChainFinding[] = [];
-    if (found.rows.length > MAX_RUN_EVENTS) findings.push({ broken: false, text: `the run has more than ${MAX_RUN_EVENTS} events within retention; the first ${MAX_RUN_EVENTS} are shown` });
 
     const reports = await this.segmentReports([...new Set(rows.map((row) => row.segment))], nowMs);
     for (const report of reports.values()) findings.push(...report.findings);
@@ -221,6 +262,8 @@ export class DatabaseReader {
         broken(`the event at ${at} is not the event its row says it is (run, segment or place changed)`, true);
         continue;
       }
+      // The row's caller column is what the query chose by; the chained body is what counts.
+      if (visibleTo !== null && body.event.caller !== visibleTo) continue;
       if (!report.header) status = 'broken';
       else if (report.reader.check && report.reader.check.link(row.prev, Buffer.from(row.body)) !== row.link) {
         broken(`the event at ${at} was altered or forged: its link does not hold`, true);
@@ -266,8 +309,9 @@ export class DatabaseReader {
       events.push(view.event);
       statuses.push(status);
     }
-    if (events.length === 0) return null;
-    return { runId, events, chain: summarizeRun(statuses, findings) };
+    if (events.length === 0 && after === null && !more) return null;
+    const last = rows[rows.length - 1]!;
+    return { runId, events, chain: summarizeRun(statuses, findings), nextCursor: more ? encodeEventCursor(`p1.${last.at_ms}.${last.id}`) : null };
   }
 
   /**
@@ -356,6 +400,33 @@ export class DatabaseReader {
       reports.set(id, { header, headerLink: row.link, reader, findings, lastSeq: Number(row.last_seq), vouchedUpTo });
     }
     return reports;
+  }
+}
+
+/** Where a page of a run ended: its last row's time and id. */
+interface DatabaseCursor {
+  atMs: number;
+  id: string;
+}
+
+function decodeDatabaseCursor(cursor: string): DatabaseCursor {
+  let parsed: DatabaseCursor | null = null;
+  decodeEventCursor(cursor, (text) => {
+    const match = EVENT_CURSOR.exec(text);
+    if (!match) return false;
+    parsed = { atMs: Number(match[1]), id: match[2]! };
+    return true;
+  });
+  return parsed!;
+}
+
+/** The characters a stored event says it delivered, from its row's body; 0 when it cannot be read. */
+function storedChars(body: string): number {
+  try {
+    const chars = (JSON.parse(body) as { event?: { chars?: unknown } }).event?.chars;
+    return typeof chars === 'number' && chars >= 0 ? chars : 0;
+  } catch {
+    return 0;
   }
 }
 

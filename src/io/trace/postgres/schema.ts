@@ -14,7 +14,8 @@ import { withConnection } from './checkout.js';
  * - `cc_trace_events`: one row per event, chained; looked up by run (`run_id, at_ms`),
  *   deleted by age (`at_ms`), walked by chain position (`segment, seq`).
  * - `cc_trace_runs`: each run's latest event, upserted with it, so `GET /runs` filters and
- *   pages through indexes instead of grouping events.
+ *   pages through indexes instead of grouping events. Both tables name the event's caller
+ *   (version 2), so one caller's runs and events are read without the others'.
  * - `cc_trace_records`: prompt texts (`kind` text, stored as a JSON string, so any text —
  *   a NUL, a lone surrogate — round-trips) and repeated structures (`kind` json: block
  *   summaries, source records, cache plans, tool definitions), stored once per UTC day by sha256 (insert on
@@ -79,6 +80,16 @@ const MIGRATIONS: ReadonlyArray<{ version: number; statements: readonly string[]
         body text NOT NULL,
         PRIMARY KEY (day, sha256, kind)
       )`,
+    ],
+  },
+  {
+    // The caller's name (never the token) beside the event it is in, so a run's events and
+    // runs are read per caller through indexes; null on events recorded before it existed.
+    version: 2,
+    statements: [
+      'ALTER TABLE cc_trace_events ADD COLUMN caller text COLLATE "C"',
+      'ALTER TABLE cc_trace_runs ADD COLUMN caller text COLLATE "C"',
+      'CREATE INDEX cc_trace_runs_caller ON cc_trace_runs (caller, at_ms DESC, run_id DESC)',
     ],
   },
 ];

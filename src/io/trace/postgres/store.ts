@@ -5,12 +5,14 @@ import { createChainSigner } from '../chain.js';
 import { RecordDigests } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
+  admitEvents,
   checkEvent,
   closedStore,
   makeWriterId,
+  MAX_RUN_EVENTS,
   rotateMsFor,
   sweepIntervalFor,
-  type TraceEventInput,
+  type QueuedEvent,
   type TraceLog,
   type TraceStore,
   type TraceStoreStats,
@@ -40,6 +42,8 @@ export interface PostgresTraceStoreOptions {
   observeCommit?: () => void;
   observeBatch?: (events: number, seconds: number, ok: boolean) => void;
   signingKey?: string | null;
+  /** The most events a run may hold (default `MAX_RUN_EVENTS`); only tests set it. */
+  maxRunEvents?: number;
 }
 
 export interface PostgresTraceStoreStats extends TraceStoreStats, DatabaseCounters {
@@ -107,12 +111,21 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
   };
   const writer = new DatabaseWriter(ctx, new RecordDigests());
   const reader = new DatabaseReader(ctx);
-  const commits: GroupCommit<TraceEventInput> = new GroupCommit<TraceEventInput>({
+  const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
+  const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
     log,
     maxBatch: options.maxBatchEvents ?? 1024,
     retryIntervalMs: options.retryIntervalMs ?? 1000,
     now: ctx.now,
-    write: (batch) => writer.write(batch),
+    async write(batch) {
+      // One indexed query per batch, for the runs the service did not just make up; when it
+      // fails the database is failing, and the batch with it.
+      const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
+      const verdicts = admitEvents(batch, runIds.length === 0 ? new Map() : await reader.standings(runIds, maxRunEvents), maxRunEvents);
+      const admitted = batch.filter((_, i) => verdicts[i] === null).map((queued) => queued.event);
+      if (admitted.length > 0) await writer.write(admitted);
+      return verdicts;
+    },
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeDatabaseFailure,
@@ -135,12 +148,12 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
   return {
     backend: 'postgres',
     writerId: ctx.writerId,
-    async append(event) {
+    async append(event, appendOptions = {}) {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append(event);
+      return commits.append({ event, newRun: appendOptions.newRun === true });
     },
-    readRun: (runId) => reader.readRun(runId),
+    readRun: (runId, query) => reader.readRun(runId, query),
     listRuns: (query) => reader.listRuns(query),
     async health() {
       await commits.health(async () => {

@@ -255,6 +255,7 @@ export class DatabaseWriter {
       outcome: [] as string[],
       chars: [] as number[],
       prompt: [] as Array<string | null>,
+      caller: [] as Array<string | null>,
     };
     let link = target.lastLink;
     let seq = target.lastSeq;
@@ -283,6 +284,7 @@ export class DatabaseWriter {
       rows.outcome.push(event.outcome);
       rows.chars.push(stored.chars);
       rows.prompt.push(event.promptSha256 ?? null);
+      rows.caller.push(event.caller ?? null);
       link = next;
       prevAtMs = atMs;
       newestMs = Math.max(newestMs, atMs);
@@ -319,6 +321,7 @@ export class DatabaseWriter {
       rows.outcome,
       rows.chars,
       rows.prompt,
+      rows.caller,
     ];
     let written: number;
     for (let attempt = 0; ; attempt++) {
@@ -376,23 +379,24 @@ WITH head AS (
   WHERE EXISTS (SELECT 1 FROM head)
   ON CONFLICT DO NOTHING
 ), events AS (
-  INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link)
-  SELECT head.segment, e.seq, e.run_id, e.at_ms, e.body, e.prev, e.link
-  FROM head, unnest($11::bigint[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[]) AS e(seq, run_id, at_ms, body, prev, link)
-  RETURNING id, seq, run_id, at_ms
+  INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link, caller)
+  SELECT head.segment, e.seq, e.run_id, e.at_ms, e.body, e.prev, e.link, e.caller
+  FROM head, unnest($11::bigint[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $26::text[]) AS e(seq, run_id, at_ms, body, prev, link, caller)
+  RETURNING id, seq, run_id, at_ms, caller
 ), latest AS (
-  SELECT DISTINCT ON (events.run_id) events.id, events.run_id, events.at_ms, s.at, s.route, s.kind, s.subject, s.surface, s.status, s.outcome, s.chars, s.prompt
+  SELECT DISTINCT ON (events.run_id) events.id, events.run_id, events.at_ms, events.caller, s.at, s.route, s.kind, s.subject, s.surface, s.status, s.outcome, s.chars, s.prompt
   FROM events
   JOIN unnest($11::bigint[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::integer[], $25::text[])
     AS s(seq, at, route, kind, subject, surface, status, outcome, chars, prompt) ON s.seq = events.seq
   ORDER BY events.run_id, events.at_ms DESC, events.id DESC
 ), runs AS (
-  INSERT INTO cc_trace_runs (run_id, at_ms, event_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256)
-  SELECT run_id, at_ms, id, at, route, kind, subject, surface, status, outcome, chars, prompt FROM latest ORDER BY run_id
+  INSERT INTO cc_trace_runs (run_id, at_ms, event_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller)
+  SELECT run_id, at_ms, id, at, route, kind, subject, surface, status, outcome, chars, prompt, caller FROM latest ORDER BY run_id
   ON CONFLICT (run_id) DO UPDATE SET
     at_ms = EXCLUDED.at_ms, event_id = EXCLUDED.event_id, at = EXCLUDED.at, route = EXCLUDED.route,
     subject_kind = EXCLUDED.subject_kind, subject_id = EXCLUDED.subject_id, surface = EXCLUDED.surface,
-    status = EXCLUDED.status, outcome = EXCLUDED.outcome, chars = EXCLUDED.chars, prompt_sha256 = EXCLUDED.prompt_sha256
+    status = EXCLUDED.status, outcome = EXCLUDED.outcome, chars = EXCLUDED.chars, prompt_sha256 = EXCLUDED.prompt_sha256,
+    caller = EXCLUDED.caller
   WHERE (EXCLUDED.at_ms, EXCLUDED.event_id) > (cc_trace_runs.at_ms, cc_trace_runs.event_id)
 )
 SELECT count(*)::integer AS events FROM events`;

@@ -1,0 +1,34 @@
+import { toGeminiFunctionDeclarations, type GeminiFunctionDeclaration, type ToolToDeclare } from './gemini-schema.js';
+
+/**
+ * Gemini Live's session setup for a delivered persona prompt, the twin of a realtime
+ * `session` (session.ts): what a voice server sends as the first message of the Live API
+ * WebSocket, `{setup: {model, ...setup}}`, or passes as `config` to `@google/genai`'s
+ * `ai.live.connect({model, config})`. The model is the caller's to add.
+ *
+ * @see https://ai.google.dev/api/live#bidigeneratecontentsetup
+ */
+export interface GeminiSetup {
+  generationConfig: {
+    responseModalities: 'AUDIO'[];
+    speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: string } } };
+  };
+  systemInstruction: { parts: Array<{ text: string }> };
+  tools: Array<{ functionDeclarations: GeminiFunctionDeclaration[] }>;
+}
+
+/**
+ * The setup for `instructions` spoken in the prebuilt voice `voiceName`, with `tools`
+ * declared in the schema Gemini takes (gemini-schema.ts): audio out, the instructions as
+ * the system instruction, one tool of function declarations (none when no tool can be
+ * declared). `warnings` lists what the declarations lost or left out. Pure.
+ */
+export function geminiSetup(instructions: string, voiceName: string, tools: readonly ToolToDeclare[]): { setup: GeminiSetup; warnings: string[] } {
+  const { functionDeclarations, warnings } = toGeminiFunctionDeclarations(tools);
+  const setup: GeminiSetup = {
+    generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName } } } },
+    systemInstruction: { parts: [{ text: instructions }] },
+    tools: functionDeclarations.length === 0 ? [] : [{ functionDeclarations }],
+  };
+  return { setup, warnings };
+}

@@ -1,0 +1,108 @@
+import type { QueuedEvent, RunStanding } from '../store.js';
+import type { FileReader } from './reader.js';
+import { eventOrder, type EventLocation } from './run-index.js';
+import type { FilesContext } from './writer.js';
+
+/** Run ids whose evicted part is remembered (≈ 200 bytes each). */
+const REMEMBERED_RUNS = 4096;
+/** How long what evicted files hold of a run is trusted: their events age out of retention meanwhile. */
+const EVICTED_TTL_MS = 60_000;
+/** At most this often an append's lookup brings the index up to date with other writers' files. */
+const REFRESH_MS = 1000;
+
+interface EvictedPart {
+  /** The index's eviction count when it was read: valid while no file was evicted since. */
+  generation: number;
+  readAtMs: number;
+  events: number;
+  first: EventLocation | null;
+}
+
+/**
+ * How each run stands for an append on the files backend — its events within retention and
+ * the caller of its first one — so that a run stays its opener's and never holds more than
+ * `MAX_RUN_EVENTS`. The index holds the newest events in memory; what evicted files hold of a
+ * run is read once (the run-id filters skip nearly every file) and remembered while no other
+ * file is evicted, so the check inside a batch is a count over memory. Exact for this
+ * process, whose batches are written one at a time; another writer's events on a shared
+ * volume count once this process has scanned its file (at most a second later).
+ */
+export class RunStandings {
+  private readonly evicted = new Map<string, EvictedPart>();
+  private readonly loading = new Map<string, Promise<void>>();
+  private refreshedAtMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly ctx: FilesContext,
+    private readonly reader: FileReader,
+  ) {}
+
+  /**
+   * What must be read before an append of `runId` is queued — the index brought up to date
+   * (at most once a second) and what evicted files hold of the run, when one may — or null
+   * when nothing needs reading (most appends: no evicted file may hold the run).
+   */
+  prepare(runId: string): Promise<void> | null {
+    const refresh = this.ctx.now() - this.refreshedAtMs >= REFRESH_MS;
+    if (!refresh && !this.mayBeEvicted(runId)) return null;
+    return (async () => {
+      if (refresh) {
+        this.refreshedAtMs = this.ctx.now();
+        await this.reader.refresh();
+      }
+      if (this.mayBeEvicted(runId)) await this.load(runId);
+    })();
+  }
+
+  /**
+   * How every run of the batch that is not new stands now. Inside group commit's write, so
+   * no batch is being written meanwhile: the memory part is counted synchronously, after the
+   * evicted parts are known for the index as it is.
+   */
+  async standings(batch: readonly QueuedEvent[]): Promise<Map<string, RunStanding>> {
+    const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
+    const stale = (runId: string) => this.mayBeEvicted(runId) && !this.current(runId);
+    for (let attempt = 0; runIds.some(stale) && attempt < 3; attempt++) {
+      // A file evicted while another run was read moves events out of memory: read again.
+      for (const runId of runIds) if (stale(runId)) await this.load(runId);
+    }
+    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
+    const result = new Map<string, RunStanding>();
+    for (const runId of runIds) {
+      const memory = this.ctx.index.standing(runId, minAtMs);
+      const evicted = this.mayBeEvicted(runId) ? this.evicted.get(runId) : undefined;
+      const events = memory.events + (evicted?.events ?? 0);
+      let first = memory.first;
+      if (evicted?.first && (!first || eventOrder(evicted.first, first) < 0)) first = evicted.first;
+      if (events > 0) result.set(runId, { owner: first?.summary.caller, events });
+    }
+    return result;
+  }
+
+  private mayBeEvicted(runId: string): boolean {
+    return this.ctx.index.mayHoldEvicted(runId, this.ctx.now() - this.ctx.retentionMs);
+  }
+
+  private current(runId: string): boolean {
+    const part = this.evicted.get(runId);
+    return part !== undefined && part.generation === this.ctx.index.generation && this.ctx.now() - part.readAtMs < EVICTED_TTL_MS;
+  }
+
+  /** Reads what evicted files hold of the run (concurrent appends of one run share the read). */
+  private load(runId: string): Promise<void> {
+    if (this.current(runId)) return Promise.resolve();
+    let loading = this.loading.get(runId);
+    if (!loading) {
+      loading = (async () => {
+        const generation = this.ctx.index.generation;
+        const readAtMs = this.ctx.now();
+        const { events, first } = await this.reader.evictedStanding(runId);
+        this.evicted.delete(runId);
+        if (this.evicted.size >= REMEMBERED_RUNS) this.evicted.delete(this.evicted.keys().next().value!);
+        this.evicted.set(runId, { generation, readAtMs, events, first });
+      })().finally(() => this.loading.delete(runId));
+      this.loading.set(runId, loading);
+    }
+    return loading;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Regression (issue 22): a voice server that swapped our client in exited whenever the
+ * client threw — our service down (0.04 s), hung (5 s) or asked for a persona it does not
+ * know (404): a context service outage was a voice outage. Here the voice server is the
+ * README's own, examples/voice-server.ts, running in a process of its own
+ * (voice-server-child.ts) against a stand-in realtime calls endpoint that checks every
+ * session it is sent. Calls connect while our service is (a) down, (b) accepting
+ * connections but never answering, (c) answering 503, (d) answering 404 for the persona,
+ * and (e) healthy: each yields a sendable session within the budget plus 100 ms, the
+ * voice server logs every fallback, leaves no timer behind, and never exits.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { DEFAULT_SESSION_BUDGET_MS } from '../../packages/client/src/index.js';
+import { RealtimeSessionSchema } from '../../schemas/compiled.js';
+import { PROJECT_ROOT } from '../../src/config.js';
+import { buildTestApp } from '../helpers/app.js';
+
+const CHILD = join(PROJECT_ROOT, 'test/client/voice-server-child.ts');
+/** The budget the example runs with: the client's default. */
+const BUDGET_MS = DEFAULT_SESSION_BUDGET_MS;
+
+interface Connected {
+  id: number;
+  ok: boolean;
+  /** From the call's start until the voice server sent its session to the realtime endpoint. */
+  sessionMs: number;
+  /** The whole connect, the realtime endpoint's answer included. */
+  ms: number;
+  timers: number;
+  answer?: string;
+  error?: string;
+}
+
+interface Received {
+  model: unknown;
+  session: ReturnType<typeof RealtimeSessionSchema.parse>;
+}
+
+/** The realtime calls endpoint, standing in for the provider: it accepts only a session its schema allows. */
+async function realtimeEndpoint() {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const form = await new Request('http://realtime.test/v1/realtime/calls', {
+        method: 'POST',
+        headers: { 'content-type': request.headers['content-type'] ?? '' },
+        body: Buffer.concat(chunks),
+      }).formData();
+      const { model, ...session } = JSON.parse(String(form.get('session'))) as Record<string, unknown>;
+      const checked = RealtimeSessionSchema.strict().safeParse(session);
+      if (!checked.success || form.get('sdp') !== 'v=0 test offer' || request.headers.authorization !== 'Bearer test-key') {
+        response.writeHead(400).end(checked.success ? 'bad call' : checked.error.message);
+        return;
+      }
+      received.push({ model, session: checked.data });
+      response.writeHead(201, { 'content-type': 'application/sdp' }).end('v=0 test answer');
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/realtime/calls`, received };
+}
+
+/** What listens on the service's port, one at a time, as the test switches between outages. */
+function servicePort(port: number) {
+  let stop: (() => Promise<void>) | undefined;
+  const close = async () => {
+    await stop?.();
+    stop = undefined;
+  };
+  onTestFinished(close);
+  return {
+    async plain(handler: (request: IncomingMessage, response: ServerResponse) => void) {
+      await close();
+      const sockets = new Set<Socket>();
+      const server: Server = createServer(handler);
+      server.on('connection', (socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      stop = async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      };
+    },
+    async service() {
+      await close();
+      const { app } = await buildTestApp();
+      await app.listen({ port, host: '127.0.0.1' });
+      stop = () => app.close();
+    },
+    down: close,
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The voice server process, and a way to connect one call through it. */
+async function voiceServer(serviceUrl: string, realtimeUrl: string) {
+  const child: ChildProcess = fork(CHILD, [], {
+    cwd: PROJECT_ROOT,
+    execArgv: ['--import', 'tsx'],
+    env: { PATH: process.env['PATH'] ?? '', CONTEXT_COMPILER_URL: serviceUrl, REALTIME_CALLS_URL: realtimeUrl, OPENAI_API_KEY: 'test-key' },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stdout!.resume();
+  const exited = once(child, 'exit');
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const [ready] = (await once(child, 'message')) as [{ ready?: boolean }];
+  expect(ready).toEqual({ ready: true });
+  let next = 0;
+  return {
+    child,
+    stderr: () => stderr,
+    async connect(persona: string): Promise<Connected> {
+      const id = ++next;
+      child.send({ id, persona });
+      for (;;) {
+        const [message] = (await once(child, 'message')) as [Connected];
+        if (message.id === id) return message;
+      }
+    },
+  };
+}
+
+describe('a voice server built on examples/voice-server.ts never loses a call to us', () => {
+  it('regression: connects a sendable session within the budget + 100 ms while our service is down, hung, answering 503, answering 404, and healthy — and never exits', async ({ annotate }) => {
+    const port = await freePort();
+    const service = servicePort(port);
+    const realtime = await realtimeEndpoint();
+    const voice = await voiceServer(`http://127.0.0.1:${port}`, realtime.url);
+    const figures: string[] = [];
+
+    /**
+     * One call: it connected with a session the realtime endpoint accepted, sent within the
+     * budget + 100 ms of the call's start; returns that session and the time to it.
+     */
+    const call = async (label: string, persona: string) => {
+      const before = realtime.received.length;
+      const connected = await voice.connect(persona);
+      expect(connected, `${label}: ${connected.error ?? ''}`).toMatchObject({ ok: true, answer: 'v=0 test answer', timers: 0 });
+      expect(connected.sessionMs, label).toBeLessThanOrEqual(BUDGET_MS + 100);
+      expect(realtime.received).toHaveLength(before + 1);
+      const { model, session } = realtime.received.at(-1)!;
+      expect(model).toBe('gpt-realtime');
+      figures.push(`${label}: session sent after ${connected.sessionMs.toFixed(1)} ms (whole connect ${connected.ms.toFixed(1)} ms)`);
+      return { session, ms: connected.sessionMs };
+    };
+
+    // (a) Down: nothing listens on the service's port.
+    await service.down();
+    for (const persona of ['mars', 'venus']) {
+      const { session } = await call(`(a) down, ${persona}`, persona);
+      expect(session.instructions).toContain(`You are ${persona === 'mars' ? 'Mars' : 'Venus'}`);
+      expect(session.audio.output.voice).toBe(persona === 'mars' ? 'ash' : 'coral');
+    }
+
+    // (b) Accepting connections, never answering: the call waits out the budget, no more.
+    await service.plain(() => undefined);
+    const hung = await call('(b) hung, mars', 'mars');
+    expect(hung.ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
+
+    // (c) Answering 503, as while it is overloaded, shutting down or cannot trace.
+    await service.plain((_request, response) => {
+      response.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' });
+      response.end(JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'trace store unavailable', code: 'CC_TRACE_UNAVAILABLE' }));
+    });
+    await call('(c) 503, venus', 'venus');
+
+    // (d) Answering 404 for the persona: the real service connects the default persona (venus);
+    // a service that answers 404 to everything gives venus's static session.
+    await service.service();
+    const unknown = await call('(d) 404 for jupiter, service', 'jupiter');
+    expect(unknown.session.instructions).toContain('You are Venus');
+    expect(unknown.session.instructions).toContain('Live context (advisory)');
+    await service.plain((_request, response) => {
+      response.writeHead(404, { 'content-type': 'application/problem+json' });
+      response.end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No persona', code: 'CC_NOT_FOUND', personas: [] }));
+    });
+    const notFound = await call('(d) 404 for everything', 'jupiter');
+    expect(notFound.session.instructions).toContain('You are Venus');
+    expect(notFound.session.instructions).not.toContain('Live context (advisory)');
+
+    // (e) Healthy: the service's compiled sessions, with their live context.
+    await service.service();
+    for (const persona of ['mars', 'venus']) {
+      const { session } = await call(`(e) healthy, ${persona}`, persona);
+      expect(session.instructions).toContain('Live context (advisory)');
+    }
+
+    // Every fallback was logged by the example's onFallback, and nothing else went to stderr.
+    expect(voice.stderr().trim().split('\n')).toEqual([
+      'context-compiler fallback: mars connected as mars, static session (network)',
+      'context-compiler fallback: venus connected as venus, static session (network)',
+      'context-compiler fallback: mars connected as mars, static session (timeout)',
+      'context-compiler fallback: venus connected as venus, static session (server-error)',
+      'context-compiler fallback: jupiter connected as venus, service session (unknown-persona)',
+      'context-compiler fallback: jupiter connected as venus, static session (unknown-persona)',
+    ]);
+    // The voice server is still up.
+    expect(voice.child.exitCode).toBeNull();
+    expect(voice.child.signalCode).toBeNull();
+    expect(voice.child.connected).toBe(true);
+    await annotate(figures.join('\n'));
+  }, 60_000);
+});

@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
+import { measurements, type Measurement } from '../helpers/complexity-probe.js';
+import { ROWS } from './complexity-table.js';
+
+/**
+ * SPEC §5, issue 27: every parser of brain or caller text takes adversarial input (runs of
+ * spaces, digits, `@`, dots, dashes, nesting, unclosed markers…) in linear time. Each row
+ * of test/security/complexity-table.ts is timed with each payload family at n and 8n chars
+ * in a child process, and the growth (time at 8n over time at n) must stay near linear: a
+ * ratio, never an absolute time. Linear is 8 and quadratic 64; memory caches, the collector
+ * and two cores shared with other work make linear code on 8× the bytes measure up to about
+ * 50× once in a while here, so the bound is 48 and a measurement over it is taken again
+ * (best of three): noise does not repeat three times, and it never makes quadratic growth
+ * look linear. A measurement that never finishes (exponential
+ * backtracking) is killed after a stall and fails its row.
+ */
+
+const N = 4096;
+const MAX_GROWTH = 48;
+const STALL_MS = 60_000;
+const PROBE = join(PROJECT_ROOT, 'test/helpers/complexity-probe.ts');
+
+interface Result {
+  growth?: number;
+  stalled?: boolean;
+}
+
+/** Runs the probe from `from` (or over `only`), collecting growths; resolves with the index it stalled at, if any. */
+function probe(results: Map<number, Result>, from: number, only?: number[]): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', PROBE, String(N), String(from), ...(only ? [only.join(',')] : [])], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let current: number | undefined;
+    let stalled: number | undefined;
+    let stderr = '';
+    let timer = setTimeout(stall, STALL_MS);
+    function stall() {
+      stalled = current;
+      child.kill('SIGKILL');
+    }
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      clearTimeout(timer);
+      timer = setTimeout(stall, STALL_MS);
+      const message = JSON.parse(line) as { start?: number; index?: number; growth?: number };
+      if (message.start !== undefined) current = message.start;
+      if (message.index !== undefined) results.set(message.index, { growth: message.growth! });
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (stalled !== undefined) resolve(stalled);
+      else if (code === 0) resolve(undefined);
+      else reject(new Error(`complexity probe exited ${code}: ${stderr}`));
+    });
+  });
+}
+
+const all = measurements();
+const results = new Map<number, Result>();
+
+beforeAll(async () => {
+  for (let from = 0; from < all.length; ) {
+    const stalled = await probe(results, from);
+    if (stalled === undefined) break;
+    results.set(stalled, { stalled: true });
+    from = stalled + 1;
+  }
+  // Best of three for a measurement over the bound: noise does not repeat, quadratic growth does.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const over = all.filter((m) => (results.get(m.index)?.growth ?? 0) > MAX_GROWTH).map((m) => m.index);
+    if (over.length === 0) break;
+    const again = new Map<number, Result>();
+    await probe(again, 0, over);
+    for (const [index, result] of again) results.set(index, { growth: Math.min(result.growth!, results.get(index)!.growth!) });
+  }
+}, 900_000);
+
+describe('parsers of brain and caller text grow linearly with adversarial input (issue 27)', () => {
+  it('measures every row with every payload family', () => {
+    expect(all.filter((m) => !results.has(m.index)).map(describeMeasurement)).toEqual([]);
+  });
+
+  it.each(ROWS.map((row) => [row.name]))('%s', (name) => {
+    const problems = all
+      .filter((m) => m.row === name)
+      .flatMap((m) => {
+        const result = results.get(m.index);
+        if (result?.stalled) return [`${describeMeasurement(m)}: no answer within ${STALL_MS / 1000} s (killed)`];
+        if (result?.growth !== undefined && result.growth > MAX_GROWTH) return [`${describeMeasurement(m)}: ${result.growth.toFixed(1)}× from ${N} to ${8 * N} chars`];
+        return [];
+      });
+    expect(problems).toEqual([]);
+  });
+});
+
+function describeMeasurement(m: Measurement): string {
+  return `${m.row}, shape ${m.shape}, ${m.family}`;
+}

@@ -1,0 +1,114 @@
+/**
+ * The persona answer's realtime objects, typed against the providers' own SDKs (issue 24):
+ * checked by the compiler in `npm run typecheck` (tsconfig.json includes test/), the
+ * `expectTypeOf` lines being no-ops at run time. The SDKs are dev dependencies only:
+ * test/layout.test.ts keeps them out of everything that ships.
+ *
+ * `@google/genai` types Gemini's enums (`Type`, `Modality`) as TypeScript string enums,
+ * which no string literal is assignable to, although the wire carries exactly their values.
+ * `Wire<T>` is the SDK type as JSON sees it: each string enum replaced by the union of its
+ * values (`${Type}` is `"STRING" | "NUMBER" | …`), every other type as it is.
+ */
+import type { LiveClientMessage, LiveClientSetup, LiveConnectConfig, Schema, Type } from '@google/genai';
+import type { CallAcceptParams } from 'openai/resources/realtime/calls';
+import type { ClientSecretCreateParams } from 'openai/resources/realtime/client-secrets';
+import type {
+  ConversationItemCreateEvent,
+  RealtimeFunctionTool,
+  RealtimeSession as OpenAIRealtimeSessionObject,
+  RealtimeSessionCreateRequest,
+  SessionUpdateEvent,
+} from 'openai/resources/realtime/realtime';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { z } from 'zod';
+import type { GeminiSchema, GeminiType } from '../../src/core/persona/gemini-schema.js';
+import { geminiSetup, type GeminiSetup } from '../../src/core/persona/gemini-setup.js';
+import { PERSONAS } from '../../src/core/persona/personas.js';
+import type { OPENAI_VOICES } from '../../src/core/persona/voices.js';
+import type { RealtimeSessionSchema } from '../../schemas/compiled.js';
+import type { PersonaContextResponseSchema } from '../../schemas/context.js';
+import { GeminiSchemaSchema, GeminiSetupSchema, type GeminiSetupAnswer } from '../../schemas/gemini.js';
+import { geminiViolations } from '../helpers/gemini-schema.js';
+import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+
+type Wire<T> = T extends string ? `${T}` : T extends readonly (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
+
+/** The literal members of a `(string & {}) | 'a' | 'b'` union: the values an SDK documents. */
+type Documented<T> = T extends unknown ? (string extends T ? never : T) : never;
+
+type Session = z.infer<typeof PersonaContextResponseSchema>['session'];
+
+describe('the OpenAI session, typed by the openai SDK', () => {
+  it('is a GA realtime session create request, wherever the SDK takes one', () => {
+    expectTypeOf<Session>().toEqualTypeOf<z.infer<typeof RealtimeSessionSchema>>();
+    expectTypeOf<Session>().toExtend<RealtimeSessionCreateRequest>();
+    expectTypeOf<{ type: 'session.update'; session: Session }>().toExtend<SessionUpdateEvent>();
+    expectTypeOf<Session>().toExtend<NonNullable<ClientSecretCreateParams['session']>>();
+    expectTypeOf<Session>().toExtend<CallAcceptParams>();
+    expectTypeOf<Session['tools'][number]>().toExtend<RealtimeFunctionTool>();
+  });
+
+  it('has the voices the SDK documents, exactly', () => {
+    // Not NonNullable: intersecting with {} folds the literals into `string & {}`.
+    expectTypeOf<(typeof OPENAI_VOICES)[number]>().toEqualTypeOf<Documented<Exclude<OpenAIRealtimeSessionObject['voice'], undefined>>>();
+  });
+
+  it('refuses what the SDK refuses (the checks can fail)', () => {
+    expectTypeOf<{ type: 'session'; instructions: string }>().not.toExtend<RealtimeSessionCreateRequest>();
+    expectTypeOf<{ type: 'realtime'; audio: { output: { voice: number } } }>().not.toExtend<RealtimeSessionCreateRequest>();
+    expectTypeOf<{ type: 'realtime'; tools: Array<{ type: 'tool'; name: string }> }>().not.toExtend<RealtimeSessionCreateRequest>();
+  });
+
+  it('delivers mid-call context as a system message item, the form docs/providers.md gives', () => {
+    type SystemNote = { type: 'conversation.item.create'; item: { type: 'message'; role: 'system'; content: Array<{ type: 'input_text'; text: string }> } };
+    expectTypeOf<SystemNote>().toExtend<ConversationItemCreateEvent>();
+    expectTypeOf<{ type: 'conversation.item.create'; item: { type: 'message'; role: 'narrator'; content: [] } }>().not.toExtend<ConversationItemCreateEvent>();
+  });
+});
+
+describe('the Gemini setup, typed by @google/genai', () => {
+  it('is a Live setup: the first WebSocket message with a model added, and the config of ai.live.connect', () => {
+    expectTypeOf<GeminiSetupAnswer>().toEqualTypeOf<GeminiSetup>();
+    expectTypeOf<{ setup: GeminiSetupAnswer & { model: string } }>().toExtend<Wire<LiveClientMessage>>();
+    expectTypeOf<GeminiSetupAnswer>().toExtend<Wire<LiveClientSetup>>();
+    expectTypeOf<GeminiSetupAnswer>().toExtend<Wire<LiveConnectConfig>>();
+  });
+
+  it('declares parameters as the SDK’s Schema, with Gemini’s own type names', () => {
+    expectTypeOf<z.infer<typeof GeminiSchemaSchema>>().toEqualTypeOf<GeminiSchema>();
+    expectTypeOf<GeminiSchema>().toExtend<Wire<Schema>>();
+    expectTypeOf<GeminiType>().toExtend<`${Type}`>();
+    expectTypeOf<`${Type}`>().not.toExtend<GeminiType>(); // TYPE_UNSPECIFIED and NULL are never written
+  });
+
+  it('refuses what the SDK refuses (the checks can fail)', () => {
+    expectTypeOf<{ type: 'object' }>().not.toExtend<Wire<Schema>>();
+    expectTypeOf<{ type: 'STRING'; maxLength: number }>().not.toExtend<Wire<Schema>>();
+    expectTypeOf<{ generationConfig: { responseModalities: ['audio'] } }>().not.toExtend<Wire<LiveClientSetup>>();
+    expectTypeOf<{ systemInstruction: { parts: [{ txt: string }] } }>().not.toExtend<Wire<LiveClientSetup>>();
+  });
+
+  it('delivers mid-call context as client content that does not end the turn, the form docs/providers.md gives', () => {
+    type ContextNote = { clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: false } };
+    expectTypeOf<ContextNote>().toExtend<Wire<LiveClientMessage>>();
+    expectTypeOf<{ clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: 'no' } }>().not.toExtend<Wire<LiveClientMessage>>();
+  });
+
+  it('every setup built from a persona answer parses and holds to Gemini’s schema', async () => {
+    const { app } = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain(), VOICE_WRITE_TOOLS: 'true' });
+    for (const persona of ['mars', 'venus'] as const) {
+      const response = await app.inject({ method: 'GET', url: `/context/${persona}?now=2026-11-30T17:05:00Z` });
+      expect(response.statusCode).toBe(200);
+      const answer = response.json<z.infer<typeof PersonaContextResponseSchema>>();
+      const voice = PERSONAS.find((entry) => entry.key === persona)!.voices.gemini;
+      const { setup, warnings } = geminiSetup(answer.session.instructions, voice, answer.tools);
+      expect(GeminiSetupSchema.parse(setup)).toEqual(setup);
+      expect(setup.systemInstruction.parts[0]?.text).toBe(answer.session.instructions);
+      expect(setup.tools[0]?.functionDeclarations.map((declaration) => declaration.name)).toEqual(answer.tools.map((tool) => tool.name));
+      for (const declaration of setup.tools[0]?.functionDeclarations ?? []) {
+        if (declaration.parameters !== undefined) expect(geminiViolations(declaration.parameters), declaration.name).toEqual([]);
+      }
+      expect(warnings.every((warning) => warning.startsWith('gemini-schema: read_article '))).toBe(true);
+    }
+  });
+});
