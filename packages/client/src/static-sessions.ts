@@ -112,7 +112,6 @@ export const STATIC_SESSIONS: Readonly<Record<StaticPersona, StaticSession>> = {
           "properties": {
             "url": {
               "type": "string",
-              "format": "uri",
               "minLength": 10,
               "maxLength": 2048,
               "pattern": "^https?://\\S+$",
@@ -353,7 +352,6 @@ export const STATIC_SESSIONS: Readonly<Record<StaticPersona, StaticSession>> = {
           "properties": {
             "url": {
               "type": "string",
-              "format": "uri",
               "minLength": 10,
               "maxLength": 2048,
               "pattern": "^https?://\\S+$",

@@ -210,7 +210,7 @@ export const TOOL_CATALOG: Readonly<Record<ToolName, ToolDefinition>> = {
     parameters: {
       type: 'object',
       properties: {
-        url: { type: 'string', format: 'uri', minLength: 10, maxLength: 2048, pattern: '^https?://\\S+$', description: 'The full link, starting with http:// or https://.' },
+        url: { type: 'string', minLength: 10, maxLength: 2048, pattern: '^https?://\\S+$', description: 'The full link, starting with http:// or https://.' },
       },
       required: ['url'],
       additionalProperties: false,
