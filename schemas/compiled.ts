@@ -4,7 +4,7 @@ import { FUNCTION_NAME, type PersonaTool } from '../src/core/persona/tools.js';
 import { INTERACTION_FIELDS, RECALL_POLICIES, type Receipts, type RecallDecision } from '../src/core/governance.js';
 import type { Hud } from '../src/core/hud.js';
 import type { RedactionCounts } from '../src/core/pii.js';
-import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, PHASES, SURFACES } from '../src/core/types.js';
+import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, CACHE_PROVIDERS, PHASES, SURFACES } from '../src/core/types.js';
 
 /**
  * The compile responses (SPEC §9). Every member a response carries is required and listed in
@@ -41,7 +41,11 @@ export const CacheBoundarySchema = z
       .meta({ description: "tokens of the prefix as `tokenizer` counts them (exactly, for o200k_base), plus the session's tool definitions (`toolTokens`)" }),
     belowMinimum: z
       .boolean()
-      .meta({ description: '`tokens` is under the providers’ minimum cacheable size (`minimumTokens`), so caching the prefix does nothing' }),
+      .nullable()
+      .meta({
+        description:
+          '`tokens` is under the provider’s minimum cacheable size (`minimumTokens`), so caching the prefix does nothing; null when the provider caches nothing (`caching: "none"`)',
+      }),
   })
   .meta({ id: 'CacheBoundary' });
 
@@ -56,7 +60,15 @@ export const CachePlanSchema = z
       .nullable()
       .meta({ description: 'the engine the request named (`engine`); it enters the route key only: every boundary hash is the same for every engine' }),
     tokenizer: z.string().meta({ description: 'what the boundaries’ `tokens` were counted with: `o200k_base` (OpenAI’s GPT-4o, GPT-4.1, GPT-5 and realtime models)' }),
-    minimumTokens: z.number().int(),
+    provider: z.enum(CACHE_PROVIDERS).meta({
+      description:
+        'whose prompt caching the plan is judged by: the persona route’s `provider` (`azure` is judged as `openai`), `openai` for POST /compile',
+    }),
+    caching: z.enum(['prefix', 'none']).meta({
+      description:
+        '`prefix`: the provider caches exact prefixes of `minimumTokens` or more, tool definitions included (OpenAI); `none`: it caches nothing (Gemini Live), and no boundary is judged',
+    }),
+    minimumTokens: z.number().int().nullable().meta({ description: 'the provider’s minimum cacheable prefix, in tokens; null when it caches nothing' }),
     toolTokens: z
       .number()
       .int()

@@ -91,7 +91,9 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     const boundaries = (event.cache?.['boundaries'] as BoundaryLike[] | undefined) ?? [];
     if (boundaries.length > 0) {
       const tokenizer = event.cache?.['tokenizer'];
-      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}${typeof tokenizer === 'string' ? `, tokens by ${tokenizer}` : ''}`);
+      // Events traced before plans were judged per provider name none: OpenAI's.
+      const nothing = event.cache?.['caching'] === 'none' ? `, ${String(event.cache['provider'])} caches nothing` : '';
+      lines.push(`  cache: routeKey ${String(event.cache?.['routeKey'] ?? '-')}${typeof tokenizer === 'string' ? `, tokens by ${tokenizer}` : ''}${nothing}`);
       const minimum = event.cache?.['minimumTokens'];
       const below = typeof minimum === 'number' ? `  below the ${minimum.toLocaleString('en-US')}-token cache minimum` : '  below the cache minimum';
       for (const boundary of boundaries) {

@@ -11,13 +11,40 @@ import { PrefixHasher, sha256Hex, type PrefixState, type PrefixStates } from './
 import { noMemo, type Memo } from './memo.js';
 import { clockLineCuts } from './time.js';
 import { ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';
-import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan } from './types.js';
+import { CACHE_CLASSES, type BlockKind, type CacheBoundary, type CacheClass, type CachePlan, type CacheProvider } from './types.js';
 
 /** Bump when the layout or label syntax changes, so route keys rotate with it. */
 export const CACHE_SCHEMA_VERSION = 1;
 
 /** Below this many tokens OpenAI and most Anthropic models do not cache a prefix at all. */
 export const PROVIDER_MINIMUM_TOKENS = 1024;
+
+/** How a provider caches a prompt: what a plan for it judges each boundary against. */
+export interface CacheRule {
+  readonly provider: CacheProvider;
+  /** `prefix`: exact prefixes of at least `minimumTokens`, tool definitions included, are cached; `none`: nothing is. */
+  readonly caching: 'prefix' | 'none';
+  readonly minimumTokens: number | null;
+}
+
+/**
+ * Per provider. OpenAI (Realtime too; Azure OpenAI takes its shape) caches exact prefixes of
+ * 1,024 tokens or more automatically, the tool definitions included; Gemini Live caches
+ * nothing a caller can plan for (its Live models list "Caching: Not supported"), so its
+ * boundaries are not judged at all. docs/providers.md has where each fact was read.
+ *
+ * @see https://platform.openai.com/docs/guides/prompt-caching
+ * @see https://ai.google.dev/gemini-api/docs/models/gemini-3.1-flash-live-preview
+ */
+export const CACHE_RULES: Readonly<Record<CacheProvider, CacheRule>> = Object.freeze({
+  openai: Object.freeze({ provider: 'openai', caching: 'prefix', minimumTokens: PROVIDER_MINIMUM_TOKENS }),
+  gemini: Object.freeze({ provider: 'gemini', caching: 'none', minimumTokens: null }),
+});
+
+/** Whether `tokens` are too few for `rule`'s provider to cache; null when it caches nothing anyway. */
+export function belowMinimum(tokens: number, rule: CacheRule): boolean | null {
+  return rule.minimumTokens === null ? null : tokens < rule.minimumTokens;
+}
 
 export interface PlannedSegment {
   kind: BlockKind;
@@ -38,13 +65,15 @@ export interface PieceTokens {
   readonly followed?: number;
 }
 
-/** How the plan counts tokens: the tokenizer, where it remembers keyed pieces, and the session's tool definitions already counted. */
+/** How the plan counts tokens (the tokenizer, where it remembers keyed pieces, the session's tool definitions already counted) and judges them. */
 export interface PlanTokens {
   counter: TokenCounter;
   /** Counts of keyed pieces by segment key (the same string on every call, so a lookup hashes nothing new): a stable prefix is counted once. */
   memo: Memo<string, PieceTokens>;
   /** Tokens of the tool definitions sent beside the instructions, counted into every boundary. */
   toolTokens: number;
+  /** The provider whose caching the boundaries are judged by; default OpenAI's. */
+  rule?: CacheRule;
 }
 
 const ESTIMATED: PlanTokens = Object.freeze({ counter: ESTIMATE_COUNTER, memo: noMemo<string, PieceTokens>(), toolTokens: 0 });
@@ -139,10 +168,14 @@ function plan(
     throw new Error(`cache plan: a prefix counted by ${from.tokenizer} continued with ${counter.name}`);
   }
   const hasher = new PrefixHasher(prefixes, from.hash);
-  // The prefix's boundaries counted its own tool tokens; this plan's may differ, and every boundary counts them.
+  const rule = tokens.rule ?? CACHE_RULES.openai;
+  // The prefix's boundaries counted its own tool tokens and were judged for its provider; this plan's may differ.
   const shift = tokens.toolTokens - from.toolTokens;
-  const boundaries: CacheBoundary[] =
-    shift === 0 ? [...from.boundaries] : from.boundaries.map((boundary) => ({ ...boundary, tokens: boundary.tokens + shift, belowMinimum: boundary.tokens + shift < PROVIDER_MINIMUM_TOKENS }));
+  const boundaries: CacheBoundary[] = from.boundaries.map((boundary) => {
+    const count = boundary.tokens + shift;
+    const below = belowMinimum(count, rule);
+    return shift === 0 && below === boundary.belowMinimum ? boundary : { ...boundary, tokens: count, belowMinimum: below };
+  });
   const first = segments[0];
   if (first !== undefined && from.lastClass !== undefined) {
     if (CACHE_CLASSES.indexOf(first.cacheClass) < CACHE_CLASSES.indexOf(from.lastClass)) {
@@ -194,7 +227,7 @@ function plan(
         prefixSha256: next || continued ? hasher.digest() : hasher.finish(),
         approxTokens: approx,
         tokens: exact,
-        belowMinimum: exact < PROVIDER_MINIMUM_TOKENS,
+        belowMinimum: belowMinimum(exact, rule),
       });
     }
     // A prefix to continue counts its last piece followed too: whatever continues it comes after a separator.
@@ -207,7 +240,9 @@ function plan(
     routeKey: rememberedRouteKey(anchor?.prefixSha256 ?? promptSha256, engine, routeKeys),
     engine,
     tokenizer: counter.name,
-    minimumTokens: PROVIDER_MINIMUM_TOKENS,
+    provider: rule.provider,
+    caching: rule.caching,
+    minimumTokens: rule.minimumTokens,
     toolTokens: tokens.toolTokens,
     boundaries,
   };

@@ -1,5 +1,5 @@
 import { ProblemError } from '../errors.js';
-import { countLabelled, planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
+import { CACHE_RULES, countLabelled, planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
 import { addCounts, NO_REDACTIONS, scrubPii, type RedactionCounts } from './pii.js';
@@ -524,6 +524,7 @@ function assemble(
     counter: tokenizer,
     memo: memo.tokens ?? NO_COMPILER_MEMO.tokens!,
     toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
+    rule: CACHE_RULES[input.provider ?? 'openai'],
   };
   const stable = stablePart(memo, planTokens, split === system.length ? system : system.slice(0, split));
   const part = inputPart(memo, inputs);

@@ -193,7 +193,16 @@ export interface CompileInput {
    * tokens count toward every cache boundary (docs/compiler.md, "Cache plan").
    */
   sessionTools?: readonly ToolDefinitionForCount[];
+  /**
+   * The provider the prompt is for (a persona's realtime API): the cache plan is judged by
+   * its caching (`CACHE_RULES`). Default `openai`. Every hash and count stays the same.
+   */
+  provider?: CacheProvider;
 }
+
+/** The providers a cache plan can be judged for (`CACHE_RULES`): the realtime APIs a persona answers for. */
+export const CACHE_PROVIDERS = ['openai', 'gemini'] as const;
+export type CacheProvider = (typeof CACHE_PROVIDERS)[number];
 
 export interface CacheBoundary {
   class: CacheClass;
@@ -207,8 +216,8 @@ export interface CacheBoundary {
   approxTokens: number;
   /** Tokens of the prefix as the plan's tokenizer counts them, plus the session's tool definitions (`toolTokens`). */
   tokens: number;
-  /** `tokens` is under the providers' minimum cacheable size, so caching it does nothing. */
-  belowMinimum: boolean;
+  /** `tokens` is under the provider's minimum cacheable size, so caching it does nothing; null for a provider that caches nothing (Gemini Live). */
+  belowMinimum: boolean | null;
 }
 
 export interface CachePlan {
@@ -219,7 +228,12 @@ export interface CachePlan {
   engine: string | null;
   /** What the boundaries' `tokens` were counted with: `o200k_base` in the service, `estimate` without a tokenizer. */
   tokenizer: string;
-  minimumTokens: number;
+  /** The provider whose prompt caching the plan is judged by (`CACHE_RULES`): OpenAI unless the compile named another. */
+  provider: CacheProvider;
+  /** `prefix`: the provider caches exact prefixes of `minimumTokens` or more; `none`: it caches nothing, and no boundary is judged. */
+  caching: 'prefix' | 'none';
+  /** null when the provider caches nothing. */
+  minimumTokens: number | null;
   /** Tokens of the session's tool definitions, counted into every boundary (0 without any). */
   toolTokens: number;
   boundaries: CacheBoundary[];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CACHE_SCHEMA_VERSION, compile, PROVIDER_MINIMUM_TOKENS, sha256Hex, type CompiledContext } from '../../src/core/index.js';
+import { CACHE_SCHEMA_VERSION, compile, createCompiler, PROVIDER_MINIMUM_TOKENS, sha256Hex, type CompiledContext } from '../../src/core/index.js';
 import { createCaches } from '../../src/caches.js';
 import { PrefixHasher } from '../../src/core/digest.js';
 import { chatTurn, SCRIBE_IDENTITY } from './golden/cases.js';
@@ -75,6 +75,29 @@ describe('cache plan', () => {
     const long = compile(chatTurn({ identity: { source: 'workers/scribe/identity.md', text: 'Write plainly. '.repeat(400), brainDerived: true } }));
     expect(boundary(long, 'worker-stable')!.approxTokens).toBeGreaterThanOrEqual(PROVIDER_MINIMUM_TOKENS);
     expect(boundary(long, 'worker-stable')!.belowMinimum).toBe(false);
+  });
+
+  it('is judged per provider: OpenAI caches prefixes from 1,024 tokens, Gemini Live caches nothing, and no hash or count moves', () => {
+    const openai = compile(chatTurn());
+    expect(openai.cache).toMatchObject({ provider: 'openai', caching: 'prefix', minimumTokens: PROVIDER_MINIMUM_TOKENS });
+    const gemini = compile(chatTurn({ provider: 'gemini' }));
+    expect(gemini.cache).toMatchObject({ provider: 'gemini', caching: 'none', minimumTokens: null });
+    expect(gemini.cache.boundaries.map((entry) => entry.belowMinimum)).toEqual(gemini.cache.boundaries.map(() => null));
+    const { belowMinimum: _openai, ...sameOpenai } = boundary(openai, 'worker-stable')!;
+    const { belowMinimum: _gemini, ...sameGemini } = boundary(gemini, 'worker-stable')!;
+    expect(sameGemini).toEqual(sameOpenai);
+    expect([gemini.promptSha256, gemini.cache.routeKey, gemini.systemPrompt]).toEqual([openai.promptSha256, openai.cache.routeKey, openai.systemPrompt]);
+  });
+
+  it('regression: a stable prefix planned for one provider is judged again for the next compile’s (one memo, both providers)', () => {
+    const compiler = createCompiler({ memo: createCaches().compiler });
+    const first = compiler.compile(chatTurn({ provider: 'gemini' }));
+    const second = compiler.compile(chatTurn());
+    const third = compiler.compile(chatTurn({ provider: 'gemini' }));
+    expect(boundary(first, 'worker-stable')!.belowMinimum).toBeNull();
+    expect(boundary(second, 'worker-stable')!.belowMinimum).toBe(true);
+    expect(second.cache.provider).toBe('openai');
+    expect(third.cache).toEqual(first.cache);
   });
 });
 

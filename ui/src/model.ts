@@ -231,6 +231,9 @@ export interface EventLayout {
   /** Characters the full width of the bar stands for: the limit, or what was used if more (or no limit). */
   scaleChars: number;
   minimumTokens: number | null;
+  /** Whose prompt caching the plan was judged by, and what it caches (`none`: Gemini Live); null in events from before plans were judged per provider. */
+  provider: string | null;
+  caching: string | null;
   routeKey: string | null;
   /** The engine the route key was derived for; null when the request named none (or the event predates it). */
   engine: string | null;
@@ -341,6 +344,8 @@ export function layoutEvent(event: TraceEvent): EventLayout {
     usedChars,
     scaleChars: Math.max(limitChars ?? 0, usedChars, cursor, 1),
     minimumTokens: num(cache['minimumTokens']),
+    provider: str(cache['provider']),
+    caching: str(cache['caching']),
     routeKey: str(cache['routeKey']),
     engine: str(cache['engine']),
     tokenizer: str(cache['tokenizer']),

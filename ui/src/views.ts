@@ -549,6 +549,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
     definitions([
       ['route key', layout.routeKey ? h('code', { class: 'route-key' }, layout.routeKey) : null],
       ['engine', layout.routeKey ? (layout.engine !== null ? h('code', { class: 'engine' }, layout.engine) : h('span', { class: 'muted' }, 'none named')) : null],
+      ['provider', layout.provider !== null ? h('span', { class: 'cache-provider' }, layout.caching === 'none' ? `${layout.provider}: caches nothing` : layout.provider) : null],
       ['provider minimum', layout.minimumTokens !== null ? `${formatNumber(layout.minimumTokens)} tokens` : null],
       ['tokens counted by', layout.tokenizer !== null ? h('code', { class: 'tokenizer' }, layout.tokenizer) : null],
       ['tool definitions', layout.toolTokens !== null ? `${formatNumber(layout.toolTokens)} tokens, in every boundary` : null],

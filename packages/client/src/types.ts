@@ -89,7 +89,12 @@ export interface CachePlan {
   engine: string | null;
   /** what the boundaries’ `tokens` were counted with: `o200k_base` (OpenAI’s GPT-4o, GPT-4.1, GPT-5 and realtime models) */
   tokenizer: string;
-  minimumTokens: number;
+  /** whose prompt caching the plan is judged by: the persona route’s `provider` (`azure` is judged as `openai`), `openai` for POST /compile */
+  provider: 'openai' | 'gemini';
+  /** `prefix`: the provider caches exact prefixes of `minimumTokens` or more, tool definitions included (OpenAI); `none`: it caches nothing (Gemini Live), and no boundary is judged */
+  caching: 'prefix' | 'none';
+  /** the provider’s minimum cacheable prefix, in tokens; null when it caches nothing */
+  minimumTokens: number | null;
   /** tokens of the tool definitions sent beside the instructions (the persona answer's `session.tools`), counted into every boundary; 0 without any */
   toolTokens: number;
   /** one per cache class present, after its last block */
@@ -109,8 +114,8 @@ export interface CacheBoundary {
   approxTokens: number;
   /** tokens of the prefix as `tokenizer` counts them (exactly, for o200k_base), plus the session's tool definitions (`toolTokens`) */
   tokens: number;
-  /** `tokens` is under the providers’ minimum cacheable size (`minimumTokens`), so caching the prefix does nothing */
-  belowMinimum: boolean;
+  /** `tokens` is under the provider’s minimum cacheable size (`minimumTokens`), so caching the prefix does nothing; null when the provider caches nothing (`caching: "none"`) */
+  belowMinimum: boolean | null;
 }
 
 export interface TopicSummary {
