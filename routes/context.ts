@@ -70,13 +70,13 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
           subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
           surface: 'voice',
           identifiers: { topicId },
-          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined },
+          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined, provider: query.provider ?? 'openai' },
           format: query.format ?? 'json',
           hud: wantsHud(query.hud),
           clock: readClock(),
           answer: topicAnswer,
         },
-        personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize }),
+        personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize, provider: query.provider }),
       );
     },
   );
@@ -126,6 +126,17 @@ without a topic block to put it in is said in one sanitised advisory topic line,
 \`POST /compile\`: traced before it is sent, \`ETag\`/\`If-None-Match\`, \`format=text\`,
 \`x-run-id\`.
 
+\`provider\` names the realtime API the answer is for (SPEC §4, docs/providers.md):
+\`openai\` (default) answers \`session\`; \`azure\` answers the same \`session\` (Azure
+OpenAI takes OpenAI's shape; the model you add is your deployment name); \`gemini\` answers
+\`setup\` instead — Gemini Live's \`{generationConfig: {responseModalities: ["AUDIO"],
+speechConfig: {voiceConfig: {prebuiltVoiceConfig: {voiceName}}}}, systemInstruction:
+{parts: [{text}]}, tools: [{functionDeclarations}]}\`, the same realtime-safe instructions,
+the persona's Gemini voice (mars Orus, venus Aoede by default) and the tools' parameters
+translated to the schema subset Gemini takes (what a translation loses is said in the
+description and in \`warnings\`, \`gemini-schema:\`). The cache plan is judged for the
+provider (\`cache.provider\`; Gemini Live caches nothing). Anything else is a 400.
+
 \`engine\` names the model or engine the prompt is for; it enters \`cache.routeKey\` only (two
 engines never share one; every boundary hash stays). \`?hud=1\` adds \`hud\`, the heads-up
 display of every brain file the compile looked for.`,
@@ -165,6 +176,7 @@ display of every brain file the compile looked for.`,
             sanitize: query.sanitize ?? null,
             topicName: query.topicName !== undefined,
             engine: query.engine ?? null,
+            provider: query.provider ?? 'openai',
             ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
           },
           format: query.format ?? 'json',
@@ -172,7 +184,16 @@ display of every brain file the compile looked for.`,
           clock,
           answer: personaAnswer,
         },
-        personas.persona({ persona, now, timezone: query.timezone, topicId: query.topicId, topicName: query.topicName, sanitize: query.sanitize, engine: query.engine }),
+        personas.persona({
+          persona,
+          now,
+          timezone: query.timezone,
+          topicId: query.topicId,
+          topicName: query.topicName,
+          sanitize: query.sanitize,
+          engine: query.engine,
+          provider: query.provider,
+        }),
       );
     },
   );

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
+import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { GeminiSetupSchema } from './gemini.js';
 import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
@@ -19,6 +21,14 @@ const topicName = z
       "a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: \"Called from the topic '<name>'; no notes on it yet.\")",
   });
 const runId = RunIdSchema.optional().meta({ description: 'the run to trace this delivery under (default: a new one)' });
+
+/** The realtime API an answer is shaped for (issue 24). A strict enum: anything else is a 400 naming the field. */
+export const ProviderSchema = z.enum(ANSWER_PROVIDERS).meta({
+  id: 'Provider',
+  description:
+    'the realtime API the answer is for: `openai` (default: `session`), `gemini` (Gemini Live: `setup` instead of `session`, its own voice, tools in Gemini’s schema, a cache plan that caches nothing) or `azure` (Azure OpenAI: OpenAI’s `session`; the model you add is your deployment name)',
+});
+const provider = ProviderSchema.optional();
 
 export const PersonaParamsSchema = z.strictObject({
   persona: PersonaIdSchema.meta({
@@ -46,6 +56,7 @@ export const PersonaContextQuerySchema = z.strictObject({
   runId,
   sanitize,
   engine: EngineSchema.optional(),
+  provider,
   hud: HudFlagSchema,
   format: FormatSchema,
 });
@@ -59,6 +70,7 @@ export const TopicContextQuerySchema = z.strictObject({
   topicName,
   runId,
   sanitize,
+  provider: ProviderSchema.optional().meta({ description: 'the realtime API the topic is for: only the cache plan differs (`gemini` caches nothing); default `openai`' }),
   hud: HudFlagSchema,
   format: FormatSchema,
 });
@@ -73,9 +85,13 @@ const surface = z.literal('voice');
 const personaExtra = {
   liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
   topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
-  voice: z.string().meta({ description: "the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default" }),
-  tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises (descriptions in realtime-safe ASCII)' }),
-  session: RealtimeSessionSchema,
+  provider: ProviderSchema.meta({ description: 'the realtime API the answer is shaped for (`?provider=`, default `openai`)' }),
+  voice: z.string().meta({
+    description: "the realtime voice name for the provider: the persona's voice from the brain's personas/settings.json, else its default (OpenAI and Azure: mars ash, venus coral; Gemini: Orus, Aoede)",
+  }),
+  tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises, as JSON Schema (descriptions in realtime-safe ASCII); a Gemini `setup` declares them translated' }),
+  session: RealtimeSessionSchema.optional().meta({ description: 'OpenAI and Azure (not with `provider=gemini`): the realtime session to send' }),
+  setup: GeminiSetupSchema.optional().meta({ description: 'Gemini only (`provider=gemini`), instead of `session`: the Live setup to send' }),
 };
 
 /** The members of a persona answer that depend on the compiled result alone; the rest are the request's. */
@@ -83,9 +99,10 @@ export const PersonaResultSchema = CompiledFieldsSchema.extend(personaExtra);
 export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra>>;
 
 /**
- * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
- * `tools` (each `{type: "function", name, description, parameters}` with a JSON Schema) and
- * `session`, the realtime session configuration built from them (SPEC §4, §9).
+ * A persona compile: the compile response plus `persona`, `liveContext`, `topic`,
+ * `provider`, `voice`, `tools` (each `{type: "function", name, description, parameters}`
+ * with a JSON Schema) and `session` — or, for `provider=gemini`, `setup` — the realtime
+ * configuration built from them (SPEC §4, §9).
  */
 export const PersonaContextResponseSchema = z
   .object({

@@ -149,8 +149,8 @@ export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime
   const { compiled } = result;
   const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
   if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
-  // The live context and the session are the prompts again (the session with the voice and tools, covered by `realtime`).
-  const { liveContext: _liveContext, session: _session, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
+  // The live context and the session or setup are the prompts again (with the voice and tools, covered by `realtime`; the provider stays a member).
+  const { liveContext: _liveContext, session: _session, setup: _setup, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
   const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, result.realtime?.toolsSha256 ?? null, members, hud]);
   return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
 }

@@ -80,10 +80,10 @@ describe('client route methods', () => {
     // The typed context() without ifNoneMatch is the answer itself, no "not modified" to rule out.
     const answer = await api.context('mars', { topicId: 'real-estate', topicName: 'Flat hunt', timezone: 'Europe/London' });
     // (Two calls may straddle a minute, so the clock line may differ: compare the rest.)
-    expect(answer.session.instructions).toBe(answer.instructions);
-    expect({ ...answer.session, instructions: '' }).toEqual({ ...session, instructions: '' });
+    expect(answer.session!.instructions).toBe(answer.instructions);
+    expect({ ...answer.session!, instructions: '' }).toEqual({ ...session, instructions: '' });
     const unsafe = await api.realtimeSession('venus', { topicId: '../SOUL', now: '2026-11-30T17:05:00Z' });
-    expect(unsafe.session.instructions).toContain('You are Venus');
+    expect(unsafe.session!.instructions).toContain('You are Venus');
     expect(unsafe).toMatchObject({ source: 'service', fallback: null, warnings: [expect.stringMatching(/^topic-unsafe: /)] });
   });
 
@@ -96,7 +96,7 @@ describe('client route methods', () => {
     // The common calls answer with the compile itself: nothing to narrow.
     const mars = await api.context('mars', { now, topicId: 'real-estate', runId: 'client-run' });
     expect(mars.persona).toBe('mars');
-    expect(mars.session.instructions).toBe(mars.instructions);
+    expect(mars.session!.instructions).toBe(mars.instructions);
     expect(mars.etag).toMatch(/^"/);
     const again = await api.contextIfChanged('mars', mars.etag, { now, topicId: 'real-estate', runId: 'client-run' });
     expect(again).toEqual({ notModified: true, etag: mars.etag, runId: 'client-run' });

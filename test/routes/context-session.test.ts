@@ -266,7 +266,7 @@ describe('voices: chosen per persona by the brain\'s personas/settings.json', ()
     expect((await get(`/context/venus?now=${NOW}`)).session.audio.output.voice).toBe('coral');
   });
 
-  it('takes each persona\'s OpenAI voice from the file (a Gemini one is validated and kept for later), traced with the file read', async () => {
+  it('takes each persona\'s voice per provider from the file (OpenAI for session, Gemini for setup), traced with the file read', async () => {
     const { get, app, brainRoot } = await harness();
     const before = await get(`/context/venus?now=${NOW}`);
     await writeFile(join(brainRoot, 'personas/settings.json'), JSON.stringify({ personas: { venus: { voice: { openai: 'marin', gemini: 'Kore' } }, mars: { voice: { gemini: 'Puck' } } } }));
@@ -278,6 +278,9 @@ describe('voices: chosen per persona by the brain\'s personas/settings.json', ()
     const [event] = (await app.inject('/runs/voice-run/trace')).json().events;
     expect(event.realtime.voice).toBe('marin');
     expect(event.sources.map((source: { path: string }) => source.path)).toContain('personas/settings.json');
+    const gemini = await get(`/context/venus?now=${NOW}&provider=gemini`);
+    expect(gemini).toMatchObject({ voice: 'Kore', setup: { generationConfig: { speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } } } } });
+    expect((await get(`/context/mars?now=${NOW}&provider=gemini`)).voice).toBe('Puck');
   });
 
   it('a bad file is one warning, clamped and escaped, and every persona keeps its built-in voices', async () => {

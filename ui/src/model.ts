@@ -467,7 +467,8 @@ export function runTracePath(runId: string, options: { verifySources?: boolean; 
  * when the trace lacks a part.
  */
 export function sessionJson(event: TraceEvent): string | null {
-  if (!event.realtime || event.realtime.tools === null || event.systemPrompt === null) return null;
+  // A Gemini setup declares the tools translated, which the viewer does not redo: no OpenAI session to copy.
+  if (!event.realtime || event.realtime.tools === null || event.systemPrompt === null || event.request['provider'] === 'gemini') return null;
   const delivered = event.inputPrompt === null ? event.systemPrompt : `${event.systemPrompt}\n\n${event.inputPrompt}`;
   const instructions = event.request['sessionInstructions'] === 'ascii' ? toAscii(delivered) : delivered;
   return JSON.stringify({ type: 'realtime', instructions, audio: { output: { voice: event.realtime.voice } }, tools: event.realtime.tools });

@@ -859,14 +859,27 @@ function realtimeSection(event: TraceEvent, realtime: TraceRealtime): HTMLElemen
   return h(
     'section',
     { class: 'realtime' },
-    h('h3', {}, 'Realtime session ', session !== null ? copy : null),
-    h(
-      'p',
-      { class: 'muted small' },
-      'What the voice server sent at connect: ',
-      h('code', {}, '{type: "realtime", instructions, audio: {output: {voice}}, tools}'),
-      ', the instructions being the delivered prompt below.',
-    ),
+    event.request['provider'] === 'gemini'
+      ? [
+          h('h3', {}, 'Gemini Live setup'),
+          h(
+            'p',
+            { class: 'muted small' },
+            'What the voice server sent at connect: ',
+            h('code', {}, '{generationConfig: {…voiceName}, systemInstruction: {parts: [{text}]}, tools: [{functionDeclarations}]}'),
+            ', the text being the delivered prompt below and the declarations these tools translated to Gemini’s schema.',
+          ),
+        ]
+      : [
+          h('h3', {}, 'Realtime session ', session !== null ? copy : null),
+          h(
+            'p',
+            { class: 'muted small' },
+            'What the voice server sent at connect: ',
+            h('code', {}, '{type: "realtime", instructions, audio: {output: {voice}}, tools}'),
+            ', the instructions being the delivered prompt below.',
+          ),
+        ],
     definitions([
       ['voice', h('code', { class: 'session-voice' }, realtime.voice)],
       ['tools', realtime.toolNames.length > 0 ? realtime.toolNames.join(', ') : 'none'],

@@ -42,11 +42,16 @@ export interface PersonaCompiled {
   liveContext: string;
   /** null without a usable topicId (none, or a `topic-unsafe:` one) */
   topic: TopicSummary | null;
-  /** the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default */
+  /** the realtime API the answer is shaped for (`?provider=`, default `openai`) */
+  provider: Provider;
+  /** the realtime voice name for the provider: the persona's voice from the brain's personas/settings.json, else its default (OpenAI and Azure: mars ash, venus coral; Gemini: Orus, Aoede) */
   voice: string;
-  /** the function tools the session advertises (descriptions in realtime-safe ASCII) */
+  /** the function tools the session advertises, as JSON Schema (descriptions in realtime-safe ASCII); a Gemini `setup` declares them translated */
   tools: Tool[];
-  session: RealtimeSession;
+  /** OpenAI and Azure (not with `provider=gemini`): the realtime session to send */
+  session?: RealtimeSession;
+  /** Gemini only (`provider=gemini`), instead of `session`: the Live setup to send */
+  setup?: GeminiSetup;
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
@@ -127,6 +132,9 @@ export interface TopicSummary {
   truncated?: boolean;
 }
 
+/** the realtime API the answer is for: `openai` (default: `session`), `gemini` (Gemini Live: `setup` instead of `session`, its own voice, tools in Gemini’s schema, a cache plan that caches nothing) or `azure` (Azure OpenAI: OpenAI’s `session`; the model you add is your deployment name) */
+export type Provider = 'openai' | 'gemini' | 'azure';
+
 /** a function tool as realtime APIs take it */
 export interface Tool {
   type: 'function';
@@ -148,6 +156,68 @@ export interface RealtimeSession {
     };
   };
   tools: Tool[];
+}
+
+/** Gemini Live's setup without its model: send `{setup: {model, ...setup}}` first on the WebSocket, or pass it as `config` to `ai.live.connect` */
+export interface GeminiSetup {
+  generationConfig: {
+    responseModalities: 'AUDIO'[];
+    speechConfig: {
+      voiceConfig: {
+        prebuiltVoiceConfig: {
+          /** a Gemini prebuilt voice (GEMINI_VOICES: Orus, Aoede, …) */
+          voiceName: string;
+        };
+      };
+    };
+  };
+  /** the delivered instructions */
+  systemInstruction: {
+    parts: Array<{
+      text: string;
+    }>;
+  };
+  /** the persona’s tools, their parameters in Gemini’s schema; empty when none can be declared */
+  tools: Array<{
+    functionDeclarations: GeminiFunctionDeclaration[];
+  }>;
+}
+
+export interface GeminiFunctionDeclaration {
+  /** the name the voice server dispatches */
+  name: string;
+  description: string;
+  /** absent for a function without parameters */
+  parameters?: GeminiSchema;
+}
+
+/** a Gemini `Schema` node (OpenAPI 3.0 subset), translated from the tool’s JSON Schema */
+export interface GeminiSchema {
+  type?: 'STRING' | 'NUMBER' | 'INTEGER' | 'BOOLEAN' | 'ARRAY' | 'OBJECT';
+  format?: string;
+  description?: string;
+  nullable?: true;
+  enum?: string[];
+  properties?: Record<string, GeminiSchema>;
+  required?: string[];
+  /** an int64 as a decimal string, as the API’s JSON mapping writes it */
+  minProperties?: string;
+  /** an int64 as a decimal string, as the API’s JSON mapping writes it */
+  maxProperties?: string;
+  items?: GeminiSchema;
+  /** an int64 as a decimal string, as the API’s JSON mapping writes it */
+  minItems?: string;
+  /** an int64 as a decimal string, as the API’s JSON mapping writes it */
+  maxItems?: string;
+  /** an int64 as a decimal string, as the API’s JSON mapping writes it */
+  minLength?: string;
+  /** an int64 as a decimal string, as the API’s JSON mapping writes it */
+  maxLength?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  anyOf?: GeminiSchema[];
+  default?: string | number | boolean;
 }
 
 /** the heads-up display of a compile: what it read, and what share of the budget each file took */
@@ -630,6 +700,7 @@ export interface PersonaContextQuery {
   sanitize?: 'ascii';
   /** the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same */
   engine?: string;
+  provider?: Provider;
   /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
   hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
@@ -643,6 +714,8 @@ export interface TopicContextQuery {
   runId?: string;
   /** `ascii` transliterates typographic Unicode in every delivered block (digests describe the ASCII bytes) */
   sanitize?: 'ascii';
+  /** the realtime API the topic is for: only the cache plan differs (`gemini` caches nothing); default `openai` */
+  provider?: Provider;
   /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
   hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */

@@ -5,3 +5,5 @@ export * from './tools.js';
 export * from './session.js';
 export * from './voices.js';
 export * from './call-link.js';
+export * from './gemini-schema.js';
+export * from './gemini-setup.js';

@@ -5,9 +5,21 @@
  * does not name keeps the persona's built-in default. Pure data and one pure choice.
  */
 
-/** The realtime APIs a persona answer is shaped for (`openai` today; Azure takes its shape). */
+/** The realtime APIs a persona answer is shaped for (Azure OpenAI takes OpenAI's shape). */
 export const REALTIME_PROVIDERS = ['openai', 'gemini'] as const;
 export type RealtimeProvider = (typeof REALTIME_PROVIDERS)[number];
+
+/**
+ * What a persona route's `provider` names: a realtime API, or `azure` — Azure OpenAI's
+ * realtime API, which takes OpenAI's session with the deployment name as the model.
+ */
+export const ANSWER_PROVIDERS = ['openai', 'gemini', 'azure'] as const;
+export type AnswerProvider = (typeof ANSWER_PROVIDERS)[number];
+
+/** The realtime API whose shape (session or setup, voices, caching) `provider` is answered in. */
+export function providerShape(provider: AnswerProvider): RealtimeProvider {
+  return provider === 'azure' ? 'openai' : provider;
+}
 
 /**
  * The OpenAI Realtime API's voices (`audio.output.voice`).

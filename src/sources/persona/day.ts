@@ -6,9 +6,10 @@
  */
 import { createCompiler, type Compiler } from '../../core/compile.js';
 import type { Persona } from '../../core/persona/personas.js';
-import { realtimeSession } from '../../core/persona/session.js';
+import { geminiSetupWith } from '../../core/persona/gemini-setup.js';
+import { asciiInstructions, realtimeSession } from '../../core/persona/session.js';
 import { TOOLS_FILE } from '../../core/persona/tools.js';
-import { PERSONA_SETTINGS_FILE } from '../../core/persona/voices.js';
+import { PERSONA_SETTINGS_FILE, providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/voices.js';
 import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../../core/persona/call-link.js';
 import { addCounts } from '../../core/pii.js';
 import { DEFAULT_TOPIC_CHARS } from '../../core/signals/topic.js';
@@ -65,14 +66,14 @@ export async function readPersonaSources(brain: BrainSession, request: PersonaRe
     { fits: (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today, bytes: () => 4096, freeze: memo.freezeShared },
     () => gatherPersona(brain, persona, request, options, memo),
   );
-  return day.at(request.now);
+  return day.at(request.now, request.provider ?? 'openai');
 }
 
 /** A persona's sources for one local day: everything read and derived, and the minute applied per request. */
 export interface PersonaDay {
   timeZone: ResolvedTimeZone;
   today: string;
-  at(now: Date): PersonaSources;
+  at(now: Date, provider: AnswerProvider): PersonaSources;
 }
 
 /** Names a request's persona and options (everything but the instant), for the day's snapshot. */
@@ -136,7 +137,6 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
   const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
 
   const { key, name, description } = prepared.rendered;
-  const voice = prepared.rendered.voices.openai;
   const topicKey = `${topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`}${nameOnly === undefined ? '' : `|${nameOnly}`}`;
   const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
   const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
@@ -155,30 +155,36 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
     sessionTools: prepared.sessionTools,
   } as const;
   const liveSource = `builtin:${persona.key}/live-context`;
-  // One list per live context (mars has one a day; venus one per set of events over), handed out again unchanged.
-  const warningsFor = new WeakMap<BuiltLiveContext, readonly string[]>();
-  const warningsOf = (live: BuiltLiveContext): readonly string[] => {
-    let list = warningsFor.get(live);
-    if (list === undefined) warningsFor.set(live, (list = Object.freeze([...head, ...live.warnings, ...tail])));
+  // One list per live context (mars has one a day; venus one per set of events over) and shape, handed out again unchanged.
+  const warningsFor = { openai: new WeakMap<BuiltLiveContext, readonly string[]>(), gemini: new WeakMap<BuiltLiveContext, readonly string[]>() };
+  const warningsOf = (live: BuiltLiveContext, shape: RealtimeProvider): readonly string[] => {
+    let list = warningsFor[shape].get(live);
+    // What Gemini's declarations of the tools lost is said with the Gemini answer alone.
+    const declared = shape === 'gemini' ? prepared.gemini.warnings : [];
+    if (list === undefined) warningsFor[shape].set(live, (list = Object.freeze([...head, ...live.warnings, ...tail, ...declared])));
     return list;
   };
   return {
     timeZone: zone,
     today: clock.today,
-    at(at: Date): PersonaSources {
+    at(at: Date, provider: AnswerProvider): PersonaSources {
       const live = marsLive ?? venusAt!(localTime(at, zone.timeZone, memo.time));
+      const shape = providerShape(provider);
+      const voice = prepared.rendered.voices[shape];
       return {
-        input: { ...fixed, clock: { now: at, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
+        input: { ...fixed, provider: shape, clock: { now: at, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
         persona: { key, name, voice, description },
+        provider,
         voice,
         tools: prepared.sessionTools,
         toolsSha256: prepared.sessionToolsSha256,
+        ...(shape === 'gemini' ? { geminiTools: prepared.gemini.tools } : {}),
         timeZone: zone,
         liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
         topic: topic?.summary ?? null,
-        warnings: warningsOf(live),
+        warnings: warningsOf(live, shape),
         // The clock block only shows the minute, so calls within a minute share one compile.
-        compileKey: `${keyHead}${live.key}${keyTail}`,
+        compileKey: `${keyHead}${live.key}${keyTail}|${provider}`,
         clockKey: clockLine(at, zone.timeZone, memo.time),
       };
     },
@@ -227,9 +233,13 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
     extra: {
       liveContext,
       topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
+      provider: sources.provider,
       voice: sources.voice,
       tools: sources.tools,
-      session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
+      // Gemini's instructions are the session's: the delivered instructions in realtime-safe ASCII.
+      ...(sources.geminiTools === undefined
+        ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools) }
+        : { setup: geminiSetupWith(asciiInstructions(compiled.instructions), sources.voice, sources.geminiTools) }),
     },
     realtime: { voice: sources.voice, tools: sources.tools, toolsSha256: sources.toolsSha256 },
   };

@@ -17,6 +17,7 @@ import {
 import { sha256Hex } from '../../core/digest.js';
 import type { Persona } from '../../core/persona/personas.js';
 import { renderPersona, type RenderedPersona } from '../../core/persona/render.js';
+import { geminiTools, type DeclaredTools } from '../../core/persona/gemini-setup.js';
 import { asciiTools } from '../../core/persona/session.js';
 import { TOOLS_FILE, type PersonaTool, type ToolsFile } from '../../core/persona/tools.js';
 import { PERSONA_SETTINGS_FILE, type PersonaSettingsFile } from '../../core/persona/voices.js';
@@ -133,6 +134,8 @@ export interface PreparedPersona {
   sessionTools: PersonaTool[];
   /** sha256 of the session tools' JSON (the ETag covers it): worked out once per version of the files. */
   sessionToolsSha256: string;
+  /** The session tools declared in Gemini's schema, and what the declarations lost: translated once per version of the files. */
+  gemini: DeclaredTools;
   warnings: string[];
 }
 
@@ -185,8 +188,8 @@ export function preparePersona(persona: Persona, files: PersonaFiles, ascii: boo
 
 function preparedBytes(prepared: PreparedPersona): number {
   const texts = [prepared.identity, prepared.persona, prepared.tools, prepared.hardRules].reduce((sum, section) => sum + section.text.length, 0);
-  // The rendered sections, their ASCII copies and the tool schemas.
-  return 4 * texts + 16 * 1024;
+  // The rendered sections, their ASCII copies and the tool schemas (as JSON Schema and as Gemini declares them).
+  return 4 * texts + 24 * 1024;
 }
 
 function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles, ascii: boolean, options: PersonaOptions, memo: ReadingMemo): PreparedPersona {
@@ -228,6 +231,7 @@ function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles
     hardRules: section('hard-rules'),
     sessionTools,
     sessionToolsSha256: sha256Hex(JSON.stringify(sessionTools)),
+    gemini: geminiTools(sessionTools),
     warnings,
   };
 }

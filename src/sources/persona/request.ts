@@ -3,7 +3,9 @@
  * for (`personaOrNotFound`): the shapes `reading.ts`, `topic.ts` and `day.ts` share.
  */
 import { getPersona, listPersonas, type Persona } from '../../core/persona/personas.js';
+import type { GeminiSetup } from '../../core/persona/gemini-setup.js';
 import type { RenderedPersona } from '../../core/persona/render.js';
+import type { AnswerProvider } from '../../core/persona/voices.js';
 import type { PersonaTool } from '../../core/persona/tools.js';
 import type { RedactionCounts } from '../../core/pii.js';
 import type { ResolvedTimeZone } from '../../core/time.js';
@@ -48,6 +50,8 @@ export interface PersonaRequest {
   sanitize?: 'ascii' | undefined;
   /** The engine the prompt is for: enters the route key only. */
   engine?: string | undefined;
+  /** The realtime API the answer is for (default `openai`): `session` or Gemini's `setup`, the voice, the cache plan's provider. */
+  provider?: AnswerProvider | undefined;
 }
 
 export interface PersonaOptions {
@@ -71,9 +75,13 @@ export interface TopicSummary {
 export interface PersonaSources {
   input: CompileInput;
   persona: Pick<RenderedPersona, 'key' | 'name' | 'description'> & { voice: string };
-  /** The OpenAI voice the session speaks with: the operator's choice in `personas/settings.json`, else the built-in one. */
+  /** The realtime API the answer is for, and the shape it is answered in. */
+  provider: AnswerProvider;
+  /** The voice the session speaks with, for the provider: the operator's choice in `personas/settings.json`, else the built-in one. */
   voice: string;
   tools: PersonaTool[];
+  /** `provider=gemini`: the tools as Gemini's setup declares them (their losses are among `warnings`). */
+  geminiTools?: GeminiSetup['tools'];
   /** sha256 of `tools` as JSON. */
   toolsSha256: string;
   timeZone: ResolvedTimeZone;
@@ -91,7 +99,7 @@ export interface PersonaSources {
 export interface PersonaCompiled extends JobResult {
   /** The compile with `redactions` counting the live context's too, as delivered and traced. */
   compiled: CompiledContext;
-  /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools`, `session` (persona routes) or `topic` alone. */
+  /** Response members beyond the compile: `liveContext`, `topic`, `provider`, `voice`, `tools`, `session` or `setup` (persona routes) or `topic` alone. */
   extra: Record<string, unknown>;
 }
 

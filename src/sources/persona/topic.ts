@@ -7,6 +7,7 @@
 import { createCompiler, type Compiler } from '../../core/compile.js';
 import { sha256Hex } from '../../core/digest.js';
 import { looksBinary } from '../../core/signals/markdown.js';
+import { providerShape, type AnswerProvider } from '../../core/persona/voices.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../../core/signals/topic.js';
 import { toAscii } from '../../core/text.js';
 import type { CompileInput, SourceText } from '../../core/types.js';
@@ -136,6 +137,8 @@ export interface TopicRequest {
   topicId: string;
   topicName?: string | undefined;
   sanitize?: 'ascii' | undefined;
+  /** The realtime API the topic is for: the cache plan is judged by its caching (default `openai`). */
+  provider?: AnswerProvider | undefined;
 }
 
 /**
@@ -165,6 +168,7 @@ export async function readTopicSources(
       policy: options.policy,
       identity: { source: 'builtin:topic/identity', text: TOPIC_IDENTITY },
       topic: topic.source,
+      provider: providerShape(request.provider ?? 'openai'),
     },
     topic: topic.summary,
     warnings: warnings.list,
