@@ -1,9 +1,11 @@
 /**
  * `npm run client-sessions`: writes `packages/client/src/static-sessions.ts`, each persona's
- * static session — what the service itself answers for an empty brain, with its default
- * configuration — for the client's fallback when the service cannot answer in time (SPEC §4,
- * "The caller never loses a call to us"). The service is built in process on an empty
- * brain and asked over `GET /personas` and `GET /context/:persona`, like any caller would.
+ * static session and static Gemini setup — what the service itself answers for an empty
+ * brain, with its default configuration, for `provider=openai` and `provider=gemini` — for
+ * the client's fallback when the service cannot answer in time (SPEC §4, "The caller never
+ * loses a call to us"). The service is built in process on an empty brain and asked over
+ * `GET /personas` and `GET /context/:persona`, like any caller would. The two answers hold the
+ * same instructions (checked), so the setup keeps only its voice and declared tools.
  *
  * The one part of that answer that is not static is the clock line (the current date and
  * time, the last line of the system prompt). It is cut out here and rendered by the client
@@ -35,9 +37,9 @@ const HEADER = `/**
  * edit; run \`npm run client-sessions\`. The clock line is rendered when a session is used
  * (./clock.ts): \`before\`, the clock line, then \`after\` are the session's instructions.
  */
-import type { Tool } from './types.js';
+import type { GeminiSetup, Tool } from './types.js';
 
-/** A persona's session for an empty brain, without its clock line. */
+/** A persona's session for an empty brain, without its clock line, and what its Gemini setup has of its own. */
 export interface StaticSession {
   voice: string;
   tools: Tool[];
@@ -45,6 +47,8 @@ export interface StaticSession {
   before: string;
   /** The instructions after the clock line ('' when it is their last line). */
   after: string;
+  /** The Gemini setup's voice and tools (\`provider=gemini\`); its system instruction is the session's instructions. */
+  gemini: { voice: string; tools: GeminiSetup['tools'] };
 }
 `;
 
@@ -55,8 +59,23 @@ interface Answer {
   inputPrompt: string | null;
 }
 
+interface GeminiAnswer {
+  setup: { generationConfig: { speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: string } } } }; systemInstruction: { parts: Array<{ text: string }> }; tools: unknown[] };
+}
+
+type Split = { voice: string; tools: unknown[]; before: string; after: string };
+
+/** The Gemini setup's own part, after checking its system instruction is the session's instructions and nothing else differs from a setup of them. */
+function geminiPart(persona: string, answer: GeminiAnswer, session: Answer['session']): { voice: string; tools: unknown[] } {
+  const { setup } = answer;
+  if (setup.systemInstruction.parts.length !== 1 || setup.systemInstruction.parts[0]!.text !== session.instructions) {
+    throw new Error(`${persona}: the Gemini setup's system instruction is not the session's instructions`);
+  }
+  return { voice: setup.generationConfig.speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName, tools: setup.tools };
+}
+
 /** The session split around its clock line, or an error naming what is not static. */
-function split(persona: string, answer: Answer, sample: (typeof SAMPLES)[number]): { voice: string; tools: unknown[]; before: string; after: string } {
+function split(persona: string, answer: Answer, sample: (typeof SAMPLES)[number]): Split {
   if (answer.inputPrompt !== null) throw new Error(`${persona}: the empty-brain answer has input (live context); a static session has none`);
   const { instructions } = answer.session;
   const line = clockLine(new Date(sample.now), sample.timeZone);
@@ -78,9 +97,11 @@ export async function generateStaticSessions(): Promise<string> {
       for (const { key } of personas.personas) {
         const [first, ...others] = await Promise.all(
           SAMPLES.map(async (sample) => {
-            const response = await app.inject(`/context/${key}?now=${sample.now}&timezone=${encodeURIComponent(sample.timeZone)}`);
-            if (response.statusCode !== 200) throw new Error(`${key}: the service answered ${response.statusCode}`);
-            return split(key, response.json() as Answer, sample);
+            const url = `/context/${key}?now=${sample.now}&timezone=${encodeURIComponent(sample.timeZone)}`;
+            const [response, gemini] = await Promise.all([app.inject(url), app.inject(`${url}&provider=gemini`)]);
+            if (response.statusCode !== 200 || gemini.statusCode !== 200) throw new Error(`${key}: the service answered ${response.statusCode}, ${gemini.statusCode} (gemini)`);
+            const answer = response.json() as Answer;
+            return { ...split(key, answer, sample), gemini: geminiPart(key, gemini.json() as GeminiAnswer, answer.session) };
           }),
         );
         for (const other of others) if (JSON.stringify(other) !== JSON.stringify(first)) throw new Error(`${key}: more than the clock line differs between instants`);

@@ -48,7 +48,7 @@ async function lockedEntry(name: string): Promise<Record<string, unknown>> {
   return entry;
 }
 
-const CONSUMER = `import { ContextCompilerError, createClient, type FallbackEvent, type RealtimeSession, type Tool } from '@context-compiler/client';
+const CONSUMER = `import { ContextCompilerError, createClient, type FallbackEvent, type GeminiSetup, type RealtimeSession, type Tool } from '@context-compiler/client';
 
 const fallbacks: FallbackEvent[] = [];
 const api = createClient({ baseUrl: 'http://127.0.0.1:8080', realtime: { budgetMs: 800, onFallback: (event) => fallbacks.push(event) } });
@@ -60,9 +60,13 @@ const from: 'service' | 'static' = connected.source;
 void api.realtimeSession('venus', {}, { defaultPersona: 'jupiter' });
 const mars = await api.context('mars', { topicId: 'real-estate' });
 // The common path: the answer itself, nothing to narrow.
-const session: RealtimeSession = mars.session;
+// A persona answer holds a session for OpenAI and Azure, a setup for Gemini: one of them.
+const session: RealtimeSession | undefined = mars.session;
 const names: string[] = mars.tools.map((tool: Tool) => tool.name);
-const voice: string = session.audio.output.voice;
+const voice: string = session?.audio.output.voice ?? mars.voice;
+// geminiSetup() is realtimeSession()'s twin: the setup to send, and how it was made.
+const gemini: GeminiSetup = (await api.geminiSetup('mars', { topicId: 'real-estate' })).setup;
+const voiceName: string = gemini.generationConfig.speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName;
 // @ts-expect-error instructions is a string, so the package's types are real types, not any.
 const wrong: number = mars.instructions;
 const again = await api.contextIfChanged('mars', mars.etag);
@@ -71,7 +75,7 @@ void again.instructions;
 if (!('notModified' in again)) void again.instructions;
 // @ts-expect-error compile() takes the request the route accepts.
 void api.compile({ phase: 'later', surface: 'chat', worker: 'scribe' });
-export { names, voice, wrong, sent, from, ContextCompilerError };
+export { names, voice, voiceName, wrong, sent, from, ContextCompilerError };
 `;
 
 const SCRIPT = `import { ContextCompilerError, createClient } from '@context-compiler/client';

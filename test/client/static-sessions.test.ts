@@ -1,6 +1,6 @@
 /**
- * The client's static sessions are the service's own answer for an empty brain (SPEC §4,
- * issue 22): generated from it (scripts/client-sessions.ts), and byte for byte what it
+ * The client's static sessions (and static Gemini setups, issue 24) are the service's own
+ * answer for an empty brain (SPEC §4, issue 22): generated from it (scripts/client-sessions.ts), and byte for byte what it
  * answers, clock line included, at any instant and zone. A persona, tool or rule changed in
  * the service and not regenerated fails here.
  */
@@ -14,6 +14,7 @@ import { clockLine as clientClockLine } from '../../packages/client/src/clock.js
 import { STATIC_SESSIONS } from '../../packages/client/src/static-sessions.js';
 import { generateStaticSessions, STATIC_SESSIONS_PATH } from '../../scripts/client-sessions.js';
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
+import { GeminiSetupSchema } from '../../schemas/gemini.js';
 import { PERSONAS } from '../../src/core/persona/personas.js';
 import { clockLine } from '../../src/core/time.js';
 import { buildTestApp, tempDir } from '../helpers/app.js';
@@ -61,6 +62,23 @@ describe('static sessions', () => {
         // The bytes a voice server sends: the JSON of the session, the service's and the client's.
         expect(JSON.stringify(fallback.session), `${persona} ${JSON.stringify(moment)}`).toBe(JSON.stringify(served.json().session));
         expect(RealtimeSessionSchema.strict().parse(fallback.session)).toEqual(fallback.session);
+      }
+    }
+  });
+
+  it("equal, byte for byte, the service's Gemini setup (provider=gemini) for an empty brain at the same instant and zone", async () => {
+    const { app } = await buildTestApp({ BRAIN_ROOT: await tempDir('cc-empty-brain-') });
+    const api = createClient({ baseUrl: await downService() });
+    onTestFinished(() => api.close());
+    for (const persona of PERSONAS.map(({ key }) => key)) {
+      for (const moment of MOMENTS) {
+        const query = new URLSearchParams({ now: moment.now, provider: 'gemini', ...(moment.timezone === undefined ? {} : { timezone: moment.timezone }) });
+        const served = await app.inject(`/context/${persona}?${query}`);
+        expect(served.statusCode).toBe(200);
+        const fallback = await api.geminiSetup(persona, moment);
+        expect(fallback.source).toBe('static');
+        expect(JSON.stringify(fallback.setup), `${persona} ${JSON.stringify(moment)}`).toBe(JSON.stringify(served.json().setup));
+        expect(GeminiSetupSchema.parse(fallback.setup)).toEqual(fallback.setup);
       }
     }
   });

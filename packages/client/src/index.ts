@@ -1,9 +1,21 @@
 import { ContextCompilerError } from './errors.js';
-import { connectSession, isRealtimeSession, realtimeOptions, staticSession, type RealtimeOptions, type RealtimeSessionResult, type ServedSession } from './realtime.js';
+import {
+  connectSession,
+  isGeminiSetup,
+  isRealtimeSession,
+  realtimeOptions,
+  staticGeminiSetup,
+  staticSession,
+  type GeminiSetupResult,
+  type RealtimeOptions,
+  type RealtimeSessionResult,
+  type ServedSession,
+} from './realtime.js';
 import { createTransport, header, parseJson, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Compiled,
   CompileRequest,
+  GeminiSetup,
   Health,
   PersonaCompiled,
   PersonaContextQuery,
@@ -39,6 +51,7 @@ export {
   DEFAULT_SESSION_BUDGET_MS,
   type FallbackEvent,
   type FallbackReason,
+  type GeminiSetupResult,
   type RealtimeOptions,
   type RealtimeSessionResult,
   type SessionResult,
@@ -141,16 +154,23 @@ export function createClient(options: ClientOptions) {
 
   const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
 
-  /** The session the service answers for `persona`, checked to be exactly a realtime session. */
-  async function servedSession(persona: PersonaName, query: ContextQuery, headers: Record<string, string>, limitMs: number): Promise<ServedSession<RealtimeSession>> {
+  /** What the service answers for `persona` in `member` (`session`, or Gemini's `setup`), checked to be exactly that shape. */
+  async function served<S>(
+    persona: PersonaName,
+    query: ContextQuery,
+    headers: Record<string, string>,
+    limitMs: number,
+    member: { name: 'session' | 'setup'; is: (value: unknown) => value is S; what: string },
+  ): Promise<ServedSession<S>> {
     const answer = await call(contextPath(persona), { query: contextQuery(query), headers, timeoutMs: limitMs });
     const body = parseJson<Partial<Record<keyof PersonaCompiled, unknown>>>(answer);
-    if (typeof body !== 'object' || body === null || !isRealtimeSession(body.session)) {
-      throw new ContextCompilerError(answer.status, 'CC_CLIENT_BAD_RESPONSE', 'the answer holds no valid realtime session', null);
-    }
+    const value = typeof body === 'object' && body !== null ? body[member.name] : undefined;
+    if (!member.is(value)) throw new ContextCompilerError(answer.status, 'CC_CLIENT_BAD_RESPONSE', `the answer holds no valid ${member.what}`, null);
     const warnings = Array.isArray(body.warnings) ? body.warnings.filter((warning): warning is string => typeof warning === 'string') : [];
-    return { session: body.session, runId: typeof body.runId === 'string' ? body.runId : header(answer.headers, 'x-run-id'), warnings };
+    return { session: value, runId: typeof body.runId === 'string' ? body.runId : header(answer.headers, 'x-run-id'), warnings };
   }
+  const SESSION = { name: 'session', is: isRealtimeSession, what: 'realtime session' } as const;
+  const SETUP = { name: 'setup', is: isGeminiSetup, what: 'Gemini setup' } as const;
   const context = (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
     fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) });
   const compileCall = ({ hud, ...callContext }: CompileOptions, body: CompileRequest): CallOptions => ({
@@ -184,12 +204,30 @@ export function createClient(options: ClientOptions) {
     realtimeSession: (persona: PersonaName, query: ContextQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> => {
       const { requestId, traceparent, ...realtime } = sessionOptions;
       const headers = correlation({ requestId, traceparent });
-      return connectSession(
-        (name, limitMs) => servedSession(name, query, headers, limitMs),
+      return connectSession<RealtimeSession>(
+        (name, limitMs) => served(name, { ...query, provider: query.provider === 'azure' ? 'azure' : 'openai' }, headers, limitMs, SESSION),
         staticSession,
         { persona, now: query.now, timezone: query.timezone },
         realtimeOptions(options.realtime, realtime),
       );
+    },
+    /**
+     * `realtimeSession()`'s twin for Gemini Live: `GET /context/:persona?provider=gemini`'s
+     * `setup` within the same budget, else the persona's static Gemini setup — with the same
+     * fallbacks, `onFallback`, `warnings` and `defaultPersona`, never a throw (unless
+     * `fallback: false`). Send `{setup: {model, ...result.setup}}` first on the Live API
+     * WebSocket, or pass `result.setup` as `config` to `ai.live.connect`.
+     */
+    geminiSetup: async (persona: PersonaName, query: Omit<ContextQuery, 'provider'> = {}, setupOptions: RealtimeSessionOptions = {}): Promise<GeminiSetupResult> => {
+      const { requestId, traceparent, ...realtime } = setupOptions;
+      const headers = correlation({ requestId, traceparent });
+      const { session: setup, ...result } = await connectSession<GeminiSetup>(
+        (name, limitMs) => served(name, { ...query, provider: 'gemini' }, headers, limitMs, SETUP),
+        staticGeminiSetup,
+        { persona, now: query.now, timezone: query.timezone },
+        realtimeOptions(options.realtime, realtime),
+      );
+      return { setup, ...result };
     },
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>

@@ -11,7 +11,7 @@
 import { clockLine, isTimeZone } from './clock.js';
 import { ContextCompilerError } from './errors.js';
 import { STATIC_SESSIONS, type StaticPersona } from './static-sessions.js';
-import type { RealtimeSession } from './types.js';
+import type { GeminiSetup, RealtimeSession } from './types.js';
 
 export type { StaticPersona } from './static-sessions.js';
 
@@ -79,6 +79,12 @@ export interface SessionResult<S> {
 
 /** What `realtimeSession()` returns: an OpenAI Realtime session, and how it was made. */
 export type RealtimeSessionResult = SessionResult<RealtimeSession>;
+
+/** What `geminiSetup()` returns: a Gemini Live setup (in `setup`), and how it was made, as for `realtimeSession()`. */
+export type GeminiSetupResult = Omit<SessionResult<GeminiSetup>, 'session'> & {
+  /** Exactly what Gemini Live accepts, no more: send `{setup: {model, ...setup}}`, or pass it as `config` to `ai.live.connect`. */
+  setup: GeminiSetup;
+};
 
 /** A session the service answered, checked. */
 export interface ServedSession<S> {
@@ -159,6 +165,44 @@ export function isRealtimeSession(value: unknown): value is RealtimeSession {
 }
 
 /**
+ * True when `value` is a Gemini Live setup as the service's schema describes it
+ * (`GeminiSetupSchema`): its members exactly, audio out, one system instruction, at most one
+ * tool of function declarations. The declarations' parameters are the service's translation,
+ * checked there (test/core/persona), and taken as objects here.
+ */
+export function isGeminiSetup(value: unknown): value is GeminiSetup {
+  if (!isRecord(value) || !hasKeys(value, ['generationConfig', 'systemInstruction', 'tools'])) return false;
+  const config = value['generationConfig'];
+  if (!isRecord(config) || !hasKeys(config, ['responseModalities', 'speechConfig'])) return false;
+  const modalities = config['responseModalities'];
+  if (!Array.isArray(modalities) || modalities.length !== 1 || modalities[0] !== 'AUDIO') return false;
+  const speech = config['speechConfig'];
+  const voice = isRecord(speech) && hasKeys(speech, ['voiceConfig']) && isRecord(speech['voiceConfig']) ? speech['voiceConfig']['prebuiltVoiceConfig'] : undefined;
+  if (!isRecord(voice) || !hasKeys(voice, ['voiceName']) || typeof voice['voiceName'] !== 'string') return false;
+  const instruction = value['systemInstruction'];
+  const parts = isRecord(instruction) && hasKeys(instruction, ['parts']) ? instruction['parts'] : undefined;
+  if (!Array.isArray(parts) || parts.length !== 1 || !isRecord(parts[0]) || !hasKeys(parts[0], ['text']) || typeof parts[0]['text'] !== 'string') return false;
+  const tools = value['tools'];
+  return (
+    Array.isArray(tools) &&
+    tools.length <= 1 &&
+    tools.every(
+      (tool: unknown) =>
+        isRecord(tool) &&
+        hasKeys(tool, ['functionDeclarations']) &&
+        Array.isArray(tool['functionDeclarations']) &&
+        tool['functionDeclarations'].every(
+          (declaration: unknown) =>
+            isRecord(declaration) &&
+            typeof declaration['name'] === 'string' &&
+            typeof declaration['description'] === 'string' &&
+            (hasKeys(declaration, ['name', 'description']) || (hasKeys(declaration, ['name', 'description', 'parameters']) && isRecord(declaration['parameters']))),
+        ),
+    )
+  );
+}
+
+/**
  * `persona`'s static session at `now` in `timeZone`: byte for byte what the service answers
  * for an empty brain at that minute (test/client/static-sessions.test.ts). A fresh object each
  * time, so a caller may change it.
@@ -170,6 +214,21 @@ export function staticSession(persona: StaticPersona, now: Date, timeZone: strin
     instructions: `${parts.before}${clockLine(now, timeZone)}${parts.after}`,
     audio: { output: { voice: parts.voice } },
     tools: structuredClone(parts.tools),
+  };
+}
+
+/**
+ * `persona`'s static Gemini setup at `now` in `timeZone`: byte for byte what the service
+ * answers for an empty brain with `provider=gemini` (test/client/static-sessions.test.ts) —
+ * the static session's instructions, the persona's Gemini voice and its tools as Gemini
+ * declares them. A fresh object each time.
+ */
+export function staticGeminiSetup(persona: StaticPersona, now: Date, timeZone: string): GeminiSetup {
+  const parts = STATIC_SESSIONS[persona];
+  return {
+    generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: parts.gemini.voice } } } },
+    systemInstruction: { parts: [{ text: `${parts.before}${clockLine(now, timeZone)}${parts.after}` }] },
+    tools: structuredClone(parts.gemini.tools),
   };
 }
 
