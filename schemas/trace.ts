@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
 import { HudSchema, ReceiptsSchema, RecallSchema, RedactionsSchema, ToolSchema } from './compiled.js';
 import { CALLER_NAME_PATTERN, PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
+import { TraceRefreshSchema } from './refresh.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
 
@@ -112,6 +113,7 @@ export const TraceCompiledFieldsSchema = z.object({
  */
 export const TraceEventInputSchema = z.object({
   runId: RunIdSchema,
+  parentRunId: RunIdSchema.optional().meta({ description: "A mid-call refresh: the connect's run it compared with (its own run is `<parentRunId>:refresh`)" }),
   /** ISO 8601, server clock. */
   at: z.string().refine((text) => Number.isFinite(Date.parse(text)), 'must be an ISO time'),
   route: z.string(),
@@ -155,6 +157,8 @@ export const TraceEventInputSchema = z.object({
   recall: RecallSchema.optional(),
   /** A worker compile's receipts: role, blueprint revision, experiences and preferences applied. */
   receipts: ReceiptsSchema.optional(),
+  /** A mid-call refresh: what changed since the parent run, by block (counts), and the digest of the text delivered. */
+  refresh: TraceRefreshSchema.optional(),
 });
 
 /** A recorded source as `?verify=sources` answers it. */

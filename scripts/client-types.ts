@@ -17,6 +17,7 @@ import { PersonaContextQuerySchema, PersonaContextResponseSchema, TopicContextQu
 import { HealthSchema, ReadySchema } from '../schemas/health.js';
 import { PersonasResponseSchema } from '../schemas/personas.js';
 import { ProblemSchema } from '../schemas/problem.js';
+import { RefreshQuerySchema, RefreshResponseSchema } from '../schemas/refresh.js';
 import { RunListSchema, RunTraceSchema } from '../schemas/trace.js';
 import { PROJECT_ROOT } from '../src/config.js';
 
@@ -42,6 +43,8 @@ export const CLIENT_TYPES: ReadonlyArray<{ name: string; schema: z.ZodType; io: 
   { name: 'CompileRequest', schema: CompileRequestSchema, io: 'input' },
   { name: 'PersonaContextQuery', schema: PersonaContextQuerySchema, io: 'input' },
   { name: 'TopicContextQuery', schema: TopicContextQuerySchema, io: 'input' },
+  { name: 'PersonaRefresh', schema: RefreshResponseSchema, io: 'output' },
+  { name: 'RefreshQuery', schema: RefreshQuerySchema, io: 'input' },
 ];
 
 interface JsonSchema {

@@ -20,6 +20,7 @@ import { zodSerializerCompiler, zodValidatorCompiler } from './http/zod.js';
 import type { TraceFs } from './io/trace/index.js';
 import { compileRoutes } from '../routes/compile.js';
 import { contextRoutes } from '../routes/context.js';
+import { refreshRoutes } from '../routes/refresh.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
 import { personasRoutes } from '../routes/personas.js';
@@ -132,7 +133,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(problemPlugin);
   await app.register(openapiPlugin);
 
-  for (const routes of [healthRoutes, metaRoutes, compileRoutes, contextRoutes, personasRoutes, runsRoutes, uiRoutes]) {
+  for (const routes of [healthRoutes, metaRoutes, compileRoutes, contextRoutes, refreshRoutes, personasRoutes, runsRoutes, uiRoutes]) {
     await app.register(routes);
   }
   return app;

@@ -40,6 +40,8 @@ export interface DeliveryRequest {
   runId: string;
   /** The service made `runId` up for this request: its run holds nothing yet, so the store checks no owner or count. */
   newRun: boolean;
+  /** A mid-call refresh: the connect's run it compares with, which its events name. */
+  parentRunId?: string;
   subject: Subject;
   surface: string;
   /** Identifiers of the request (worker, channelId, topicId, phase, ...): never text, prompts or tokens. */
@@ -209,13 +211,13 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const key = etagKey(delivery);
   // The ETag of the JSON with the HUD holds while the HUD it covers does.
   if (derived !== undefined && derived.hud !== kept) delete derived.etags['json+hud'];
-  const etag = derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
+  const etag = result.validator?.etag ?? derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
   if (derived !== undefined) {
     derived.etags[key] = etag;
     derived.hud = kept;
   }
   if (day !== undefined) day.hud = kept;
-  const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
+  const notModified = result.validator?.unchanged === true || ifNoneMatchHits(request.headers['if-none-match'], etag);
   const tracing = performance.now();
   try {
     await traces.append({
@@ -228,6 +230,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       hud,
       ...(result.record?.recall ? { recall: result.record.recall } : {}),
       ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
+      ...(result.record?.refresh ? { refresh: result.record.refresh } : {}),
     }, { newRun: delivery.newRun, slot: derived });
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
@@ -275,6 +278,7 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
   const { caller } = runScope(request);
   return {
     runId: delivery.runId,
+    ...(delivery.parentRunId !== undefined ? { parentRunId: delivery.parentRunId } : {}),
     at: new Date(delivery.clock.startedAt + sinceStart).toISOString(),
     route: delivery.route,
     subject: delivery.subject,

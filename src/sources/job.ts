@@ -10,6 +10,7 @@ import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext } from '../core/types.js';
 import type { BrainSession } from '../io/brain.js';
 import type { SpliceSlot } from '../io/trace/event-record.js';
+import type { TraceRefresh } from '../../schemas/refresh.js';
 
 export interface CompileJob {
   /**
@@ -41,8 +42,13 @@ export interface JobResult {
   readonly derived?: Derived;
   /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
   readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[]; /** sha256 of the tools' JSON, for the ETag: worked out once by their source. */ readonly toolsSha256: string };
-  /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts). */
-  readonly record?: Readonly<{ recall?: RecallDecision; receipts?: Receipts }>;
+  /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts; a refresh's changes). */
+  readonly record?: Readonly<{ recall?: RecallDecision; receipts?: Receipts; refresh?: TraceRefresh }>;
+  /**
+   * A result that is its own validator (a mid-call refresh): its ETag, and whether there is
+   * nothing to deliver — then the answer is a 304 whatever `If-None-Match` says.
+   */
+  readonly validator?: Readonly<{ etag: string; unchanged: boolean }>;
 }
 
 /** The representations of one compiled result an ETag tells apart. */

@@ -16,6 +16,7 @@ import type { PersonaContextQuerySchema, PersonaContextResponseSchema, TopicCont
 import type { HealthSchema, ReadySchema } from '../../schemas/health.js';
 import type { PersonasResponseSchema } from '../../schemas/personas.js';
 import type { ProblemSchema } from '../../schemas/problem.js';
+import type { RefreshQuerySchema, RefreshResponseSchema } from '../../schemas/refresh.js';
 import type { RunListSchema, RunTraceSchema, TraceEventSchema } from '../../schemas/trace.js';
 
 describe('client package types', () => {
@@ -34,6 +35,8 @@ describe('client package types', () => {
       'CompileRequest',
       'PersonaContextQuery',
       'TopicContextQuery',
+      'PersonaRefresh',
+      'RefreshQuery',
     ]);
   });
 
@@ -55,6 +58,8 @@ describe('client package types', () => {
     expectTypeOf<Client.CompileRequest>().toEqualTypeOf<z.input<typeof CompileRequestSchema>>();
     expectTypeOf<Client.PersonaContextQuery>().toEqualTypeOf<z.input<typeof PersonaContextQuerySchema>>();
     expectTypeOf<Client.TopicContextQuery>().toEqualTypeOf<z.input<typeof TopicContextQuerySchema>>();
+    expectTypeOf<Client.PersonaRefresh>().toEqualTypeOf<z.infer<typeof RefreshResponseSchema>>();
+    expectTypeOf<Client.RefreshQuery>().toEqualTypeOf<z.input<typeof RefreshQuerySchema>>();
   });
 
   it('give the common calls the answer itself, and only the conditional calls a union', () => {
@@ -67,6 +72,9 @@ describe('client package types', () => {
     expectTypeOf<Client.RealtimeSessionResult['session']>().toEqualTypeOf<Client.RealtimeSession>();
     expectTypeOf<Awaited<ReturnType<Api['contextIfChanged']>>>().toEqualTypeOf<Client.PersonaContext | Client.NotModified>();
     expectTypeOf<Awaited<ReturnType<Api['compileIfChanged']>>>().toEqualTypeOf<Client.CompileResult | Client.NotModified>();
+    expectTypeOf<Awaited<ReturnType<Api['refresh']>>>().toEqualTypeOf<Client.RefreshResult | Client.NotModified>();
+    expectTypeOf<Omit<Client.RefreshOptions, 'etag' | 'requestId' | 'traceparent'>>().toExtend<Omit<z.input<typeof RefreshQuerySchema>, 'runId'>>();
+    expectTypeOf<Awaited<ReturnType<Api['geminiSetup']>>['setup']>().toEqualTypeOf<Client.GeminiSetup>();
     // What the client sends is what the routes accept (`hud: true` goes out as `hud=1`).
     expectTypeOf<Omit<Client.ContextQuery, 'hud'>>().toExtend<z.input<typeof PersonaContextQuerySchema>>();
     expectTypeOf<Client.ContextQuery['hud']>().toEqualTypeOf<boolean | undefined>();

@@ -29,6 +29,8 @@ import type { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import type { PersonaContextResponseSchema } from '../../schemas/context.js';
 import { GeminiSchemaSchema, GeminiSetupSchema, type GeminiSetupAnswer } from '../../schemas/gemini.js';
 import { geminiViolations } from '../helpers/gemini-schema.js';
+import type { GeminiContextEvent, OpenAIContextEvent } from '../../src/core/persona/refresh.js';
+import type { GeminiContextEventSchema, OpenAIContextEventSchema } from '../../schemas/refresh.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
 
 type Wire<T> = T extends string ? `${T}` : T extends readonly (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
@@ -63,6 +65,9 @@ describe('the OpenAI session, typed by the openai SDK', () => {
   it('delivers mid-call context as a system message item, the form docs/providers.md gives', () => {
     type SystemNote = { type: 'conversation.item.create'; item: { type: 'message'; role: 'system'; content: Array<{ type: 'input_text'; text: string }> } };
     expectTypeOf<SystemNote>().toExtend<ConversationItemCreateEvent>();
+    // What a refresh answers, for OpenAI and Azure.
+    expectTypeOf<z.infer<typeof OpenAIContextEventSchema>>().toEqualTypeOf<OpenAIContextEvent>();
+    expectTypeOf<OpenAIContextEvent>().toExtend<ConversationItemCreateEvent>();
     expectTypeOf<{ type: 'conversation.item.create'; item: { type: 'message'; role: 'narrator'; content: [] } }>().not.toExtend<ConversationItemCreateEvent>();
   });
 });
@@ -76,6 +81,12 @@ describe('the Gemini setup, typed by @google/genai', () => {
     expectTypeOf<{ setup: GeminiSetupAnswer & { model: string } }>().toExtend<Wire<LiveClientMessage>>();
     expectTypeOf<GeminiSetupAnswer>().toExtend<Wire<LiveClientSetup>>();
     expectTypeOf<GeminiSetupAnswer>().toExtend<Wire<LiveConnectConfig>>();
+  });
+
+  it('delivers a refresh mid-session as client content, a Live client message', () => {
+    expectTypeOf<z.infer<typeof GeminiContextEventSchema>>().toEqualTypeOf<GeminiContextEvent>();
+    expectTypeOf<GeminiContextEvent>().toExtend<Wire<LiveClientMessage>>();
+    expectTypeOf<{ clientContent: { turns: Array<{ role: 'system'; parts: [] }> } }>().not.toExtend<GeminiContextEvent>();
   });
 
   it('declares parameters as the SDK’s Schema, with Gemini’s own type names', () => {

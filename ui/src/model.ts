@@ -120,8 +120,18 @@ export function lineRangeText(lines: LineRange | null): string {
   return `${formatNumber(lines.from)}–${formatNumber(lines.to)}`;
 }
 
+/** A mid-call refresh: what changed since its parent run, by block, as delivered. */
+export interface TraceRefresh {
+  provider: 'openai' | 'gemini' | 'azure';
+  changes: Array<{ block: string; source: string; added: number; removed: number }>;
+  textSha256: string | null;
+  chars: number;
+}
+
 export interface TraceEvent {
   runId: string;
+  /** A mid-call refresh: the connect's run it compared with (this run is `<parentRunId>:refresh`). */
+  parentRunId?: string | undefined;
   at: string;
   route: string;
   subject: { kind: 'persona' | 'worker'; id: string };
@@ -151,6 +161,7 @@ export interface TraceEvent {
   hudRejected?: string[] | undefined;
   recall?: Recall | undefined;
   receipts?: Receipts | undefined;
+  refresh?: TraceRefresh | undefined;
   error?: { code: string; status: number; detail: string } | undefined;
   timing?: Record<string, number> | undefined;
   chars: number;

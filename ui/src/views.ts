@@ -230,12 +230,33 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   const events = h('div', { class: 'events' }, trace.events.map((event, i) => renderEvent(event, single ? null : `Event ${i + 1}`)));
   replace(
     body,
+    pairLink(context, trace),
     chainSection(trace.chain, trace.nextCursor !== null),
     trace.events.some((event) => event.blocks?.length) ? comparePicker(context, trace) : null,
     single ? null : h('p', { class: 'muted' }, trace.nextCursor === null ? `${count} events, in order.` : `Events in order, ${count} at a time.`),
     events,
     trace.nextCursor === null ? null : laterEvents(context, runId, trace.nextCursor, count, events),
   );
+}
+
+/**
+ * The other run of a connect-and-refresh pair, linked both ways: a refresh run names its
+ * parent in its events; a persona connect's refreshes, if any, are in `<runId>:refresh`,
+ * looked up once (a 404 means none).
+ */
+function pairLink(context: PageContext, trace: RunTrace): HTMLElement | null {
+  const parent = trace.events.find((event) => event.parentRunId !== undefined)?.parentRunId;
+  if (parent !== undefined) return h('p', { class: 'run-pair' }, 'Mid-call refreshes of the connect in run ', h('a', { href: runHash(parent), class: 'parent-run' }, parent), '.');
+  if (!trace.events.some((event) => event.subject.kind === 'persona' && event.route === `GET /context/${event.subject.id}`)) return null;
+  const child = `${trace.runId}:refresh`;
+  const slot = h('p', { class: 'run-pair' });
+  void context.api.get<RunTrace>(runTracePath(child, { limit: 1 })).then(
+    (refreshes) => {
+      if (context.current()) slot.append('Refreshed mid-call: run ', h('a', { href: runHash(child), class: 'refresh-run' }, child), refreshes.nextCursor === null ? ' (one refresh).' : '.');
+    },
+    () => slot.remove(),
+  );
+  return slot;
 }
 
 /**
@@ -325,6 +346,19 @@ function renderEvent(event: TraceEvent, heading: string | null): HTMLElement {
         ['tools', event.realtime ? h('span', { class: 'tool-names' }, event.realtime.toolNames.join(', ') || 'none') : null],
         ['status', h('span', {}, h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)), ' ', event.outcome)],
         ['size', event.outcome === 'failed' ? 'nothing delivered' : `${formatNumber(event.chars)} chars (systemPrompt + inputPrompt)`],
+        ['parent run', event.parentRunId ? h('a', { href: runHash(event.parentRunId), class: 'parent-run' }, event.parentRunId) : null],
+        [
+          'refresh',
+          event.refresh
+            ? h(
+                'span',
+                { class: 'refresh-changes' },
+                event.refresh.changes.length === 0
+                  ? 'no change since the connect'
+                  : event.refresh.changes.map((change) => `${change.block}: +${change.added} −${change.removed} lines`).join(' · ') + ` (${formatNumber(event.refresh.chars)} chars, ${event.refresh.provider})`,
+              )
+            : null,
+        ],
         ['request', requestFacts(event.request)],
         ['request id', event.requestId ? h('code', { class: 'request-id' }, event.requestId) : null],
         ['traceparent', event.traceparent ? h('code', { class: 'traceparent' }, event.traceparent) : null],

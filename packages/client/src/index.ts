@@ -19,6 +19,7 @@ import type {
   Health,
   PersonaCompiled,
   PersonaContextQuery,
+  PersonaRefresh,
   Personas,
   Ready,
   RealtimeSession,
@@ -85,6 +86,18 @@ export interface CallContext {
 /** `realtimeSession()` per call: the correlation ids, and any realtime option the client's own would give. */
 export interface RealtimeSessionOptions extends CallContext, RealtimeOptions {}
 
+/**
+ * `refresh()` per call: the ETag of the last refresh (sent as `If-None-Match`, so an answer
+ * the session already has is a 304), the event's provider (default: the connect's), the
+ * connect's `topicName` when it had one, and the correlation ids.
+ */
+export interface RefreshOptions extends CallContext {
+  etag?: string | null;
+  provider?: 'openai' | 'gemini' | 'azure';
+  topicName?: string;
+  now?: string;
+}
+
 /** `POST /compile` per call: the correlation ids, and `hud: true` to add the heads-up display. */
 export interface CompileOptions extends CallContext {
   hud?: boolean;
@@ -120,6 +133,7 @@ export interface NotModified {
 /** A delivered compile, with the response's ETag for a later conditional call. */
 export type WithEtag<T> = T & { etag: string | null };
 export type PersonaContext = WithEtag<PersonaCompiled>;
+export type RefreshResult = WithEtag<PersonaRefresh>;
 export type TopicContext = WithEtag<TopicCompiled>;
 export type CompileResult = WithEtag<Compiled>;
 export type PersonaName = 'mars' | 'venus' | (string & {});
@@ -228,6 +242,17 @@ export function createClient(options: ClientOptions) {
         realtimeOptions(options.realtime, realtime),
       );
       return { setup, ...result };
+    },
+    /**
+     * `GET /context/:persona/refresh` — mid-call: what changed in the persona's live context
+     * since the connect of run `runId` (the `runId` of `realtimeSession()`, `geminiSetup()` or
+     * `context()`), as `{text, event, etag, ...}` — send `event` on the session as it is — or
+     * `{ notModified: true }` when nothing changed (or nothing since `options.etag`). Throws a
+     * `ContextCompilerError` when it fails; a call goes on without a refresh.
+     */
+    refresh: (persona: PersonaName, runId: string, refreshOptions: RefreshOptions = {}): Promise<RefreshResult | NotModified> => {
+      const { etag = null, requestId, traceparent, ...query } = refreshOptions;
+      return compiled<PersonaRefresh>(`${contextPath(persona)}/refresh`, { query: { runId, ...query }, headers: correlation({ requestId, traceparent }) }, etag);
     },
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>

@@ -419,6 +419,8 @@ export interface RunTrace {
 /** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text. */
 export interface TraceEvent {
   runId: string;
+  /** A mid-call refresh: the connect's run it compared with (its own run is `<parentRunId>:refresh`) */
+  parentRunId?: string;
   /** When the event was traced */
   at: string;
   /** Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile */
@@ -459,6 +461,7 @@ export interface TraceEvent {
   timing?: Record<string, number>;
   recall?: Recall;
   receipts?: Receipts;
+  refresh?: TraceRefresh;
   budget?: Record<string, unknown>;
   cache?: Record<string, unknown>;
   tokens?: Record<string, unknown>;
@@ -494,6 +497,26 @@ export interface TraceSubject {
 }
 
 export type TraceOutcome = 'delivered' | 'not-modified' | 'failed';
+
+/** a mid-call refresh: what changed since its parent run, as delivered */
+export interface TraceRefresh {
+  provider: 'openai' | 'gemini' | 'azure';
+  changes: BlockChange[];
+  /** sha256 of the delivered text; null at 304 */
+  textSha256: string | null;
+  /** characters of the delivered text (0 at 304) */
+  chars: number;
+}
+
+export interface BlockChange {
+  /** `live-context` or `topic` */
+  block: string;
+  source: string;
+  /** lines new since the connect */
+  added: number;
+  /** lines of the connect no longer there */
+  removed: number;
+}
 
 /** What a persona answer gave the caller beside the prompts. Its `session` was `{type: "realtime", instructions, audio: {output: {voice}}, tools}`, instructions being systemPrompt, a blank line and inputPrompt. */
 export interface TraceRealtime {
@@ -720,4 +743,60 @@ export interface TopicContextQuery {
   hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
   format?: 'json' | 'text';
+}
+
+/** what changed in the live context since the connect, and the event that delivers it */
+export interface PersonaRefresh {
+  /** the refresh run this answer was traced under: `<parentRunId>:refresh` (also `x-run-id`) */
+  runId: string;
+  persona: string;
+  /** the connect's run this refresh compared with */
+  parentRunId: string;
+  provider: 'openai' | 'gemini' | 'azure';
+  /** the changed lines only, in realtime-safe ASCII: a line saying since when (with the clock of now), then each changed block as the input encodes it — one advisory JSON object per line holding its new lines (`New:`) and those gone (`No longer:`) */
+  text: string;
+  /** the provider's event that delivers `text` mid-session; never the whole instructions again */
+  event: OpenAIContextEvent | GeminiContextEvent;
+  changes: BlockChange[];
+  /** sha256 of the fresh compile's input prompt (the live context now) */
+  inputSha256: string | null;
+  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
+  warnings: string[];
+}
+
+/** OpenAI Realtime (and Azure): send on the session as it is; it adds a system message without asking for a response */
+export interface OpenAIContextEvent {
+  type: 'conversation.item.create';
+  item: {
+    type: 'message';
+    role: 'system';
+    content: Array<{
+      type: 'input_text';
+      text: string;
+    }>;
+  };
+}
+
+/** Gemini Live: send on the WebSocket between turns (it interrupts a generation in progress); turnComplete false asks for no answer */
+export interface GeminiContextEvent {
+  clientContent: {
+    turns: Array<{
+      role: 'user';
+      parts: Array<{
+        text: string;
+      }>;
+    }>;
+    turnComplete: false;
+  };
+}
+
+export interface RefreshQuery {
+  /** the connect's run (the `runId` of its GET /context/:persona answer, at most 120 characters): yours, holding a delivered compile of this persona */
+  runId: string;
+  /** the event's form: `openai` or `azure` (a system message item), `gemini` (client content); default: the connect's provider */
+  provider?: 'openai' | 'gemini' | 'azure';
+  /** the topicName the connect was given, if any: it is not traced as text, so a refresh is told it again (else the topic block differs by its name) */
+  topicName?: string;
+  /** ISO 8601 instant to compile for (default: the time of the request) */
+  now?: string;
 }

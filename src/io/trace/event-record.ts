@@ -402,6 +402,7 @@ function ownFields(event: TraceEventInput, chars: number): OwnFields {
 function ownHead(event: TraceEventInput) {
   return {
     runId: event.runId,
+    parentRunId: event.parentRunId,
     at: event.at,
     route: event.route,
     subject: event.subject,
@@ -424,6 +425,7 @@ function ownTail(event: TraceEventInput, chars: number) {
     timing: event.timing,
     recall: event.recall,
     receipts: event.receipts,
+    refresh: event.refresh,
     chars,
   };
 }

@@ -1,0 +1,111 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
+import { parseInstant } from '../src/core/time.js';
+import { ProblemError } from '../src/errors.js';
+import { createAnswerEncoder } from '../src/http/answer.js';
+import { runScope } from '../src/http/auth.js';
+import { deliverJob, readClock } from '../src/http/deliver.js';
+import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
+import { createPersonaSources, personaOrNotFound } from '../src/sources/persona.js';
+import { connectIn, refreshJob, refreshWarnings } from '../src/sources/persona/refresh.js';
+import { PersonaParamsSchema } from '../schemas/context.js';
+import { RefreshQuerySchema, RefreshResponseSchema, RefreshResultSchema, refreshRunId } from '../schemas/refresh.js';
+
+/** How many of the connect run's first events are looked through for its connect. */
+const CONNECT_SEARCH_EVENTS = 100;
+
+/**
+ * `GET /context/:persona/refresh?runId=`: a mid-call refresh (SPEC §4, issue 24). Compiles
+ * the persona again with its connect's options and answers what changed in the live
+ * context since, with the provider's event that delivers it — or a 304.
+ */
+export const refreshRoutes: FastifyPluginAsyncZod = async (app) => {
+  const personas = createPersonaSources(
+    {
+      defaultTimeZone: app.config.defaultTimezone,
+      policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
+      allowWriteTools: app.config.voiceWriteTools,
+      crossLingual: app.config.voiceCrossLingual,
+    },
+    { compiler: app.compiler, memo: app.sourceMemo },
+  );
+  const answer = createAnswerEncoder(RefreshResponseSchema, RefreshResultSchema);
+
+  app.get(
+    '/context/:persona/refresh',
+    {
+      schema: {
+        operationId: 'refreshPersonaContext',
+        summary: "What changed in a persona's live context since the call connected",
+        description: `A voice server calls this during a call, e.g. on each operator turn, with the \`runId\` of
+the connect's answer (\`GET /context/:persona\`) and the \`ETag\` of its last refresh as
+\`If-None-Match\`. It compiles the persona again — with the connect's \`topicId\`, \`timezone\`,
+\`sanitize\` and \`engine\`, read from the connect's trace event, and the \`topicName\` given
+again — and compares the live context and topic block with what the connect delivered.
+
+- **304** when nothing in them changed since the connect (the clock alone does not count), or
+  when \`If-None-Match\` holds this answer's ETag (what changed is what the last refresh said).
+- **200** otherwise: \`text\`, only the changed lines (\`Since we connected, ...\`; each changed
+  block as an advisory JSON line of its \`New:\` and \`No longer:\` lines, realtime-safe ASCII,
+  with the clock of now), and \`event\`, the provider's own form to send it mid-session —
+  OpenAI and Azure a \`conversation.item.create\` system message, Gemini \`clientContent\`
+  with \`turnComplete: false\`. Never the whole instructions again, so the provider's cached
+  prefix holds. Each 200 says everything changed since the connect, not since the last one.
+
+Traced as its own run, \`<runId>:refresh\` (every refresh of one connect, 200 or 304, is an
+event there), each event naming \`parentRunId\`; the viewer links the two. The connect must be
+the caller's own: another caller's run, an unknown one or one without a delivered compile of
+this persona is a 404 (nothing traced); a connect whose trace does not verify is a 422.`,
+        params: PersonaParamsSchema,
+        querystring: RefreshQuerySchema,
+        response: {
+          200: delivered(RefreshResponseSchema, 'what changed since the connect, and the event that delivers it'),
+          ...notModified,
+          ...problems(400, 401, 404, 409, 422, 429),
+          ...traceUnavailable,
+        },
+      },
+    },
+    async (request, reply) => {
+      const persona = personaOrNotFound(request.params.persona).key;
+      const { query } = request;
+      const clock = readClock();
+      const scope = runScope(request);
+      // Found before anything is traced: a refresh of a run that is not the caller's must not open `<runId>:refresh` for it.
+      const run = await app.traces.readRun(query.runId, { limit: CONNECT_SEARCH_EVENTS, visibleTo: scope.visibleTo });
+      const connect = run === null ? undefined : connectIn(run.events, persona, scope.caller);
+      if (connect === undefined) {
+        throw new ProblemError('CC_NOT_FOUND', `No connect of ${persona} to refresh in run ${query.runId}: it never ran here, is older than TRACE_RETENTION, delivered no ${persona} compile among its first ${CONNECT_SEARCH_EVENTS} events, or is not yours.`);
+      }
+      const provider = query.provider ?? connect.provider;
+      const now = query.now === undefined ? new Date(clock.startedAt) : parseInstant(query.now)!;
+      const job = personas.persona({ persona, now, ...connect.request, topicName: query.topicName, provider });
+      return deliverJob(
+        request,
+        reply,
+        {
+          route: `GET /context/${persona}/refresh`,
+          runId: refreshRunId(connect.runId),
+          newRun: false,
+          parentRunId: connect.runId,
+          subject: { kind: 'persona', id: persona },
+          surface: 'voice',
+          identifiers: { persona, topicId: connect.request.topicId ?? null },
+          options: {
+            now: query.now ?? null,
+            nowUsed: query.now ?? now.toISOString(),
+            timezone: connect.request.timezone ?? null,
+            sanitize: connect.request.sanitize ?? null,
+            topicName: query.topicName !== undefined,
+            engine: connect.request.engine ?? null,
+            provider,
+          },
+          format: 'json',
+          clock,
+          answer,
+        },
+        refreshJob(job, connect, provider, refreshWarnings(connect, provider, query.topicName)),
+      );
+    },
+  );
+};

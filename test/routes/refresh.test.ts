@@ -1,0 +1,173 @@
+/**
+ * `GET /context/:persona/refresh?runId=` (SPEC §4, issue 24): a mid-call refresh compares a
+ * fresh compile with the connect's run — 304 when the live context did not change, else the
+ * changed lines as one short text and the provider's event — traced as `<runId>:refresh`,
+ * each event naming its parent, and only for the caller that connected.
+ */
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { GeminiContextEventSchema, OpenAIContextEventSchema, RefreshResponseSchema } from '../../schemas/refresh.js';
+import { buildTestApp, copyExampleBrain, OTHER_TOKEN, TEST_TOKEN } from '../helpers/app.js';
+
+const NOW = '2026-11-30T17:05:00Z';
+const LATER = '2026-11-30T17:25:00Z';
+const NEW_LINE = 'Felt a quiet joy at the harbour lighthouse.';
+/** Today's note with one line, so a new feeling is not one of six that pushes the weakest out, and its words recur nowhere (no new theme). */
+const TODAY = '# 2026-11-30\n\n- Woke early and felt calm about the week.\n';
+
+async function harness(env: Record<string, string> = {}) {
+  const brainRoot = await copyExampleBrain();
+  const built = await buildTestApp({ BRAIN_ROOT: brainRoot, ...env });
+  const connect = async (url: string, headers: Record<string, string> = {}) => {
+    const response = await built.app.inject({ url, headers });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+    return response.json() as { runId: string; instructions: string; session?: { instructions: string } };
+  };
+  const events = async (runId: string, headers: Record<string, string> = {}) => {
+    const response = await built.app.inject({ url: `/runs/${encodeURIComponent(runId)}/trace`, headers });
+    return response.statusCode === 200 ? (response.json().events as Array<Record<string, any>>) : [];
+  };
+  return { ...built, brainRoot, connect, events };
+}
+
+describe('GET /context/:persona/refresh', () => {
+  it('answers 304 when nothing in the live context changed, even minutes later, and traces it under <runId>:refresh naming its parent', async () => {
+    const { app, connect, events } = await harness();
+    for (const persona of ['mars', 'venus']) {
+      const { runId } = await connect(`/context/${persona}?now=${NOW}&topicId=real-estate`);
+      const refresh = await app.inject(`/context/${persona}/refresh?runId=${runId}&now=${LATER}`);
+      expect(refresh.statusCode, `${persona}: ${refresh.body}`).toBe(304);
+      expect(refresh.body).toBe('');
+      expect(refresh.headers['x-run-id']).toBe(`${runId}:refresh`);
+      expect(refresh.headers['etag']).toMatch(/^"[0-9a-f]{40}\.refresh"$/);
+      const [event] = await events(`${runId}:refresh`);
+      expect(event).toMatchObject({
+        runId: `${runId}:refresh`,
+        parentRunId: runId,
+        route: `GET /context/${persona}/refresh`,
+        status: 304,
+        outcome: 'not-modified',
+        refresh: { provider: 'openai', changes: [], textSha256: null, chars: 0 },
+        request: { topicId: 'real-estate', provider: 'openai' },
+      });
+      // The refresh compiled the persona again with the connect's options: its topic block is there.
+      expect(event!.blocks.map((block: { kind: string }) => block.kind)).toContain('topic');
+    }
+  });
+
+  it('regression: a memory line appended mid-call is a one-line delta, delivered as a system message item, and both runs are traced and linked', async () => {
+    const { app, brainRoot, connect, events } = await harness();
+    await writeFile(join(brainRoot, 'memory/2026-11-30.md'), TODAY);
+    const connected = await connect(`/context/mars?now=${NOW}`);
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
+    const response = await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}`);
+    expect(response.statusCode, response.body).toBe(200);
+    const body = RefreshResponseSchema.parse(response.json());
+    expect(body).toMatchObject({ runId: `${connected.runId}:refresh`, parentRunId: connected.runId, persona: 'mars', provider: 'openai' });
+    expect(body.changes).toEqual([{ block: 'live-context', source: 'builtin:mars/live-context', added: 1, removed: 0 }]);
+    const [heading, block, ...rest] = body.text.split('\n');
+    expect(rest).toEqual([]);
+    expect(heading).toBe('Since we connected, the live context changed. Current date and time: Monday 30 November 2026, 09:25 (America/Los_Angeles, UTC-08:00)');
+    expect(JSON.parse(block!)).toEqual({ block: 'live-context', authority: 'advisory', source: 'builtin:mars/live-context', text: `New:\n- 2026-11-30: ${NEW_LINE}` });
+    // Only the changed line: never the instructions again.
+    expect(body.text.length).toBeLessThan(400);
+    expect(body.text).not.toContain('<<cc');
+    expect(body.text).toMatch(/^[\x00-\x7f]*$/);
+    expect(OpenAIContextEventSchema.parse(body.event)).toEqual({
+      type: 'conversation.item.create',
+      item: { type: 'message', role: 'system', content: [{ type: 'input_text', text: body.text }] },
+    });
+    // The connect's run, untouched, and the refresh run naming it.
+    const [connectEvent] = await events(connected.runId);
+    expect(connectEvent).toMatchObject({ route: 'GET /context/mars', status: 200 });
+    expect(connectEvent!.parentRunId).toBeUndefined();
+    const [refreshEvent] = await events(`${connected.runId}:refresh`);
+    expect(refreshEvent).toMatchObject({ parentRunId: connected.runId, status: 200, outcome: 'delivered', verified: true });
+    expect(refreshEvent!.refresh).toMatchObject({ changes: body.changes, chars: body.text.length });
+    expect(refreshEvent!.inputPrompt).toContain(NEW_LINE);
+
+    // The same answer again is a 304 to a caller that sends its ETag, a 200 to one that does not.
+    const etag = String(response.headers['etag']);
+    const again = await app.inject({ url: `/context/mars/refresh?runId=${connected.runId}&now=${LATER}`, headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect(again.headers['etag']).toBe(etag);
+    const unconditional = await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}`);
+    expect(unconditional.statusCode).toBe(200);
+    expect((await events(`${connected.runId}:refresh`)).map((event) => event.status)).toEqual([200, 304, 200]);
+  });
+
+  it('for gemini, delivers the change as client content that does not end the turn (the connect’s provider by default)', async () => {
+    const { app, brainRoot, connect } = await harness();
+    const connected = await connect(`/context/mars?now=${NOW}&provider=gemini`);
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
+    const body = (await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}`)).json();
+    expect(body.provider).toBe('gemini');
+    expect(GeminiContextEventSchema.parse(body.event)).toEqual({ clientContent: { turns: [{ role: 'user', parts: [{ text: body.text }] }], turnComplete: false } });
+    expect(body.warnings).toEqual([]);
+    // Asked for another form than the connect's: answered, with a warning saying so.
+    const openai = (await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}&provider=openai`)).json();
+    expect(openai.event.type).toBe('conversation.item.create');
+    expect(openai.warnings).toEqual(["refresh-provider: the connect was answered for gemini; this refresh's event is openai's"]);
+  });
+
+  it('says what is no longer there: a venus task done mid-call', async () => {
+    const { app, brainRoot, connect } = await harness();
+    const connected = await connect(`/context/venus?now=${NOW}`);
+    const path = join(brainRoot, 'tasks/open.md');
+    const tasks = await readFile(path, 'utf8');
+    await writeFile(path, tasks.replace('- [ ] **Answer the landlord about the studio lease**', '- [x] **Answer the landlord about the studio lease**'));
+    const body = (await app.inject(`/context/venus/refresh?runId=${connected.runId}&now=${LATER}`)).json();
+    expect(body.changes).toHaveLength(1);
+    const text = JSON.parse(body.text.split('\n')[1]).text as string;
+    expect(text).toContain('No longer:\n');
+    expect(text).toContain('Answer the landlord about the studio lease');
+  });
+
+  it('unknown runId, a run without this persona’s connect, a run id too long to refresh: problems, and nothing traced', async () => {
+    const { app, connect } = await harness();
+    const unknown = await app.inject('/context/mars/refresh?runId=no-such-run');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(unknown.json()).toMatchObject({ code: 'CC_NOT_FOUND', detail: expect.stringContaining('No connect of mars to refresh in run no-such-run') });
+    const { runId: venusRun } = await connect(`/context/venus?now=${NOW}`);
+    expect((await app.inject(`/context/mars/refresh?runId=${venusRun}`)).statusCode).toBe(404);
+    const long = await app.inject(`/context/mars/refresh?runId=${'r'.repeat(121)}`);
+    expect(long.statusCode).toBe(400);
+    expect(JSON.stringify(long.json().errors)).toContain('runId');
+    expect((await app.inject('/context/mars/refresh')).statusCode).toBe(400);
+    expect((await app.inject('/context/jupiter/refresh?runId=x')).statusCode).toBe(404);
+    const runs = (await app.inject('/runs')).json().runs.map((run: { runId: string }) => run.runId);
+    expect(runs).toEqual([venusRun]);
+  });
+
+  it('regression: a refresh of another caller’s run is a 404, as an unknown run, and opens no refresh run for it', async () => {
+    const { app, connect, events } = await harness({ CONTEXT_COMPILER_TOKENS: `alice:${TEST_TOKEN},bob:${OTHER_TOKEN}` });
+    const alice = { authorization: `Bearer ${TEST_TOKEN}` };
+    const bob = { authorization: `Bearer ${OTHER_TOKEN}` };
+    const { runId } = await connect(`/context/mars?now=${NOW}`, alice);
+    const stolen = await app.inject({ url: `/context/mars/refresh?runId=${runId}`, headers: bob });
+    expect(stolen.statusCode).toBe(404);
+    expect(stolen.json().code).toBe('CC_NOT_FOUND');
+    // Alice's own refresh still works: Bob's attempt did not open `<runId>:refresh`.
+    const own = await app.inject({ url: `/context/mars/refresh?runId=${runId}&now=${NOW}`, headers: alice });
+    expect(own.statusCode).toBe(304);
+    expect((await events(`${runId}:refresh`, alice)).map((event) => event.caller)).toEqual(['alice']);
+  });
+
+  it('regression: a caller granted read-all still refreshes only its own connects', async () => {
+    const { app, connect } = await harness({ CONTEXT_COMPILER_TOKENS: `alice:${TEST_TOKEN},bob:${OTHER_TOKEN}`, CONTEXT_COMPILER_READ_ALL: 'bob' });
+    const { runId } = await connect(`/context/mars?now=${NOW}`, { authorization: `Bearer ${TEST_TOKEN}` });
+    expect((await app.inject({ url: `/runs/${runId}/trace`, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).statusCode).toBe(200);
+    expect((await app.inject({ url: `/context/mars/refresh?runId=${runId}`, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).statusCode).toBe(404);
+  });
+
+  it('warns when the connect had a topicName and the refresh was not given it', async () => {
+    const { app, connect } = await harness();
+    const { runId } = await connect(`/context/mars?now=${NOW}&topicName=Flat%20hunt`);
+    const without = await app.inject(`/context/mars/refresh?runId=${runId}&now=${NOW}`);
+    expect(without.statusCode).toBe(200);
+    expect(without.json().warnings).toContain('refresh-topic-name: the connect was given a topicName; give the same one to refresh, or its topic block differs by its name');
+    expect((await app.inject(`/context/mars/refresh?runId=${runId}&now=${NOW}&topicName=Flat%20hunt`)).statusCode).toBe(304);
+  });
+});
