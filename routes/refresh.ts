@@ -7,12 +7,9 @@ import { runScope } from '../src/http/auth.js';
 import { deliverJob, readClock } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createPersonaSources, personaOrNotFound } from '../src/sources/persona.js';
-import { connectIn, refreshJob, refreshWarnings } from '../src/sources/persona/refresh.js';
+import { CONNECT_SEARCH_EVENTS, findConnect, refreshJob, refreshWarnings } from '../src/sources/persona/refresh.js';
 import { PersonaParamsSchema } from '../schemas/context.js';
 import { RefreshQuerySchema, RefreshResponseSchema, RefreshResultSchema, refreshRunId } from '../schemas/refresh.js';
-
-/** How many of the connect run's first events are looked through for its connect. */
-const CONNECT_SEARCH_EVENTS = 100;
 
 /**
  * `GET /context/:persona/refresh?runId=`: a mid-call refresh (SPEC §4, issue 24). Compiles
@@ -72,8 +69,7 @@ this persona is a 404 (nothing traced); a connect whose trace does not verify is
       const clock = readClock();
       const scope = runScope(request);
       // Found before anything is traced: a refresh of a run that is not the caller's must not open `<runId>:refresh` for it.
-      const run = await app.traces.readRun(query.runId, { limit: CONNECT_SEARCH_EVENTS, visibleTo: scope.visibleTo });
-      const connect = run === null ? undefined : connectIn(run.events, persona, scope.caller);
+      const connect = await findConnect((runId, read) => app.traces.readRun(runId, read), query.runId, persona, scope, app.sourceMemo);
       if (connect === undefined) {
         throw new ProblemError('CC_NOT_FOUND', `No connect of ${persona} to refresh in run ${query.runId}: it never ran here, is older than TRACE_RETENTION, delivered no ${persona} compile among its first ${CONNECT_SEARCH_EVENTS} events, or is not yours.`);
       }

@@ -19,15 +19,16 @@ import type { Compiler } from '../core/compile.js';
 import type { CompileJob } from './job.js';
 import { compilePersona, NO_DAY_MEMO, readPersonaSources, type DayMemo } from './persona/day.js';
 import type { PersonaOptions, PersonaRequest, PersonaSources } from './persona/request.js';
+import { NO_REFRESH_MEMO, type RefreshMemo } from './persona/refresh.js';
 import { compileTopic, readTopicSources, type TopicRequest } from './persona/topic.js';
 
 export { compilePersona, readPersonaSources } from './persona/day.js';
 export { PERSONA_READS, personaOrNotFound, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
 export { compileTopic, readTopicSources, TOPIC_IDENTITY, TOPIC_WARNING, topicIdForTrace, type TopicRequest, type TopicSources } from './persona/topic.js';
 
-/** What a persona's sources remember: the areas of its reading, its topic and its day (`persona/*.ts`). */
-export type PersonaMemo = DayMemo;
-export const NO_PERSONA_MEMO: PersonaMemo = NO_DAY_MEMO;
+/** What a persona's sources remember: the areas of its reading, its topic and its day, and the connects refreshed (`persona/*.ts`). */
+export type PersonaMemo = DayMemo & RefreshMemo;
+export const NO_PERSONA_MEMO: PersonaMemo = Object.freeze({ ...NO_DAY_MEMO, ...NO_REFRESH_MEMO });
 
 /**
  * What the trace records beside the request: the zone the clock was read in and where it came

@@ -158,6 +158,8 @@ describe('GET /context/:persona/refresh', () => {
   it('regression: a caller granted read-all still refreshes only its own connects', async () => {
     const { app, connect } = await harness({ CONTEXT_COMPILER_TOKENS: `alice:${TEST_TOKEN},bob:${OTHER_TOKEN}`, CONTEXT_COMPILER_READ_ALL: 'bob' });
     const { runId } = await connect(`/context/mars?now=${NOW}`, { authorization: `Bearer ${TEST_TOKEN}` });
+    // Alice's refresh first: the connect it remembers is hers alone.
+    expect((await app.inject({ url: `/context/mars/refresh?runId=${runId}&now=${NOW}`, headers: { authorization: `Bearer ${TEST_TOKEN}` } })).statusCode).toBe(304);
     expect((await app.inject({ url: `/runs/${runId}/trace`, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).statusCode).toBe(200);
     expect((await app.inject({ url: `/context/mars/refresh?runId=${runId}`, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).statusCode).toBe(404);
   });

@@ -6,6 +6,7 @@
 import { sha256Hex } from '../../core/digest.js';
 import { contextEvent, liveContextChanges, parseInputPrompt, refreshText } from '../../core/persona/refresh.js';
 import { ANSWER_PROVIDERS, providerShape, type AnswerProvider } from '../../core/persona/voices.js';
+import { noMemo, type Memo } from '../../core/memo.js';
 import { ProblemError } from '../../errors.js';
 import type { TraceEvent } from '../../../schemas/trace.js';
 import { EngineSchema, TimeZoneSchema } from '../../../schemas/ids.js';
@@ -58,6 +59,34 @@ export function connectIn(events: readonly TraceEvent[], persona: string, caller
     },
     topicName: recorded['topicName'] === true,
   };
+}
+
+/** What refreshes remember: each connect found, by caller, persona and run (a connect's event never changes once traced). */
+export interface RefreshMemo {
+  readonly connects: Memo<string, Connect>;
+}
+
+export const NO_REFRESH_MEMO: RefreshMemo = Object.freeze({ connects: noMemo<string, Connect>() });
+
+/** How many of a connect run's first events are looked through for its connect. */
+export const CONNECT_SEARCH_EVENTS = 100;
+
+/** A run's first events as the trace store reads them back (verified, and only those `visibleTo` may see). */
+export type ReadRun = (runId: string, query: { limit: number; visibleTo: string | null }) => Promise<{ events: readonly TraceEvent[] } | null>;
+
+/**
+ * The connect of `persona` in run `runId` that `caller` may refresh (`connectIn`), read from
+ * the trace once and then remembered: reading a run checks the hash chain of the trace file
+ * holding it, whose cost grows with the file, and a call refreshes on every turn.
+ */
+export async function findConnect(readRun: ReadRun, runId: string, persona: string, scope: { caller: string | undefined; visibleTo: string | null }, memo: RefreshMemo = NO_REFRESH_MEMO): Promise<Connect | undefined> {
+  const key = `${scope.caller ?? '-'}|${persona}|${runId}`;
+  const known = memo.connects.get(key);
+  if (known !== undefined) return known;
+  const run = await readRun(runId, { limit: CONNECT_SEARCH_EVENTS, visibleTo: scope.visibleTo });
+  const connect = run === null ? undefined : connectIn(run.events, persona, scope.caller);
+  if (connect !== undefined) memo.connects.set(key, connect, 2 * (key.length + (connect.inputPrompt?.length ?? 0)) + 512);
+  return connect;
 }
 
 /** Why a refresh may not compare like with like: said as warnings, never refused. */
