@@ -9,4 +9,4 @@ try {
 } catch (error) {
   if (error instanceof ContextCompilerError) process.stderr.write(`${error.status} ${error.code}: ${error.detail}\n`);
 }
-// api.realtimeSession(persona, query) (never throws: see "Voice server"), api.compile(body), api.topic(id), api.personas(), api.runs(), api.health()
+// api.realtimeSession(persona, query) and api.geminiSetup(persona, query) (never throw: see "Voice server"), api.refresh(persona, runId, { etag }), api.compile(body), api.topic(id), api.personas(), api.runs(), api.health()
