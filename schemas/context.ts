@@ -90,13 +90,21 @@ const personaExtra = {
     description: "the realtime voice name for the provider: the persona's voice from the brain's personas/settings.json, else its default (OpenAI and Azure: mars ash, venus coral; Gemini: Orus, Aoede)",
   }),
   tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises, as JSON Schema (descriptions in realtime-safe ASCII); a Gemini `setup` declares them translated' }),
+};
+
+/**
+ * The realtime configuration to send, one of the two by provider. Optional members are
+ * written after the required ones, so they come last in the schema too (before `hud`): the
+ * bytes are the same whoever writes them.
+ */
+const personaRealtime = {
   session: RealtimeSessionSchema.optional().meta({ description: 'OpenAI and Azure (not with `provider=gemini`): the realtime session to send' }),
   setup: GeminiSetupSchema.optional().meta({ description: 'Gemini only (`provider=gemini`), instead of `session`: the Live setup to send' }),
 };
 
 /** The members of a persona answer that depend on the compiled result alone; the rest are the request's. */
-export const PersonaResultSchema = CompiledFieldsSchema.extend(personaExtra);
-export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra>>;
+export const PersonaResultSchema = CompiledFieldsSchema.extend({ ...personaExtra, ...personaRealtime });
+export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra & typeof personaRealtime>>;
 
 /**
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`,
@@ -113,6 +121,7 @@ export const PersonaContextResponseSchema = z
     ...personaExtra,
     warnings,
     surface,
+    ...personaRealtime,
     hud,
   })
   .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (SPEC §4, §9)' });

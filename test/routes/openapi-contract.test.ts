@@ -163,7 +163,7 @@ describe('openapi.yaml', () => {
         .filter(([method, operation]) => METHODS.includes(method) && (operation['responses'] as Record<string, { headers?: object }>)['200']?.headers && 'x-run-id' in (operation['responses'] as Record<string, { headers: object }>)['200']!.headers)
         .map(([, operation]) => [path, (operation['responses'] as Record<string, { headers?: object }>)['503']] as const),
     );
-    expect(delivering.map(([path]) => path).sort()).toEqual(['/compile', '/context/topic/{topicId}', '/context/{persona}']);
+    expect(delivering.map(([path]) => path).sort()).toEqual(['/compile', '/context/topic/{topicId}', '/context/{persona}', '/context/{persona}/refresh']);
     for (const [path, unavailable] of delivering) expect(Object.keys(unavailable?.headers ?? {}).sort(), path).toEqual(['Retry-After', 'x-run-id']);
 
     const { fs, state } = faultyFs();

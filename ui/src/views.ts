@@ -230,7 +230,7 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   const events = h('div', { class: 'events' }, trace.events.map((event, i) => renderEvent(event, single ? null : `Event ${i + 1}`)));
   replace(
     body,
-    pairLink(context, trace),
+    pairLink(trace),
     chainSection(trace.chain, trace.nextCursor !== null),
     trace.events.some((event) => event.blocks?.length) ? comparePicker(context, trace) : null,
     single ? null : h('p', { class: 'muted' }, trace.nextCursor === null ? `${count} events, in order.` : `Events in order, ${count} at a time.`),
@@ -241,22 +241,15 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
 
 /**
  * The other run of a connect-and-refresh pair, linked both ways: a refresh run names its
- * parent in its events; a persona connect's refreshes, if any, are in `<runId>:refresh`,
- * looked up once (a 404 means none).
+ * parent in its events; a persona connect's refreshes, if it had any, are in run
+ * `<runId>:refresh` (not looked up: a run that never was reads as a 404 there).
  */
-function pairLink(context: PageContext, trace: RunTrace): HTMLElement | null {
+function pairLink(trace: RunTrace): HTMLElement | null {
   const parent = trace.events.find((event) => event.parentRunId !== undefined)?.parentRunId;
   if (parent !== undefined) return h('p', { class: 'run-pair' }, 'Mid-call refreshes of the connect in run ', h('a', { href: runHash(parent), class: 'parent-run' }, parent), '.');
   if (!trace.events.some((event) => event.subject.kind === 'persona' && event.route === `GET /context/${event.subject.id}`)) return null;
   const child = `${trace.runId}:refresh`;
-  const slot = h('p', { class: 'run-pair' });
-  void context.api.get<RunTrace>(runTracePath(child, { limit: 1 })).then(
-    (refreshes) => {
-      if (context.current()) slot.append('Refreshed mid-call: run ', h('a', { href: runHash(child), class: 'refresh-run' }, child), refreshes.nextCursor === null ? ' (one refresh).' : '.');
-    },
-    () => slot.remove(),
-  );
-  return slot;
+  return h('p', { class: 'run-pair muted' }, 'Its mid-call refreshes, if the call made any: run ', h('a', { href: runHash(child), class: 'refresh-run' }, child), '.');
 }
 
 /**

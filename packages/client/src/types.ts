@@ -48,13 +48,13 @@ export interface PersonaCompiled {
   voice: string;
   /** the function tools the session advertises, as JSON Schema (descriptions in realtime-safe ASCII); a Gemini `setup` declares them translated */
   tools: Tool[];
+  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
+  warnings: string[];
+  surface: 'voice';
   /** OpenAI and Azure (not with `provider=gemini`): the realtime session to send */
   session?: RealtimeSession;
   /** Gemini only (`provider=gemini`), instead of `session`: the Live setup to send */
   setup?: GeminiSetup;
-  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
-  warnings: string[];
-  surface: 'voice';
   /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */
   hud?: Hud;
 }
