@@ -549,6 +549,8 @@ export interface Problem {
   code: string;
   instance: string;
   requestId: string;
+  /** The run this request's event was traced in (as the x-run-id header): on every problem of a compile route, so a failed compile is found from its body alone. Absent when the request failed before a run began (authentication, validation, an unknown route). */
+  runId?: string;
   errors?: Array<{
     path: string;
     message: string;
