@@ -96,6 +96,8 @@ export interface Hud {
   usedChars: number;
   files: HudFile[];
   derived: Array<{ kind: string; source: string; chars: number; share: number }>;
+  /** Blocks built from several files (a persona's live context); absent in HUDs recorded before it existed. */
+  shared?: Array<{ kind: string; source: string; chars: number; share: number; files: string[] }> | undefined;
 }
 
 /** A worker compile's recall decision: whether memory notes were recalled, and why not. */

@@ -153,12 +153,21 @@ export interface Hud {
   usedChars: number;
   /** every brain file the compile looked for, found or missing, sorted by path */
   files: HudFile[];
-  /** delivered blocks taken from no single brain file (built in, from the request, or a persona’s live context), by source */
+  /** delivered blocks taken from no brain file (built in, or from the request), by source */
   derived: Array<{
     kind: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
     source: string;
     chars: number;
     share: number;
+  }>;
+  /** delivered blocks distilled from several brain files (a persona’s live context: SOUL.md and the daily memory files for mars; tasks, calendar, inbox and the newest meeting for venus), by source. Absent from HUDs recorded before it existed, whose live context is a `derived` row. */
+  shared?: Array<{
+    kind: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
+    source: string;
+    chars: number;
+    share: number;
+    /** the brain files it was built from, sorted by path; each lists the block too */
+    files: string[];
   }>;
 }
 
@@ -176,9 +185,9 @@ export interface HudFile {
   tokens: number;
   /** the line range read when only part of the file was taken; null when read whole or missing */
   lines: LineRange | null;
-  /** kinds of the delivered blocks taken from this file (source `path` or `path#...`) */
+  /** kinds of the delivered blocks built from this file: its own (source `path` or `path#...`) and those it makes with other files (a persona’s live context; see `shared`) */
   blocks: Array<'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message'>;
-  /** content chars of those blocks */
+  /** content chars of those blocks (a block built from several files counts whole for each of them) */
   chars: number;
   /** chars / limitChars, to four decimals */
   share: number;
