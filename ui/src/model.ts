@@ -181,11 +181,22 @@ export interface RunSummary extends Pick<TraceEvent, 'runId' | 'at' | 'route' | 
   caller?: string | undefined;
   promptSha256: string | null;
   events: number;
+  /** The instant the compile was made for (`nowUsed`); null for events recorded before it was listed. */
+  compiledFor: string | null;
+  topicId: string | null;
+  role: string | null;
+  engine: string | null;
+  /** Warnings of the latest event. */
+  warnings: number;
+  requestId?: string | undefined;
+  traceparent?: string | undefined;
 }
 
 export interface RunList {
   runs: RunSummary[];
   nextCursor: string | null;
+  /** The listing stopped at its read bound before filling the page: `nextCursor` searches on. */
+  partial: boolean;
 }
 
 /** An RFC 9457 problem as the service writes it; every member may be missing from a proxy's error. */

@@ -510,6 +510,8 @@ export interface RunList {
   runs: RunSummary[];
   /** Pass as `cursor` for the next (older) page; null on the last page */
   nextCursor: string | null;
+  /** True when the listing stopped at its read bound before it could fill the page (the files backend, a filter that matches nothing in the newest trace files): the runs given are exact and newest first, but fewer than `limit`, and `nextCursor` continues the search from where it stopped (docs/traces.md, "Finding a run"). */
+  partial: boolean;
 }
 
 /** A run described by its most recent event, plus totals */
@@ -531,6 +533,20 @@ export interface RunSummary {
   promptSha256: string | null;
   /** Events of the run within retention (of this caller’s, unless it reads every caller’s runs) */
   events: number;
+  /** The instant the compile was made for (`nowUsed`: the request’s `now`, else the time of the request), ISO 8601; what the prompt’s clock line says. Null for events recorded before it was listed. */
+  compiledFor: string | null;
+  /** The topic a persona run was asked for (null without one, or when it was unusable) */
+  topicId: string | null;
+  /** The role a worker played (asked for, or its default); null without one */
+  role: string | null;
+  /** The engine the request named for the route key; null without one */
+  engine: string | null;
+  /** Warnings of the latest event (a missing topic, an unreadable file, items left out); 0 for none */
+  warnings: number;
+  /** The request id of the latest event (the x-request-id the service logged) */
+  requestId?: string;
+  /** The caller’s W3C traceparent of the latest event, when it sent one */
+  traceparent?: string;
 }
 
 export interface Health {

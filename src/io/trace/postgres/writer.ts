@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { GENESIS_LINK, type ChainSigner } from '../chain.js';
 import { eventRecord, SharedRecords, type RecordDigests, type Refs } from '../event-record.js';
-import type { TraceEventInput, TraceLog } from '../store.js';
+import { listedFields, traceIdOfTraceparent, type TraceEventInput, type TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
 import { withConnection } from './checkout.js';
 import { migrate } from './schema.js';
@@ -256,6 +256,14 @@ export class DatabaseWriter {
       chars: [] as number[],
       prompt: [] as Array<string | null>,
       caller: [] as Array<string | null>,
+      requestId: [] as Array<string | null>,
+      traceId: [] as Array<string | null>,
+      compiledFor: [] as Array<string | null>,
+      topicId: [] as Array<string | null>,
+      role: [] as Array<string | null>,
+      engine: [] as Array<string | null>,
+      warnings: [] as number[],
+      traceparent: [] as Array<string | null>,
     };
     let link = target.lastLink;
     let seq = target.lastSeq;
@@ -285,6 +293,15 @@ export class DatabaseWriter {
       rows.chars.push(stored.chars);
       rows.prompt.push(event.promptSha256 ?? null);
       rows.caller.push(event.caller ?? null);
+      const listed = listedFields(event);
+      rows.requestId.push(listed.requestId ?? null);
+      rows.traceId.push(traceIdOfTraceparent(listed.traceparent) ?? null);
+      rows.compiledFor.push(listed.compiledFor);
+      rows.topicId.push(listed.topicId);
+      rows.role.push(listed.role);
+      rows.engine.push(listed.engine);
+      rows.warnings.push(listed.warnings);
+      rows.traceparent.push(listed.traceparent ?? null);
       link = next;
       prevAtMs = atMs;
       newestMs = Math.max(newestMs, atMs);
@@ -322,6 +339,14 @@ export class DatabaseWriter {
       rows.chars,
       rows.prompt,
       rows.caller,
+      rows.requestId,
+      rows.traceId,
+      rows.compiledFor,
+      rows.topicId,
+      rows.role,
+      rows.engine,
+      rows.warnings,
+      rows.traceparent,
     ];
     let written: number;
     for (let attempt = 0; ; attempt++) {
@@ -379,24 +404,31 @@ WITH head AS (
   WHERE EXISTS (SELECT 1 FROM head)
   ON CONFLICT DO NOTHING
 ), events AS (
-  INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link, caller)
-  SELECT head.segment, e.seq, e.run_id, e.at_ms, e.body, e.prev, e.link, e.caller
-  FROM head, unnest($11::bigint[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $26::text[]) AS e(seq, run_id, at_ms, body, prev, link, caller)
-  RETURNING id, seq, run_id, at_ms, caller
+  INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link, caller, request_id, trace_id)
+  SELECT head.segment, e.seq, e.run_id, e.at_ms, e.body, e.prev, e.link, e.caller, e.request_id, e.trace_id
+  FROM head, unnest($11::bigint[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $26::text[], $27::text[], $28::text[])
+    AS e(seq, run_id, at_ms, body, prev, link, caller, request_id, trace_id)
+  RETURNING id, seq, run_id, at_ms, caller, request_id
 ), latest AS (
-  SELECT DISTINCT ON (events.run_id) events.id, events.run_id, events.at_ms, events.caller, s.at, s.route, s.kind, s.subject, s.surface, s.status, s.outcome, s.chars, s.prompt
+  SELECT DISTINCT ON (events.run_id) events.id, events.run_id, events.at_ms, events.caller, events.request_id, s.at, s.route, s.kind, s.subject, s.surface,
+    s.status, s.outcome, s.chars, s.prompt, l.compiled_for, l.topic_id, l.role, l.engine, l.warnings, l.traceparent
   FROM events
   JOIN unnest($11::bigint[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::integer[], $25::text[])
     AS s(seq, at, route, kind, subject, surface, status, outcome, chars, prompt) ON s.seq = events.seq
+  JOIN unnest($11::bigint[], $29::text[], $30::text[], $31::text[], $32::text[], $33::integer[], $34::text[])
+    AS l(seq, compiled_for, topic_id, role, engine, warnings, traceparent) ON l.seq = events.seq
   ORDER BY events.run_id, events.at_ms DESC, events.id DESC
 ), runs AS (
-  INSERT INTO cc_trace_runs (run_id, at_ms, event_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller)
-  SELECT run_id, at_ms, id, at, route, kind, subject, surface, status, outcome, chars, prompt, caller FROM latest ORDER BY run_id
+  INSERT INTO cc_trace_runs (run_id, at_ms, event_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller,
+    compiled_for, topic_id, role, engine, warnings, request_id, traceparent)
+  SELECT run_id, at_ms, id, at, route, kind, subject, surface, status, outcome, chars, prompt, caller,
+    compiled_for, topic_id, role, engine, warnings, request_id, traceparent FROM latest ORDER BY run_id
   ON CONFLICT (run_id) DO UPDATE SET
     at_ms = EXCLUDED.at_ms, event_id = EXCLUDED.event_id, at = EXCLUDED.at, route = EXCLUDED.route,
     subject_kind = EXCLUDED.subject_kind, subject_id = EXCLUDED.subject_id, surface = EXCLUDED.surface,
     status = EXCLUDED.status, outcome = EXCLUDED.outcome, chars = EXCLUDED.chars, prompt_sha256 = EXCLUDED.prompt_sha256,
-    caller = EXCLUDED.caller
+    caller = EXCLUDED.caller, compiled_for = EXCLUDED.compiled_for, topic_id = EXCLUDED.topic_id, role = EXCLUDED.role,
+    engine = EXCLUDED.engine, warnings = EXCLUDED.warnings, request_id = EXCLUDED.request_id, traceparent = EXCLUDED.traceparent
   WHERE (EXCLUDED.at_ms, EXCLUDED.event_id) > (cc_trace_runs.at_ms, cc_trace_runs.event_id)
 )
 SELECT count(*)::integer AS events FROM events`;
