@@ -362,6 +362,40 @@ export function layoutEvent(event: TraceEvent): EventLayout {
   };
 }
 
+/**
+ * A block's (or file's) share of the budget: `chars / limitChars` to four decimals, as the
+ * service's HUD computes `share` (src/core/hud.ts), so every view shows one figure.
+ */
+export function shareOf(chars: number, limitChars: number | null): number | null {
+  if (limitChars === null || limitChars <= 0) return null;
+  return Math.round((chars / limitChars) * 10_000) / 10_000;
+}
+
+/** `3.0 %` for a share of 0.0302: one decimal, as every view prints a share. */
+export function formatShare(share: number | null): string {
+  return share === null ? '—' : `${(share * 100).toFixed(1)} %`;
+}
+
+/** Whether a plan's tokens are exact (counted by a real tokenizer, such as `o200k_base`) rather than the estimate. */
+export function exactTokens(tokenizer: string | null): boolean {
+  return tokenizer !== null && tokenizer !== 'estimate';
+}
+
+/**
+ * A cache prefix's tokens as its plan counted them, the one figure every view shows: exact
+ * (no ≈) when the plan's tokenizer is a real one; `≈` and the estimate for a plan counted
+ * without one, or an event from before exact counts. Null when none was recorded.
+ */
+export function prefixTokens(boundary: Pick<BoundaryView, 'tokens' | 'approxTokens'>, tokenizer: string | null): string | null {
+  if (boundary.tokens !== null) return exactTokens(tokenizer) ? formatNumber(boundary.tokens) : `≈${formatNumber(boundary.tokens)}`;
+  return boundary.approxTokens === null ? null : `≈${formatNumber(boundary.approxTokens)}`;
+}
+
+/** What a token figure is: `exact, o200k_base` or `estimate`. */
+export function tokensNote(tokenizer: string | null): string {
+  return exactTokens(tokenizer) ? `exact, ${tokenizer}` : 'estimate';
+}
+
 /** The share of the bar a number of characters takes, in percent, clamped to [0, 100]. */
 export function percentOf(chars: number, scaleChars: number): number {
   if (scaleChars <= 0) return 0;
@@ -488,6 +522,13 @@ export function formatNumber(value: number): string {
 }
 
 const pad = (value: number) => String(value).padStart(2, '0');
+
+/** `2026-11-30 17:30 UTC`: the minute of an instant, in UTC (the minute a compile was made for); null when it does not parse. */
+export function utcMinute(iso: string | null | undefined): string | null {
+  if (typeof iso !== 'string') return null;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC` : null;
+}
 
 /** `2026-01-05 10:11:12` in the viewer's local time; the ISO instant if it does not parse. */
 export function formatTime(iso: string): string {
