@@ -402,15 +402,21 @@ export function percentOf(chars: number, scaleChars: number): number {
   return Math.min(100, Math.max(0, (chars / scaleChars) * 100));
 }
 
+/** The runs list's filters, as `GET /runs` takes them (and the page's hash keeps them). */
 export interface RunFilter {
   persona?: string;
   worker?: string;
   status?: string;
   outcome?: string;
+  runId?: string;
+  requestId?: string;
+  traceparent?: string;
+  from?: string;
+  to?: string;
   cursor?: string;
 }
 
-const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
+export const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'runId', 'requestId', 'traceparent', 'from', 'to', 'cursor'] as const;
 
 export type View =
   | { name: 'runs'; filter: RunFilter }
@@ -480,6 +486,21 @@ export function compareHash(a: string, b: string): string {
   return `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`;
 }
 
+/** Which cache boundaries of `event` kept the prefix of the run's event before it (the same prefix sha256, class by class). */
+export interface PrefixHeld {
+  held: string[];
+  moved: string[];
+}
+
+/** How an event's cache prefixes compare with the previous delivered event of its run; null when there is nothing to compare. */
+export function prefixHeld(previous: TraceEvent | null, event: TraceEvent): PrefixHeld | null {
+  if (previous === null || !event.blocks?.length || !previous.blocks?.length) return null;
+  const before = new Map(layoutEvent(previous).boundaries.map((boundary) => [boundary.class, boundary.prefixSha256]));
+  const result: PrefixHeld = { held: [], moved: [] };
+  for (const boundary of layoutEvent(event).boundaries) (before.get(boundary.class) === boundary.prefixSha256 ? result.held : result.moved).push(boundary.class);
+  return result;
+}
+
 /** API paths relative to the page (`/ui/`), so the viewer also works behind a path prefix. */
 export function runListPath(filter: RunFilter, limit: number): string {
   const query = filterQuery(filter);
@@ -522,6 +543,15 @@ export function formatNumber(value: number): string {
 }
 
 const pad = (value: number) => String(value).padStart(2, '0');
+
+/** `2026-11-30 17:30 UTC`: the minute an event was compiled for (`nowUsed`; `now` or the trace time for events recorded before it). */
+export function eventMinute(event: Pick<TraceEvent, 'request' | 'at'>): string {
+  for (const value of [event.request['nowUsed'], event.request['now']]) {
+    const minute = typeof value === 'string' ? utcMinute(value) : null;
+    if (minute !== null) return minute;
+  }
+  return utcMinute(event.at) ?? event.at;
+}
 
 /** `2026-11-30 17:30 UTC`: the minute of an instant, in UTC (the minute a compile was made for); null when it does not parse. */
 export function utcMinute(iso: string | null | undefined): string | null {
