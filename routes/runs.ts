@@ -95,6 +95,8 @@ with it); the others say why in \`verifySkipped\`.`,
         // Another caller's run reads as one that never ran: its existence is not this caller's to know.
         throw new ProblemError('CC_NOT_FOUND', `No trace for run ${runId}: it never ran here, it is older than TRACE_RETENTION, or it is not yours.`);
       }
+      // Tampering shows in a read: counted, so an alert fires however the run was opened (the API, the viewer, the CLI with --url).
+      if (run.chain.status === 'broken' || run.events.some((event) => event.chain === 'broken')) app.metrics.chainBreaks.inc();
       if (verify === 'sources') await markFreshness(vouchedFor(run.events, app.config.traceSigningKey !== null), freshness);
       // The body holds delivered prompts: never cached by a proxy or browser.
       reply.header('cache-control', 'no-store');

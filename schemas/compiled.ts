@@ -6,7 +6,7 @@ import type { Hud } from '../src/core/hud.js';
 import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, PHASES, SURFACES } from '../src/core/types.js';
 
 /**
- * The compile responses (SPEC §9). Every member a response carries is required and listed in
+ * The compile responses (README, "A tour with curl"; docs/compiler.md). Every member a response carries is required and listed in
  * the order it is written, so the bytes are the same whether Fastify's serializer, the
  * delivery's encoder or `JSON.stringify` of the parsed object writes them.
  */
@@ -101,7 +101,7 @@ export const ToolSchema = z
 
 /**
  * The persona answer's `session`: what a voice server passes to the realtime calls endpoint
- * or `session.update` unchanged (SPEC §4); the model is the caller's to add.
+ * or `session.update` unchanged (docs/voice-server.md); the model is the caller's to add.
  */
 export const RealtimeSessionSchema = z
   .strictObject({
@@ -265,4 +265,4 @@ export const CompiledResponseSchema = z
     receipts: ReceiptsSchema,
     hud,
   })
-  .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });
+  .meta({ id: 'Compiled', description: 'a worker compile (POST /compile): prompts, blocks, budget, cache plan, recall and receipts' });

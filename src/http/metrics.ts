@@ -60,6 +60,10 @@ export interface Metrics {
   collectCaches(stats: () => readonly CacheStats[]): void;
   /** Reads the trace store's counters (failures, rejected appends) at every scrape. */
   collectTraces(stats: () => TraceStoreStats): void;
+  /** Runs `/readyz`'s checks at every scrape: `cc_ready{check}` is 1 for each that passes, 0 otherwise. */
+  collectReadiness(checks: () => ReadonlyArray<{ name: string; check(): Promise<unknown> }>): void;
+  /** Reads of a run that found its hash chain broken. */
+  readonly chainBreaks: Counter<never>;
   /** The Prometheus text exposition of every series. */
   render(): Promise<string>;
   /** The `Content-Type` of `render()`. */
@@ -148,6 +152,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
 
+  const chainBreaks = new Counter({
+    name: 'cc_trace_chain_breaks_total',
+    help: 'Reads of a run (GET /runs/:runId/trace, the viewer) that found its hash chain broken: an event altered, forged, inserted, removed or reordered, or a trace file missing or cut.',
+    registers,
+  });
+
   const requestsShed = new Counter({
     name: 'cc_http_requests_shed_total',
     help: 'Requests refused with 503 CC_OVERLOADED while the replica was over a load threshold, by threshold (eventLoopDelay, eventLoopUtilization, heapUsedBytes).',
@@ -169,6 +179,27 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     traceBatchEvents,
     connectionsShed,
     requestsShed,
+    chainBreaks,
+    collectReadiness(checks) {
+      new Gauge({
+        name: 'cc_ready',
+        help: 'What /readyz answers, check by check (brain, traces, load): 1 when it passes, 0 when the replica is not ready for it.',
+        labelNames: ['check'] as const,
+        registers,
+        async collect() {
+          this.reset();
+          await Promise.all(
+            checks().map(async ({ name, check }) => {
+              const ok = await check().then(
+                () => 1,
+                () => 0,
+              );
+              this.set({ check: name }, ok);
+            }),
+          );
+        },
+      });
+    },
     collectCaches(stats) {
       const read = scrapeOnce(stats);
       const series = (name: string, help: string, pick: (area: CacheStats) => number, type: 'counter' | 'gauge') => {

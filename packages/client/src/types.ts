@@ -3,7 +3,7 @@
  * from the service's zod schemas (schemas/*.ts): do not edit; run `npm run client-types`.
  */
 
-/** a voice persona compile (SPEC §4, §9) */
+/** a voice persona compile (GET /context/mars, /context/venus): prompts, blocks, budget, cache plan, and the realtime session */
 export interface PersonaCompiled {
   runId: string;
   /** the persona compiled (`topic` on the topic route) */
@@ -242,7 +242,7 @@ export interface TopicCompiled {
   hud?: Hud;
 }
 
-/** a worker compile (SPEC §9) */
+/** a worker compile (POST /compile): prompts, blocks, budget, cache plan, recall and receipts */
 export interface Compiled {
   /** the run this answer was traced under (also `x-run-id`) */
   runId: string;
