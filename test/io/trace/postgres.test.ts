@@ -170,7 +170,10 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
           Array.from({ length: 300 }, (_, i) => {
             const n = chunk * 300 + i;
             const at = new Date(base + n).toISOString();
-            return n % 7 === 0 ? store.append(failedEvent(`run-${n}`, { at })) : store.append(deliveredEvent(`run-${n % 1000}`, { at, subject: { kind: 'persona', id: n % 2 ? 'mars' : 'venus' } }));
+            const correlation = { requestId: `req-${n}`, traceparent: `00-${n.toString(16).padStart(32, '0')}-00f067aa0ba902b7-01` };
+            return n % 7 === 0
+              ? store.append(failedEvent(`run-${n}`, { at, ...correlation }))
+              : store.append(deliveredEvent(`run-${n % 1000}`, { at, ...correlation, subject: { kind: 'persona', id: n % 2 ? 'mars' : 'venus' } }));
           }),
         );
       }
@@ -194,6 +197,19 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
         expect(listed, JSON.stringify(filter)).toMatch(/cc_trace_runs_(recent|subject|status|outcome|caller)/);
         expect(listed, JSON.stringify(filter)).not.toContain('"Seq Scan"');
       }
+      // Finding a run: by its id, a request id or a trace id of any of its events, and by time — each through an index.
+      for (const [filter, index] of [
+        [{ runId: 'run-7' }, /cc_trace_runs_pkey|cc_trace_runs_recent/],
+        [{ requestId: 'req-1234' }, /cc_trace_events_request/],
+        [{ traceId: (1234).toString(16).padStart(32, '0') }, /cc_trace_events_trace/],
+        [{ fromMs: base + 1000, toMs: base + 2000 }, /cc_trace_runs_recent/],
+      ] as const) {
+        const { sql, params } = listRunsSql(filter, null, 20);
+        const listed = await plan(sql, [minAt, ...params]);
+        expect(listed, JSON.stringify(filter)).toMatch(index);
+        expect(listed, JSON.stringify(filter)).not.toContain('"Seq Scan"');
+      }
+      expect((await store.listRuns({ requestId: 'req-1234' })).runs.map((run) => run.runId)).toEqual(['run-234']);
     });
 
     it('pages through a run of more than 1,000 events, which the reader used to cut at 1,000', async () => {
