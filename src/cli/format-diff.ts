@@ -54,6 +54,8 @@ export function formatDiff(comparison: RunComparison, texts: ReadonlyMap<number,
     else if (text.diff.kind === 'same') lines.push('  the same text (only its label or encoding differs)');
     else if (text.diff.kind === 'too-different') lines.push(`  changed, too different to show (${text.diff.reason})`);
     else {
+      const digest = (side: 'before' | 'after') => (block[side] ? shortSha(block[side].block.sha256) : `no ${side} block`);
+      lines.push(`  ${text.diff.added} line${text.diff.added === 1 ? '' : 's'} added, ${text.diff.removed} removed; each text checked against its content sha256: ${digest('before')} → ${digest('after')}`);
       for (const item of diffHunks(text.diff.lines)) {
         if (item.op === 'skip') lines.push(`  … ${formatNumber(item.lines)} unchanged line${item.lines === 1 ? '' : 's'}`);
         else lines.push(`${item.op === 'added' ? '+' : item.op === 'removed' ? '-' : ' '} ${item.text}`);

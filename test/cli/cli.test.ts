@@ -96,6 +96,11 @@ describe('context-compiler CLI', () => {
     expect(diff.stdout).toMatch(/\n- Current date and time: .*09:30 .*\n\+ Current date and time: .*09:31 /);
     const json = JSON.parse((await cli(['diff', 'cli-diff-1', 'cli-diff-2', '--dir', traceDir, '--json'])).stdout);
     expect(json.texts['0']).toMatchObject({ kind: 'diff', diff: { kind: 'lines', added: 2, removed: 0 } });
+    // The digests the texts were checked against, as the viewer and `trace` label them: each block's content sha256.
+    const identity = json.blocks[0];
+    expect(diff.stdout).toContain(
+      `#0 identity (workers/scribe/identity.md) changed:\n  2 lines added, 0 removed; each text checked against its content sha256: ${identity.before.block.sha256.slice(0, 12)} → ${identity.after.block.sha256.slice(0, 12)}\n`,
+    );
     const nothing = await cli(['diff', 'cli-diff-1', 'no-such-run', '--dir', traceDir]);
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain(`run no-such-run delivered no prompt in trace files in ${traceDir}`);

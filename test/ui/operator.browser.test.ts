@@ -135,6 +135,7 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   expect(await page.locator('table.runs tbody tr').count()).toBe(1);
   seen['list minute'] = await text(page, `tr[data-run-id="${runs.changed}"] .compiled-for`);
   expect(seen['list minute']).toBe('2026-11-30 17:31 UTC');
+  seen['list chars'] = await text(page, `tr[data-run-id="${runs.changed}"] .col-chars`);
   expect(await noSidewaysScroll(page)).toBe(0);
 
   await row.locator('a.run-link').click();
@@ -145,6 +146,8 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   expect(await text(page, '.run-card')).toContain('workerscribe');
   expect(await text(page, '.run-card .card-status')).toContain('200 delivered');
   expect(await text(page, '.run-card .request-id')).toBe(loggedRequestId);
+  seen['card chars'] = (await text(page, '.run-card .card-delivered')).replace(' delivered', '');
+  seen['card budget'] = await text(page, '.run-card .card-budget');
   // The previous run of scribe, and in one line what changed since it: the identity file.
   expect(await text(page, '.run-card .previous-run')).toBe(runs.previous);
   expect(await text(page, '.run-card .vs-line')).toMatch(/^2 of \d+ blocks differ: identity changed \(sources changed workers\/scribe\/identity\.md\); 4 of 4 cache boundaries moved; the route key changed\.$/);
@@ -164,10 +167,12 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   expect(cover).toBeGreaterThan(0.9);
   expect(await page.locator('.bar .bar-limit').count()).toBe(1);
   expect(await text(page, 'section.budget')).toMatch(/limit 24,000 chars →/);
+  seen['budget used'] = /^([\d,]+ of [\d,]+ chars used \([\d.]+ %\))/.exec(await text(page, 'section.budget p.budget-figures'))?.[1] ?? '';
+  seen['event chars'] = /^([\d,]+ chars) delivered/.exec(await text(page, 'article.event dd:has-text("chars delivered (systemPrompt")'))?.[1] ?? '';
   expect(await page.locator('.bar .bar-label', { hasText: 'identity' }).count()).toBe(1);
   // Tokens: the cache plan's figure for the volatile prefix, to hold against the comparison's.
   seen['run tokens'] = await text(page, 'section.cache table.boundaries tbody tr:last-child td:nth-child(4)');
-  seen['content sha'] = await text(page, 'li.block[data-kind="identity"] .digest .sha');
+  seen['content sha'] = await text(page, 'li.block[data-kind="identity"] .digest');
   expect(await noSidewaysScroll(page)).toBe(0);
   await page.screenshot({ path: join(tmpdir(), `operator-run-${width}.png`), fullPage: true });
 
@@ -178,10 +183,12 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   const identity = page.locator('.compare-blocks tr[data-kind="identity"]');
   expect(await identity.getAttribute('data-change')).toBe('changed');
   const diff = await text(page, 'tr.block-diff[data-diff-kind="identity"]');
-  expect(diff).toContain('2 lines added, 0 removed; each text checked against its sha256.');
+  expect(diff).toMatch(/2 lines added, 0 removed; each text checked against its sha256: content sha256 [0-9a-f]{12} → content sha256 [0-9a-f]{12}⋯/);
   expect(await page.locator('tr.block-diff[data-diff-kind="identity"] .diff-added', { hasText: 'Prefer short paragraphs.' }).count()).toBe(1);
   // Only the changed text and two lines around it: the rest of the identity is folded.
   expect(diff).toMatch(/⋯ \d+ unchanged lines/);
+  // The digests the changed text was checked against are the run pages' content digests, labelled alike.
+  seen['compare content sha'] = await text(page, 'tr.block-diff[data-diff-kind="identity"] .diff-sha[data-side="after"] .digest');
   seen['compare tokens'] = (await text(page, '.compare-boundaries tr[data-boundary="volatile"] td:nth-child(3)')).split(' · ')[1]?.replace(' tokens', '') ?? '';
   // The task text is the same: no "request differed" beside "the same request".
   expect(await text(page, '[data-difference="request"]')).toBe('The same request identifiers and options, and the same request text.');
@@ -211,6 +218,11 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(seen['bar share'], 'shares').toBe(seen['block share']);
         expect(seen['hud share']).toBe(seen['block share']);
         expect(seen['compare tokens'], 'tokens').toBe(seen['run tokens']);
+        expect(seen['card chars'], 'chars delivered').toBe(seen['list chars']);
+        expect(seen['event chars']).toBe(seen['list chars']);
+        expect(seen['card budget'], 'the budget used').toBe(seen['budget used']);
+        expect(seen['compare content sha'], 'content digests').toBe(seen['content sha']);
+        expect(seen['content sha']).toMatch(/^content sha256 [0-9a-f]{12}$/);
         expect(seen['block share']).toMatch(/^\d+\.\d %$/);
         expect(problems).toEqual([]);
       } finally {

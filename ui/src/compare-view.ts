@@ -8,7 +8,7 @@ import type { Api } from './api.js';
 import { h, replace, type Child } from './dom.js';
 import { eventMinute, formatNumber, formatTime, prefixTokens, runHash, runTracePath, shortSha, tokensNote, type BoundaryView, type RunTrace } from './model.js';
 import { diffHunks, type DiffLine } from './text-diff.js';
-import { definitions, outcomeClass, problemBox, type PageContext } from './views.js';
+import { definitions, outcomeClass, problemBox, sha, type PageContext } from './views.js';
 
 export async function renderCompare(context: PageContext, runIds: [string, string]): Promise<void> {
   const { main } = context;
@@ -58,8 +58,17 @@ async function showTextDiffs(comparison: RunComparison, cells: Map<number, HTMLE
     const result: BlockTextDiff = secure
       ? (texts.get(index) ?? { kind: 'not-shown', reason: 'no text' })
       : { kind: 'not-shown', reason: 'this page is not a secure context (https or localhost), so the texts cannot be checked against their digests' };
-    replace(cell, textDiff(result));
+    replace(cell, textDiff(result, comparison.blocks[index]!));
   }
+}
+
+/** The content digests a shown text was checked against, labelled as the run page labels them: before → after. */
+function checkedAgainst(change: BlockChange): Child[] {
+  const side = (name: 'before' | 'after') => {
+    const place = change[name];
+    return place ? h('span', { class: 'diff-sha', data: { side: name } }, sha(place.block.sha256)) : h('span', { class: 'muted' }, `no ${name} block`);
+  };
+  return [side('before'), ' → ', side('after')];
 }
 
 function diffLine(line: DiffLine): HTMLElement {
@@ -71,7 +80,7 @@ function diffLine(line: DiffLine): HTMLElement {
 }
 
 /** A block's text diff: its changed lines with two unchanged ones around them, or why it is not shown. */
-function textDiff(result: BlockTextDiff): HTMLElement {
+function textDiff(result: BlockTextDiff, change: BlockChange): HTMLElement {
   if (result.kind === 'not-shown') return h('p', { class: 'diff-note muted small' }, `Text not shown: ${result.reason}.`);
   const { diff } = result;
   if (diff.kind === 'same') return h('p', { class: 'diff-note muted small' }, 'The same text: only its label or encoding differs.');
@@ -79,7 +88,7 @@ function textDiff(result: BlockTextDiff): HTMLElement {
   return h(
     'div',
     { class: 'diff' },
-    h('p', { class: 'diff-note muted small' }, `${diff.added} line${diff.added === 1 ? '' : 's'} added, ${diff.removed} removed; each text checked against its sha256.`),
+    h('p', { class: 'diff-note muted small' }, `${diff.added} line${diff.added === 1 ? '' : 's'} added, ${diff.removed} removed; each text checked against its sha256: `, checkedAgainst(change)),
     h(
       'pre',
       { class: 'diff-text' },

@@ -597,7 +597,7 @@ function hudSection(hud: Hud | undefined, rejected: string[] | undefined): HTMLE
     h(
       'div',
       { class: 'table-wrap' },
-      h('table', {}, h('thead', {}, h('tr', {}, ['path', 'read', 'tokens', 'lines', 'blocks built from it', 'share'].map((label) => h('th', {}, label)))), h('tbody', {}, rows)),
+      h('table', {}, h('thead', {}, h('tr', {}, ['path', 'read', 'tokens read', 'lines', 'blocks built from it', 'share'].map((label) => h('th', {}, label)))), h('tbody', {}, rows)),
     ),
     hud.shared?.length
       ? h(

@@ -71,13 +71,18 @@ function runCard(trace: RunTrace, latest: TraceEvent, versus: HTMLElement): HTML
   const budget = latest.budget ?? {};
   const used = typeof budget['usedChars'] === 'number' ? budget['usedChars'] : null;
   const limit = typeof budget['limitChars'] === 'number' ? budget['limitChars'] : null;
-  // The characters delivered, as the runs list says; against the budget, the share its limit counts (the instructions, with the blank line between the prompts).
+  // The characters delivered, as the runs list says; against the budget, what its limit counts (the instructions, with the
+  // blank line between the prompts) in the Budget section's own words, so the two figures are never read as one that disagrees.
   const size =
     latest.outcome === 'failed'
       ? 'nothing delivered'
       : used !== null && limit !== null
-        ? `${formatNumber(latest.chars)} chars delivered · ${formatShare(shareOf(used, limit))} of the ${formatNumber(limit)}-char budget`
-        : `${formatNumber(latest.chars)} chars delivered`;
+        ? [
+            h('span', { class: 'card-delivered' }, `${formatNumber(latest.chars)} chars delivered`),
+            ' · budget: ',
+            h('span', { class: 'card-budget' }, `${formatNumber(used)} of ${formatNumber(limit)} chars used (${formatShare(shareOf(used, limit))})`),
+          ]
+        : h('span', { class: 'card-delivered' }, `${formatNumber(latest.chars)} chars delivered`);
   const count = trace.events.length;
   return h(
     'section',

@@ -228,7 +228,7 @@ function runsTable(runs: RunSummary[]): Child[] {
             warningsFlag(run.warnings),
             h('span', { class: 'outcome' }, run.outcome),
           ),
-          h('td', { class: 'col-optional num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
+          h('td', { class: 'col-optional col-chars num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
           h('td', { class: 'col-optional num' }, String(run.events)),
           h('td', { class: 'col-run-id' }, h('a', { class: 'run-link', href: runHash(run.runId) }, run.runId)),
         ),
