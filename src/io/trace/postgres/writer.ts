@@ -239,32 +239,7 @@ export class DatabaseWriter {
       source: (source) => refs.data(digests.source.get(source)),
       json: (value) => refs.data(digests.object(value)),
     };
-    const rows = {
-      seq: [] as number[],
-      runId: [] as string[],
-      atMs: [] as number[],
-      body: [] as string[],
-      prev: [] as string[],
-      link: [] as string[],
-      at: [] as string[],
-      route: [] as string[],
-      kind: [] as string[],
-      subject: [] as string[],
-      surface: [] as Array<string | null>,
-      status: [] as number[],
-      outcome: [] as string[],
-      chars: [] as number[],
-      prompt: [] as Array<string | null>,
-      caller: [] as Array<string | null>,
-      requestId: [] as Array<string | null>,
-      traceId: [] as Array<string | null>,
-      compiledFor: [] as Array<string | null>,
-      topicId: [] as Array<string | null>,
-      role: [] as Array<string | null>,
-      engine: [] as Array<string | null>,
-      warnings: [] as number[],
-      traceparent: [] as Array<string | null>,
-    };
+    const rows = eventColumns();
     let link = target.lastLink;
     let seq = target.lastSeq;
     let prevAtMs = target.lastAtMs;
@@ -277,31 +252,7 @@ export class DatabaseWriter {
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
       const next = signer.link(link, Buffer.from(body));
-      rows.seq.push(seq);
-      rows.runId.push(event.runId);
-      rows.atMs.push(atMs);
-      rows.body.push(body);
-      rows.prev.push(link);
-      rows.link.push(next);
-      rows.at.push(event.at);
-      rows.route.push(event.route);
-      rows.kind.push(event.subject.kind);
-      rows.subject.push(event.subject.id);
-      rows.surface.push(event.surface ?? null);
-      rows.status.push(event.status);
-      rows.outcome.push(event.outcome);
-      rows.chars.push(stored.chars);
-      rows.prompt.push(event.promptSha256 ?? null);
-      rows.caller.push(event.caller ?? null);
-      const listed = listedFields(event);
-      rows.requestId.push(listed.requestId ?? null);
-      rows.traceId.push(traceIdOfTraceparent(listed.traceparent) ?? null);
-      rows.compiledFor.push(listed.compiledFor);
-      rows.topicId.push(listed.topicId);
-      rows.role.push(listed.role);
-      rows.engine.push(listed.engine);
-      rows.warnings.push(listed.warnings);
-      rows.traceparent.push(listed.traceparent ?? null);
+      pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars: stored.chars });
       link = next;
       prevAtMs = atMs;
       newestMs = Math.max(newestMs, atMs);
@@ -323,45 +274,9 @@ export class DatabaseWriter {
       fresh.map((record) => record.sha),
       fresh.map((record) => record.kind),
       fresh.map((record) => record.body),
-      rows.seq,
-      rows.runId,
-      rows.atMs,
-      rows.body,
-      rows.prev,
-      rows.link,
-      rows.at,
-      rows.route,
-      rows.kind,
-      rows.subject,
-      rows.surface,
-      rows.status,
-      rows.outcome,
-      rows.chars,
-      rows.prompt,
-      rows.caller,
-      rows.requestId,
-      rows.traceId,
-      rows.compiledFor,
-      rows.topicId,
-      rows.role,
-      rows.engine,
-      rows.warnings,
-      rows.traceparent,
+      ...columnParams(rows),
     ];
-    let written: number;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        written = await this.commit(params);
-        break;
-      } catch (error) {
-        const code = databaseErrorCode(error);
-        if ((code === '40P01' || code === '40001') && attempt < RETRIES) {
-          counters.retries++;
-          continue;
-        }
-        throw safeDatabaseError(error);
-      }
-    }
+    const written = await this.commitRetrying(params);
     if (written !== batch.length) {
       // Nothing was written, the records this batch referred to included.
       this.shared = null;
@@ -376,6 +291,22 @@ export class DatabaseWriter {
     target.lastAtMs = prevAtMs;
     target.newestMs = newestMs;
     return true;
+  }
+
+  /** `commit`, again after a deadlock or a serialization failure (at most RETRIES times); any other failure as a safe error. */
+  private async commitRetrying(params: unknown[]): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.commit(params);
+      } catch (error) {
+        const code = databaseErrorCode(error);
+        if ((code === '40P01' || code === '40001') && attempt < RETRIES) {
+          this.ctx.counters.retries++;
+          continue;
+        }
+        throw safeDatabaseError(error);
+      }
+    }
   }
 
   /** The batch as one statement (one transaction); the number of events it inserted. */
@@ -432,3 +363,94 @@ WITH head AS (
   WHERE (EXCLUDED.at_ms, EXCLUDED.event_id) > (cc_trace_runs.at_ms, cc_trace_runs.event_id)
 )
 SELECT count(*)::integer AS events FROM events`;
+
+/** A batch's events as columns: one array per parameter of the statement's `unnest`s. */
+function eventColumns() {
+  return {
+    seq: [] as number[],
+    runId: [] as string[],
+    atMs: [] as number[],
+    body: [] as string[],
+    prev: [] as string[],
+    link: [] as string[],
+    at: [] as string[],
+    route: [] as string[],
+    kind: [] as string[],
+    subject: [] as string[],
+    surface: [] as Array<string | null>,
+    status: [] as number[],
+    outcome: [] as string[],
+    chars: [] as number[],
+    prompt: [] as Array<string | null>,
+    caller: [] as Array<string | null>,
+    requestId: [] as Array<string | null>,
+    traceId: [] as Array<string | null>,
+    compiledFor: [] as Array<string | null>,
+    topicId: [] as Array<string | null>,
+    role: [] as Array<string | null>,
+    engine: [] as Array<string | null>,
+    warnings: [] as number[],
+    traceparent: [] as Array<string | null>,
+  };
+}
+
+type EventColumns = ReturnType<typeof eventColumns>;
+
+/** One event's row: its place in the chain, what the runs table lists, and what `GET /runs` finds it by. */
+function pushEvent(rows: EventColumns, event: TraceEventInput, row: { seq: number; atMs: number; body: string; prev: string; link: string; chars: number }): void {
+  rows.seq.push(row.seq);
+  rows.runId.push(event.runId);
+  rows.atMs.push(row.atMs);
+  rows.body.push(row.body);
+  rows.prev.push(row.prev);
+  rows.link.push(row.link);
+  rows.at.push(event.at);
+  rows.route.push(event.route);
+  rows.kind.push(event.subject.kind);
+  rows.subject.push(event.subject.id);
+  rows.surface.push(event.surface ?? null);
+  rows.status.push(event.status);
+  rows.outcome.push(event.outcome);
+  rows.chars.push(row.chars);
+  rows.prompt.push(event.promptSha256 ?? null);
+  rows.caller.push(event.caller ?? null);
+  const listed = listedFields(event);
+  rows.requestId.push(listed.requestId ?? null);
+  rows.traceId.push(traceIdOfTraceparent(listed.traceparent) ?? null);
+  rows.compiledFor.push(listed.compiledFor);
+  rows.topicId.push(listed.topicId);
+  rows.role.push(listed.role);
+  rows.engine.push(listed.engine);
+  rows.warnings.push(listed.warnings);
+  rows.traceparent.push(listed.traceparent ?? null);
+}
+
+/** The columns as the statement's parameters $11 to $34, in their order. */
+function columnParams(rows: EventColumns): unknown[] {
+  return [
+    rows.seq,
+    rows.runId,
+    rows.atMs,
+    rows.body,
+    rows.prev,
+    rows.link,
+    rows.at,
+    rows.route,
+    rows.kind,
+    rows.subject,
+    rows.surface,
+    rows.status,
+    rows.outcome,
+    rows.chars,
+    rows.prompt,
+    rows.caller,
+    rows.requestId,
+    rows.traceId,
+    rows.compiledFor,
+    rows.topicId,
+    rows.role,
+    rows.engine,
+    rows.warnings,
+    rows.traceparent,
+  ];
+}
