@@ -102,7 +102,7 @@ over its cap, broken heartbeat JSON, no brain root at all): the persona still ge
 its prompt. Brain-derived text is PII-scrubbed; \`redactions\` counts the live context's
 redactions too.
 
-The answer is a drop-in for a realtime voice server (SPEC §4): \`session\` is the
+The answer is a drop-in for a realtime voice server (docs/voice-server.md): \`session\` is the
 object to send to the realtime calls endpoint or \`session.update\` unchanged
 (\`{type: "realtime", instructions, audio: {output: {voice}}, tools}\`; the model is the
 caller's). Its \`instructions\` are the delivered \`instructions\` made realtime-safe

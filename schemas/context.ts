@@ -27,7 +27,7 @@ export const PersonaParamsSchema = z.strictObject({
   }),
 });
 
-/** `GET /context/:persona` query (SPEC §5). Unknown parameters are a 400, like every other input. */
+/** `GET /context/:persona` query. Unknown parameters are a 400, like every other input. */
 export const PersonaContextQuerySchema = z.strictObject({
   // Any text, even repeated: a call link always connects. An unusable id is a warning
   // (`topic-unsafe:`) and the generic context, never a 400 (src/sources/persona.ts).
@@ -77,7 +77,7 @@ const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-u
 /**
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
  * `tools` (each `{type: "function", name, description, parameters}` with a JSON Schema) and
- * `session`, the realtime session configuration built from them (SPEC §4, §9).
+ * `session`, the realtime session configuration built from them (docs/voice-server.md).
  */
 export const PersonaContextResponseSchema = z
   .object({
@@ -94,7 +94,7 @@ export const PersonaContextResponseSchema = z
     surface,
     hud,
   })
-  .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (SPEC §4, §9)' });
+  .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (GET /context/mars, /context/venus): prompts, blocks, budget, cache plan, and the realtime session' });
 
 /** A topic-only compile: the topic block is the input prompt; `persona` is the subject `topic`. */
 export const TopicContextResponseSchema = z

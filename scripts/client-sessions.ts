@@ -1,8 +1,8 @@
 /**
  * `npm run client-sessions`: writes `packages/client/src/static-sessions.ts`, each persona's
  * static session — what the service itself answers for an empty brain, with its default
- * configuration — for the client's fallback when the service cannot answer in time (SPEC §4,
- * "The caller never loses a call to us"). The service is built in process on an empty
+ * configuration — for the client's fallback when the service cannot answer in time (docs/voice-server.md,
+ * "The fallback"). The service is built in process on an empty
  * brain and asked over `GET /personas` and `GET /context/:persona`, like any caller would.
  *
  * The one part of that answer that is not static is the clock line (the current date and

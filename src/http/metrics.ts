@@ -60,6 +60,10 @@ export interface Metrics {
   collectCaches(stats: () => readonly CacheStats[]): void;
   /** Reads the trace store's counters (failures, rejected appends) at every scrape. */
   collectTraces(stats: () => TraceStoreStats): void;
+  /** Runs `/readyz`'s checks at every scrape: `cc_ready{check}` is 1 for each that passes, 0 otherwise. */
+  collectReadiness(checks: () => ReadonlyArray<{ name: string; check(): Promise<unknown> }>): void;
+  /** Reads of a run that found its hash chain broken. */
+  readonly chainBreaks: Counter<never>;
   /** The Prometheus text exposition of every series. */
   render(): Promise<string>;
   /** The `Content-Type` of `render()`. */
@@ -148,6 +152,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
 
+  const chainBreaks = new Counter({
+    name: 'cc_trace_chain_breaks_total',
+    help: 'Reads of a run (GET /runs/:runId/trace, the viewer) that found its hash chain broken: an event altered, forged, inserted, removed or reordered, or a trace file missing or cut.',
+    registers,
+  });
+
   const requestsShed = new Counter({
     name: 'cc_http_requests_shed_total',
     help: 'Requests refused with 503 CC_OVERLOADED while the replica was over a load threshold, by threshold (eventLoopDelay, eventLoopUtilization, heapUsedBytes).',
@@ -169,53 +179,83 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     traceBatchEvents,
     connectionsShed,
     requestsShed,
-    collectCaches(stats) {
-      const read = scrapeOnce(stats);
-      const series = (name: string, help: string, pick: (area: CacheStats) => number, type: 'counter' | 'gauge') => {
-        const collect = function (this: Counter<'area'> | Gauge<'area'>) {
-          this.reset();
-          for (const area of read()) {
-            if (type === 'gauge') (this as Gauge<'area'>).set({ area: area.area }, pick(area));
-            else (this as Counter<'area'>).inc({ area: area.area }, pick(area));
-          }
-        };
-        if (type === 'gauge') new Gauge({ name, help, labelNames: ['area'] as const, registers, collect });
-        else new Counter({ name, help, labelNames: ['area'] as const, registers, collect });
-      };
-      series('cc_cache_hits_total', 'Lookups in the cache set that found a value, by area.', (area) => area.hits, 'counter');
-      series('cc_cache_misses_total', 'Lookups in the cache set that found nothing (the value was derived afresh), by area.', (area) => area.misses, 'counter');
-      series('cc_cache_entries', 'Entries held in the cache set, by area.', (area) => area.entries, 'gauge');
-      series('cc_cache_bytes', 'Estimated bytes held in the cache set, by area.', (area) => area.bytes, 'gauge');
-      series('cc_cache_max_bytes', 'The bound of each area of the cache set, in estimated bytes.', (area) => area.maxBytes, 'gauge');
-    },
-    collectTraces(stats) {
-      new Counter({
-        name: 'cc_trace_failures_total',
-        help: 'Times the trace store went from working to failing (appends then answer 503 until it recovers), by backend.',
-        labelNames: ['backend'] as const,
-        registers,
-        collect() {
-          const now = stats();
-          this.reset();
-          this.inc({ backend: now.backend }, now.failures);
-        },
-      });
-      new Counter({
-        name: 'cc_trace_appends_total',
-        help: 'Trace events by result: durable, or rejected (the caller got a 503 and no prompt), by backend.',
-        labelNames: ['backend', 'result'] as const,
-        registers,
-        collect() {
-          const now = stats();
-          this.reset();
-          this.inc({ backend: now.backend, result: 'durable' }, now.appends);
-          this.inc({ backend: now.backend, result: 'rejected' }, now.rejected);
-        },
-      });
-    },
+    chainBreaks,
+    collectReadiness: (checks) => readinessGauge(registers, checks),
+    collectCaches: (stats) => cacheSeries(registers, stats),
+    collectTraces: (stats) => traceStoreSeries(registers, stats),
     render: () => registry.metrics(),
     contentType: registry.contentType,
   };
+}
+
+/** `cc_ready{check}`: `/readyz`'s checks, run at every scrape; 1 for each that passes, 0 otherwise. */
+function readinessGauge(registers: Registry[], checks: () => ReadonlyArray<{ name: string; check(): Promise<unknown> }>): void {
+  new Gauge({
+    name: 'cc_ready',
+    help: 'What /readyz answers, check by check (brain, traces, load): 1 when it passes, 0 when the replica is not ready for it.',
+    labelNames: ['check'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      await Promise.all(
+        checks().map(async ({ name, check }) => {
+          const ok = await check().then(
+            () => 1,
+            () => 0,
+          );
+          this.set({ check: name }, ok);
+        }),
+      );
+    },
+  });
+}
+
+/** The cache set's hits, misses, entries and bytes per area, read once per scrape. */
+function cacheSeries(registers: Registry[], stats: () => readonly CacheStats[]): void {
+  const read = scrapeOnce(stats);
+  const series = (name: string, help: string, pick: (area: CacheStats) => number, type: 'counter' | 'gauge') => {
+    const collect = function (this: Counter<'area'> | Gauge<'area'>) {
+      this.reset();
+      for (const area of read()) {
+        if (type === 'gauge') (this as Gauge<'area'>).set({ area: area.area }, pick(area));
+        else (this as Counter<'area'>).inc({ area: area.area }, pick(area));
+      }
+    };
+    if (type === 'gauge') new Gauge({ name, help, labelNames: ['area'] as const, registers, collect });
+    else new Counter({ name, help, labelNames: ['area'] as const, registers, collect });
+  };
+  series('cc_cache_hits_total', 'Lookups in the cache set that found a value, by area.', (area) => area.hits, 'counter');
+  series('cc_cache_misses_total', 'Lookups in the cache set that found nothing (the value was derived afresh), by area.', (area) => area.misses, 'counter');
+  series('cc_cache_entries', 'Entries held in the cache set, by area.', (area) => area.entries, 'gauge');
+  series('cc_cache_bytes', 'Estimated bytes held in the cache set, by area.', (area) => area.bytes, 'gauge');
+  series('cc_cache_max_bytes', 'The bound of each area of the cache set, in estimated bytes.', (area) => area.maxBytes, 'gauge');
+}
+
+/** The trace store's failures and appends by result, read at every scrape. */
+function traceStoreSeries(registers: Registry[], stats: () => TraceStoreStats): void {
+  new Counter({
+    name: 'cc_trace_failures_total',
+    help: 'Times the trace store went from working to failing (appends then answer 503 until it recovers), by backend.',
+    labelNames: ['backend'] as const,
+    registers,
+    collect() {
+      const now = stats();
+      this.reset();
+      this.inc({ backend: now.backend }, now.failures);
+    },
+  });
+  new Counter({
+    name: 'cc_trace_appends_total',
+    help: 'Trace events by result: durable, or rejected (the caller got a 503 and no prompt), by backend.',
+    labelNames: ['backend', 'result'] as const,
+    registers,
+    collect() {
+      const now = stats();
+      this.reset();
+      this.inc({ backend: now.backend, result: 'durable' }, now.appends);
+      this.inc({ backend: now.backend, result: 'rejected' }, now.rejected);
+    },
+  });
 }
 
 /** `stats`, read once per scrape however many series ask for it (the series of one scrape are collected together). */

@@ -54,6 +54,11 @@ export interface FileTraceStoreOptions {
    * files are read from disk when a run or a listing needs them. See docs/traces.md.
    */
   maxIndexedEvents?: number;
+  /**
+   * At most this many bytes of evicted files are read by one `listRuns` looking for runs its
+   * filters match (default `MAX_LISTING_SCAN_BYTES`, 64 MiB); past it the page is `partial`.
+   */
+  maxListingScanBytes?: number;
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
   /** Called once per append with the time it took to become durable (or to fail). */
@@ -127,7 +132,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     busy: () => commits.busy,
   };
   const writer = new FileWriter(ctx, new RecordDigests(), options.rotateBytes ?? 32 * 1024 * 1024);
-  const reader = new FileReader(ctx, writer);
+  const reader = new FileReader(ctx, writer, options.maxListingScanBytes);
   const standings = new RunStandings(ctx, reader);
   const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
   const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
