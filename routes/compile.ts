@@ -7,10 +7,8 @@ import { deliverJob, ifNoneMatchAny, readClock, runIdFor, wantsHud } from '../sr
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createWorkerSources } from '../src/sources/worker.js';
 import { CompileQuerySchema, CompileRequestSchema } from '../schemas/compile.js';
-import { CompiledFieldsSchema, CompiledResponseSchema } from '../schemas/compiled.js';
+import { CompiledResponseSchema, WorkerResultSchema } from '../schemas/compiled.js';
 import { MAX_RUN_EVENTS } from '../schemas/trace.js';
-
-const answer = createAnswerEncoder(CompiledResponseSchema, new Set([...Object.keys(CompiledFieldsSchema.shape), 'recall', 'receipts']));
 
 /** `POST /compile`: a worker's prompt for one phase of a conversation or task. */
 export const compileRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -18,6 +16,7 @@ export const compileRoutes: FastifyPluginAsyncZod = async (app) => {
     { policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }), defaultTimeZone: app.config.defaultTimezone },
     { compiler: app.compiler, memo: app.sourceMemo },
   );
+  const answer = createAnswerEncoder(CompiledResponseSchema, WorkerResultSchema);
 
   app.post(
     '/compile',

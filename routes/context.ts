@@ -5,20 +5,16 @@ import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createPersonaSources, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
-import { CompiledFieldsSchema } from '../schemas/compiled.js';
 import {
   PersonaContextQuerySchema,
   PersonaContextResponseSchema,
   PersonaParamsSchema,
+  PersonaResultSchema,
   TopicContextQuerySchema,
   TopicContextResponseSchema,
   TopicParamsSchema,
+  TopicResultSchema,
 } from '../schemas/context.js';
-
-// What depends on the compiled result alone: written once per shared result (a persona within one minute).
-const RESULT_KEYS = new Set([...Object.keys(CompiledFieldsSchema.shape), 'liveContext', 'topic', 'voice', 'tools', 'session']);
-const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, RESULT_KEYS);
-const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, RESULT_KEYS);
 
 /**
  * `GET /context/:persona` (mars, venus) and `GET /context/topic/:topicId`: a voice persona's
@@ -35,6 +31,9 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     { compiler: app.compiler, memo: app.sourceMemo },
   );
+  // What depends on the compiled result alone is written once per shared result (a persona within one minute).
+  const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, PersonaResultSchema);
+  const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);
 
   // Registered before /context/:persona; the router prefers the static segment anyway.
   app.get(

@@ -3,6 +3,7 @@ import type { RealtimeSession } from '../src/core/persona/session.js';
 import { FUNCTION_NAME, type PersonaTool } from '../src/core/persona/tools.js';
 import { INTERACTION_FIELDS, RECALL_POLICIES, type Receipts, type RecallDecision } from '../src/core/governance.js';
 import type { Hud } from '../src/core/hud.js';
+import type { RedactionCounts } from '../src/core/pii.js';
 import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, PHASES, SURFACES } from '../src/core/types.js';
 
 /**
@@ -221,7 +222,18 @@ export const ReceiptsSchema = z
   })
   .meta({ id: 'Receipts', description: 'what shaped the prompt, auditable without re-reading it (also in the trace)' }) satisfies z.ZodType<Receipts>;
 
-const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' });
+/** PII redacted from brain-derived text, by kind: the core's `RedactionCounts`. */
+export const RedactionsSchema = z.object({ email: z.number().int(), phone: z.number().int() }) satisfies z.ZodType<RedactionCounts>;
+
+/** The members every compile answer carries beside its compiled result, defined once for every route. */
+export const AnswerFields = {
+  sources: z.array(SourceSummarySchema).meta({ description: 'brain files read, with the sha256 of the bytes read' }),
+  warnings: z.array(z.string()).meta({
+    description:
+      'one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
+  }),
+  hud: HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' }),
+};
 
 /** What a compile delivers that depends on the compiled result alone: written once per shared result. */
 export const CompiledFieldsSchema = z.object({
@@ -234,9 +246,7 @@ export const CompiledFieldsSchema = z.object({
   tokens: z
     .object({ total: z.number().int(), byKind: z.record(z.string(), z.number().int()) })
     .meta({ description: 'the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache`' }),
-  redactions: z
-    .object({ email: z.number().int(), phone: z.number().int() })
-    .meta({ description: 'PII redacted from brain-derived text, by kind (counts only, never the values)' }),
+  redactions: RedactionsSchema.meta({ description: 'PII redacted from brain-derived text, by kind (counts only, never the values)' }),
   promptSha256: Sha256Hex.meta({ description: 'sha256 of the exact systemPrompt bytes (UTF-8)' }),
   inputSha256: Sha256Hex.nullable().meta({ description: 'sha256 of inputPrompt' }),
   blocks: z.array(BlockSummarySchema),
@@ -245,11 +255,13 @@ export const CompiledFieldsSchema = z.object({
 });
 
 const runId = z.string().meta({ description: 'the run this answer was traced under (also `x-run-id`)' });
-const sources = z.array(SourceSummarySchema).meta({ description: 'brain files read, with the sha256 of the bytes read' });
-const warnings = z.array(z.string()).meta({
-  description:
-    'one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
-});
+const { sources, warnings, hud } = AnswerFields;
+
+const workerExtra = { recall: RecallSchema, receipts: ReceiptsSchema };
+
+/** The members of a worker answer that depend on the compiled result alone; the rest are the request's. */
+export const WorkerResultSchema = CompiledFieldsSchema.extend(workerExtra);
+export type WorkerExtra = z.infer<z.ZodObject<typeof workerExtra>>;
 
 /** `POST /compile`: a worker's prompt for one phase. */
 export const CompiledResponseSchema = z
@@ -261,8 +273,7 @@ export const CompiledResponseSchema = z
     worker: z.string(),
     surface: z.enum(SURFACES),
     phase: z.enum(PHASES),
-    recall: RecallSchema,
-    receipts: ReceiptsSchema,
+    ...workerExtra,
     hud,
   })
   .meta({ id: 'Compiled', description: 'a worker compile (POST /compile): prompts, blocks, budget, cache plan, recall and receipts' });

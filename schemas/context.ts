@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
-import { CompiledFieldsSchema, HudSchema, RealtimeSessionSchema, SourceSummarySchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
@@ -66,13 +66,21 @@ export const TopicContextQuerySchema = z.strictObject({
 export type TopicContextQuery = z.infer<typeof TopicContextQuerySchema>;
 
 const persona = z.string().meta({ description: 'the persona compiled (`topic` on the topic route)' });
-const sources = z.array(SourceSummarySchema).meta({ description: 'brain files read, with the sha256 of the bytes read' });
-const warnings = z.array(z.string()).meta({
-  description:
-    'one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:`',
-});
+const { sources, warnings, hud } = AnswerFields;
 const surface = z.literal('voice');
-const hud = HudSchema.optional().meta({ description: 'with `?hud=1`: the heads-up display of the files this compile read (always in the trace)' });
+
+/** What a persona answer carries beside the compile, from the compiled result alone (written once per shared result). */
+const personaExtra = {
+  liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
+  topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
+  voice: z.string().meta({ description: "the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default" }),
+  tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises (descriptions in realtime-safe ASCII)' }),
+  session: RealtimeSessionSchema,
+};
+
+/** The members of a persona answer that depend on the compiled result alone; the rest are the request's. */
+export const PersonaResultSchema = CompiledFieldsSchema.extend(personaExtra);
+export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra>>;
 
 /**
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`, `voice`,
@@ -85,16 +93,18 @@ export const PersonaContextResponseSchema = z
     persona,
     ...CompiledFieldsSchema.shape,
     sources,
-    liveContext: z.string().meta({ description: 'the delivered live-context block (≤ 2500 chars, scrubbed)' }),
-    topic: TopicSummarySchema.nullable().meta({ description: 'null without a usable topicId (none, or a `topic-unsafe:` one)' }),
-    voice: z.string().meta({ description: "the realtime voice name: the persona's OpenAI voice from the brain's personas/settings.json, else its default" }),
-    tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises (descriptions in realtime-safe ASCII)' }),
-    session: RealtimeSessionSchema,
+    ...personaExtra,
     warnings,
     surface,
     hud,
   })
   .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (GET /context/mars, /context/venus): prompts, blocks, budget, cache plan, and the realtime session' });
+
+const topicExtra = { topic: TopicSummarySchema };
+
+/** The members of a topic answer that depend on the compiled result alone. */
+export const TopicResultSchema = CompiledFieldsSchema.extend(topicExtra);
+export type TopicExtra = z.infer<z.ZodObject<typeof topicExtra>>;
 
 /** A topic-only compile: the topic block is the input prompt; `persona` is the subject `topic`. */
 export const TopicContextResponseSchema = z
@@ -103,7 +113,7 @@ export const TopicContextResponseSchema = z
     persona,
     ...CompiledFieldsSchema.shape,
     sources,
-    topic: TopicSummarySchema,
+    ...topicExtra,
     warnings,
     surface,
     hud,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
-import { HudSchema, ReceiptsSchema, RecallSchema, ToolSchema } from './compiled.js';
+import { HudSchema, ReceiptsSchema, RecallSchema, RedactionsSchema, ToolSchema } from './compiled.js';
 import { CALLER_NAME_PATTERN, InstantSchema, PersonaIdSchema, RunIdSchema, SafeIdSchema, WorkerIdSchema } from './ids.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
@@ -89,6 +89,23 @@ export const TraceRealtimeSchema = z.object({
 const RecordedPart = z.custom<object>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object');
 
 /**
+ * What an event records of the compiled result it delivered (`compiledEventFields`): the
+ * same objects for every delivery of a shared result, so a store writes them once.
+ */
+export const TraceCompiledFieldsSchema = z.object({
+  blocks: z.array(TraceBlockSchema).optional(),
+  /** Exact text pieces: `system.join('')` is the delivered systemPrompt, `input.join('')` the inputPrompt. */
+  segments: z.object({ system: z.array(z.string()), input: z.array(z.string()) }).optional(),
+  promptSha256: z.string().optional(),
+  /** null when there is no input prompt. */
+  inputSha256: z.string().nullable().optional(),
+  budget: RecordedPart.optional(),
+  cache: RecordedPart.optional(),
+  tokens: RecordedPart.optional(),
+  redactions: RedactionsSchema.optional(),
+});
+
+/**
  * One delivery (or failed compile) of a run, as the deliver path hands it to the trace store
  * (docs/traces.md, "What an event holds"). Both backends store exactly this and give it
  * back as a `TraceEvent`.
@@ -121,16 +138,7 @@ export const TraceEventInputSchema = z.object({
     .meta({ description: "The caller's W3C traceparent (version-traceid-parentid-flags) when it sent a valid one: joins this run to the caller's trace" }),
   /** Identifiers and options only: never tokens, never prompt text. */
   request: z.record(z.string(), z.unknown()),
-  blocks: z.array(TraceBlockSchema).optional(),
-  /** Exact text pieces: `system.join('')` is the delivered systemPrompt, `input.join('')` the inputPrompt. */
-  segments: z.object({ system: z.array(z.string()), input: z.array(z.string()) }).optional(),
-  promptSha256: z.string().optional(),
-  /** null when there is no input prompt. */
-  inputSha256: z.string().nullable().optional(),
-  budget: RecordedPart.optional(),
-  cache: RecordedPart.optional(),
-  tokens: RecordedPart.optional(),
-  redactions: z.object({ email: z.number().int(), phone: z.number().int() }).optional(),
+  ...TraceCompiledFieldsSchema.shape,
   warnings: z.array(z.string()).optional(),
   /** Persona routes: the voice and tools delivered beside the prompts. */
   realtime: TraceRealtimeSchema.optional(),
@@ -365,6 +373,7 @@ export type TraceSource = z.infer<typeof TraceSourceSchema>;
 export type TraceAbsent = z.infer<typeof TraceAbsentSchema>;
 export type TraceListing = z.infer<typeof TraceListingSchema>;
 export type TraceEventInput = z.infer<typeof TraceEventInputSchema>;
+export type TraceCompiledFields = z.infer<typeof TraceCompiledFieldsSchema>;
 export type TraceRealtime = z.infer<typeof TraceRealtimeSchema>;
 export type TraceRealtimeView = z.infer<typeof TraceRealtimeViewSchema>;
 export type TraceSourceView = z.infer<typeof TraceSourceViewSchema>;

@@ -4,6 +4,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve, dirname } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../src/config.js';
 
@@ -40,8 +41,9 @@ describe('layout', () => {
   });
 
   it('src/sources reads through src/io and compiles with src/core: no Fastify, no file system', async () => {
+    // The trace's event record only for the type of the slot a shared result keeps its trace records in.
     const allowed = (target: string) =>
-      ['src/core/', 'src/io/brain.js', 'src/sources/', 'schemas/', 'src/errors.js'].some((prefix) => target.startsWith(prefix));
+      ['src/core/', 'src/io/brain', 'src/io/trace/event-record.js', 'src/sources/', 'schemas/', 'src/errors.js'].some((prefix) => target.startsWith(prefix));
     expect(outside(await imports('src/sources'), allowed)).toEqual([]);
   });
 
@@ -64,5 +66,71 @@ describe('layout', () => {
   it('routes/ map HTTP to compile jobs: no route touches the file system itself but the viewer’s static files', async () => {
     const direct = (await imports('routes')).filter(({ file, target }) => file !== 'routes/ui.ts' && /^node:fs/.test(target));
     expect(direct.map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
+  });
+});
+
+/** Every import edge between the service's own files (type-only imports included), by path relative to the project root. */
+async function importGraph(dirs: string[]): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  for (const dir of dirs) {
+    for (const file of await files(dir)) {
+      const { importedFiles } = ts.preProcessFile(await readFile(join(PROJECT_ROOT, file), 'utf8'), true, false);
+      const targets = importedFiles
+        .map(({ fileName }) => fileName)
+        .filter((name) => name.startsWith('.'))
+        .map((name) => relative(PROJECT_ROOT, resolve(PROJECT_ROOT, dirname(file), name)).replace(/\.js$/, '.ts'));
+      graph.set(file, targets);
+    }
+  }
+  return graph;
+}
+
+/** The import cycles of `graph`: its strongly connected components of more than one file, or a file importing itself (Tarjan). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+describe('imports', () => {
+  it('regression: no import circle among src/, routes/ and schemas/, type-only imports included (src/caches.ts and src/io/brain.ts imported each other)', async () => {
+    expect(cycles(await importGraph(['src', 'routes', 'schemas']))).toEqual([]);
+  });
+
+  it('finds a circle when there is one', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(cycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
   });
 });

@@ -9,7 +9,7 @@ import { parseInstant } from '../core/time.js';
 import { ENGINE_RULE } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { createBrain } from '../io/brain.js';
-import type { CompileJob, SourceDeps } from '../sources/job.js';
+import type { CompileJob } from '../sources/job.js';
 import { createPersonaSources } from '../sources/persona.js';
 import { createWorkerSources } from '../sources/worker.js';
 import { CompileRequestSchema } from '../../schemas/compile.js';
@@ -63,7 +63,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
   }
   const now = command.now === undefined ? new Date() : parseInstant(command.now)!;
   const caches = createCaches();
-  const deps: SourceDeps = { compiler: createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }), memo: { ...caches.sources, time: caches.compiler.time } };
+  const deps = { compiler: createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }), memo: caches.sources };
   const policy = mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars });
   let job: CompileJob;
   let subject: Record<string, string>;
@@ -110,7 +110,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
   const brain = createBrain(config.brainRoot, pino({ level: 'silent' }), { cache: caches.brain, revalidate: config.brainRevalidate }).session();
   const found = await job.read(brain);
   const { compiled, extra } = found.compile();
-  const { segments: _segments, ...result } = compiled;
+  const { segments: _segments, prompt: _prompt, ...result } = compiled;
   const hud = buildHud({ loaded: brain.loaded(), missing: brain.absent(), blocks: compiled.blocks, budget: compiled.budget });
   return { ...subject, ...result, ...extra, warnings: [...found.warnings, ...compiled.warnings], sources: brain.sources(), hud };
 }

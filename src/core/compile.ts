@@ -2,7 +2,7 @@ import { ProblemError } from '../errors.js';
 import { countLabelled, planCache, planPrefix, type PieceTokens, type PlannedPrefix, type PlannedSegment, type PlanTokens } from './cache-plan.js';
 import { PrefixHasher, sha256Hex, type PrefixStates } from './digest.js';
 import { noMemo, type Memo } from './memo.js';
-import { scrubPii } from './pii.js';
+import { addCounts, NO_REDACTIONS, scrubPii, type RedactionCounts } from './pii.js';
 import { encodeInputLine, escapeTrusted, labelLine, normaliseText, singleLine, stripBidi } from './render.js';
 import { preferencesText, RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from './surfaces.js';
 import { clockLine, clockLineCuts, isValidTimeZone, NO_TIME_MEMO, type Clock, type TimeMemo } from './time.js';
@@ -14,6 +14,7 @@ import {
   type Block,
   type BlockKind,
   type BriefingItem,
+  type Budget,
   type CacheClass,
   type CachePlan,
   type Capability,
@@ -22,6 +23,7 @@ import {
   type Connection,
   type Phase,
   type Policy,
+  type PromptPiece,
   type SourceText,
 } from './types.js';
 
@@ -73,8 +75,8 @@ export interface PreparedBlock {
   /** Set for recurring blocks: names the block completely (its key and the redactions its source needed), for the parts memo. */
   readonly ident: string | undefined;
   readonly segmentTokens: number;
-  readonly email: number;
-  readonly phone: number;
+  /** PII its source needed redacted (brain-derived text only). */
+  readonly redactions: Readonly<RedactionCounts>;
   /** The clock's: its segment's tokens by the compiler's tokenizer (kept with the block, a minute's). */
   readonly tokens?: PieceTokens;
 }
@@ -90,14 +92,17 @@ export interface PreparedVariant {
 /**
  * What a compiler may remember between compiles, owned and bounded by the caller (the
  * service's cache set): rendered blocks by source text, the hash state after each stable
- * prefix, the laid-out stable prefix and input of a set of blocks (`parts`), route keys by
- * worker-stable digest, and the clock's formatters. A compile's bytes never depend on what
- * was kept.
+ * prefix, the laid-out stable prefix and input of a set of blocks (by `partKey`), route keys
+ * by worker-stable digest, and the clock's formatters. A compile's bytes never depend on
+ * what was kept.
  */
 export interface CompilerMemo {
   readonly blocks: Memo<string, readonly PreparedVariant[]>;
   readonly prefixes: Memo<string, PrefixStates>;
-  readonly parts: Memo<string, object>;
+  /** The stable prefix of a set of system blocks, laid out, planned and hashed once: by `partKey`. */
+  readonly stableParts: Memo<string, StablePart>;
+  /** The input prompt of a set of input blocks: by `partKey`. */
+  readonly inputParts: Memo<string, InputPart>;
   readonly routeKeys: Memo<string, string>;
   readonly time: TimeMemo;
   /** Token counts of system-prompt pieces (the cache plan's `tokens`): a stable block's by its digest key, the clock's label and line pieces (day, ` HH:MM`, zone) by their text. */
@@ -115,7 +120,8 @@ export interface CompilerMemo {
 export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
   blocks: noMemo<string, readonly PreparedVariant[]>(),
   prefixes: noMemo<string, PrefixStates>(),
-  parts: noMemo<string, object>(),
+  stableParts: noMemo<string, StablePart>(),
+  inputParts: noMemo<string, InputPart>(),
   routeKeys: noMemo<string, string>(),
   time: NO_TIME_MEMO,
   tokens: noMemo<string, PieceTokens>(),
@@ -136,13 +142,11 @@ function render(kind: BlockKind, rawSource: string, text: string, brainDerived: 
   // No bidi control reaches a prompt, from the brain or a caller, in a block's text or its source.
   const source = stripBidi(rawSource);
   let body = placement.inSystem || placement.authority === 'advisory' || brainDerived ? normaliseText(text) : stripBidi(text);
-  let email = 0;
-  let phone = 0;
+  let redactions: Readonly<RedactionCounts> = NO_REDACTIONS;
   if (brainDerived) {
     const scrubbed = scrubPii(body);
     body = scrubbed.text;
-    email = scrubbed.counts.email;
-    phone = scrubbed.counts.phone;
+    redactions = scrubbed.counts;
   }
   if (placement.inSystem) body = escapeTrusted(body);
   if (body.length === 0 || (!placement.inSystem && body.trim().length === 0)) return null;
@@ -165,10 +169,9 @@ function render(kind: BlockKind, rawSource: string, text: string, brainDerived: 
     approxTokens: approxTokens(body),
     segment,
     key,
-    ident: key === undefined ? undefined : `${key}:${email}:${phone}`,
+    ident: key === undefined ? undefined : `${key}:${redactions.email}:${redactions.phone}`,
     segmentTokens: approxTokens(segment),
-    email,
-    phone,
+    redactions,
   };
 }
 
@@ -370,18 +373,21 @@ function sessionToolTokens(memo: CompilerMemo, tokenizer: TokenCounter, tools: C
 
 function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput): CompiledContext {
   checkPhase(input);
-  const policy: Policy = input.policy;
-  const limits = policy.blocks;
   const warnings: string[] = [];
+  const { system, engine } = systemBlocks(memo, tokenizer, input, warnings);
+  const { inputs, omitted } = inputBlocks(memo, input, system, warnings);
+  return assemble(memo, tokenizer, input, { system, inputs, engine, omitted, warnings });
+}
 
+/** The system blocks in layout order (which is also cache-class order), and the engine checked; a 400 or 422 for what cannot give them. */
+function systemBlocks(memo: CompilerMemo, tokenizer: TokenCounter, input: CompileInput, warnings: string[]): { system: PreparedBlock[]; engine: string | null } {
   const identity = prepare(memo, 'identity', input.identity);
   if (!identity) {
     throw new ProblemError('CC_UNPROCESSABLE', `The identity (${input.identity.source}) is empty; write who the ${input.subject.kind} is there.`, {
       extensions: { block: 'identity' },
     });
   }
-  const runtimeScope = RUNTIME_SCOPES[input.surface];
-  if (runtimeScope === undefined) {
+  if (RUNTIME_SCOPES[input.surface] === undefined) {
     throw new ProblemError('CC_VALIDATION_FAILED', `surface must be one of ${Object.keys(RUNTIME_SCOPES).join(', ')}.`, {
       errors: [{ path: '/surface', message: 'unknown surface' }],
     });
@@ -392,8 +398,6 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
       errors: [{ path: '/engine', message: 'not an engine slug' }],
     });
   }
-
-  // System blocks, in layout order (which is also cache-class order).
   const tools = prepare(memo, 'tools', input.tools);
   const connectionsSource = connectionsText(input.connections?.services);
   const connections = connectionsSource ? prepare(memo, 'connections', { source: input.connections!.source, text: connectionsSource, brainDerived: true }) : null;
@@ -418,7 +422,18 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
   }
   pushSystem(prepare(memo, 'runtime-scope', RUNTIME_SCOPE_SOURCES[input.surface]));
   if (input.clock) pushSystem(clockBlock(memo, clockText(input.clock, memo.time), tokenizer));
+  return { system, engine };
+}
 
+/**
+ * The input blocks in layout order: recalled notes, live state, host state, lessons,
+ * material, then the turn itself. Mandatory content must fit (each kind within its own
+ * limit, and all of it within the total, else a 422); briefing items, experiences and
+ * memory notes are taken in rank order while they fit, and what is left out is counted.
+ */
+function inputBlocks(memo: CompilerMemo, input: CompileInput, system: readonly PreparedBlock[], warnings: string[]): { inputs: PreparedBlock[]; omitted: Budget['omitted'] } {
+  const { policy } = input;
+  const limits = policy.blocks;
   const liveContext = prepare(memo, 'live-context', input.liveContext);
   const topic = prepare(memo, 'topic', input.topic);
   const evidence: PreparedBlock[] = [];
@@ -433,7 +448,6 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     throw new ProblemError('CC_VALIDATION_FAILED', '/message: the message is blank', { errors: [{ path: '/message', message: 'blank' }] });
   }
 
-  // Mandatory content: each kind within its own limit, and all of it within the total.
   const mandatoryInput: PreparedBlock[] = [];
   for (const prepared of [liveContext, topic]) if (prepared) mandatoryInput.push(prepared);
   for (const prepared of evidence) mandatoryInput.push(prepared);
@@ -484,20 +498,26 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     : [];
   const memory = input.memory?.length ? take('memory', input.memory.map((note) => prepare(memo, 'memory', note))) : [];
 
-  // Input layout: recalled notes, live state, host state, lessons, material, then the turn itself.
   const inputs: PreparedBlock[] = memory;
-  if (liveContext) inputs.push(liveContext);
-  if (topic) inputs.push(topic);
-  for (const prepared of briefing) inputs.push(prepared);
-  for (const prepared of experiences) inputs.push(prepared);
-  for (const prepared of evidence) inputs.push(prepared);
-  if (preferences) inputs.push(preferences);
-  if (task) inputs.push(task);
-  if (message) inputs.push(message);
+  for (const prepared of [liveContext, topic]) if (prepared) inputs.push(prepared);
+  for (const prepared of [...briefing, ...experiences, ...evidence]) inputs.push(prepared);
+  for (const prepared of [preferences, task, message]) if (prepared) inputs.push(prepared);
+  return { inputs, omitted };
+}
 
-  // The stable prefix (every system block before the first volatile one) is laid out, joined
-  // and hashed once per distinct set of blocks; a compile adds only the volatile tail (the
-  // clock line) and the input, continuing the prefix's hash state.
+/**
+ * The compiled context of the blocks chosen. The stable prefix (every system block before
+ * the first volatile one) is laid out, joined and hashed once per distinct set of blocks; a
+ * compile adds only the volatile tail (the clock line) and the input, continuing the
+ * prefix's hash state.
+ */
+function assemble(
+  memo: CompilerMemo,
+  tokenizer: TokenCounter,
+  input: CompileInput,
+  chosen: { system: PreparedBlock[]; inputs: PreparedBlock[]; engine: string | null; omitted: Budget['omitted']; warnings: string[] },
+): CompiledContext {
+  const { system, inputs } = chosen;
   let split = 0;
   while (split < system.length && PLACEMENT[system[split]!.kind].cacheClass !== 'volatile') split++;
   const planTokens: PlanTokens = {
@@ -506,18 +526,17 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
   };
   const stable = stablePart(memo, planTokens, split === system.length ? system : system.slice(0, split));
-  const tail = split === system.length ? [] : system.slice(split);
   const part = inputPart(memo, inputs);
 
   const blocks: Block[] = [...stable.blocks];
   const systemSegments: string[] = [...stable.segments];
   // Object.assign, not a spread: V8 copies an object with keys such as 'hard-rules' by spread several times slower.
   const byKind: Partial<Record<BlockKind, number>> = Object.assign({}, stable.byKind);
-  const redactions = { email: stable.email, phone: stable.phone };
+  const redactions = addCounts({ email: 0, phone: 0 }, stable.redactions);
   let totalTokens = stable.tokens;
-  let systemPrompt = stable.text;
+  let tail = '';
   const planned: PlannedSegment[] = [];
-  for (const prepared of tail) {
+  for (const prepared of system.slice(split)) {
     const placement = PLACEMENT[prepared.kind];
     planned.push({
       kind: prepared.kind,
@@ -530,42 +549,42 @@ function compileWith(memo: CompilerMemo, tokenizer: TokenCounter, input: Compile
     });
     blocks.push(blockOf(prepared));
     systemSegments.push(prepared.segment);
-    systemPrompt += prepared.segment;
+    tail += prepared.segment;
     byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
     totalTokens += prepared.segmentTokens;
-    redactions.email += prepared.email;
-    redactions.phone += prepared.phone;
+    addCounts(redactions, prepared.redactions);
   }
   // The engine and the session's tool tokens are this compile's own: the shared prefix is finished with them.
-  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, engine, planTokens, stable.plan);
+  const { cache, promptSha256 } = planCache(planned, memo.prefixes, memo.routeKeys, chosen.engine, planTokens, stable.plan);
   for (const block of part.blocks) blocks.push(block);
   for (const prepared of inputs) byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
   totalTokens += part.tokens;
-  redactions.email += part.email;
-  redactions.phone += part.phone;
+  addCounts(redactions, part.redactions);
 
+  const systemPrompt = stable.text + tail;
   const inputPrompt = part.text;
   const instructions = inputPrompt === null ? systemPrompt : `${systemPrompt}\n\n${inputPrompt}`;
-
+  const { policy } = input;
   return {
     blocks,
     systemPrompt,
     inputPrompt,
     instructions,
     segments: { system: systemSegments, input: [...part.segments] },
+    prompt: { stable: stable.piece, tail, input: part.piece },
     budget: {
       limitChars: policy.limitChars,
       usedChars: instructions.length,
       remainingChars: policy.limitChars - instructions.length,
-      omitted,
-      blocks: limits,
+      omitted: chosen.omitted,
+      blocks: policy.blocks,
     },
     cache,
     promptSha256,
     inputSha256: part.sha256,
     tokens: { total: totalTokens + (inputPrompt === null ? 0 : 1), byKind },
     redactions,
-    warnings,
+    warnings: chosen.warnings,
   };
 }
 
@@ -594,88 +613,52 @@ export interface StablePart {
   readonly segments: readonly string[];
   /** The segments joined: the system prompt up to the first volatile block. */
   readonly text: string;
+  /** The same text as the prompt piece every compile with this prefix shares (`CompiledContext.prompt`). */
+  readonly piece: PromptPiece;
   readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
   /** Segment tokens, summed. */
   readonly tokens: number;
-  readonly email: number;
-  readonly phone: number;
+  readonly redactions: Readonly<RedactionCounts>;
   /** The plan of this prefix, to finish with a compile's volatile tail, engine and tool tokens. */
   readonly plan: PlannedPrefix;
 }
 
 /** The input prompt of a list of input blocks: joined, hashed, summed. Immutable. */
-interface InputPart {
+export interface InputPart {
   readonly blocks: readonly Block[];
   readonly segments: readonly string[];
   readonly text: string | null;
+  readonly piece: PromptPiece | null;
   readonly sha256: string | null;
   /** Segment tokens, summed. */
   readonly tokens: number;
-  readonly email: number;
-  readonly phone: number;
+  readonly redactions: Readonly<RedactionCounts>;
 }
 
 /**
- * The parts memo: laid-out parts by the identities of their blocks, as a chain of maps from
- * the first block on, so finding a part costs one lookup per block, of strings the blocks
- * keep (no key is built per compile). Each level keeps a bounded number of successors.
+ * The parts memos' key: the identities of the blocks, in order, or undefined when one of them
+ * does not recur (a turn's message, evidence): such a part is laid out afresh.
  */
-interface PartNode {
-  readonly next: Map<string, PartNode>;
-  part?: object;
-}
-
-/** The chains that start at one block: as the first block of a stable prefix, and of an input. */
-interface PartRoots {
-  s?: PartNode;
-  i?: PartNode;
-  bytes: number;
-}
-
-const MAX_SUCCESSORS = 32;
-
-/** The node for `blocks` (created as needed), or undefined when one of them does not recur (a turn's message, evidence). */
-function partNode(memo: CompilerMemo, kind: 's' | 'i', blocks: readonly PreparedBlock[]): PartNode | undefined {
-  for (const prepared of blocks) if (prepared.ident === undefined) return undefined;
-  const first = blocks[0]!.ident!;
-  const roots = (memo.parts.get(first) as PartRoots | undefined) ?? (memo.parts.set(first, { bytes: 2 * first.length + 256 }, 2 * first.length + 256) as PartRoots);
-  let node: PartNode = roots[kind] ?? (roots[kind] = { next: new Map() });
-  for (let i = 1; i < blocks.length; i++) {
-    const ident = blocks[i]!.ident!;
-    let child = node.next.get(ident);
-    if (child === undefined) {
-      if (node.next.size >= MAX_SUCCESSORS) node.next.clear();
-      node.next.set(ident, (child = { next: new Map() }));
-    }
-    node = child;
+function partKey(blocks: readonly PreparedBlock[]): string | undefined {
+  let key = '';
+  for (const prepared of blocks) {
+    if (prepared.ident === undefined) return undefined;
+    key += `${prepared.ident}\0`;
   }
-  return node;
-}
-
-/** Remembers `part` at `node`, and weighs it into its chain's entry so the area's bound counts it. */
-function keepPart<T extends object>(memo: CompilerMemo, blocks: readonly PreparedBlock[], node: PartNode | undefined, part: T, bytes: number): T {
-  if (node === undefined) return part;
-  node.part = part;
-  const first = blocks[0]!.ident!;
-  const roots = memo.parts.get(first) as PartRoots | undefined;
-  if (roots !== undefined) {
-    roots.bytes += bytes + 128 * blocks.length;
-    memo.parts.set(first, roots, roots.bytes);
-  }
-  return part;
+  return key;
 }
 
 function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly PreparedBlock[]): StablePart {
-  const node = partNode(memo, 's', system);
+  const key = partKey(system);
+  const known = key === undefined ? undefined : memo.stableParts.get(key);
   // Its token counts are one tokenizer's: a memo shared by compilers with another recomputes it.
-  if (node?.part !== undefined && (node.part as StablePart).plan.tokenizer === planTokens.counter.name) return node.part as StablePart;
+  if (known !== undefined && known.plan.tokenizer === planTokens.counter.name) return known;
   const planned: PlannedSegment[] = [];
   const blocks: Block[] = [];
   const segments: string[] = [];
   const byKind: Partial<Record<BlockKind, number>> = {};
   let tokens = 0;
-  let email = 0;
-  let phone = 0;
+  const redactions = { email: 0, phone: 0 };
   for (const prepared of system) {
     const placement = PLACEMENT[prepared.kind];
     planned.push({ kind: prepared.kind, cacheClass: placement.cacheClass, blockIndex: blocks.length, segment: prepared.segment, key: prepared.key, approxTokens: prepared.segmentTokens });
@@ -683,40 +666,38 @@ function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly
     segments.push(prepared.segment);
     byKind[prepared.kind] = (byKind[prepared.kind] ?? 0) + prepared.approxTokens;
     tokens += prepared.segmentTokens;
-    email += prepared.email;
-    phone += prepared.phone;
+    addCounts(redactions, prepared.redactions);
   }
   const plan = planPrefix(planned, memo.prefixes, planTokens);
   const text = segments.join('');
-  const part: StablePart = { blocks, segments, text, byKind, tokens, email, phone, plan };
+  const part: StablePart = { blocks, segments, text, piece: { text, derived: {} }, byKind, tokens, redactions, plan };
   // The text, its blocks' contents (about the same again) and a native hash state per boundary.
-  return keepPart(memo, system, node, part, 4 * text.length + 1024 * (plan.boundaries.length + 1));
+  return key === undefined ? part : memo.stableParts.set(key, part, 2 * key.length + 4 * text.length + 1024 * (plan.boundaries.length + 1));
 }
 
 function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputPart {
   if (inputs.length === 0) return EMPTY_INPUT;
-  const node = partNode(memo, 'i', inputs);
-  if (node?.part !== undefined) return node.part as InputPart;
+  const key = partKey(inputs);
+  const known = key === undefined ? undefined : memo.inputParts.get(key);
+  if (known !== undefined) return known;
   const hasher = new PrefixHasher(memo.prefixes);
   const blocks: Block[] = [];
   const segments: string[] = [];
   let tokens = 0;
-  let email = 0;
-  let phone = 0;
+  const redactions = { email: 0, phone: 0 };
   for (const prepared of inputs) {
     hasher.push(prepared.segment, prepared.key);
     blocks.push(blockOf(prepared));
     segments.push(prepared.segment);
     tokens += prepared.segmentTokens;
-    email += prepared.email;
-    phone += prepared.phone;
+    addCounts(redactions, prepared.redactions);
   }
   const text = segments.join('');
-  const part: InputPart = { blocks, segments, text, sha256: hasher.finish(), tokens, email, phone };
-  return keepPart(memo, inputs, node, part, 4 * text.length + 512);
+  const part: InputPart = { blocks, segments, text, piece: { text, derived: {} }, sha256: hasher.finish(), tokens, redactions };
+  return key === undefined ? part : memo.inputParts.set(key, part, 2 * key.length + 4 * text.length + 512);
 }
 
-const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, sha256: null, tokens: 0, email: 0, phone: 0 });
+const EMPTY_INPUT: InputPart = Object.freeze({ blocks: [], segments: [], text: null, piece: null, sha256: null, tokens: 0, redactions: NO_REDACTIONS });
 
 const RUNTIME_SCOPE_SOURCES = Object.fromEntries(
   Object.entries(RUNTIME_SCOPES).map(([surface, text]) => [surface, Object.freeze({ source: `builtin:surface/${surface}`, text })]),

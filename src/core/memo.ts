@@ -22,34 +22,13 @@ export function noMemo<K, V>(): Memo<K, V> {
 }
 
 /**
- * A bounded memo for pure functions, for an owner that keeps its own (the trace store's
- * per-instance digest memo): when it grows past its entry or weight limit it starts over.
- * An instance is state; the core never creates one.
+ * The value `memo` holds under `key`, else `derive()` kept there with its weight. The key
+ * names everything the value depends on; the memo's type is the value's, so nothing read
+ * back is cast.
  */
-export class BoundedMemo<K, V> implements Memo<K, V> {
-  private readonly map = new Map<K, V>();
-  private weight = 0;
-
-  constructor(
-    private readonly maxEntries: number,
-    private readonly maxWeight: number = Number.POSITIVE_INFINITY,
-  ) {}
-
-  get(key: K): V | undefined {
-    return this.map.get(key);
-  }
-
-  set(key: K, value: V, weight = 1): V {
-    if (this.map.size >= this.maxEntries || this.weight + weight > this.maxWeight) {
-      this.map.clear();
-      this.weight = 0;
-    }
-    this.map.set(key, value);
-    this.weight += weight;
-    return value;
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
+export function remembered<K, V>(memo: Memo<K, V>, key: K, derive: () => V, weigh: (value: V) => number): V {
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  const value = derive();
+  return memo.set(key, value, weigh(value));
 }

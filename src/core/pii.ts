@@ -14,6 +14,9 @@
 export type PiiKind = 'email' | 'phone';
 export type RedactionCounts = Record<PiiKind, number>;
 
+/** None redacted (shared, frozen). */
+export const NO_REDACTIONS: Readonly<RedactionCounts> = Object.freeze({ email: 0, phone: 0 });
+
 export interface ScrubResult {
   text: string;
   counts: RedactionCounts;
@@ -374,7 +377,7 @@ export function scrubPii(text: string): ScrubResult {
 }
 
 /** Adds redaction counts (for totals across blocks). */
-export function addCounts(into: RedactionCounts, more: RedactionCounts): RedactionCounts {
+export function addCounts(into: RedactionCounts, more: Readonly<RedactionCounts>): RedactionCounts {
   into.email += more.email;
   into.phone += more.phone;
   return into;

@@ -3,6 +3,7 @@
  * `CompileInput` from the brain and the request, `compile()` turns it into a
  * `CompiledContext`, and routes deliver and trace that.
  */
+import type { RedactionCounts } from './pii.js';
 import type { Clock } from './time.js';
 import type { ToolDefinitionForCount } from './tokens.js';
 
@@ -234,6 +235,24 @@ export interface Budget {
   blocks: Record<BlockKind, number>;
 }
 
+/**
+ * A piece of a prompt that every compile using it shares (a stable prefix, an input, laid
+ * out once): its text, and a slot where a consumer keeps what it derives from that text
+ * alone — the answer writer keeps its JSON there — so the piece owns that reuse and it lives
+ * exactly as long as the piece.
+ */
+export interface PromptPiece {
+  readonly text: string;
+  readonly derived: { json?: Uint8Array };
+}
+
+/** A compile's prompts as the pieces they are joined from: the stable prefix, the volatile tail after it (the clock line), and the input. */
+export interface PromptParts {
+  readonly stable: PromptPiece;
+  readonly tail: string;
+  readonly input: PromptPiece | null;
+}
+
 export interface CompiledContext {
   blocks: Block[];
   systemPrompt: string;
@@ -245,11 +264,13 @@ export interface CompiledContext {
    * it appears, so a store can keep each distinct segment once.
    */
   segments: { system: string[]; input: string[] };
+  /** How the prompts are joined from pieces a compiler shares between compiles: `systemPrompt === prompt.stable.text + prompt.tail`, `inputPrompt === prompt.input?.text ?? null`. */
+  prompt: PromptParts;
   budget: Budget;
   cache: CachePlan;
   promptSha256: string;
   inputSha256: string | null;
   tokens: { total: number; byKind: Partial<Record<BlockKind, number>> };
-  redactions: { email: number; phone: number };
+  redactions: RedactionCounts;
   warnings: string[];
 }

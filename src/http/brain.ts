@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createBrain, type Brain } from '../io/brain.js';
+import { createBrain, ROOT_UNREADABLE, type Brain } from '../io/brain.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,7 +18,7 @@ async function brainReadable(root: string): Promise<void> {
   });
   if (!info.isDirectory()) throw new Error('brain root is not a directory (BRAIN_ROOT)');
   await access(root, constants.R_OK | constants.X_OK).catch(() => {
-    throw new Error('brain root is not readable (BRAIN_ROOT)');
+    throw new Error(`${ROOT_UNREADABLE.detail} (BRAIN_ROOT)`);
   });
 }
 

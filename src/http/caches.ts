@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Caches } from '../caches.js';
 import { createCompiler, type Compiler } from '../core/compile.js';
-import type { SourceMemo } from '../sources/job.js';
+import type { SourceMemo } from '../sources/memo.js';
 import { O200K_BASE } from '../tokenizer.js';
 
 declare module 'fastify' {
@@ -22,7 +22,7 @@ export const cachesPlugin = fp(
     const { caches } = options;
     app.decorate('caches', caches);
     app.decorate('compiler', createCompiler({ memo: caches.compiler, tokenizer: O200K_BASE }));
-    app.decorate('sourceMemo', { ...caches.sources, time: caches.compiler.time });
+    app.decorate('sourceMemo', caches.sources);
     app.metrics.collectCaches(() => caches.stats());
   },
   { name: 'caches', dependencies: ['metrics'] },

@@ -8,15 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CacheArea } from '../caches.js';
 import { sha256Hex } from '../core/digest.js';
-import { buildHud, type Hud, type SnapshotFile } from '../core/hud.js';
-import type { CompiledContext, Subject } from '../core/types.js';
+import { hudFor, type Hud, type SnapshotFile } from '../core/hud.js';
+import type { Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { ListingRecord, SourceRecord } from '../io/brain.js';
+import type { ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
-import type { CompileJob, JobRead, JobResult } from '../sources/job.js';
-import type { AnswerEncoder, ComposedString, ResultParts } from './answer.js';
+import type { CompileJob, EtagKey, JobRead, JobResult } from '../sources/job.js';
+import type { AnswerEncoder } from './answer.js';
 import { runScope } from './auth.js';
 import { asProblemError, toProblem } from './problem.js';
 
@@ -64,6 +63,8 @@ interface DeliveryBase extends DeliveryRequest {
   listings: readonly ListingRecord[];
   /** The files read, as the HUD's snapshot describes them. */
   loaded: readonly SnapshotFile[];
+  /** The record of reads the session replayed (a persona's day), which keeps the HUD of them for every delivery of the day. */
+  replayed?: SessionRecord | undefined;
   /** Warnings from reading sources (the compile adds its own). */
   warnings: readonly string[];
   timing: {
@@ -116,6 +117,7 @@ export async function deliverJob(request: FastifyRequest, reply: FastifyReply, d
     absent: brain.absent(),
     listings: brain.listings(),
     loaded: brain.loaded(),
+    replayed: brain.replayed(),
     timing: { readMs, compileMs },
     ...outcome,
   });
@@ -131,9 +133,6 @@ export function runIdFor(given: string | undefined): { runId: string; newRun: bo
   return given === undefined ? { runId: randomUUID(), newRun: true } : { runId: given, newRun: false };
 }
 
-/** The representations of one compiled result an ETag tells apart. */
-type EtagKey = 'json' | 'json+hud' | 'text';
-
 function etagKey(delivery: DeliveryRequest): EtagKey {
   return delivery.format === 'text' ? 'text' : delivery.hud === true ? 'json+hud' : 'json';
 }
@@ -146,33 +145,14 @@ function etagKey(delivery: DeliveryRequest): EtagKey {
  * `?hud=1`, the HUD. Members that describe the request rather than the prompt (runId,
  * sources, warnings) are left out, so an unchanged prompt still answers 304.
  */
-export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null, toolsSha256 = toolsDigest(result)): string {
+export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null): string {
   const { compiled } = result;
   const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
   if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
   // The live context and the session are the prompts again (the session with the voice and tools, covered by `realtime`).
   const { liveContext: _liveContext, session: _session, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
-  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, toolsSha256, members, hud]);
+  const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, result.realtime?.toolsSha256 ?? null, members, hud]);
   return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
-}
-
-/** The sha256 of a persona's tools as delivered; null without tools. */
-function toolsDigest(result: Pick<JobResult, 'realtime'>): string | null {
-  return result.realtime === undefined ? null : sha256Hex(JSON.stringify(result.realtime.tools));
-}
-
-/**
- * `toolsDigest`, kept weakly with the very tools array: a persona hands out the same one
- * from result to result (every minute is a new result), so it is serialised and hashed once.
- */
-function keptToolsDigest(result: Pick<JobResult, 'realtime'>, answers: CacheArea<object, object>): string | null {
-  const tools = result.realtime?.tools;
-  if (tools === undefined) return null;
-  const kept = answers.get(tools) as { toolsSha256: string } | undefined;
-  if (kept !== undefined) return kept.toolsSha256;
-  const toolsSha256 = toolsDigest(result)!;
-  answers.set(tools, { toolsSha256 }, 160);
-  return toolsSha256;
 }
 
 /** RFC 9110 §13.1.2: weak comparison, `*` matches any current representation. */
@@ -196,63 +176,6 @@ export function ifNoneMatchAny(header: string | string[] | undefined): boolean {
   return [header].flat().join(',').split(',').some((candidate) => candidate.trim() === '*');
 }
 
-/** What is derived from a shared result alone, kept in the cache set's `answers` area while it is handed out. */
-interface EncodedResult {
-  /** By representation; the `json+hud` one holds while `hud` is the HUD delivered. */
-  etags: Partial<Record<EtagKey, string>>;
-  /** Its JSON members, as bytes, per run of the route's encoder. */
-  parts?: ResultParts;
-  /** Its HUD, and the very file snapshots and misses it was built from. */
-  hud?: KeptHud;
-}
-
-interface KeptHud {
-  loaded: readonly SnapshotFile[];
-  missing: readonly string[];
-  /** What of the compile the HUD shows: each block's kind, source and chars, and the budget. */
-  blocks: readonly Pick<CompiledContext['blocks'][number], 'kind' | 'source' | 'chars'>[];
-  limitChars: number;
-  usedChars: number;
-  hud: Hud;
-}
-
-const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((item, i) => item === b[i]);
-
-/** Whether `kept` was built from the very snapshots and misses of `delivery` and the same blocks and budget: then `buildHud` would give it again. */
-function holds(kept: KeptHud, delivery: CompiledDelivery): boolean {
-  const { blocks, budget } = delivery.result.compiled;
-  if (kept.limitChars !== budget.limitChars || kept.usedChars !== budget.usedChars || kept.blocks.length !== blocks.length) return false;
-  if (!sameItems(kept.loaded, delivery.loaded) || !sameItems(kept.missing, delivery.absent)) return false;
-  return kept.blocks.every((block, i) => block.kind === blocks[i]!.kind && block.source === blocks[i]!.source && block.chars === blocks[i]!.chars);
-}
-
-/**
- * The delivery's HUD. A shared result keeps the one built for it, reused while the files read
- * are the very same snapshots (the brain hands out one per file version) and the same paths
- * were missing: a persona's answer within a minute costs a few comparisons, not a rebuild.
- * A persona's next minute is a new result, but its reads are the day's replayed record (the
- * same array): the HUD kept with that array is reused while it still holds (same blocks and
- * budget), so the trace stores it by reference instead of serialising it again.
- */
-function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined, answers: CacheArea<object, object>): KeptHud {
-  if (kept && holds(kept, delivery)) return kept;
-  const shared = delivery.result.shared === true;
-  const previous = shared ? (answers.get(delivery.loaded) as KeptHud | undefined) : undefined;
-  if (previous && holds(previous, delivery)) return previous;
-  const { blocks, budget } = delivery.result.compiled;
-  const built: KeptHud = {
-    loaded: delivery.loaded,
-    missing: delivery.absent,
-    blocks,
-    limitChars: budget.limitChars,
-    usedChars: budget.usedChars,
-    hud: buildHud({ loaded: delivery.loaded, missing: delivery.absent, blocks, budget }),
-  };
-  // Weakly, by the record's own array: it lives exactly as long as the day's snapshot that hands it out.
-  if (shared) answers.set(delivery.loaded, built, 256 + 320 * built.hud.files.length);
-  return built;
-}
-
 /**
  * Delivers a compile outcome, durably traced first (SPEC §6): the event is appended to
  * `app.traces` and awaited before anything of the prompt leaves. On success the JSON body
@@ -263,7 +186,7 @@ function hudFor(delivery: CompiledDelivery, kept: KeptHud | undefined, answers: 
  */
 export async function deliver(request: FastifyRequest, reply: FastifyReply, delivery: Delivery): Promise<FastifyReply> {
   reply.header('x-run-id', delivery.runId);
-  const { metrics, traces, caches } = request.server;
+  const { metrics, traces } = request.server;
   if (!('result' in delivery)) {
     const problem = asProblemError(delivery.error);
     const { status, detail } = toProblem(problem, request);
@@ -277,15 +200,21 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   }
 
   const { result } = delivery;
-  const { compiled } = result;
-  // Only a shared result is worth remembering; a one-off one would only evict others.
-  let encoded = result.shared === true ? (caches.answers.get(result) as EncodedResult | undefined) : undefined;
+  const { compiled, derived } = result;
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  const kept = hudFor(delivery, encoded?.hud, caches.answers);
+  // A shared result keeps what is derived from it alone (HUD, ETags, answer bytes, trace records); its day keeps the HUD of its reads.
+  const day = delivery.replayed?.derived;
+  const kept = hudFor(derived?.hud ?? day?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
   const { hud } = kept;
   const key = etagKey(delivery);
-  const known = key === 'json+hud' && encoded?.hud !== kept ? undefined : encoded?.etags[key];
-  const etag = known ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null, key === 'text' ? null : keptToolsDigest(result, caches.answers));
+  // The ETag of the JSON with the HUD holds while the HUD it covers does.
+  if (derived !== undefined && derived.hud !== kept) delete derived.etags['json+hud'];
+  const etag = derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
+  if (derived !== undefined) {
+    derived.etags[key] = etag;
+    derived.hud = kept;
+  }
+  if (day !== undefined) day.hud = kept;
   const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag);
   const tracing = performance.now();
   try {
@@ -299,7 +228,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       hud,
       ...(result.record?.recall ? { recall: result.record.recall } : {}),
       ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
-    }, { newRun: delivery.newRun });
+    }, { newRun: delivery.newRun, slot: derived });
   } catch (traceError) {
     throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
   }
@@ -312,23 +241,6 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     .header('etag', etag)
     .header('cache-control', 'private, no-cache')
     .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
-  const json = !notModified && delivery.format === 'json';
-  if (result.shared === true && (known === undefined || (json && encoded?.parts === undefined) || encoded?.hud !== kept)) {
-    const etags = { ...encoded?.etags, [key]: etag };
-    if (encoded?.hud !== kept && key !== 'json+hud') delete etags['json+hud'];
-    encoded = { etags, ...(encoded?.parts ? { parts: encoded.parts } : {}), hud: kept };
-    if (json && encoded.parts === undefined) {
-      // Derived from the parts written for the minute before (a persona's next minute): only what changed is written.
-      const { lineage } = result;
-      const previous = lineage === undefined ? undefined : (caches.answers.get(lineage) as ResultParts | undefined);
-      encoded.parts = delivery.answer.resultParts(compiled as unknown as Record<string, unknown>, { composed: promptPieces(compiled), pieces: caches.pieces, extra: result.extra, previous });
-      // Weighed lightly: the parts are weighed with their result below.
-      if (lineage !== undefined) caches.answers.set(lineage, encoded.parts, 64);
-    }
-    let bytes = 256 + 320 * hud.files.length;
-    for (const part of encoded.parts ?? []) for (const chunk of part ?? []) bytes += chunk.length;
-    caches.answers.set(result, encoded, bytes);
-  }
   if (notModified) return reply.code(304).send();
   if (delivery.format === 'text') return reply.type('text/plain; charset=utf-8').send(compiled.instructions);
   const perRequest = {
@@ -340,21 +252,14 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     phase: delivery.identifiers['phase'],
     ...(delivery.hud === true ? { hud } : {}),
   };
-  // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
-  return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), encoded?.parts));
-}
-
-/**
- * The prompts as the segments they were joined from, so the answer escapes each segment once
- * (a persona's next minute shares all but its clock line with the one before).
- */
-function promptPieces(compiled: CompiledContext): ComposedString[] {
-  const { system, input } = compiled.segments;
-  const composed: ComposedString[] = [{ value: compiled.systemPrompt, pieces: system }];
-  if (compiled.inputPrompt !== null) {
-    composed.push({ value: compiled.inputPrompt, pieces: input }, { value: compiled.instructions, pieces: [...system, '\n\n', ...input] });
+  const parts = derived === undefined ? undefined : (derived.answer ?? delivery.answer.resultParts(resultMembers(result), compiled));
+  // Kept from the result's second answer on: parts kept from every first answer would outlive the young generation for nothing.
+  if (derived !== undefined && derived.answer === undefined) {
+    if (derived.answered === true) derived.answer = parts;
+    derived.answered = true;
   }
-  return composed;
+  // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
+  return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), parts));
 }
 
 /** The members of a response that come from the compiled result: the compile itself and the route's extras. */

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CacheStats } from '../caches.js';
-import type { TraceStoreStats } from '../io/trace/index.js';
+import type { CacheStats } from '../cache-area.js';
+import type { TraceObservers, TraceStoreStats } from '../io/trace/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -56,6 +56,8 @@ export interface Metrics {
   readonly connectionsShed: Counter<'reason'>;
   /** Requests refused while the replica was overloaded, by the threshold it was over (`src/http/pressure.ts`). */
   readonly requestsShed: Counter<'reason'>;
+  /** The callbacks a trace store of `backend` reports its writes through, into the trace series above. */
+  traceObservers(backend: TraceBackend): Required<TraceObservers>;
   /** Reads the cache set's areas (entries, bytes, hits, misses) at every scrape. */
   collectCaches(stats: () => readonly CacheStats[]): void;
   /** Reads the trace store's counters (failures, rejected appends) at every scrape. */
@@ -79,107 +81,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-
-  const requests = new Counter({
-    name: 'cc_http_requests_total',
-    help: 'HTTP requests by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers,
-  });
-  const requestDuration = new Histogram({
-    name: 'cc_http_request_duration_seconds',
-    help: 'HTTP request latency by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: REQUEST_BUCKETS_SECONDS,
-    registers,
-  });
-  const compileFailures = new Counter({
-    name: 'cc_compile_failures_total',
-    help: 'Compiles that delivered no prompt, by route and error code.',
-    labelNames: ['route', 'code'] as const,
-    registers,
-  });
-  const readDuration = new Histogram({
-    name: 'cc_compile_read_duration_seconds',
-    help: "Time a compile spent reading its sources from the brain (stat-revalidated cache included), by route.",
-    labelNames: ['route'] as const,
-    buckets: STEP_BUCKETS_SECONDS,
-    registers,
-  });
-  const compileDuration = new Histogram({
-    name: 'cc_compile_duration_seconds',
-    help: 'Time spent in the compiler, by route (a result shared within the minute takes next to none).',
-    labelNames: ['route'] as const,
-    buckets: STEP_BUCKETS_SECONDS,
-    registers,
-  });
-  const redactions = new Counter({
-    name: 'cc_redactions_total',
-    help: 'PII redacted from delivered prompts, by kind (email, phone); a prompt delivered twice counts twice.',
-    labelNames: ['kind'] as const,
-    registers,
-  });
-  const traceWriteDuration = new Histogram({
-    name: 'cc_trace_write_duration_seconds',
-    help: 'Time for a trace event to become durable.',
-    labelNames: ['result'] as const,
-    buckets: REQUEST_BUCKETS_SECONDS,
-    registers,
-  });
-  const traceCommits = new Counter({
-    name: 'cc_trace_commits_total',
-    help: 'Durable commits of the trace store: an fsync of a trace file, or a committed transaction. Group commit makes them far fewer than trace events.',
-    registers,
-  });
-  const traceBatchDuration = new Histogram({
-    name: 'cc_trace_batch_duration_seconds',
-    help: 'Time for one group-commit batch to become durable (one write and fsync, or one transaction), by backend and result.',
-    labelNames: ['backend', 'result'] as const,
-    buckets: REQUEST_BUCKETS_SECONDS,
-    registers,
-  });
-  const traceBatchEvents = new Histogram({
-    name: 'cc_trace_batch_events',
-    help: 'Trace events per group-commit batch, by backend.',
-    labelNames: ['backend'] as const,
-    buckets: BATCH_BUCKETS_EVENTS,
-    registers,
-  });
-  const connectionsShed = new Counter({
-    name: 'cc_http_connections_shed_total',
-    help: 'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-
-  const chainBreaks = new Counter({
-    name: 'cc_trace_chain_breaks_total',
-    help: 'Reads of a run (GET /runs/:runId/trace, the viewer) that found its hash chain broken: an event altered, forged, inserted, removed or reordered, or a trace file missing or cut.',
-    registers,
-  });
-
-  const requestsShed = new Counter({
-    name: 'cc_http_requests_shed_total',
-    help: 'Requests refused with 503 CC_OVERLOADED while the replica was over a load threshold, by threshold (eventLoopDelay, eventLoopUtilization, heapUsedBytes).',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-
+  const trace = traceSeries(registers);
   return {
     registry,
-    requests,
-    requestDuration,
-    compileFailures,
-    readDuration,
-    compileDuration,
-    redactions,
-    traceWriteDuration,
-    traceCommits,
-    traceBatchDuration,
-    traceBatchEvents,
-    connectionsShed,
-    requestsShed,
-    chainBreaks,
+    ...requestSeries(registers),
+    ...trace,
+    traceObservers: (backend) => ({
+      observeWrite: (seconds, ok) => trace.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
+      observeCommit: () => trace.traceCommits.inc(),
+      observeBatch: (events, seconds, ok) => {
+        trace.traceBatchDuration.observe({ backend, result: ok ? 'ok' : 'error' }, seconds);
+        trace.traceBatchEvents.observe({ backend }, events);
+      },
+    }),
     collectReadiness: (checks) => readinessGauge(registers, checks),
     collectCaches: (stats) => cacheSeries(registers, stats),
     collectTraces: (stats) => traceStoreSeries(registers, stats),
@@ -210,7 +124,101 @@ function readinessGauge(registers: Registry[], checks: () => ReadonlyArray<{ nam
   });
 }
 
-/** The cache set's hits, misses, entries and bytes per area, read once per scrape. */
+/** The series of requests and compiles, observed on the request path. */
+function requestSeries(registers: Registry[]) {
+  return {
+    requests: new Counter({
+      name: 'cc_http_requests_total',
+      help: 'HTTP requests by route, method and status.',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: 'cc_http_request_duration_seconds',
+      help: 'HTTP request latency by route, method and status.',
+      labelNames: ['route', 'method', 'status'] as const,
+      buckets: REQUEST_BUCKETS_SECONDS,
+      registers,
+    }),
+    compileFailures: new Counter({
+      name: 'cc_compile_failures_total',
+      help: 'Compiles that delivered no prompt, by route and error code.',
+      labelNames: ['route', 'code'] as const,
+      registers,
+    }),
+    readDuration: new Histogram({
+      name: 'cc_compile_read_duration_seconds',
+      help: "Time a compile spent reading its sources from the brain (stat-revalidated cache included), by route.",
+      labelNames: ['route'] as const,
+      buckets: STEP_BUCKETS_SECONDS,
+      registers,
+    }),
+    compileDuration: new Histogram({
+      name: 'cc_compile_duration_seconds',
+      help: 'Time spent in the compiler, by route (a result shared within the minute takes next to none).',
+      labelNames: ['route'] as const,
+      buckets: STEP_BUCKETS_SECONDS,
+      registers,
+    }),
+    redactions: new Counter({
+      name: 'cc_redactions_total',
+      help: 'PII redacted from delivered prompts, by kind (email, phone); a prompt delivered twice counts twice.',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    connectionsShed: new Counter({
+      name: 'cc_http_connections_shed_total',
+      help: 'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    requestsShed: new Counter({
+      name: 'cc_http_requests_shed_total',
+      help: 'Requests refused with 503 CC_OVERLOADED while the replica was over a load threshold, by threshold (eventLoopDelay, eventLoopUtilization, heapUsedBytes).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+  };
+}
+
+/** The trace series: the store's writes (reported through `TraceObservers`) and the broken chains reads of a run find. */
+function traceSeries(registers: Registry[]) {
+  return {
+    traceWriteDuration: new Histogram({
+      name: 'cc_trace_write_duration_seconds',
+      help: 'Time for a trace event to become durable.',
+      labelNames: ['result'] as const,
+      buckets: REQUEST_BUCKETS_SECONDS,
+      registers,
+    }),
+    traceCommits: new Counter({
+      name: 'cc_trace_commits_total',
+      help: 'Durable commits of the trace store: an fsync of a trace file, or a committed transaction. Group commit makes them far fewer than trace events.',
+      registers,
+    }),
+    traceBatchDuration: new Histogram({
+      name: 'cc_trace_batch_duration_seconds',
+      help: 'Time for one group-commit batch to become durable (one write and fsync, or one transaction), by backend and result.',
+      labelNames: ['backend', 'result'] as const,
+      buckets: REQUEST_BUCKETS_SECONDS,
+      registers,
+    }),
+    traceBatchEvents: new Histogram({
+      name: 'cc_trace_batch_events',
+      help: 'Trace events per group-commit batch, by backend.',
+      labelNames: ['backend'] as const,
+      buckets: BATCH_BUCKETS_EVENTS,
+      registers,
+    }),
+    chainBreaks: new Counter({
+      name: 'cc_trace_chain_breaks_total',
+      help: 'Reads of a run (GET /runs/:runId/trace, the viewer) that found its hash chain broken: an event altered, forged, inserted, removed or reordered, or a trace file missing or cut.',
+      registers,
+    }),
+  };
+}
+
+/** The cache set's areas (entries, bytes, hits, misses), read at every scrape. */
 function cacheSeries(registers: Registry[], stats: () => readonly CacheStats[]): void {
   const read = scrapeOnce(stats);
   const series = (name: string, help: string, pick: (area: CacheStats) => number, type: 'counter' | 'gauge') => {

@@ -205,7 +205,7 @@ export const openapiPlugin = fp(
 );
 
 const PROBLEM_PREFIX = 'An RFC 9457 problem: ';
-const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+const SAFE_INTEGER_BOUNDS: ReadonlySet<number> = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
 
 type Json = Record<string, unknown>;
 

@@ -21,17 +21,13 @@ export const tracesPlugin = fp(
     const backend = app.config.traceDatabaseUrl === null ? 'files' : 'postgres';
     const traces = createTraceStoreFromConfig(app.config, app.log.child({ component: 'traces' }), {
       ...(options.fs ? { fs: options.fs } : {}),
-      observeWrite: (seconds, ok) => metrics.traceWriteDuration.observe({ result: ok ? 'ok' : 'error' }, seconds),
-      observeCommit: () => metrics.traceCommits.inc(),
-      observeBatch: (events, seconds, ok) => {
-        metrics.traceBatchDuration.observe({ backend, result: ok ? 'ok' : 'error' }, seconds);
-        metrics.traceBatchEvents.observe({ backend }, events);
-      },
+      memo: app.caches.trace,
+      ...metrics.traceObservers(backend),
     });
     metrics.collectTraces(() => traces.stats());
     app.decorate('traces', traces);
     app.addHook('onClose', () => traces.close());
     app.readinessChecks.push({ name: 'traces', check: () => traces.health() });
   },
-  { name: 'traces', dependencies: ['metrics'] },
+  { name: 'traces', dependencies: ['metrics', 'caches'] },
 );

@@ -4,13 +4,12 @@
  * trace lists every file it read, and merges what it returns into the delivery: nothing a
  * job hands back is changed after the fact. The CLI runs the same jobs without HTTP.
  */
-import type { Compiler } from '../core/compile.js';
 import type { Receipts, RecallDecision } from '../core/governance.js';
-import { noMemo, type Memo } from '../core/memo.js';
-import { NO_TIME_MEMO, type TimeMemo } from '../core/time.js';
+import type { KeptHud } from '../core/hud.js';
 import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext } from '../core/types.js';
-import type { BrainReader } from '../io/brain.js';
+import type { BrainSession } from '../io/brain.js';
+import type { SpliceSlot } from '../io/trace/event-record.js';
 
 export interface CompileJob {
   /**
@@ -18,7 +17,7 @@ export interface CompileJob {
    * request (an unknown persona, a missing identity) is a thrown problem, traced as a failed
    * delivery.
    */
-  read(brain: BrainReader): Promise<JobRead>;
+  read(brain: BrainSession): Promise<JobRead>;
 }
 
 export interface JobRead {
@@ -34,47 +33,52 @@ export interface JobResult {
   readonly compiled: CompiledContext;
   /** Response members beyond the compile (persona routes: liveContext, topic, voice, tools, session; the topic route: topic). */
   readonly extra?: Readonly<Record<string, unknown>>;
-  /** True when the result is remembered and handed out again (equal requests within a minute): shared, never mutated. */
-  readonly shared?: boolean;
   /**
-   * The same object for every minute of one persona, files and options while they are kept: a
-   * shared result's answer is derived from the one written for the minute before it (by this
-   * key, in the cache set's weak `answers` area).
+   * Present when the result is remembered and handed out again (equal requests within a
+   * minute): the result is then shared and never mutated, and this is where delivery keeps
+   * what it derives from it.
    */
-  readonly lineage?: object;
+  readonly derived?: Derived;
   /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
-  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[] };
+  readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[]; /** sha256 of the tools' JSON, for the ETag: worked out once by their source. */ readonly toolsSha256: string };
   /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts). */
   readonly record?: Readonly<{ recall?: RecallDecision; receipts?: Receipts }>;
 }
 
+/** The representations of one compiled result an ETag tells apart. */
+export type EtagKey = 'json' | 'json+hud' | 'text';
+
 /**
- * What the sources remember between requests: values derived from brain files (keyed by
- * their digests, or by the brain's own unchanged listing objects) and compile results
- * handed out again. Areas of the app's cache set; `NO_SOURCE_MEMO` remembers nothing.
+ * What delivery derives from a shared result, owned by the result and filled lazily by the
+ * first delivery that needs each part: its ETag per format, its answer's per-result JSON
+ * (`src/http/answer.ts`), its HUD, and the trace records its later events splice in. The
+ * only part of a shared result that ever changes; what it describes never does.
  */
-export interface SourceMemo {
-  readonly parsed: Memo<string | object, object>;
-  readonly compiled: Memo<string, object>;
-  readonly time: TimeMemo;
+export interface Derived extends SpliceSlot {
+  /** By representation; the `json+hud` one holds while `hud` is the HUD it covers. */
+  etags: Partial<Record<EtagKey, string>>;
+  answer?: ReadonlyArray<readonly Uint8Array[] | null>;
+  /** Whether the result was answered once: its answer is kept from its second (most results are answered once). */
+  answered?: boolean;
+  hud?: KeptHud;
 }
 
-export const NO_SOURCE_MEMO: SourceMemo = Object.freeze({
-  parsed: noMemo<string | object, object>(),
-  compiled: noMemo<string, object>(),
-  time: NO_TIME_MEMO,
-});
-
-/** What a sources factory needs besides its options: the compiler and the memo, both from the app's cache set. */
-export interface SourceDeps {
-  compiler: Compiler;
-  memo?: SourceMemo;
+/**
+ * `result` as a source shares it: with an empty `Derived` for delivery to fill. With
+ * `freeze` (tests: `createCaches({ freezeShared: true })`) everything it describes is
+ * frozen, deeply, so code that changes a shared result throws instead of serving changed
+ * bytes to later requests; only `derived` slots stay writable (this one, and a prompt
+ * piece's).
+ */
+export function shared<T extends JobResult>(result: T, freeze = false): T & { derived: Derived } {
+  if (freeze) deepFreeze(result);
+  return Object.freeze({ ...result, derived: { etags: {} } });
 }
 
-/** The value remembered under `key`, else `derive()` remembered with its weight. Keys name everything the value depends on. */
-export function remembered<T extends object>(memo: Memo<string | object, object>, key: string | object, derive: () => T, bytes: (value: T) => number): T {
-  const known = memo.get(key) as T | undefined;
-  if (known !== undefined) return known;
-  const value = derive();
-  return memo.set(key, value, bytes(value)) as T;
+/** Freezes `value` and everything it holds, but slots named `derived`: where the owner of a shared value keeps what is derived from it. */
+export function deepFreeze(value: unknown, seen = new WeakSet<object>()): void {
+  if (value === null || typeof value !== 'object' || seen.has(value) || ArrayBuffer.isView(value)) return;
+  seen.add(value);
+  Object.freeze(value);
+  for (const [key, inner] of Object.entries(value)) if (key !== 'derived') deepFreeze(inner, seen);
 }

@@ -1,8 +1,28 @@
-import { resolveTimeZone, type ResolvedTimeZone } from '../core/time.js';
-import type { BrainReader } from '../io/brain.js';
-import { NO_SOURCE_MEMO, remembered, type SourceMemo } from './job.js';
+import { noMemo, remembered, type Memo } from '../core/memo.js';
+import { NO_TIME_MEMO, resolveTimeZone, type ResolvedTimeZone, type TimeMemo } from '../core/time.js';
+import type { BrainFile, BrainReader, Reason } from '../io/brain.js';
 
 export const HEARTBEAT_PATH = 'memory/heartbeat-state.json';
+
+/** What reading the operator's zone remembers (areas of the app's cache set). */
+export interface HeartbeatMemo {
+  /** The zone a heartbeat file resolves to, by `heartbeatKey`. */
+  readonly heartbeats: Memo<string, ResolvedTimeZone>;
+  /** The clock's formatters and minutes (the compiler's `time` areas). */
+  readonly time: TimeMemo;
+}
+
+/** A heartbeat file's version and the default zone it falls back to. */
+function heartbeatKey(file: BrainFile, defaultTimeZone: string): string {
+  return `${file.sha256}|${defaultTimeZone}`;
+}
+
+/** The zone, and why the heartbeat file could not be read when it could not (its warning is the last of `warnings`). */
+export interface HeartbeatZone extends ResolvedTimeZone {
+  readonly unread?: Reason;
+}
+
+export const NO_HEARTBEAT_MEMO: HeartbeatMemo = Object.freeze({ heartbeats: noMemo<string, ResolvedTimeZone>(), time: NO_TIME_MEMO });
 
 /**
  * The operator's time zone (SPEC §4): the request's, else `memory/heartbeat-state.json`'s
@@ -14,19 +34,20 @@ export const HEARTBEAT_PATH = 'memory/heartbeat-state.json';
 export async function readHeartbeatTimezone(
   reader: BrainReader,
   options: { requested?: string | undefined; defaultTimeZone: string },
-  memo: SourceMemo = NO_SOURCE_MEMO,
-): Promise<ResolvedTimeZone> {
+  memo: HeartbeatMemo = NO_HEARTBEAT_MEMO,
+): Promise<HeartbeatZone> {
   if (options.requested !== undefined) return resolveTimeZone(options, memo.time);
   const result = await reader.read(HEARTBEAT_PATH, { maxBytes: 64 * 1024 });
   if (result.status === 'ok') {
     return remembered(
-      memo.parsed,
-      `heartbeat|${result.sha256}|${options.defaultTimeZone}`,
+      memo.heartbeats,
+      heartbeatKey(result, options.defaultTimeZone),
       () => resolveTimeZone({ defaultTimeZone: options.defaultTimeZone, heartbeatText: result.text }, memo.time),
       () => 512,
     );
   }
   const resolved = resolveTimeZone({ defaultTimeZone: options.defaultTimeZone }, memo.time);
-  if (result.status !== 'missing') resolved.warnings.push(`${HEARTBEAT_PATH}: could not be read (${result.reason}); using ${resolved.timeZone}`);
-  return resolved;
+  if (result.status === 'missing') return resolved;
+  resolved.warnings.push(`${HEARTBEAT_PATH}: could not be read (${result.reason.detail}); using ${resolved.timeZone}`);
+  return { ...resolved, unread: result.reason };
 }

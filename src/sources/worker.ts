@@ -31,11 +31,13 @@ import {
   type Surface,
 } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { BrainFile, BrainReader, ReadResult } from '../io/brain.js';
+import type { BrainFile, BrainReader, BrainSession, ReadResult } from '../io/brain.js';
 import { ConnectionsFileSchema } from '../../schemas/connections-file.js';
 import { PolicyFileSchema, type PolicyFile } from '../../schemas/policy.js';
-import { NO_SOURCE_MEMO, remembered, type CompileJob, type JobRead, type JobResult, type SourceDeps, type SourceMemo } from './job.js';
-import { readHeartbeatTimezone } from './timezone.js';
+import { noMemo, remembered, type Memo } from '../core/memo.js';
+import type { CompileJob, JobRead, JobResult } from './job.js';
+import { policyKey, throughSnapshot, type SnapshotMemo, type Snapshot } from './snapshot.js';
+import { NO_HEARTBEAT_MEMO, readHeartbeatTimezone, type HeartbeatMemo } from './timezone.js';
 
 /** Mandatory sources are read with a cap far above any block limit: a bigger file is a 422, never cut. */
 export const MANDATORY_READ_BYTES = MAX_READ_BYTES;
@@ -106,6 +108,44 @@ interface Governance {
 const DEFAULT_GOVERNANCE: Governance = Object.freeze({ recall: 'always', roles: Object.freeze({ admitted: Object.freeze([]) }) });
 
 type ParsedPolicy = { policy: Policy; governance: Governance } | { warning: string };
+type ParsedConnections = { services: readonly Connection[] } | { warning: string };
+
+/**
+ * What a worker's sources remember (areas of the app's cache set), each value by a key that
+ * names what it depends on: the version of the file's bytes (and whatever else went in).
+ */
+export interface WorkerMemo extends HeartbeatMemo, SnapshotMemo {
+  /** A worker's files with the record of the reads that found them: `workerFilesKey`. */
+  readonly workerFiles: Memo<string, Snapshot<WorkerFiles>>;
+  /** `policy.json` parsed and merged onto the base policy: `policyFileKey`. */
+  readonly policies: Memo<string, ParsedPolicy>;
+  /** `connections.json` validated: `parsedFileKey`. */
+  readonly connections: Memo<string, ParsedConnections>;
+  /** `platform/blueprint.md` with its revision: the file's sha256. */
+  readonly blueprints: Memo<string, Blueprint>;
+  /** A memory file's notes and word index: `parsedFileKey` and the notes kept. */
+  readonly memoryNotes: Memo<string, MemoryNoteIndex>;
+}
+
+/** A file's version and path (a warning or an index names the file). */
+function parsedFileKey(file: BrainFile): string {
+  return `${file.sha256}${file.truncated ? '+' : ''}|${file.path}`;
+}
+
+/** `parsedFileKey` and the policy it was merged onto. */
+function policyFileKey(file: BrainFile, base: Policy, memo: WorkerMemo): string {
+  return `${parsedFileKey(file)}|${policyKey(base, memo)}`;
+}
+
+export const NO_WORKER_MEMO: WorkerMemo = Object.freeze({
+  ...NO_HEARTBEAT_MEMO,
+  workerFiles: noMemo<string, Snapshot<WorkerFiles>>(),
+  policyKeys: noMemo<Policy, string>(),
+  policies: noMemo<string, ParsedPolicy>(),
+  connections: noMemo<string, ParsedConnections>(),
+  blueprints: noMemo<string, Blueprint>(),
+  memoryNotes: noMemo<string, MemoryNoteIndex>(),
+});
 
 function governanceOf(file: PolicyFile): Governance {
   return { recall: file.recall ?? 'always', roles: file.roles ?? DEFAULT_GOVERNANCE.roles };
@@ -142,7 +182,7 @@ async function readIdentity(brain: BrainReader, worker: string, warnings: string
     const result = await brain.read(`workers/${worker}/${name}`, { maxBytes: MANDATORY_READ_BYTES });
     if (result.status === 'ok') return mandatoryText(result, warnings);
     if (result.status !== 'missing') {
-      throw new ProblemError('CC_UNPROCESSABLE', `${result.path} cannot be used: ${result.reason}.`, { extensions: { path: result.path } });
+      throw new ProblemError('CC_UNPROCESSABLE', `${result.path} cannot be used: ${result.reason.detail}.`, { extensions: { path: result.path } });
     }
   }
   const hint = `create workers/${worker}/identity.md in the brain (BRAIN_ROOT) saying who the worker is`;
@@ -153,7 +193,7 @@ async function readPolicy(
   brain: BrainReader,
   worker: string,
   base: Policy,
-  memo: SourceMemo,
+  memo: WorkerMemo,
   warnings: string[],
 ): Promise<{ policy: Policy; governance: Governance }> {
   const path = `workers/${worker}/policy.json`;
@@ -161,20 +201,16 @@ async function readPolicy(
   const result = await brain.read(path, { maxBytes: POLICY_READ_BYTES });
   if (result.status === 'missing') return defaults;
   if (result.status !== 'ok') {
-    warnings.push(`${path} could not be read (${result.reason}); the default policy applies`);
+    warnings.push(`${path} could not be read (${result.reason.detail}); the default policy applies`);
     return defaults;
   }
-  // Keyed by path too: the warning names the file.
-  const key = `policy|${result.sha256}${result.truncated ? '+' : ''}|${JSON.stringify(base)}|${path}`;
-  const parsed = remembered(memo.parsed, key, () => parsePolicy(result, base), () => 2 * key.length + 4096);
+  const parsed = remembered(memo.policies, policyFileKey(result, base, memo), () => parsePolicy(result, base), () => 4096);
   if ('warning' in parsed) {
     warnings.push(parsed.warning);
     return defaults;
   }
   return parsed;
 }
-
-type ParsedConnections = { services: readonly Connection[] } | { warning: string };
 
 function parseConnections(file: BrainFile): ParsedConnections {
   if (file.truncated) return { warning: `${file.path} is over ${CONNECTIONS_READ_BYTES} bytes; no connections block` };
@@ -193,16 +229,15 @@ function parseConnections(file: BrainFile): ParsedConnections {
 }
 
 /** `workers/<worker>/connections.json`, validated; absent when the file is (no block beats an empty promise). */
-async function readConnections(brain: BrainReader, worker: string, memo: SourceMemo, warnings: string[]): Promise<WorkerSources['connections']> {
+async function readConnections(brain: BrainReader, worker: string, memo: WorkerMemo, warnings: string[]): Promise<WorkerSources['connections']> {
   const path = `workers/${worker}/connections.json`;
   const result = await brain.read(path, { maxBytes: CONNECTIONS_READ_BYTES });
   if (result.status === 'missing') return undefined;
   if (result.status !== 'ok') {
-    warnings.push(`${path} could not be read (${result.reason}); no connections block`);
+    warnings.push(`${path} could not be read (${result.reason.detail}); no connections block`);
     return undefined;
   }
-  const key = `connections|${result.sha256}${result.truncated ? '+' : ''}|${path}`;
-  const parsed = remembered(memo.parsed, key, () => parseConnections(result), () => 4 * result.text.length + 2 * key.length + 1024);
+  const parsed = remembered(memo.connections, parsedFileKey(result), () => parseConnections(result), () => 4 * result.text.length + 1024);
   if ('warning' in parsed) {
     warnings.push(parsed.warning);
     return undefined;
@@ -211,16 +246,15 @@ async function readConnections(brain: BrainReader, worker: string, memo: SourceM
 }
 
 /** `platform/blueprint.md` with its revision; absent when the file is (the receipt then says `none`). */
-async function readBlueprint(brain: BrainReader, memo: SourceMemo, warnings: string[]): Promise<WorkerSources['blueprint']> {
+async function readBlueprint(brain: BrainReader, memo: WorkerMemo, warnings: string[]): Promise<WorkerSources['blueprint']> {
   const result = await brain.read(BLUEPRINT_PATH, { maxBytes: MANDATORY_READ_BYTES });
   if (result.status === 'missing') return undefined;
   if (result.status !== 'ok') {
-    warnings.push(`${BLUEPRINT_PATH} could not be read (${result.reason}); compiled without the platform blueprint`);
+    warnings.push(`${BLUEPRINT_PATH} could not be read (${result.reason.detail}); compiled without the platform blueprint`);
     return undefined;
   }
   const text = mandatoryText(result, warnings);
-  const key = `blueprint|${result.sha256}`;
-  const blueprint = remembered(memo.parsed, key, (): Blueprint => parseBlueprint(text.text, result.sha256), (parsed) => 2 * parsed.body.length + 512);
+  const blueprint = remembered(memo.blueprints, result.sha256, (): Blueprint => parseBlueprint(text.text, result.sha256), (parsed) => 2 * parsed.body.length + 512);
   if (blueprint.warning !== undefined) warnings.push(blueprint.warning);
   return { text: { source: BLUEPRINT_PATH, text: blueprint.body, brainDerived: true }, revision: blueprint.revision };
 }
@@ -262,7 +296,7 @@ async function readRole(
     warnings.push(
       result.status === 'missing'
         ? `default role "${id}" has no file (${path}); compiled without a role`
-        : `${path} could not be read (${result.reason}); compiled without a role`,
+        : `${path} could not be read (${result.reason.detail}); compiled without a role`,
     );
     return undefined;
   }
@@ -271,7 +305,7 @@ async function readRole(
       extensions: { role: id, path },
     });
   }
-  throw new ProblemError('CC_UNPROCESSABLE', `${path} cannot be used: ${result.reason}.`, { extensions: { role: id, path } });
+  throw new ProblemError('CC_UNPROCESSABLE', `${path} cannot be used: ${result.reason.detail}.`, { extensions: { role: id, path } });
 }
 
 async function readPurpose(brain: BrainReader, channelId: string, warnings: string[]): Promise<SourceText | undefined> {
@@ -280,14 +314,18 @@ async function readPurpose(brain: BrainReader, channelId: string, warnings: stri
   warnings.push(
     result.status === 'missing'
       ? `channel "${channelId}" has no purpose (channels/${channelId}/purpose.md); compiled without one`
-      : `${result.path} could not be read (${result.reason}); compiled without a purpose`,
+      : `${result.path} could not be read (${result.reason.detail}); compiled without a purpose`,
   );
   return undefined;
 }
 
-function memoryNotes(result: BrainFile, memo: SourceMemo, maxNotes: number): MemoryNoteIndex {
-  const key = `notes|${result.sha256}${result.truncated ? '+' : ''}|${maxNotes}|${result.path}`;
-  return remembered(memo.parsed, key, () => indexMemoryNotes(result.path, result.text, maxNotes), () => 8 * result.text.length + 1024);
+function memoryNotes(result: BrainFile, memo: WorkerMemo, maxNotes: number): MemoryNoteIndex {
+  return remembered(memo.memoryNotes, `${parsedFileKey(result)}|${maxNotes}`, () => indexMemoryNotes(result.path, result.text, maxNotes), () => memoryNotesBytes(result));
+}
+
+/** What a memory file's notes and word index weigh. */
+function memoryNotesBytes(result: BrainFile): number {
+  return 8 * result.text.length + 1024;
 }
 
 /** What a compile left out of a worker's memory to stay within its caps. */
@@ -300,23 +338,31 @@ function memoryOmissions(dir: string, files: number, notes: number): string | un
   return `${dir}: ${parts.join(' and ')} left out; a compile reads at most ${MEMORY_TOTAL_BYTES / 1024 / 1024} MiB and ${MAX_MEMORY_NOTES} notes of memory, the newest kept`;
 }
 
+/** A worker's memory notes, oldest file first (ranking ties keep file order: files by name, entries top to bottom), and what they weigh. */
+interface ReadMemory {
+  readonly indexes: readonly MemoryNoteIndex[];
+  readonly bytes: number;
+}
+
+const NO_MEMORY: ReadMemory = Object.freeze({ indexes: Object.freeze([]), bytes: 0 });
+
 /**
- * A worker's memory notes ranked for `query`: its newest files read first (by name, last
- * first, in batches), each file's newest notes kept, until `MEMORY_TOTAL_BYTES` or
- * `MAX_MEMORY_NOTES` is reached; older ones are left out with one warning. Ranking ties keep
- * file order (files by name, entries top to bottom), as before the caps.
+ * A worker's memory notes: its newest files read first (by name, last first, in batches),
+ * each file's newest notes kept, until `MEMORY_TOTAL_BYTES` or `MAX_MEMORY_NOTES` is
+ * reached; older ones are left out with one warning.
  */
-async function readMemory(brain: BrainReader, worker: string, query: string, memo: SourceMemo, warnings: string[]): Promise<SourceText[]> {
+async function readMemory(brain: BrainReader, worker: string, memo: WorkerMemo, warnings: string[]): Promise<ReadMemory> {
   const dir = `workers/${worker}/memory`;
   const listing = await brain.list(dir);
   if (listing.status !== 'ok') {
-    if (listing.status !== 'missing') warnings.push(`${dir} could not be listed (${listing.reason})`);
-    return [];
+    if (listing.status !== 'missing') warnings.push(`${dir} could not be listed (${listing.reason.detail})`);
+    return NO_MEMORY;
   }
   const names = listing.files.filter((name) => name.endsWith('.md'));
   if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the last ${MAX_MEMORY_FILES} by name (the newest) are recalled`);
   const newestFirst = names.slice(-MAX_MEMORY_FILES).reverse();
   const kept: MemoryNoteIndex[] = [];
+  let bytes = 0;
   let bytesLeft = MEMORY_TOTAL_BYTES;
   let notesLeft = MAX_MEMORY_NOTES;
   let filesLeftOut = 0;
@@ -330,7 +376,7 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
     const results: ReadResult[] = await Promise.all(batch.map((name) => brain.read(`${dir}/${name}`, { maxBytes: MEMORY_FILE_BYTES, keep: 'tail' })));
     for (const result of results) {
       if (result.status !== 'ok') {
-        if (result.status !== 'missing') warnings.push(`${quoteForWarning(result.path)} could not be read (${result.reason})`);
+        if (result.status !== 'missing') warnings.push(`${quoteForWarning(result.path)} could not be read (${result.reason.detail})`);
         continue;
       }
       if (bytesLeft === 0 || notesLeft === 0 || result.textBytes > bytesLeft) {
@@ -341,6 +387,7 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
       warnings.push(...result.warnings);
       bytesLeft -= result.textBytes;
       const index = memoryNotes(result, memo, notesLeft);
+      bytes += memoryNotesBytes(result);
       notesLeft -= index.notes.length;
       notesLeftOut += index.total - index.notes.length;
       kept.push(index);
@@ -348,24 +395,50 @@ async function readMemory(brain: BrainReader, worker: string, query: string, mem
   }
   const omissions = memoryOmissions(dir, filesLeftOut, notesLeftOut);
   if (omissions !== undefined) warnings.push(omissions);
-  return rankIndexedMemoryNotes(kept.reverse(), query).map((note) => ({ source: note.source, text: note.text, brainDerived: true }));
+  return { indexes: kept.reverse(), bytes };
 }
 
 /**
- * Reads a worker's sources: the identity first (nothing else is read for a worker that does
+ * What a worker's files give one kind of request, kept as a snapshot (`throughSnapshot`) of
+ * the reads that found it: everything but the ranking of its memory notes against the
+ * turn's text.
+ */
+export interface WorkerFiles {
+  readonly identity: SourceText;
+  readonly policy: Policy;
+  readonly purpose?: SourceText | undefined;
+  readonly blueprint?: WorkerSources['blueprint'];
+  readonly connections?: WorkerSources['connections'];
+  readonly role?: WorkerSources['role'];
+  readonly recall: RecallDecision;
+  readonly timeZone: string;
+  /** The memory notes kept, oldest file first; none when recall is suppressed. */
+  readonly memory: readonly MemoryNoteIndex[];
+  /** What reading found, in order: pushed again on every request the snapshot serves. */
+  readonly warnings: readonly string[];
+  /** What its texts and notes weigh. */
+  readonly bytes: number;
+}
+
+/**
+ * The key of a worker's files: everything in the request that decides what is read — the
+ * worker, channel, role and zone asked for, the fields recall looks at — and the options.
+ */
+function workerFilesKey(request: WorkerRequest, options: WorkerOptions, memo: WorkerMemo): string {
+  const recallFields = [request.message !== undefined, request.evidence !== undefined && request.evidence.length > 0];
+  const asked = [request.worker, request.channelId ?? null, request.role ?? null, request.timezone ?? null, options.defaultTimeZone, ...recallFields];
+  return `${JSON.stringify(asked)}|${policyKey(options.policy, memo)}`;
+}
+
+/**
+ * Reads a worker's files: the identity first (nothing else is read for a worker that does
  * not exist), then its policy, connections, the platform blueprint, the channel's purpose
  * and the operator's zone at once; then, as the policy decides, the role and the memory
- * notes ranked against the turn's text — none read at all on a clean-room worker's clean
- * run. Warnings are pushed to `warnings` as they are found, so a read that fails half way
- * still reports them.
+ * notes — none read at all on a clean-room worker's clean run. Warnings are pushed to
+ * `warnings` as they are found, so a read that fails half way still reports them.
  */
-export async function readWorkerSources(
-  brain: BrainReader,
-  request: WorkerRequest,
-  options: WorkerOptions,
-  memo: SourceMemo,
-  warnings: string[],
-): Promise<WorkerSources> {
+async function gatherWorkerFiles(brain: BrainReader, request: WorkerRequest, options: WorkerOptions, memo: WorkerMemo, warnings: string[]): Promise<WorkerFiles> {
+  const first = warnings.length;
   const identity = await readIdentity(brain, request.worker, warnings);
   const [{ policy, governance }, connections, blueprint, purpose, zone] = await Promise.all([
     readPolicy(brain, request.worker, options.policy, memo, warnings),
@@ -379,13 +452,40 @@ export async function readWorkerSources(
   const chosen = chooseRole(request, governance);
   const [role, memory] = await Promise.all([
     readRole(brain, request.worker, chosen, warnings),
-    recall.suppressed ? [] : readMemory(brain, request.worker, request.message ?? request.task ?? '', memo, warnings),
+    recall.suppressed ? NO_MEMORY : readMemory(brain, request.worker, memo, warnings),
   ]);
-  const sources: WorkerSources = { identity, policy, memory, recall, timeZone: zone.timeZone };
-  if (purpose) sources.purpose = purpose;
-  if (connections) sources.connections = connections;
-  if (blueprint) sources.blueprint = blueprint;
-  if (role) sources.role = role;
+  const texts = [identity, purpose, role?.text, blueprint?.text].reduce((sum, text) => sum + 2 * (text?.text.length ?? 0), 0);
+  const bytes = 4096 + texts + memory.bytes;
+  return { identity, policy, purpose, blueprint, connections, role, recall, timeZone: zone.timeZone, memory: memory.indexes, warnings: warnings.slice(first), bytes };
+}
+
+/**
+ * A worker's sources for one request: its files (read, or replayed from the snapshot of an
+ * earlier request's reads while every lookup they relied on still holds), and its memory
+ * notes ranked against the turn's text.
+ */
+export async function readWorkerSources(
+  brain: BrainSession,
+  request: WorkerRequest,
+  options: WorkerOptions,
+  memo: WorkerMemo,
+  warnings: string[],
+): Promise<WorkerSources> {
+  const { value: files, replayed } = await throughSnapshot(
+    brain,
+    memo.workerFiles,
+    workerFilesKey(request, options, memo),
+    { fits: () => true, bytes: (kept) => kept.bytes, freeze: memo.freezeShared },
+    () => gatherWorkerFiles(brain, request, options, memo, warnings),
+  );
+  if (replayed) warnings.push(...files.warnings);
+  const query = request.message ?? request.task ?? '';
+  const memory = rankIndexedMemoryNotes(files.memory, query).map((note): SourceText => ({ source: note.source, text: note.text, brainDerived: true }));
+  const sources: WorkerSources = { identity: files.identity, policy: files.policy, memory, recall: files.recall, timeZone: files.timeZone };
+  if (files.purpose) sources.purpose = files.purpose;
+  if (files.connections) sources.connections = files.connections;
+  if (files.blueprint) sources.blueprint = files.blueprint;
+  if (files.role) sources.role = files.role;
   return sources;
 }
 
@@ -429,9 +529,9 @@ export function compileWorker(request: WorkerRequest, sources: WorkerSources, co
 }
 
 /** A worker's compile jobs, for `POST /compile` and `context-compiler compile --worker`. */
-export function createWorkerSources(options: WorkerOptions, deps: SourceDeps) {
+export function createWorkerSources(options: WorkerOptions, deps: { compiler: Compiler; memo?: WorkerMemo }) {
   const compiler: Compiler = deps.compiler;
-  const memo = deps.memo ?? NO_SOURCE_MEMO;
+  const memo = deps.memo ?? NO_WORKER_MEMO;
   return {
     job: (request: WorkerRequest): CompileJob => ({
       async read(brain): Promise<JobRead> {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { compile, createCompiler, ESTIMATE_COUNTER, PROVIDER_MINIMUM_TOKENS, type CompiledContext, type CompileInput, type TokenCounter } from '../../src/core/index.js';
 import { countClockLine, type PieceTokens } from '../../src/core/cache-plan.js';
-import { BoundedMemo } from '../../src/core/memo.js';
+import { createCacheArea } from '../../src/cache-area.js';
 import { clockLine } from '../../src/core/time.js';
 import { O200K_BASE } from '../../src/tokenizer.js';
 import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
@@ -157,7 +157,7 @@ describe('the clock line counted in pieces', () => {
 
   it('equals the line counted whole, every minute of a day in each zone, by o200k_base and cl100k_base', async () => {
     for (const counter of [O200K_BASE, await cl100k()]) {
-      const memo = new BoundedMemo<string, PieceTokens>(100_000);
+      const memo = createCacheArea<string, PieceTokens>('test.tokens', 64 * 1024 * 1024);
       for (const [timeZone, day] of DAYS) {
         // From the day's first UTC minute for 26 hours: the local day whole, whatever the zone's offset and its change that day.
         const start = Date.parse(`${day}T00:00:00Z`) - 14 * 3_600_000;
@@ -171,7 +171,7 @@ describe('the clock line counted in pieces', () => {
 
   it('a new minute costs lookups: once its day, ` HH:MM` and zone are counted, no text is counted again', () => {
     const { counter, texts } = recording(O200K_BASE);
-    const memo = new BoundedMemo<string, PieceTokens>(10_000);
+    const memo = createCacheArea<string, PieceTokens>('test.tokens', 8 * 1024 * 1024);
     const at = (iso: string) => clockLine(new Date(iso), 'Asia/Kolkata');
     countClockLine(at('2026-11-30T10:05:00Z'), counter, memo);
     expect(texts).toEqual(['Current date and time: Monday 30 November 2026,', ' 15:35', ' (Asia/Kolkata, UTC+05:30)']);
@@ -197,7 +197,7 @@ describe('the clock line counted in pieces', () => {
   }, 60_000);
 
   it('counts a line of any other shape whole, and an estimate always whole', () => {
-    const memo = new BoundedMemo<string, PieceTokens>(10_000);
+    const memo = createCacheArea<string, PieceTokens>('test.tokens', 8 * 1024 * 1024);
     for (const line of ['Current date and time: Monday 30 November 2026, 9:05 (UTC, UTC+00:00)', 'no clock here', ', 12:34 (x)', '12:34 (x)', 'a,12:34 (x)']) {
       const { counter, texts } = recording(O200K_BASE);
       expect(countClockLine(line, counter, memo)).toBe(O200K_BASE.count(line));

@@ -13,18 +13,34 @@ async function sources(dir: string): Promise<string[]> {
   return nested.flat().filter((path) => path.endsWith('.ts'));
 }
 
-describe('src/core is pure and stateless', () => {
-  it('keeps no module-level state: no mutable binding, and every collection created at load is a read-only table of constants', async () => {
-    const found: string[] = [];
-    for (const path of await sources(join(PROJECT_ROOT, 'src/core'))) {
+/**
+ * Module-level state in `dirs`: a mutable binding, a collection created at load that is not
+ * a read-only table of constants, or a factory (`createX(...)`, a compiled serializer) called
+ * at load, whose state every app built in the process would then share.
+ */
+async function moduleState(dirs: string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const dir of dirs) {
+    for (const path of await sources(join(PROJECT_ROOT, dir))) {
       for (const [index, line] of (await readFile(path, 'utf8')).split('\n').entries()) {
         const where = `${relative(PROJECT_ROOT, path)}:${index + 1}`;
         if (/^(export )?(let|var) /.test(line)) found.push(`${where}: ${line}`);
-        const collection = /^(?:export )?const \w+(: [^=]+)? = new (Map|WeakMap|Set|WeakSet|BoundedMemo|LRUCache)\b/.exec(line);
+        const collection = /^(?:export )?const \w+(: [^=]+)? = new (Map|WeakMap|Set|WeakSet|LRUCache)\b/.exec(line);
         if (collection && !/^: Readonly(Set|Map)</.test(collection[1] ?? '')) found.push(`${where}: ${line}`);
+        if (/^(?:export )?const \w+(: [^=]+)? = (create[A-Z]\w*|fastJson)\(/.test(line)) found.push(`${where}: ${line}`);
       }
     }
-    expect(found).toEqual([]);
+  }
+  return found;
+}
+
+describe('src/core is pure and stateless', () => {
+  it('keeps no module-level state: no mutable binding, and every collection created at load is a read-only table of constants', async () => {
+    expect(await moduleState(['src/core'])).toEqual([]);
+  });
+
+  it('regression: routes/ and src/http/ keep no module-level state either (the answer encoders were created at load in routes/, shared by every app)', async () => {
+    expect(await moduleState(['routes', 'src/http'])).toEqual([]);
   });
 
   it('a compiler with a memo gives byte for byte what compile gives without one, however often and in whatever order it is asked', () => {

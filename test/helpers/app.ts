@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach } from 'vitest';
 import { buildApp, createLogger, type BuildOptions } from '../../src/app.js';
+import { createCaches } from '../../src/caches.js';
 import { EXAMPLE_BRAIN, loadConfig, type Config } from '../../src/config.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -39,7 +40,7 @@ export interface TestApp {
 /**
  * Builds the app on a temp trace dir (and the example brain unless BRAIN_ROOT is given)
  * from an explicit environment, never `process.env`; closed after the test. `options` may
- * give the trace store a failing file system.
+ * give the trace store a failing file system. Shared results are frozen (`freezeShared`).
  */
 export async function buildTestApp(env: Record<string, string> = {}, options: Pick<BuildOptions, 'traceFs'> = {}): Promise<TestApp> {
   const traceDir = env['TRACE_DIR'] ?? join(await tempDir('cc-traces-'), 'traces');
@@ -54,7 +55,8 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Pi
     },
   });
   const logger = createLogger(config, stream);
-  const app = await buildApp(config, { logger, ...options });
+  // Shared results are frozen: a test that makes code mutate one fails loudly instead of passing on stale bytes.
+  const app = await buildApp(config, { logger, caches: createCaches({ freezeShared: true }), ...options });
   await app.ready();
   cleanups.push(() => app.close());
   return {

@@ -26,7 +26,7 @@ async function appDelivering(job: () => CompileJob) {
   const config = loadConfig({ LOG_LEVEL: 'silent', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces') });
   const app = await buildApp(config);
   // A worker compile's answer without the worker job's own extras (recall, receipts): this job has none.
-  const answer = createAnswerEncoder(CompiledResponseSchema.omit({ recall: true, receipts: true }), new Set(Object.keys(CompiledFieldsSchema.shape)));
+  const answer = createAnswerEncoder(CompiledResponseSchema.omit({ recall: true, receipts: true }), CompiledFieldsSchema);
   app.post('/test-job', async (request, reply) =>
     deliverJob(
       request,

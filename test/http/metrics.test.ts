@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCaches } from '../../src/caches.js';
+import { CACHE_SHARES, createCaches } from '../../src/caches.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { parseExposition, sampleOf, valueOf } from '../helpers/metrics.js';
 
@@ -46,19 +46,18 @@ describe('metrics', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const caches = createCaches({ maxBytes: 1_000_000 });
     metrics.collectCaches(() => caches.stats());
-    caches.answers.get({});
-    const key = {};
-    caches.answers.set(key, { etags: {} }, 300);
-    caches.answers.get(key);
-    caches.answers.get(key);
+    const minutes = caches.sources.personaMinutes;
+    minutes.get('absent');
+    minutes.set('mars', { minutes: [] }, 300);
+    minutes.get('mars');
+    minutes.get('mars');
     const families = parseExposition(await metrics.render());
-    expect(sampleOf(families, 'cc_cache_hits_total', { area: 'answers' })).toBe(2);
-    expect(sampleOf(families, 'cc_cache_misses_total', { area: 'answers' })).toBe(1);
-    expect(sampleOf(families, 'cc_cache_entries', { area: 'answers' })).toBe(1);
-    expect(sampleOf(families, 'cc_cache_bytes', { area: 'answers' })).toBe(300);
-    // Encoded answers live exactly as long as their results (a weak area): no bound of their own.
-    expect(sampleOf(families, 'cc_cache_max_bytes', { area: 'answers' })).toBe(0);
-    expect(sampleOf(families, 'cc_cache_max_bytes', { area: 'sources.compiled' })).toBeGreaterThan(0);
+    const area = { area: 'sources.personaMinutes' };
+    expect(sampleOf(families, 'cc_cache_hits_total', area)).toBe(2);
+    expect(sampleOf(families, 'cc_cache_misses_total', area)).toBe(1);
+    expect(sampleOf(families, 'cc_cache_entries', area)).toBe(1);
+    expect(sampleOf(families, 'cc_cache_bytes', area)).toBe(300);
+    expect(sampleOf(families, 'cc_cache_max_bytes', area)).toBe(Math.floor(1_000_000 * CACHE_SHARES['sources.personaMinutes']));
   });
 
   it('the test reader refuses what the format forbids', () => {

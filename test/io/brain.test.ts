@@ -70,7 +70,7 @@ describe('brain: confinement', () => {
     await symlink(join(outside, 'secret.txt'), join(root, 'leak.md'));
     await symlink(outside, join(root, 'elsewhere'));
     const brain = createBrain(root, logger());
-    expect(await brain.read('leak.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect(await brain.read('leak.md')).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } });
     expect((await brain.read('elsewhere/secret.txt')).status).toBe('refused');
     expect((await brain.list('elsewhere')).status).toBe('refused');
   });
@@ -107,9 +107,9 @@ describe('brain: confinement', () => {
     await link(join(root, 'memory/b.md'), join(outside, 'memory/b.md'));
     await rename(join(root, 'memory'), join(root, 'memory-old'));
     await symlink(join(outside, 'memory'), join(root, 'memory'));
-    expect(await brain.read('a.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
-    expect(await brain.read('memory/b.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
-    expect(await brain.list('memory')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect(await brain.read('a.md')).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } });
+    expect(await brain.read('memory/b.md')).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } });
+    expect(await brain.list('memory')).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } });
   });
 
   it('confines a read to a directory with `within`: a link resolving elsewhere, even inside the brain, is refused', async () => {
@@ -119,10 +119,10 @@ describe('brain: confinement', () => {
     const brain = createBrain(root, logger());
     // Read under the root alone first, so a cached text is there to be wrongly reused.
     expect(ok(await brain.read('topics/soul.md')).text).toBe('soul text');
-    expect(await brain.read('topics/soul.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: 'resolves outside topics/' });
+    expect(await brain.read('topics/soul.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside topics/' } });
     expect(ok(await brain.read('topics/alias.md', { within: 'topics' })).text).toBe('garden notes');
     expect(ok(await brain.read('topics/garden.md', { within: 'topics' })).text).toBe('garden notes');
-    expect(await brain.read('SOUL.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: 'not under topics/' });
+    expect(await brain.read('SOUL.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'not under topics/' } });
     expect(await brain.read('topics/nope.md', { within: 'topics' })).toEqual({ status: 'missing', path: 'topics/nope.md' });
   });
 
@@ -168,7 +168,7 @@ describe('brain: confinement', () => {
     while (Date.now() < until && !opened) {
       const results = await Promise.all([brain.read('a/f.md'), brain.read('a/f.md', { within: 'a' }), brain.list('a')]);
       for (const result of results) {
-        const shown = result.status === 'ok' ? ('text' in result ? result.text : result.files.join(',')) : `${result.status}${'reason' in result ? `: ${result.reason}` : ''}`;
+        const shown = result.status === 'ok' ? ('text' in result ? result.text : result.files.join(',')) : `${result.status}${'reason' in result ? `: ${result.reason.detail}` : ''}`;
         seen.set(shown, (seen.get(shown) ?? 0) + 1);
       }
     }
@@ -191,7 +191,7 @@ describe('brain: confinement', () => {
     await symlink('real.md', join(root, 'relative.md'));
     await symlink(join(root, 'notes', 'n.md'), join(root, 'absolute.md'));
     const brain = createBrain(root, logger());
-    const outsideRoot = { status: 'refused', reason: 'resolves outside the brain root' };
+    const outsideRoot = { status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } };
     expect(await brain.read('through-outside.md')).toMatchObject(outsideRoot);
     expect(await brain.read('notes-through-outside/n.md')).toMatchObject(outsideRoot);
     expect(await brain.list('notes-through-outside')).toMatchObject(outsideRoot);
@@ -211,7 +211,7 @@ describe('brain: confinement', () => {
     await symlink('loop-a.md', join(root, 'loop-b.md'));
     const brain = createBrain(root, logger());
     expect(ok(await brain.read('l30.md')).text).toBe('the end');
-    expect(await brain.read('loop-a.md')).toMatchObject({ status: 'refused', reason: 'symbolic link loop' });
+    expect(await brain.read('loop-a.md')).toMatchObject({ status: 'refused', reason: { code: 'link-loop', detail: 'symbolic link loop' } });
   });
 
   it('checks the opened file by device and inode where /proc/self/fd is absent', async () => {
@@ -225,7 +225,7 @@ describe('brain: confinement', () => {
     expect(ok(await brain.read('alias.md')).text).toBe('real text');
     expect(ok(await brain.read('notes/real.md')).text).toBe('real text');
     expect(await brain.read('leak.md')).toMatchObject({ status: 'refused' });
-    expect(await brain.read('topics/soul.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: 'resolves outside topics/' });
+    expect(await brain.read('topics/soul.md', { within: 'topics' })).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside topics/' } });
     expect(await brain.list('notes')).toMatchObject({ status: 'ok', files: ['real.md'] });
 
     await writeFile(join(outside, 'a.md'), 'OUTSIDE file');
@@ -254,7 +254,7 @@ describe('brain: confinement', () => {
     const root = await brainDir({ 'dir/a.md': 'x', 'blob.bin': Buffer.from([0x89, 0x50, 0x00, 0x01, 0x02]) });
     const brain = createBrain(root, logger());
     expect((await brain.read('dir')).status).toBe('refused');
-    expect(await brain.read('blob.bin')).toMatchObject({ status: 'error', reason: 'binary file (NUL bytes)' });
+    expect(await brain.read('blob.bin')).toMatchObject({ status: 'error', reason: { code: 'binary', detail: 'binary file (NUL bytes)' } });
   });
 });
 
@@ -462,7 +462,7 @@ describe('brain: links inside the root', () => {
     await link(join(root, '..2026_01_01', 'SOUL.md'), join(outside, 'data', 'SOUL.md'));
     await symlink(join(outside, 'data'), join(root, '..data_tmp'));
     await rename(join(root, '..data_tmp'), join(root, '..data'));
-    expect(await brain.read('SOUL.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect(await brain.read('SOUL.md')).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } });
   });
 });
 
@@ -532,7 +532,7 @@ describe('brain: revalidation', () => {
     const brain = createBrain(root, logger());
     expect((await brain.read('link.md')).status).toBe('missing');
     await symlink(join(outside, 'secret.txt'), join(root, 'link.md'));
-    expect(await brain.read('link.md')).toMatchObject({ status: 'refused', reason: 'resolves outside the brain root' });
+    expect(await brain.read('link.md')).toMatchObject({ status: 'refused', reason: { code: 'outside', detail: 'resolves outside the brain root' } });
   });
 });
 
@@ -682,7 +682,7 @@ describe('brain: read bounds', () => {
     const brain = createBrain(root, logger());
     const sha256 = createHash('sha256').update('x').digest('hex');
     for (const maxBytes of [MAX_READ_BYTES + 1, 2 ** 40, 1.5, 0, -1, Number.NaN]) {
-      expect(await brain.verify({ path: 'big.md', sha256, maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused', reason: expect.stringMatching(/^maxBytes must be a whole number from 1 to 1048576/) });
+      expect(await brain.verify({ path: 'big.md', sha256, maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused', reason: { code: 'bounds', detail: expect.stringMatching(/^maxBytes must be a whole number from 1 to 1048576/) } });
       expect(await brain.read('big.md', { maxBytes }), String(maxBytes)).toMatchObject({ status: 'refused' });
     }
     expect(await brain.verify({ path: 'big.md', sha256, maxBytes: MAX_READ_BYTES })).toMatchObject({ status: 'changed' });

@@ -44,7 +44,7 @@ describe('GET /metrics', () => {
     // Both deliveries read the brain and compiled; the second got the first one's result (same minute).
     expect(sampleOf(after, 'cc_compile_read_duration_seconds_count', { route: 'GET /context/mars' })).toBe(2);
     expect(sampleOf(after, 'cc_compile_duration_seconds_count', { route: 'GET /context/mars' })).toBe(2);
-    expect(sampleOf(after, 'cc_cache_hits_total', { area: 'sources.compiled' })).toBeGreaterThanOrEqual(1);
+    expect(sampleOf(after, 'cc_cache_hits_total', { area: 'sources.personaMinutes' })).toBeGreaterThanOrEqual(1);
     expect(sampleOf(after, 'cc_cache_hits_total', { area: 'brain.files' })).toBeGreaterThan(0);
     // Two deliveries traced, in one or two group commits.
     expect(sampleOf(after, 'cc_trace_batch_events_sum', { backend: 'files' })).toBe(2);

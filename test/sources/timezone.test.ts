@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { createBrain } from '../../src/io/brain.js';
-import { remembered } from '../../src/sources/job.js';
+import { createCacheArea } from '../../src/cache-area.js';
+import { remembered } from '../../src/core/memo.js';
 import { readHeartbeatTimezone } from '../../src/sources/timezone.js';
 import { tempDir } from '../helpers/app.js';
 
@@ -22,7 +23,7 @@ describe('sources: values derived per version of a file', () => {
   it('derives once per version of a file, and again after it changes', async () => {
     const root = await brainDir({ 'a.md': 'one two' });
     const brain = createBrain(root, silent);
-    const { parsed } = createCaches().sources;
+    const parsed = createCacheArea<string, string[]>('test.words', 1 << 20);
     const seen: string[] = [];
     const words = async () => {
       const file = await brain.read('a.md');

@@ -47,7 +47,7 @@ export interface PersonaCompiled {
   /** the function tools the session advertises (descriptions in realtime-safe ASCII) */
   tools: Tool[];
   session: RealtimeSession;
-  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
+  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
   /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */
@@ -235,7 +235,7 @@ export interface TopicCompiled {
     truncated: boolean;
   }>;
   topic: TopicSummary;
-  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
+  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
   /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */

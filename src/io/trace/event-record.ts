@@ -1,8 +1,9 @@
 import { sha256Hex } from '../../core/digest.js';
 import { hudProblems } from '../../core/hud.js';
-import { BoundedMemo } from '../../core/memo.js';
+import { createCacheArea } from '../../cache-area.js';
+import type { Memo } from '../../core/memo.js';
 import type { ChainStatus } from './chain.js';
-import type { TraceBlock, TraceEventInput, TraceEventView, TraceRealtimeView, TraceSegmentView, TraceSource } from './store.js';
+import type { TraceBlock, TraceEvent as TraceEventView, TraceEventInput, TraceRealtimeView, TraceSegmentView, TraceSource } from '../../../schemas/trace.js';
 
 /**
  * An event as both backends store it: its own small fields inline, and everything that
@@ -33,132 +34,127 @@ export interface Refs {
   json(value: object): string;
 }
 
-const DIGEST_MEMO_SIZE = 512;
-/** Characters of segment text the digest memo may hold (its keys are the texts themselves). */
-const DIGEST_MEMO_CHARS = 4_000_000;
+/** The JSON text of a record and its sha256, as a data line stores it. */
+export interface RecordText {
+  readonly json: string;
+  readonly sha: string;
+}
+
+/** A record as written, with the value it was written from. */
+export interface Kept<T> extends RecordText {
+  readonly record: T;
+}
+
+const sameBlock = (a: TraceBlock, b: TraceBlock) =>
+  a.kind === b.kind && a.authority === b.authority && a.cacheClass === b.cacheClass && a.source === b.source && a.chars === b.chars && a.approxTokens === b.approxTokens;
+const sameSource = (a: TraceSource, b: TraceSource) =>
+  a.path === b.path && a.size === b.size && a.mtimeMs === b.mtimeMs && a.truncated === b.truncated && a.maxBytes === b.maxBytes && a.keep === b.keep && a.within === b.within;
 
 /**
- * The sha256 of segment texts, block summaries and source records as an append needs them,
- * found without hashing or serialising the same values again: stable segments arrive as
- * the same strings on every call, block summaries and source records as new objects with
- * the same fields.
+ * What a trace store remembers between events, areas of the app's cache set (`createCaches`
+ * `trace`) so `caches.stats()` counts them: digests of segment texts by the text, and the
+ * JSON of block summaries, source records and structures (a result's cache plan and HUD, a
+ * persona's tools) by their key or the very object.
  */
-export class RecordDigests {
-  private readonly digests = new BoundedMemo<string, string>(DIGEST_MEMO_SIZE, DIGEST_MEMO_CHARS);
-  readonly block = new RecordMemo<TraceBlock>(
-    (block) => block.sha256,
-    (a, b) =>
-      a.kind === b.kind && a.authority === b.authority && a.cacheClass === b.cacheClass && a.source === b.source && a.chars === b.chars && a.approxTokens === b.approxTokens,
-    ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }) => ({ kind, authority, cacheClass, source, chars, approxTokens, sha256 }),
-  );
-  readonly source = new RecordMemo<TraceSource>(
-    (source) => source.sha256,
-    (a, b) =>
-      a.path === b.path && a.size === b.size && a.mtimeMs === b.mtimeMs && a.truncated === b.truncated && a.maxBytes === b.maxBytes && a.keep === b.keep && a.within === b.within,
-    ({ path, size, mtimeMs, sha256, truncated, maxBytes, keep, within }) => {
-      const picked: TraceSource = { path, size, mtimeMs, sha256 };
-      if (truncated !== undefined) picked.truncated = truncated;
-      if (maxBytes !== undefined) picked.maxBytes = maxBytes;
-      if (keep !== undefined) picked.keep = keep;
-      if (within !== undefined) picked.within = within;
-      return picked;
-    },
-  );
+export interface TraceMemo {
+  readonly texts: Memo<string, string>;
+  /** By the block's sha256; kept with the summary it was written from, which must match field for field. */
+  readonly blocks: Memo<string, Kept<TraceBlock>>;
+  /** By the file's sha256, the same way. */
+  readonly sources: Memo<string, Kept<TraceSource>>;
+  readonly objects: Memo<object, RecordText>;
+  /** The PostgreSQL writer's record keys known to be stored in its database (a record referred to there is not sent again). */
+  readonly stored: Memo<string, true>;
+}
 
-  private readonly objects = new WeakMap<object, { json: string; sha: string }>();
+/** Areas of a trace store's own, for a store built without the app's cache set (a test, the CLI). */
+export function privateTraceMemo(maxBytes = 8 * 1024 * 1024): TraceMemo {
+  return {
+    texts: createCacheArea('trace.texts', maxBytes / 2),
+    blocks: createCacheArea('trace.blocks', maxBytes / 8),
+    sources: createCacheArea('trace.sources', maxBytes / 8),
+    objects: createCacheArea('trace.objects', maxBytes / 8),
+    stored: createCacheArea('trace.stored', maxBytes / 8),
+  };
+}
 
-  text(text: string): string {
-    return this.digests.get(text) ?? this.digests.set(text, sha256Hex(text), text.length);
-  }
-
-  /**
-   * The JSON text and sha256 of a structure, serialised once per object (never changed after
-   * it is handed over: a shared result's cache plan and HUD, a persona's tools). Hashed
-   * without the text memo: a new object is mostly new JSON (a new minute's cache plan), and
-   * a memo entry per event would push out the segment texts it is there for.
-   */
-  object(value: object): { json: string; sha: string } {
-    let entry = this.objects.get(value);
-    if (!entry) {
-      const json = JSON.stringify(value);
-      this.objects.set(value, (entry = { json, sha: sha256Hex(json) }));
-    }
-    return entry;
-  }
-
+function recordText(value: object): RecordText {
+  const json = JSON.stringify(value);
+  return { json, sha: sha256Hex(json) };
 }
 
 /**
- * What events that deliver one shared compiled result have in common, written once per
- * scope of references (a trace file): its result fields and its references, as JSON.
- * Found by the identity of the event's `segments` (a shared result hands out the same
- * object), and used only while its other parts are the very same objects too.
+ * The sha256 and JSON of what an append refers to, found without hashing or serialising the
+ * same values again: stable segments arrive as the same strings on every call, block
+ * summaries and source records as new objects with the same fields, structures as the very
+ * objects a shared result hands out (never changed once handed out).
  */
-export interface SharedRecord {
-  readonly blocks: unknown;
-  readonly cache: unknown;
-  readonly realtime: unknown;
+export class RecordDigests {
+  constructor(private readonly memo: TraceMemo) {}
+
+  text(text: string): string {
+    return this.memo.texts.get(text) ?? this.memo.texts.set(text, sha256Hex(text), 2 * text.length + 128);
+  }
+
+  block(block: TraceBlock): RecordText {
+    const known = this.memo.blocks.get(block.sha256);
+    if (known !== undefined && sameBlock(known.record, block)) return known;
+    const { kind, authority, cacheClass, source, chars, approxTokens, sha256 } = block;
+    const record = { kind, authority, cacheClass, source, chars, approxTokens, sha256 };
+    return this.memo.blocks.set(sha256, { ...recordText(record), record }, 1024);
+  }
+
+  source(source: TraceSource): RecordText {
+    const known = this.memo.sources.get(source.sha256);
+    if (known !== undefined && sameSource(known.record, source)) return known;
+    const { path, size, mtimeMs, sha256, truncated, maxBytes, keep, within } = source;
+    const record: TraceSource = { path, size, mtimeMs, sha256 };
+    if (truncated !== undefined) record.truncated = truncated;
+    if (maxBytes !== undefined) record.maxBytes = maxBytes;
+    if (keep !== undefined) record.keep = keep;
+    if (within !== undefined) record.within = within;
+    return this.memo.sources.set(sha256, { ...recordText(record), record }, 1024);
+  }
+
+  /** A structure's JSON and sha256, serialised once per object. */
+  object(value: object): RecordText {
+    const known = this.memo.objects.get(value);
+    if (known !== undefined) return known;
+    const record = recordText(value);
+    return this.memo.objects.set(value, record, 2 * record.json.length + 256);
+  }
+}
+
+/**
+ * What one scope of references (a trace file, a day in the database) wrote for an event of
+ * a shared result: the result's own fields and its references, as JSON. Kept on the result
+ * itself (`SpliceSlot`) and spliced into the result's later events written to the same
+ * scope, so they serialise only their own small fields.
+ */
+export interface TraceSplice {
+  /** The scope the references point into. */
+  readonly scope: object;
+  /** The HUD it was written with: a later delivery of the result may have built another. */
   readonly hud: unknown;
-  readonly budget: unknown;
-  readonly tokens: unknown;
-  readonly redactions: unknown;
-  readonly promptSha256: unknown;
-  readonly inputSha256: unknown;
   /** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
   readonly fields: string;
   readonly chars: number;
-  /** `,"blocks":[…],"cache":…,"realtime":…,"hud":…` and `,"segments":{…}` references. */
-  readonly before: string;
-  readonly segmentRefs: string;
+  /** `,"blocks":[…],"cache":…,"realtime":…,"hud":…`. */
+  readonly parts: string;
+  /** `,"segments":{…}`. */
+  readonly segments: string;
 }
 
 /**
- * The references of the last result written whose blocks began with a given block: the
- * next minute of a persona hands out the very same blocks and segment texts but the
- * clock's (and often the same tools and HUD), so its references are taken from here item
- * by item, by identity, and only what is new is looked up.
+ * Where a shared result keeps its splice (its `Derived`). The splice is made by the result's
+ * second event in a scope, not its first: most results are delivered once (a voice session
+ * connects at its own minute), and strings kept from every first event would outlive the
+ * young generation with the result for nothing.
  */
-interface ResultLine {
-  readonly blocks: readonly object[];
-  readonly blockRefs: readonly string[];
-  readonly system: readonly string[];
-  readonly systemRefs: readonly string[];
-  readonly input: readonly string[];
-  readonly inputRefs: readonly string[];
-  /** The voice and tools it was written with: a new result wraps the persona's same tools object in a new `realtime`. */
-  readonly voice: string | undefined;
-  readonly tools: unknown;
-  /** `,"realtime":{…}`. */
-  readonly realtimeJson: string;
-  readonly hud: unknown;
-  /** `,"hud":…`. */
-  readonly hudJson: string;
-}
-
-/** What one scope of references (a trace file) remembers of the events written to it; valid for that scope alone. */
-export class SharedRecords {
-  /** Shared records by the `segments` object of the events they describe, from a result's second event on. */
-  readonly results = new WeakMap<object, SharedRecord>();
-  /**
-   * Results written once. A record kept from the first event on would cost more than it
-   * saves: it holds the result's parts, which the garbage collector then keeps from the
-   * young generation (a new minute on every request: ≈ +40 % per event, measured).
-   */
-  readonly seen = new WeakSet<object>();
-  /** `,"sources":[…]` by the `sources` array (a replayed brain session hands out the same one). */
-  readonly sources = new WeakMap<object, string>();
-  /** The references of the last result written, by its first block. */
-  readonly lines = new WeakMap<object, ResultLine>();
-}
-
-/** `,"sources":[…]` for an event, its references joined once per array when `shared` is given. */
-function sourceReferences(sources: TraceEventInput['sources'], refs: Refs, shared: SharedRecords | undefined): string {
-  if (!sources) return '';
-  const known = shared?.sources.get(sources);
-  if (known !== undefined) return known;
-  const json = `,"sources":[${sources.map(refs.source).join(',')}]`;
-  shared?.sources.set(sources, json);
-  return json;
+export interface SpliceSlot {
+  /** The scope the result's first event was written to. */
+  traced?: object;
+  trace?: TraceSplice;
 }
 
 function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, refs: Refs): string {
@@ -169,45 +165,29 @@ function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, 
 /**
  * The event as stored, as JSON text (an object), and its own fields for an index. Segment
  * texts, block summaries (only their summary fields: a compiled block passed whole would
- * store its content a second time), source records and the cache plan become references;
- * the references are spliced in as ready JSON, so only the event's own small fields are
- * serialised per call. Given `shared` (valid for `refs`' scope alone), the fields and
- * references of a shared result are serialised once and spliced into every later event
- * that delivers it, and a new result's references are taken, item by item, from those of
- * the last result that began with the same block; byte for byte as they would be written
- * afresh, with the same records referenced in the same order.
+ * store its content a second time), source records, the cache plan, a persona's tools and
+ * the HUD become references, spliced in as ready JSON. An event of a shared result whose
+ * `slot` holds a splice for this `scope` (and the same HUD) takes the result's fields and
+ * references from it; otherwise they are written, and from the result's second event in
+ * the scope `splice` is what the caller keeps in the slot once the event is durable. Byte
+ * for byte the same either way.
  */
-export function eventRecord<R>(event: TraceEventInput, refs: Refs, shared?: SharedRecords): { stored: StoredEvent<R>; json: string } {
-  if (shared === undefined) return plainRecord<R>(event, refs);
-  const known = event.segments === undefined ? undefined : shared.results.get(event.segments);
-  if (
-    known !== undefined &&
-    known.blocks === event.blocks &&
-    known.cache === event.cache &&
-    known.realtime === event.realtime &&
-    known.hud === event.hud &&
-    known.budget === event.budget &&
-    known.tokens === event.tokens &&
-    known.redactions === event.redactions &&
-    known.promptSha256 === event.promptSha256 &&
-    known.inputSha256 === event.inputSha256
-  ) {
-    return sharedRecord<R>(event, refs, known, shared);
+export function eventRecord<R>(event: TraceEventInput, refs: Refs, scope: object, slot?: SpliceSlot): { stored: StoredEvent<R>; json: string; splice?: TraceSplice } {
+  const kept = slot?.trace;
+  if (kept !== undefined && kept.scope === scope && kept.hud === event.hud) {
+    const sources = sourceReferences(event.sources, refs);
+    return { stored: ownFields(event, kept.chars) as StoredEvent<R>, json: `${ownJson(event, kept.fields, kept.chars)}${kept.parts}${sources}${kept.segments}}` };
   }
-  return derivedRecord<R>(event, refs, shared);
-}
-
-/** Every part serialised and referenced afresh. */
-function plainRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEvent<R>; json: string } {
   const { segments, blocks, sources, cache, realtime, hud } = event;
-  let chars = 0;
-  let parts = '';
-  if (blocks) parts += `,"blocks":[${blocks.map(refs.block).join(',')}]`;
-  const sourceRefs = sourceReferences(sources, refs, undefined);
-  if (cache) parts += `,"cache":${refs.json(cache)}`;
+  // Looked up in this order, so a record new to the scope is placed where it always was.
+  let parts = blocks ? `,"blocks":[${blocks.map(refs.block).join(',')}]` : '';
+  const sourceRefs = sourceReferences(sources, refs);
+  // A new result's cache plan is new: kept in no memo (its later events splice it in).
+  if (cache) parts += `,"cache":${refs.data(recordText(cache))}`;
   if (realtime) parts += realtimeReferences(realtime, refs);
   if (hud) parts += `,"hud":${refs.json(hud)}`;
-  parts += sourceRefs;
+  let chars = 0;
+  let segmentRefs = '';
   if (segments) {
     const texts = (list: string[]) =>
       list
@@ -216,97 +196,27 @@ function plainRecord<R>(event: TraceEventInput, refs: Refs): { stored: StoredEve
           return refs.blob(text);
         })
         .join(',');
-    parts += `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
+    segmentRefs = `,"segments":{"system":[${texts(segments.system)}],"input":[${texts(segments.input)}]}`;
   }
-  const stored = ownFields(event, chars) as StoredEvent<R>;
-  const own = JSON.stringify(stored);
-  return { stored, json: `${own.slice(0, -1)}${parts}}` };
+  const fields = resultFields(event);
+  const json = `${ownJson(event, fields, chars)}${parts}${sourceRefs}${segmentRefs}}`;
+  const splice = slot?.traced === scope && segments !== undefined ? { scope, hud, fields, chars, parts, segments: segmentRefs } : undefined;
+  return { stored: ownFields(event, chars) as StoredEvent<R>, json, ...(splice ? { splice } : {}) };
 }
 
-/**
- * A result not written before in this scope: references looked up only for what is not the
- * very item at the same place in the last result that began with the same block, and kept
- * for the events that deliver it again and for the result that follows it.
- */
-function derivedRecord<R>(event: TraceEventInput, refs: Refs, shared: SharedRecords): { stored: StoredEvent<R>; json: string } {
-  const { segments, blocks, sources, cache, realtime, hud } = event;
-  const first = blocks?.[0];
-  const line = first === undefined ? undefined : shared.lines.get(first);
-  // The same order of lookups as plainRecord's: a record new to the scope is placed where a plain write would place it.
-  let before = '';
-  let blockRefs: string[] = [];
-  if (blocks) {
-    blockRefs = keptRefs(blocks, line?.blocks, line?.blockRefs, refs.block);
-    before += `,"blocks":[${blockRefs.join(',')}]`;
-  }
-  const sourceRefs = sourceReferences(sources, refs, shared);
-  if (cache) before += `,"cache":${refs.json(cache)}`;
-  let realtimeJson = '';
-  if (realtime) {
-    realtimeJson = line !== undefined && line.tools === realtime.tools && line.voice === realtime.voice ? line.realtimeJson : realtimeReferences(realtime, refs);
-    before += realtimeJson;
-  }
-  let hudJson = '';
-  if (hud) {
-    hudJson = line !== undefined && line.hud === hud ? line.hudJson : `,"hud":${refs.json(hud)}`;
-    before += hudJson;
-  }
-  let chars = 0;
-  let segmentRefs = '';
-  let systemRefs: string[] = [];
-  let inputRefs: string[] = [];
-  if (segments) {
-    const blob = (text: string) => refs.blob(text);
-    systemRefs = keptRefs(segments.system, line?.system, line?.systemRefs, blob);
-    inputRefs = keptRefs(segments.input, line?.input, line?.inputRefs, blob);
-    for (const text of segments.system) chars += text.length;
-    for (const text of segments.input) chars += text.length;
-    segmentRefs = `,"segments":{"system":[${systemRefs.join(',')}],"input":[${inputRefs.join(',')}]}`;
-  }
-  const stored = ownFields(event, chars) as StoredEvent<R>;
-  const own = JSON.stringify(stored);
-  if (segments !== undefined && blocks !== undefined) {
-    if (!shared.seen.has(segments)) shared.seen.add(segments);
-    else {
-      const { budget, tokens, redactions, promptSha256, inputSha256 } = event;
-      const fields = resultFields(event);
-      shared.results.set(segments, { blocks, cache, realtime, hud, budget, tokens, redactions, promptSha256, inputSha256, fields, chars, before, segmentRefs });
-    }
-    if (first !== undefined) {
-      const { system, input } = segments;
-      shared.lines.set(first, { blocks, blockRefs, system, systemRefs, input, inputRefs, voice: realtime?.voice, tools: realtime?.tools, realtimeJson, hud, hudJson });
-    }
-  }
-  return { stored, json: `${own.slice(0, -1)}${before}${sourceRefs}${segmentRefs}}` };
+/** `,"sources":[…]` for an event. */
+function sourceReferences(sources: TraceEventInput['sources'], refs: Refs): string {
+  return sources ? `,"sources":[${sources.map(refs.source).join(',')}]` : '';
 }
 
-/** The references of `items`: those of the item at the same place in `known` when it is the very same, looked up otherwise. */
-function keptRefs<T>(items: readonly T[], known: readonly unknown[] | undefined, knownRefs: readonly string[] | undefined, ref: (item: T) => string): string[] {
-  const found: string[] = new Array<string>(items.length);
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    found[i] = known !== undefined && i < known.length && known[i] === item ? knownRefs![i]! : ref(item);
-  }
-  return found;
+/** The compiled result's fields an event stores inline (the rest of `TraceCompiledFields` go by reference), in the order they are written. */
+function inlineResult(event: TraceEventInput) {
+  return { promptSha256: event.promptSha256, inputSha256: event.inputSha256, budget: event.budget, tokens: event.tokens, redactions: event.redactions };
 }
 
-/** An event of a shared result: its own fields serialised, the result's spliced in where JSON.stringify would write them. */
-function sharedRecord<R>(event: TraceEventInput, refs: Refs, known: SharedRecord, shared: SharedRecords): { stored: StoredEvent<R>; json: string } {
-  const sources = sourceReferences(event.sources, refs, shared);
-  const json = `${ownJson(event, known.fields, known.chars)}${known.before}${sources}${known.segmentRefs}}`;
-  return { stored: ownFields(event, known.chars) as StoredEvent<R>, json };
-}
-
-/** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…`, absent ones left out: the compiled result's own fields. */
+/** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…`, absent ones left out: `inlineResult` as JSON. */
 function resultFields(event: TraceEventInput): string {
-  // Composing the budget from its policy limits' kept JSON was tried: keeping each new `omitted` object's JSON cost more than it saved.
-  const fields = JSON.stringify({
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
-  });
+  const fields = JSON.stringify(inlineResult(event));
   return fields.length > 2 ? `,${fields.slice(1, -1)}` : '';
 }
 
@@ -465,42 +375,6 @@ export async function rebuild<R>(
   };
 }
 
-/**
- * The JSON text and sha256 of small records that repeat from event to event (block
- * summaries, source records) as new objects with the same values, found without
- * serialising them again: looked up by `id`, then compared with `same`. The JSON is that
- * of `pick(record)`. Bounded: it starts over when full.
- */
-export class RecordMemo<R> {
-  private readonly entries = new Map<unknown, Array<{ record: R; json: string; sha: string }>>();
-  private count = 0;
-
-  constructor(
-    private readonly id: (record: R) => unknown,
-    private readonly same: (known: R, record: R) => boolean,
-    private readonly pick: (record: R) => R,
-    private readonly maxEntries = 4096,
-  ) {}
-
-  get(record: R): { json: string; sha: string } {
-    const key = this.id(record);
-    const candidates = this.entries.get(key);
-    if (candidates) for (const entry of candidates) if (this.same(entry.record, record)) return entry;
-    const picked = this.pick(record);
-    const json = JSON.stringify(picked);
-    const entry = { record: picked, json, sha: sha256Hex(json) };
-    if (this.count >= this.maxEntries) {
-      this.entries.clear();
-      this.count = 0;
-    }
-    const list = this.entries.get(key);
-    if (list) list.push(entry);
-    else this.entries.set(key, [entry]);
-    this.count++;
-    return entry;
-  }
-}
-
 /** Parses a data record's JSON text when it hashes to the sha256 expected; undefined otherwise. */
 export function parseRecordJson(json: string, expectedSha: string): unknown {
   if (sha256Hex(json) !== expectedSha) return undefined;
@@ -516,21 +390,13 @@ type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'bloc
 /**
  * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
  * HUD and segments go in by reference), in the order they are written: what the request
- * was (`ownHead`), the compiled result's fields, then how it went (`ownTail`). Field by
- * field rather than a rest spread of the event, which costs more on this per-event path;
- * the type lists every other field of TraceEventInput, so a new one cannot be left out, and
- * `ownJson` writes the same two parts.
+ * was (`ownHead`), the compiled result's inline fields (`inlineResult`), then how it went
+ * (`ownTail`). Field by field rather than a rest spread of the event, which costs more on
+ * this per-event path; the type lists every other field of TraceEventInput, so a new one
+ * cannot be left out, and `ownJson` writes the same three parts.
  */
 function ownFields(event: TraceEventInput, chars: number): OwnFields {
-  return {
-    ...ownHead(event),
-    promptSha256: event.promptSha256,
-    inputSha256: event.inputSha256,
-    budget: event.budget,
-    tokens: event.tokens,
-    redactions: event.redactions,
-    ...ownTail(event, chars),
-  };
+  return { ...ownHead(event), ...inlineResult(event), ...ownTail(event, chars) };
 }
 
 function ownHead(event: TraceEventInput) {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { TraceLog } from './store.js';
+import type { GroupCommitCounters, TraceLog, TraceObservers } from './store.js';
 import { unavailable } from './store.js';
 
 /**
@@ -11,7 +11,7 @@ import { unavailable } from './store.js';
  * retry (`reopen`, every `retryIntervalMs` from an unref'd timer, or when an append or a
  * health check finds one due) works again.
  */
-export interface GroupCommitOptions<T> {
+export interface GroupCommitOptions<T> extends Pick<TraceObservers, 'observeWrite' | 'observeBatch'> {
   log: TraceLog;
   maxBatch: number;
   retryIntervalMs: number;
@@ -28,10 +28,6 @@ export interface GroupCommitOptions<T> {
   abandon(): void;
   /** A reason fit for a public readiness answer (no paths, no credentials). */
   describe(error: unknown): string;
-  /** Called once per append with the time it took to become durable (or to fail). */
-  observe(seconds: number, ok: boolean): void;
-  /** Called once per batch written: its events, and how long making them durable took (or failing to). */
-  observeBatch?(events: number, seconds: number, ok: boolean): void;
 }
 
 interface Pending<T> {
@@ -39,20 +35,6 @@ interface Pending<T> {
   startedAt: number;
   resolve(): void;
   reject(error: unknown): void;
-}
-
-export interface GroupCommitCounters {
-  /** Appends that resolved (durable). */
-  appends: number;
-  /** Appends that rejected. */
-  rejected: number;
-  /** Of those, appends `write` refused (their own problem; the store kept working). */
-  refused: number;
-  /** Batches made durable: one write and fsync, or one transaction, each. */
-  batches: number;
-  largestBatch: number;
-  /** Times the store went from working to failing. */
-  failures: number;
 }
 
 export class GroupCommit<T> {
@@ -84,7 +66,7 @@ export class GroupCommit<T> {
     const startedAt = performance.now();
     if (this.failure && !(this.retryDue() && (await this.recover()))) {
       this.counters.rejected++;
-      this.options.observe((performance.now() - startedAt) / 1000, false);
+      this.options.observeWrite?.((performance.now() - startedAt) / 1000, false);
       throw unavailable(this.failure?.reason ?? 'trace store closed', undefined);
     }
     return new Promise<void>((resolve, reject) => {
@@ -134,7 +116,7 @@ export class GroupCommit<T> {
         pending.reject(refused);
         return;
       }
-      this.options.observe((end - pending.startedAt) / 1000, error === null);
+      this.options.observeWrite?.((end - pending.startedAt) / 1000, error === null);
       if (error === null) {
         this.counters.appends++;
         pending.resolve();

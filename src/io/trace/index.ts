@@ -1,10 +1,10 @@
 import type { Config } from '../../config.js';
-import { createFileTraceStore, type TraceFs } from './files/store.js';
+import { createFileTraceStore, type FilesMemo, type TraceFs } from './files/store.js';
 import { createPostgresTraceStore } from './postgres/store.js';
-import type { TraceLog, TraceStore } from './store.js';
+import type { TraceLog, TraceObservers, TraceStore } from './store.js';
 
 export * from './store.js';
-export { createFileTraceStore, describeWriteFailure, type FileTraceStore, type FileTraceStoreOptions, type FileTraceStoreStats, type TraceFs } from './files/store.js';
+export { createFileTraceStore, describeWriteFailure, privateFilesMemo, type FileTraceStore, type FilesMemo, type FileTraceStoreOptions, type FileTraceStoreStats, type TraceFs } from './files/store.js';
 export {
   createPostgresTraceStore,
   migrateTraceDatabase,
@@ -13,15 +13,11 @@ export {
   type PostgresTraceStoreStats,
 } from './postgres/store.js';
 
-export interface TraceStoreFromConfigOptions {
+export interface TraceStoreFromConfigOptions extends TraceObservers {
   /** The files backend's file system; tests inject a full or failing one. */
   fs?: TraceFs;
-  /** Called once per append with the time it took to become durable (or to fail). */
-  observeWrite?: (seconds: number, ok: boolean) => void;
-  /** Called once per durable commit (an fsync, or a committed transaction). */
-  observeCommit?: () => void;
-  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
-  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
+  /** What the store remembers: the app's cache set's `trace` areas (the PostgreSQL store uses those of every store). */
+  memo?: FilesMemo;
 }
 
 /**
@@ -40,6 +36,7 @@ export function createTraceStoreFromConfig(
     ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeCommit ? { observeCommit: options.observeCommit } : {}),
     ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
+    ...(options.memo ? { memo: options.memo } : {}),
   };
   if (config.traceDatabaseUrl !== null) return createPostgresTraceStore(config.traceDatabaseUrl, log, common);
   return createFileTraceStore(config.traceDir, log, { ...common, ...(options.fs ? { fs: options.fs } : {}) });

@@ -1,10 +1,11 @@
 import type { BaseLogger } from 'pino';
 import type { CompiledContext } from '../../core/types.js';
+import type { SpliceSlot } from './event-record.js';
 import { ProblemError } from '../../errors.js';
 import { parseInstant } from '../../core/time.js';
 import { isCallerName, isSafeId } from '../../../schemas/ids.js';
 import { DEFAULT_TRACE_PAGE_EVENTS, MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS, traceIdOf } from '../../../schemas/trace.js';
-import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
+import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
 
 /**
  * The trace store as the rest of the service sees it (SPEC §6, docs/traces.md): one
@@ -29,14 +30,23 @@ export type {
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
 export { MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
+export type { SpliceSlot, TraceMemo } from './event-record.js';
+
+/** The callbacks every backend reports its writes through (the metrics plugin's histograms and counter). */
+export interface TraceObservers {
+  /** Called once per append with the time it took to become durable (or to fail). */
+  observeWrite?: (seconds: number, ok: boolean) => void;
+  /** Called once per durable commit (an fsync or fdatasync, or a committed transaction). */
+  observeCommit?: () => void;
+  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
+  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
+}
 
 /**
  * What a delivered event records of its compiled result, as the result hands it over: the
  * store keeps the blocks' summary fields (their text lives in the segments, stored once).
  */
-export function compiledEventFields(
-  compiled: CompiledContext,
-): Pick<TraceEventInput, 'blocks' | 'segments' | 'promptSha256' | 'inputSha256' | 'budget' | 'cache' | 'tokens' | 'redactions'> {
+export function compiledEventFields(compiled: CompiledContext): TraceCompiledFields {
   return {
     blocks: compiled.blocks,
     segments: compiled.segments,
@@ -80,6 +90,8 @@ export interface AppendOptions {
    * event yet and there is no owner or count to check.
    */
   newRun?: boolean;
+  /** Given for an event of a shared result: where the store keeps what the result's later events can splice in. */
+  slot?: SpliceSlot | undefined;
 }
 
 /** One line of `GET /runs`: a run, described by its most recent event. */
@@ -158,26 +170,30 @@ export interface RunPage {
   partial: boolean;
 }
 
-/** What every backend counts. */
-export interface TraceStoreStats {
-  backend: 'files' | 'postgres';
+/** What group commit counts, the same for every backend (`group-commit.ts`). */
+export interface GroupCommitCounters {
   /** Appends that resolved (durable). */
   appends: number;
   /** Appends that rejected. */
   rejected: number;
   /** Of those, appends refused because their run is another caller's or full (`CC_RUN_OWNED`, `CC_RUN_FULL`). */
   refused: number;
-  /** Group commits: appends made durable together. */
+  /** Group commits: appends made durable together (one write and fsync, or one transaction, each). */
   batches: number;
+  largestBatch: number;
+  /** Times the store went from working to failing. */
+  failures: number;
+}
+
+/** What every backend counts. */
+export interface TraceStoreStats extends GroupCommitCounters {
+  backend: 'files' | 'postgres';
   /**
    * Durable commits issued: an fsync/fdatasync (file creation and directory syncs included),
    * or a committed transaction (a new chain segment included). With group commit, far fewer
    * than appends.
    */
   commits: number;
-  largestBatch: number;
-  /** Times the store went from working to failing. */
-  failures: number;
   state: 'ok' | 'failed' | 'closed';
 }
 
@@ -391,6 +407,7 @@ export interface RunStanding {
 export interface QueuedEvent {
   event: TraceEventInput;
   newRun: boolean;
+  slot?: SpliceSlot | undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../../src/caches.js';
 import { createCompiler, type CompileInput, type CompiledContext } from '../../../src/core/index.js';
 import { buildHud, missingFile } from '../../../src/core/hud.js';
-import { eventRecord, RecordDigests, SharedRecords, type Refs } from '../../../src/io/trace/event-record.js';
+import { eventRecord, privateTraceMemo, RecordDigests, type Refs, type SpliceSlot } from '../../../src/io/trace/event-record.js';
 import { compiledEventFields, type TraceEventInput } from '../../../src/io/trace/index.js';
 import { O200K_BASE } from '../../../src/tokenizer.js';
 import { voicePersona } from '../../core/golden/cases.js';
@@ -25,7 +25,7 @@ interface Scope {
  * and hashes every structure (cache plan, tools, HUD) and text again.
  */
 function recordsOf(remembering: boolean, lookups: Scope['lookups'], data: Refs['data']): Refs {
-  const digests = new RecordDigests();
+  const digests = new RecordDigests(privateTraceMemo());
   const refs: Refs = {
     blob: (text) => {
       lookups.blob++;
@@ -34,9 +34,9 @@ function recordsOf(remembering: boolean, lookups: Scope['lookups'], data: Refs['
     data,
     block: (block) => {
       lookups.block++;
-      return data(digests.block.get(block));
+      return data(digests.block(block));
     },
-    source: (source) => data(digests.source.get(source)),
+    source: (source) => data(digests.source(source)),
     json: (value) => {
       lookups.json++;
       if (remembering) return data(digests.object(value));
@@ -132,26 +132,50 @@ function personaMinutes() {
   return { compileAt, deliver, tools };
 }
 
-/** Writes `event` through a scope that remembers (the writers') and one that writes it afresh, and expects the very same bytes from both. */
-function expectSameAsPlain(event: TraceEventInput, derived: { scope: Scope; shared: SharedRecords }, plain: Scope) {
-  const fast = eventRecord(event, derived.scope.refs, derived.shared);
-  const afresh = eventRecord(event, plain.refs);
+/** A scope of references's identity, as the writers pass it (their file, or their day). */
+const SCOPE = {};
+
+/** `eventRecord`, and what the writers keep in the slot once the event is durable. */
+function written(event: TraceEventInput, refs: Refs, scope: object, slot?: SpliceSlot) {
+  const record = eventRecord(event, refs, scope, slot);
+  if (slot !== undefined) {
+    slot.traced = scope;
+    if (record.splice !== undefined) slot.trace = record.splice;
+  }
+  return record;
+}
+
+/**
+ * Writes `event` through a scope that remembers (the writers': memoised digests, and the
+ * splice its shared result keeps in `slot`) and one that writes it afresh, and expects the
+ * very same bytes and records from both. The splice is kept once the event is written, as
+ * the writers keep it once the event is durable.
+ */
+function expectSameAsPlain(event: TraceEventInput, remembering: Scope, plain: Scope, slot?: SpliceSlot) {
+  const fast = written(event, remembering.refs, SCOPE, slot);
+  const afresh = eventRecord(event, plain.refs, {});
   expect(fast.json).toBe(afresh.json);
   expect(fast.stored).toEqual(afresh.stored);
-  expect(derived.scope.placed).toEqual(plain.placed);
+  expect(remembering.placed).toEqual(plain.placed);
   return fast;
 }
 
-describe('eventRecord of a new minute, derived from the minute before', () => {
+describe('eventRecord, minute after minute', () => {
   for (const [name, makeScope] of [
     ['file', fileScope],
     ['database', databaseScope],
   ] as const) {
-    it(`writes each minute byte for byte as a plain write of it, with the same records (${name} references)`, () => {
+    it(`writes each event byte for byte as a plain write of it, with the same records, spliced or not (${name} references)`, () => {
       const { compileAt, deliver, tools } = personaMinutes();
-      const derived = { scope: makeScope(true), shared: new SharedRecords() };
-      // The plain write: a fresh scope fed the same events, without shared records or memos.
+      const remembering = makeScope(true);
+      // The plain write: a fresh scope fed the same events, without splices or memos.
       const plain = makeScope(false);
+      const slots = new Map<object, SpliceSlot>();
+      const slotOf = (event: TraceEventInput) => {
+        let slot = slots.get(event.segments!);
+        if (slot === undefined) slots.set(event.segments!, (slot = {}));
+        return slot;
+      };
       const minutes = ['2026-11-30T16:58:00Z', '2026-11-30T16:59:00Z', '2026-11-30T17:00:00Z', '2026-11-30T17:01:00Z', '2026-12-02T07:59:00Z', '2026-12-02T08:00:00Z'].map(compileAt);
       const events: TraceEventInput[] = [];
       for (const compiled of minutes) events.push(deliver(compiled));
@@ -160,7 +184,7 @@ describe('eventRecord of a new minute, derived from the minute before', () => {
       // The same tools in another voice.
       events.push(deliver(compileAt('2026-11-30T17:03:00Z'), { realtime: { voice: 'verse', tools } }));
       for (const event of events) {
-        const { json } = expectSameAsPlain(event, derived, plain);
+        const { json } = expectSameAsPlain(event, remembering, plain, slotOf(event));
         const parsed = JSON.parse(json) as { segments: { system: unknown[] }; cache: unknown };
         expect(parsed.segments.system).toHaveLength(event.segments!.system.length);
       }
@@ -169,36 +193,28 @@ describe('eventRecord of a new minute, derived from the minute before', () => {
     });
   }
 
-  it('looks up only the new clock block, its line and the new cache plan for a new minute, and nothing for a minute asked again', () => {
+  it('splices the record a shared result kept: an event written again looks up its sources alone', () => {
     const { compileAt, deliver } = personaMinutes();
     const scope = fileScope();
-    const shared = new SharedRecords();
-    const first = compileAt('2026-11-30T17:05:00Z');
-    eventRecord(deliver(first), scope.refs, shared);
-    expect(scope.lookups.block).toBe(first.blocks.length);
+    const slot: SpliceSlot = {};
+    const compiled = compileAt('2026-11-30T17:05:00Z');
+    const first = written(deliver(compiled), scope.refs, SCOPE, slot);
+    expect(scope.lookups.block).toBe(compiled.blocks.length);
+    // Kept from the second event on: most results are delivered once.
+    expect(first.splice).toBeUndefined();
+    expect(written(deliver(compiled), scope.refs, SCOPE, slot).splice).toBeDefined();
     const before = { ...scope.lookups };
-    const next = compileAt('2026-11-30T17:06:00Z');
-    const newBlocks = next.blocks.filter((block, i) => block !== first.blocks[i]);
-    const newTexts = [...next.segments.system, ...next.segments.input].filter((text, i) => text !== [...first.segments.system, ...first.segments.input][i]);
-    expect(newBlocks.map((block) => block.kind)).toEqual(['clock']);
-    expect(newTexts).toHaveLength(1);
-    eventRecord(deliver(next), scope.refs, shared);
-    expect(scope.lookups.block - before.block).toBe(1);
-    expect(scope.lookups.blob - before.blob).toBe(1);
-    // The new cache plan; the tools and the HUD are the very objects written before.
-    expect(scope.lookups.json - before.json).toBe(1);
-    const again = { ...scope.lookups };
-    // Written again: only the cache plan is looked up (found by identity), and from its third event on nothing at all.
-    eventRecord(deliver(next), scope.refs, shared);
-    expect(scope.lookups).toEqual({ ...again, json: again.json + 1 });
-    const third = { ...scope.lookups };
-    eventRecord(deliver(next), scope.refs, shared);
-    expect(scope.lookups).toEqual(third);
+    const again = written(deliver(compiled), scope.refs, SCOPE, slot);
+    expect(scope.lookups).toEqual(before);
+    expect(again.splice).toBeUndefined();
+    // Another scope (a new trace file) refers to its own records: written afresh.
+    eventRecord(deliver(compiled), scope.refs, {}, slot);
+    expect(scope.lookups.block).toBe(before.block + compiled.blocks.length);
   });
 
   it('serialises and hashes a new minute\'s cache plan as JSON.stringify and sha256 do', () => {
     const { compileAt } = personaMinutes();
-    const digests = new RecordDigests();
+    const digests = new RecordDigests(privateTraceMemo());
     for (const { cache } of [compileAt('2026-11-30T17:05:00Z'), compileAt('2026-11-30T17:06:00Z')]) {
       expect(digests.object(cache)).toEqual({ json: JSON.stringify(cache), sha: sha256(JSON.stringify(cache)) });
     }
@@ -220,27 +236,28 @@ describe('eventRecord of a shared compiled result', () => {
       ...extra,
     });
     const { refs } = fileScope();
-    const shared = new SharedRecords();
+    const slot: SpliceSlot = {};
     const events = [delivery('run-1'), delivery('run-2'), delivery('run-3', { absent: [{ path: 'personas/mars.md' }] }), delivery('run-4', { status: 304, outcome: 'not-modified' })];
     for (const event of events) {
-      const fast = eventRecord(event, refs, shared);
-      const afresh = eventRecord(event, refs);
+      const fast = written(event, refs, SCOPE, slot);
+      const afresh = eventRecord(event, refs, SCOPE);
       expect(fast.json).toBe(afresh.json);
       expect(fast.stored).toEqual(afresh.stored);
       expect(JSON.parse(fast.json).segments.system).toHaveLength(result.segments!.system.length);
     }
-    expect(shared.results.get(result.segments!)).toMatchObject({ chars: expect.any(Number) });
+    expect(slot.trace).toMatchObject({ scope: SCOPE, chars: expect.any(Number) });
   });
 
-  it('writes an event afresh when a part is not the very object the record was made from', () => {
+  it('writes an event afresh when its HUD is not the one the splice was written with', () => {
     const result = deliveredEvent('result');
     const { refs } = fileScope();
-    const shared = new SharedRecords();
-    eventRecord(result, refs, shared);
-    eventRecord(result, refs, shared);
-    const changed = { ...result, budget: { ...result.budget, usedChars: 999 }, promptSha256: 'f'.repeat(64) };
-    const written = eventRecord(changed, refs, shared);
-    expect(written.json).toBe(eventRecord(changed, refs).json);
-    expect(JSON.parse(written.json).budget.usedChars).toBe(999);
+    const slot: SpliceSlot = {};
+    written(result, refs, SCOPE, slot);
+    written(result, refs, SCOPE, slot);
+    expect(slot.trace).toBeDefined();
+    const changed = { ...result, hud: { ...result.hud!, usedChars: 999 } };
+    const again = eventRecord(changed, refs, SCOPE, slot);
+    expect(again.json).toBe(eventRecord(changed, refs, SCOPE).json);
+    expect(again.splice).toBeDefined();
   });
 });

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { createCacheArea } from '../../../cache-area.js';
+import type { Memo } from '../../../core/memo.js';
 import { createChainSigner } from '../chain.js';
-import { RecordDigests } from '../event-record.js';
+import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
   admitEvents,
@@ -20,13 +22,14 @@ import {
   type RunReadQuery,
   type RunTraceView,
   type TraceLog,
+  type TraceObservers,
   type TraceStore,
   type TraceStoreStats,
 } from '../store.js';
-import { FileReader } from './reader.js';
+import { FileReader, type CheckedChain } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
-import { RunStandings } from './run-standing.js';
+import { RunStandings, type EvictedPart } from './run-standing.js';
 import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext, type TraceFs } from './writer.js';
 
 export type { TraceFs } from './writer.js';
@@ -34,7 +37,24 @@ export { describeWriteFailure } from './writer.js';
 
 const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
 
-export interface FileTraceStoreOptions {
+/**
+ * What the files backend remembers, beyond what every store's writer does (`TraceMemo`):
+ * the chains of files it checked and what evicted files hold of runs it looked up. Areas
+ * of the app's cache set, so `caches.stats()` counts them.
+ */
+export interface FilesMemo extends TraceMemo {
+  /** By file name; an entry holds while the file's stat is the one it was checked at. */
+  readonly chains: Memo<string, CheckedChain>;
+  /** By run id; an entry holds while no file was evicted since and for a minute at most. */
+  readonly evictedRuns: Memo<string, EvictedPart>;
+}
+
+/** Areas of a files store's own, for one built without the app's cache set (a test, the CLI). */
+export function privateFilesMemo(maxBytes = 16 * 1024 * 1024): FilesMemo {
+  return { ...privateTraceMemo(maxBytes / 2), chains: createCacheArea('trace.chains', maxBytes / 2 - 512 * 1024), evictedRuns: createCacheArea('trace.evictedRuns', 512 * 1024) };
+}
+
+export interface FileTraceStoreOptions extends TraceObservers {
   /** Events older than this are hidden from reads and their files deleted by the sweep. */
   retentionMs: number;
   /** The clock for file names, retention and sealing (tests move it). */
@@ -61,12 +81,8 @@ export interface FileTraceStoreOptions {
   maxListingScanBytes?: number;
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
-  /** Called once per append with the time it took to become durable (or to fail). */
-  observeWrite?: (seconds: number, ok: boolean) => void;
-  /** Called once per durable commit (an fsync or fdatasync). */
-  observeCommit?: () => void;
-  /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
-  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
+  /** What the store remembers between events and reads: the app's cache set's `trace` areas (else its own). */
+  memo?: FilesMemo;
   /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
   signingKey?: string | null;
   /**
@@ -131,9 +147,10 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     rotateMs: options.rotateMs ?? rotateMsFor(retentionMs),
     busy: () => commits.busy,
   };
-  const writer = new FileWriter(ctx, new RecordDigests(), options.rotateBytes ?? 32 * 1024 * 1024);
-  const reader = new FileReader(ctx, writer, options.maxListingScanBytes);
-  const standings = new RunStandings(ctx, reader);
+  const memo = options.memo ?? privateFilesMemo();
+  const writer = new FileWriter(ctx, new RecordDigests(memo), options.rotateBytes ?? 32 * 1024 * 1024);
+  const reader = new FileReader(ctx, writer, memo.chains, options.maxListingScanBytes);
+  const standings = new RunStandings(ctx, reader, memo.evictedRuns);
   const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
   const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
     log,
@@ -146,14 +163,14 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
         (standing) => admitEvents(batch, standing, maxRunEvents),
         (error: unknown) => batch.map((queued) => (queued.newRun ? null : unavailable('its run could not be looked up', error))),
       );
-      const admitted = batch.filter((_, i) => verdicts[i] === null).map((queued) => queued.event);
+      const admitted = batch.filter((_, i) => verdicts[i] === null);
       if (admitted.length > 0) await writer.write(admitted);
       return verdicts;
     },
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeWriteFailure,
-    observe: options.observeWrite ?? noop,
+    ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   });
 
@@ -193,7 +210,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
           throw unavailable('its run could not be looked up', error);
         }
       }
-      return commits.append({ event, newRun });
+      return commits.append({ event, newRun, slot: appendOptions.slot });
     },
     readRun: (runId: string, query?: RunReadQuery): Promise<RunTraceView | null> => reader.readRun(runId, query),
     listRuns: (query?: ListRunsQuery): Promise<RunPage> => reader.listRuns(query),

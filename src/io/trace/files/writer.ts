@@ -3,8 +3,8 @@ import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
-import { eventRecord, SharedRecords, type RecordDigests, type Refs, type StoredEvent } from '../event-record.js';
-import type { TraceEventInput, TraceLog } from '../store.js';
+import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
+import type { QueuedEvent, TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
 import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
 import { summarize } from './run-index.js';
@@ -66,8 +66,6 @@ interface WriterFile {
   blobs: Map<string, string>;
   /** Data records already in this file: sha256 → the JSON of a reference to it. */
   data: Map<string, string>;
-  /** What events of one shared compiled result have in common, with references into this file. */
-  shared: SharedRecords;
   entry: IndexedFile;
 }
 
@@ -126,7 +124,7 @@ export class FileWriter {
   }
 
   /** Writes a batch durably (group commit's `write`). */
-  async write(batch: TraceEventInput[]): Promise<void> {
+  async write(batch: QueuedEvent[]): Promise<void> {
     await this.writeBatch(batch);
   }
 
@@ -333,7 +331,6 @@ export class FileWriter {
         events: 0,
         blobs: new Map(),
         data: new Map(),
-        shared: new SharedRecords(),
         entry,
       };
       return this.file;
@@ -355,7 +352,7 @@ export class FileWriter {
    * writer left it, else a new one. A file that changes under the write itself is left too,
    * and the batch written again to a new file, before anyone is answered.
    */
-  private async writeBatch(batch: TraceEventInput[]): Promise<void> {
+  private async writeBatch(batch: QueuedEvent[]): Promise<void> {
     const { now, rotateMs } = this.ctx;
     for (let attempt = 0; ; attempt++) {
       let target = this.file;
@@ -375,13 +372,14 @@ export class FileWriter {
   }
 
   /** One write and one fdatasync for the whole batch; null once durable where it was meant to be. */
-  private async writeTo(target: WriterFile, batch: TraceEventInput[]): Promise<Disturbance | null> {
+  private async writeTo(target: WriterFile, batch: QueuedEvent[]): Promise<Disturbance | null> {
     const { counters, signer, index } = this.ctx;
     const digests = this.digests;
     const parts: Buffer[] = [];
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
+    const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined }> = [];
     let position = target.size;
     const place = (bytes: Buffer): [number, number] => {
       const at: [number, number] = [position, bytes.length];
@@ -410,14 +408,15 @@ export class FileWriter {
         }
         return ref;
       },
-      block: (block) => refs.data(digests.block.get(block)),
-      source: (source) => refs.data(digests.source.get(source)),
+      block: (block) => refs.data(digests.block(block)),
+      source: (source) => refs.data(digests.source(source)),
       json: (value) => refs.data(digests.object(value)),
     };
     let link = target.link;
     let lastOffset = target.lastOffset;
-    for (const event of batch) {
-      const { stored, json } = eventRecord<RecordRef>(event, refs, target.shared);
+    for (const { event, slot } of batch) {
+      const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target, slot);
+      if (slot !== undefined) splices.push({ slot, splice });
       // The link is one MAC over bytes the write needs anyway.
       const bytes = Buffer.from(eventBody(json));
       const next = signer.link(link, bytes);
@@ -454,6 +453,11 @@ export class FileWriter {
     target.events += batch.length;
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
+    // Only now do the references a splice holds point at durable records.
+    for (const { slot, splice } of splices) {
+      slot.traced = target;
+      if (splice !== undefined) slot.trace = splice;
+    }
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
     index.evictOverBudget();
     counters.bytes += bytes.length;

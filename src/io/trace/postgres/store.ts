@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { createChainSigner } from '../chain.js';
-import { RecordDigests } from '../event-record.js';
+import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import {
   admitEvents,
@@ -14,6 +14,7 @@ import {
   sweepIntervalFor,
   type QueuedEvent,
   type TraceLog,
+  type TraceObservers,
   type TraceStore,
   type TraceStoreStats,
 } from '../store.js';
@@ -23,7 +24,7 @@ import { sweepDatabase } from './retention.js';
 import { migrate } from './schema.js';
 import { DatabaseWriter, type DatabaseContext, type DatabaseCounters } from './writer.js';
 
-export interface PostgresTraceStoreOptions {
+export interface PostgresTraceStoreOptions extends TraceObservers {
   /** Events older than this are hidden from reads and deleted by the sweep. */
   retentionMs: number;
   /** The clock for event ages, segments and retention (tests move it). */
@@ -38,10 +39,9 @@ export interface PostgresTraceStoreOptions {
   maxConnections?: number;
   /** How long a statement may take before it fails (and an append answers 503). */
   queryTimeoutMs?: number;
-  observeWrite?: (seconds: number, ok: boolean) => void;
-  observeCommit?: () => void;
-  observeBatch?: (events: number, seconds: number, ok: boolean) => void;
   signingKey?: string | null;
+  /** What the writer remembers between events: the app's cache set's `trace` areas (else its own). */
+  memo?: TraceMemo;
   /** The most events a run may hold (default `MAX_RUN_EVENTS`); only tests set it. */
   maxRunEvents?: number;
 }
@@ -109,7 +109,8 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
       observeCommit();
     },
   };
-  const writer = new DatabaseWriter(ctx, new RecordDigests());
+  const memo = options.memo ?? privateTraceMemo();
+  const writer = new DatabaseWriter(ctx, new RecordDigests(memo), memo.stored);
   const reader = new DatabaseReader(ctx);
   const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
   const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
@@ -122,14 +123,14 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
       // fails the database is failing, and the batch with it.
       const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
       const verdicts = admitEvents(batch, runIds.length === 0 ? new Map() : await reader.standings(runIds, maxRunEvents), maxRunEvents);
-      const admitted = batch.filter((_, i) => verdicts[i] === null).map((queued) => queued.event);
+      const admitted = batch.filter((_, i) => verdicts[i] === null);
       if (admitted.length > 0) await writer.write(admitted);
       return verdicts;
     },
     reopen: () => writer.reopen(),
     abandon: () => writer.abandon(),
     describe: describeDatabaseFailure,
-    observe: options.observeWrite ?? noop,
+    ...(options.observeWrite ? { observeWrite: options.observeWrite } : {}),
     ...(options.observeBatch ? { observeBatch: options.observeBatch } : {}),
   });
 
@@ -151,7 +152,7 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
     async append(event, appendOptions = {}) {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append({ event, newRun: appendOptions.newRun === true });
+      return commits.append({ event, newRun: appendOptions.newRun === true, slot: appendOptions.slot });
     },
     readRun: (runId, query) => reader.readRun(runId, query),
     listRuns: (query) => reader.listRuns(query),

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { GENESIS_LINK, type ChainSigner } from '../chain.js';
-import { eventRecord, SharedRecords, type RecordDigests, type Refs } from '../event-record.js';
-import { listedFields, traceIdOfTraceparent, type TraceEventInput, type TraceLog } from '../store.js';
+import type { Memo } from '../../../core/memo.js';
+import { eventRecord, type RecordDigests, type Refs, type TraceSplice } from '../event-record.js';
+import { listedFields, traceIdOfTraceparent, type QueuedEvent, type TraceEventInput, type TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
 import { withConnection } from './checkout.js';
 import { migrate } from './schema.js';
@@ -58,8 +59,6 @@ interface Segment {
   newestMs: number;
 }
 
-/** How many record keys (day and sha256) this process remembers as stored; it starts over when full. */
-const KNOWN_RECORDS = 50_000;
 /** A batch that hit a deadlock or a serialization failure is tried again this many times. */
 const RETRIES = 3;
 /** How long `/readyz` mentions a segment that changed under the writer. */
@@ -80,25 +79,26 @@ export class DatabaseWriter {
   private opening: Promise<Segment> | null = null;
   private previous: (SegmentClaim & { link: string }) | null = null;
   private migrated = false;
-  private known = new Set<string>();
   /**
-   * What the events of one day written so far have in common (records are stored per day):
-   * valid while every batch since it began committed, so dropped when one fails, and with it
-   * any reference to a record that batch would have stored.
+   * The scope a shared result's splice refers into (records are stored per day): valid while
+   * every batch since it began committed, so replaced when one fails, and with it any
+   * reference to a record that batch would have stored.
    */
-  private shared: { day: number; records: SharedRecords } | null = null;
+  private scope: { day: number } | null = null;
   private notice: { atMs: number; text: string } | null = null;
 
   constructor(
     private readonly ctx: DatabaseContext,
     private readonly digests: RecordDigests,
+    /** Record keys (`recordKey`) this process knows are stored: the cache set's `trace.stored` area. */
+    private readonly known: Memo<string, true>,
   ) {}
 
   get currentSegment(): string | null {
     return this.segment?.id ?? null;
   }
 
-  async write(batch: TraceEventInput[]): Promise<void> {
+  async write(batch: QueuedEvent[]): Promise<void> {
     const { now, rotateMs } = this.ctx;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -111,7 +111,7 @@ export class DatabaseWriter {
       }
     } catch (error) {
       // Whether the records of this batch were stored is unknown: nothing may refer to them unseen.
-      this.shared = null;
+      this.scope = null;
       throw error;
     }
   }
@@ -220,46 +220,9 @@ export class DatabaseWriter {
   }
 
   /** One statement for the whole batch; false when the segment was not where this writer left it (nothing was written). */
-  private async writeTo(target: Segment, batch: TraceEventInput[]): Promise<boolean> {
-    const { signer, counters } = this.ctx;
-    const digests = this.digests;
-    const records = new Map<string, { day: number; sha: string; kind: RecordKind; body: string }>();
-    let day = 0;
-    const refer = (kind: RecordKind, sha: string, body: () => string): string => {
-      const key = recordKey(day, sha, kind);
-      if (this.known.has(key)) counters.recordsReused++;
-      else if (!records.has(key)) records.set(key, { day, sha, kind, body: body() });
-      return `"${sha}"`;
-    };
-    const refs: Refs = {
-      // As a JSON string: PostgreSQL text cannot hold a NUL, and a lone surrogate would not survive UTF-8.
-      blob: (text) => refer('text', digests.text(text), () => JSON.stringify(text)),
-      data: ({ json, sha }) => refer('json', sha, () => json),
-      block: (block) => refs.data(digests.block.get(block)),
-      source: (source) => refs.data(digests.source.get(source)),
-      json: (value) => refs.data(digests.object(value)),
-    };
-    const rows = eventColumns();
-    let link = target.lastLink;
-    let seq = target.lastSeq;
-    let prevAtMs = target.lastAtMs;
-    let newestMs = target.newestMs;
-    for (const event of batch) {
-      const atMs = Date.parse(event.at);
-      day = Math.floor(atMs / DAY_MS);
-      if (this.shared?.day !== day) this.shared = { day, records: new SharedRecords() };
-      const { stored, json } = eventRecord<string>(event, refs, this.shared.records);
-      seq++;
-      const body = eventRowBody(target.id, seq, prevAtMs, json);
-      const next = signer.link(link, Buffer.from(body));
-      pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars: stored.chars });
-      link = next;
-      prevAtMs = atMs;
-      newestMs = Math.max(newestMs, atMs);
-    }
-    // A fixed order, so two replicas storing the same new records never wait on each other in a cycle.
-    const fresh = [...records.values()].sort((a, b) => a.day - b.day || (a.sha < b.sha ? -1 : a.sha > b.sha ? 1 : 0) || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
-    const head = signer.link(link, headBody(target.id, seq));
+  private async writeTo(target: Segment, batch: QueuedEvent[]): Promise<boolean> {
+    const { rows, fresh, splices, seq, link, prevAtMs, newestMs } = this.rowsFor(target, batch);
+    const head = this.ctx.signer.link(link, headBody(target.id, seq));
     // Typed arrays (unnest). Tried as one JSON parameter per table instead: this process spent
     // 5–10 % less CPU per append, but the server parsing it made 15–25 % fewer appends/s on the
     // same 2 vCPUs (bench/trace-bench.ts --postgres, three rounds each, interleaved).
@@ -279,18 +242,67 @@ export class DatabaseWriter {
     const written = await this.commitRetrying(params);
     if (written !== batch.length) {
       // Nothing was written, the records this batch referred to included.
-      this.shared = null;
+      this.scope = null;
       return false;
     }
     this.ctx.committed();
-    counters.recordsWritten += fresh.length;
-    if (this.known.size + fresh.length > KNOWN_RECORDS) this.known = new Set();
-    for (const record of fresh) this.known.add(recordKey(record.day, record.sha, record.kind));
+    this.ctx.counters.recordsWritten += fresh.length;
+    for (const record of fresh) this.known.set(recordKey(record.day, record.sha, record.kind), true, 96);
+    // Only now do the references a splice holds point at stored records.
+    for (const { slot, splice, scope } of splices) {
+      slot.traced = scope;
+      if (splice !== undefined) slot.trace = splice;
+    }
     target.lastSeq = seq;
     target.lastLink = link;
     target.lastAtMs = prevAtMs;
     target.newestMs = newestMs;
     return true;
+  }
+
+  /** The batch's event rows (in `BATCH_SQL`'s parameter order, from $11), the records they need that are not known stored, and the chain after them. */
+  private rowsFor(target: Segment, batch: QueuedEvent[]) {
+    const { signer, counters } = this.ctx;
+    const digests = this.digests;
+    const records = new Map<string, { day: number; sha: string; kind: RecordKind; body: string }>();
+    let day = 0;
+    const refer = (kind: RecordKind, sha: string, body: () => string): string => {
+      const key = recordKey(day, sha, kind);
+      if (this.known.get(key)) counters.recordsReused++;
+      else if (!records.has(key)) records.set(key, { day, sha, kind, body: body() });
+      return `"${sha}"`;
+    };
+    const refs: Refs = {
+      // As a JSON string: PostgreSQL text cannot hold a NUL, and a lone surrogate would not survive UTF-8.
+      blob: (text) => refer('text', digests.text(text), () => JSON.stringify(text)),
+      data: ({ json, sha }) => refer('json', sha, () => json),
+      block: (block) => refs.data(digests.block(block)),
+      source: (source) => refs.data(digests.source(source)),
+      json: (value) => refs.data(digests.object(value)),
+    };
+    const rows = eventColumns();
+    const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined; scope: object }> = [];
+    let link = target.lastLink;
+    let seq = target.lastSeq;
+    let prevAtMs = target.lastAtMs;
+    let newestMs = target.newestMs;
+    for (const { event, slot } of batch) {
+      const atMs = Date.parse(event.at);
+      day = Math.floor(atMs / DAY_MS);
+      if (this.scope?.day !== day) this.scope = { day };
+      const { stored, json, splice } = eventRecord<string>(event, refs, this.scope, slot);
+      if (slot !== undefined) splices.push({ slot, splice, scope: this.scope });
+      seq++;
+      const body = eventRowBody(target.id, seq, prevAtMs, json);
+      const next = signer.link(link, Buffer.from(body));
+      pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars: stored.chars });
+      link = next;
+      prevAtMs = atMs;
+      newestMs = Math.max(newestMs, atMs);
+    }
+    // A fixed order, so two replicas storing the same new records never wait on each other in a cycle.
+    const fresh = [...records.values()].sort((a, b) => a.day - b.day || (a.sha < b.sha ? -1 : a.sha > b.sha ? 1 : 0) || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+    return { rows, fresh, splices, seq, link, prevAtMs, newestMs };
   }
 
   /** `commit`, again after a deadlock or a serialization failure (at most RETRIES times); any other failure as a safe error. */

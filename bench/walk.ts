@@ -1,0 +1,100 @@
+/**
+ * `node --import tsx bench/walk.ts [path]`: which of the service's own files and functions
+ * one request runs through, from the route to the bytes written — the walk
+ * docs/architecture.md describes, counted rather than estimated. The app is built on the
+ * example brain and a temporary trace directory in four processes that differ only in how
+ * many requests they send (0 to 3) before V8's precise coverage is read; a function ran for a
+ * request when its call count is higher with it. The first request is cold (every file read
+ * and every block compiled), the second warm (the same minute again: the path of nearly
+ * every request), the third a new minute (the day's reads replayed, a new compile). Counted: functions under src/, routes/ and schemas/
+ * (closures included, module bodies left out), the files that hold them, and those files'
+ * lines. A measurement, not a test.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const path = process.argv[2] ?? '/context/mars?now=2026-11-30T17:30:00Z';
+/** The requests the processes send, in order: the path (cold), again (warm), then at the next minute. */
+const requests = [path, path, path.replace(/T(\d\d):(\d\d)/, (_all, hour: string, minute: string) => `T${hour}:${String((Number(minute) + 1) % 60).padStart(2, '0')}`)];
+const OWN = /^(src|routes|schemas)\//;
+
+interface FunctionCoverage {
+  functionName: string;
+  ranges: Array<{ startOffset: number; endOffset: number; count: number }>;
+}
+
+/** In a child: build the app, send the request `times` times, and print every project function's call count. */
+async function countCalls(times: number): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  // Counting from before the service's code is loaded, and never reset: V8 leaves out a closure whose parent did not run in the period read.
+  await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+  const { buildApp, createLogger } = await import('../src/app.js');
+  const { loadConfig, PROJECT_ROOT } = await import('../src/config.js');
+  const dir = await mkdtemp(join(tmpdir(), 'cc-walk-'));
+  const config = loadConfig({ BRAIN_ROOT: join(PROJECT_ROOT, 'examples/brain'), TRACE_DIR: join(dir, 'traces'), LOG_LEVEL: 'silent' });
+  const app = await buildApp(config, { logger: createLogger(config) });
+  await app.ready();
+  for (const url of requests.slice(0, times)) {
+    const response = await app.inject({ method: 'GET', url });
+    if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  }
+  const { result } = (await session.post('Profiler.takePreciseCoverage')) as { result: Array<{ url: string; functions: FunctionCoverage[] }> };
+  const calls: Record<string, [string, number]> = {};
+  for (const script of result) {
+    if (!script.url.startsWith('file://')) continue;
+    const file = relative(PROJECT_ROOT, fileURLToPath(script.url));
+    if (!OWN.test(file)) continue;
+    // The module body, and the name helper the TypeScript loader adds, are not functions of the service.
+    script.functions.forEach((fn, i) => {
+      if (i > 0 && fn.functionName !== '__name') calls[`${file}@${fn.ranges[0]!.startOffset}`] = [fn.functionName || '(anonymous)', fn.ranges[0]!.count];
+    });
+  }
+  process.stdout.write(JSON.stringify(calls));
+  await app.close();
+  await rm(dir, { recursive: true, force: true });
+}
+
+function run(times: number): Record<string, [string, number]> {
+  const output = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), path], { env: { ...process.env, WALK_TIMES: String(times) }, encoding: 'utf8' });
+  return JSON.parse(output) as Record<string, [string, number]>;
+}
+
+/** The functions whose count grew from `before` to `after`, by file. */
+function ran(before: Record<string, [string, number]>, after: Record<string, [string, number]>): Map<string, string[]> {
+  const files = new Map<string, string[]>();
+  for (const [key, [name, count]] of Object.entries(after)) {
+    if (count <= (before[key]?.[1] ?? 0)) continue;
+    const file = key.slice(0, key.lastIndexOf('@'));
+    files.set(file, [...(files.get(file) ?? []), name]);
+  }
+  return files;
+}
+
+/** Lines of a source file as it is in the repository (what a reader opens). */
+function lines(file: string): number {
+  return readFileSync(fileURLToPath(new URL(`../${file}`, import.meta.url)), 'utf8').split('\n').length - 1;
+}
+
+function report(label: string, files: Map<string, string[]>): void {
+  const all = [...files.values()].flat();
+  const read = [...files.keys()].reduce((sum, file) => sum + lines(file), 0);
+  process.stdout.write(`${label}: ${files.size} files, ${all.length} functions (${all.filter((name) => name !== '(anonymous)').length} named); the files hold ${read} lines\n`);
+  for (const [file, list] of [...files].sort((a, b) => a[0].localeCompare(b[0]))) {
+    process.stdout.write(`  ${file}: ${list.length} (${list.filter((name) => name !== '(anonymous)').join(', ')})\n`);
+  }
+}
+
+if (process.env['WALK_TIMES'] !== undefined) await countCalls(Number(process.env['WALK_TIMES']));
+else {
+  const counts = [0, 1, 2, 3].map(run);
+  report(`GET ${path}, cold`, ran(counts[0]!, counts[1]!));
+  report(`GET ${path}, warm (the same minute again)`, ran(counts[1]!, counts[2]!));
+  report(`GET ${requests[2]}, a new minute`, ran(counts[2]!, counts[3]!));
+}

@@ -1,0 +1,237 @@
+/**
+ * A persona's day: everything read and derived for one local day, kept with the brain
+ * session's record of its reads (`throughSnapshot`) so a later request for the same persona
+ * and options replays the record and applies only its own minute; and the compiles of its
+ * latest minutes, shared between the requests of a minute.
+ */
+import { createCompiler, type Compiler } from '../../core/compile.js';
+import type { Persona } from '../../core/persona/personas.js';
+import { realtimeSession } from '../../core/persona/session.js';
+import { TOOLS_FILE } from '../../core/persona/tools.js';
+import { PERSONA_SETTINGS_FILE } from '../../core/persona/voices.js';
+import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../../core/persona/call-link.js';
+import { addCounts } from '../../core/pii.js';
+import { DEFAULT_TOPIC_CHARS } from '../../core/signals/topic.js';
+import { toAscii } from '../../core/text.js';
+import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../../core/time.js';
+import type { Policy } from '../../core/types.js';
+import type { BrainSession } from '../../io/brain.js';
+import { isSlug } from '../../../schemas/ids.js';
+import { noMemo, remembered, type Memo } from '../../core/memo.js';
+import { shared } from '../job.js';
+import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
+import { policyKey, throughSnapshot, type SnapshotMemo, type Snapshot } from '../snapshot.js';
+import { PERSONA_READS, personaOrNotFound, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
+import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
+import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
+
+/**
+ * What a persona's day remembers, beside its reading and topic: the day itself with the
+ * record of its reads (by `snapshotKey`), a policy as part of a key (by the policy object: a
+ * route's is fixed), and the compiles of its latest minutes (by `PersonaSources.compileKey`).
+ */
+export interface DayMemo extends ReadingMemo, TopicMemo, SnapshotMemo {
+  readonly personaDays: Memo<string, Snapshot<PersonaDay>>;
+  readonly personaMinutes: Memo<string, KeptMinutes>;
+}
+
+export const NO_DAY_MEMO: DayMemo = Object.freeze({
+  ...NO_READING_MEMO,
+  ...NO_TOPIC_MEMO,
+  personaDays: noMemo<string, Snapshot<PersonaDay>>(),
+  policyKeys: noMemo<Policy, string>(),
+  personaMinutes: noMemo<string, KeptMinutes>(),
+});
+
+/**
+ * Reads a persona's sources and builds its `CompileInput`: identity, character (or the
+ * operator's override), tools and hard rules (trusted, worker-stable); the voice runtime
+ * scope; the clock line in the operator's zone (volatile, last of the system prompt); the
+ * live context and the topic (advisory input). Never throws for a bad brain; each file is
+ * read at most once; `people/` and `companies/` are never touched.
+ *
+ * What a persona's sources are for one local day is remembered with the brain session's
+ * record of what it read: a later request for the same persona and options replays that
+ * record (every file revalidated as a read would, with stats issued after the request
+ * began) and, if it holds, applies only its own minute — so it sees every change completed
+ * before it asked, as a full read would, for a fraction of the work.
+ */
+export async function readPersonaSources(brain: BrainSession, request: PersonaRequest, options: PersonaOptions, memo: DayMemo = NO_DAY_MEMO): Promise<PersonaSources> {
+  const persona = personaOrNotFound(request.persona);
+  const { value: day } = await throughSnapshot(
+    brain,
+    memo.personaDays,
+    snapshotKey(persona, request, options, memo),
+    { fits: (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today, bytes: () => 4096, freeze: memo.freezeShared },
+    () => gatherPersona(brain, persona, request, options, memo),
+  );
+  return day.at(request.now);
+}
+
+/** A persona's sources for one local day: everything read and derived, and the minute applied per request. */
+export interface PersonaDay {
+  timeZone: ResolvedTimeZone;
+  today: string;
+  at(now: Date): PersonaSources;
+}
+
+/** Names a request's persona and options (everything but the instant), for the day's snapshot. */
+function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): string {
+  const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
+  const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
+  return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
+}
+
+async function gatherPersona(brain: BrainSession, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): Promise<PersonaDay> {
+  const now = request.now;
+  const ascii = request.sanitize === 'ascii';
+  const warnings = new Warnings();
+
+  // Everything that does not depend on the date starts at once.
+  const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone }, memo);
+  const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
+  const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
+  const settingsRead = brain.read(PERSONA_SETTINGS_FILE, PERSONA_READS.settingsFile);
+  // An unusable id reads nothing: the persona connects with its generic context.
+  const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
+  const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
+  const mars = persona.key === 'mars' ? { soul: brain.read('SOUL.md', PERSONA_READS.soul), memory: brain.list('memory') } : undefined;
+  const venus =
+    persona.key === 'venus'
+      ? {
+          tasks: brain.read('tasks/open.md', PERSONA_READS.tasks),
+          calendar: brain.read('calendar/today.md', PERSONA_READS.calendar),
+          inbox: brain.read('messages/inbox.md', PERSONA_READS.inbox),
+          meetings: brain.list('meetings'),
+        }
+      : undefined;
+  const [zone, override, tools, settings] = await Promise.all([zoneRead, overrideRead, toolsRead, settingsRead]);
+  // An unreadable root is said once, whichever file found it first.
+  for (const warning of zone.unread === undefined ? zone.warnings : zone.warnings.slice(0, -1)) warnings.add(warning);
+  if (zone.unread?.code === 'root-unreadable') warnings.unreadable(HEARTBEAT_PATH, 'error', zone.unread);
+  else if (zone.unread !== undefined) warnings.add(zone.warnings.at(-1)!);
+
+  const prepared = preparePersona(persona, { override, tools, settings }, ascii, options, memo);
+  for (const read of [override, tools, settings]) if (read.status !== 'ok' && read.status !== 'missing') warnings.unreadable(read.path, read.status, read.reason);
+  for (const warning of prepared.warnings) warnings.add(warning);
+
+  const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
+  const marsLive = mars ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo) : undefined;
+  const venusAt = venus ? await venusLiveContext(brain, venus, clock, ascii, warnings, memo) : undefined;
+  // The live context's own warnings go here, once the minute is known.
+  const head = [...warnings.list];
+  warnings.list.length = 0;
+
+  let topic: ReadTopic | undefined;
+  if (topicRead !== undefined) {
+    topic = await readTopic(topicRead, topicId!, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings, memo);
+    if (topic.unusable !== undefined) warnings.add(`${topic.unusable.code}: ${topic.unusable.detail}; compiled without a topic`);
+  } else if (request.topicId !== undefined) {
+    const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
+    warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
+  }
+  const tail = [...warnings.list];
+  // A call link's topic name is said even without notes to load: one sanitised line.
+  const nameOnly = topic?.source === undefined ? topicNameOnlyLine(request.topicName) : undefined;
+  const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
+
+  const { key, name, description } = prepared.rendered;
+  const voice = prepared.rendered.voices.openai;
+  const topicKey = `${topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`}${nameOnly === undefined ? '' : `|${nameOnly}`}`;
+  const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
+  const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
+  const fixed = {
+    subject: { kind: 'persona', id: persona.key },
+    surface: 'voice',
+    phase: 'start',
+    policy: options.policy,
+    identity: prepared.identity,
+    persona: prepared.persona,
+    tools: prepared.tools,
+    hardRules: prepared.hardRules,
+    ...(topicSource ? { topic: topicSource } : {}),
+    ...(request.engine !== undefined ? { engine: request.engine } : {}),
+    // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
+    sessionTools: prepared.sessionTools,
+  } as const;
+  const liveSource = `builtin:${persona.key}/live-context`;
+  // One list per live context (mars has one a day; venus one per set of events over), handed out again unchanged.
+  const warningsFor = new WeakMap<BuiltLiveContext, readonly string[]>();
+  const warningsOf = (live: BuiltLiveContext): readonly string[] => {
+    let list = warningsFor.get(live);
+    if (list === undefined) warningsFor.set(live, (list = Object.freeze([...head, ...live.warnings, ...tail])));
+    return list;
+  };
+  return {
+    timeZone: zone,
+    today: clock.today,
+    at(at: Date): PersonaSources {
+      const live = marsLive ?? venusAt!(localTime(at, zone.timeZone, memo.time));
+      return {
+        input: { ...fixed, clock: { now: at, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
+        persona: { key, name, voice, description },
+        voice,
+        tools: prepared.sessionTools,
+        toolsSha256: prepared.sessionToolsSha256,
+        timeZone: zone,
+        liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
+        topic: topic?.summary ?? null,
+        warnings: warningsOf(live),
+        // The clock block only shows the minute, so calls within a minute share one compile.
+        compileKey: `${keyHead}${live.key}${keyTail}`,
+        clockKey: clockLine(at, zone.timeZone, memo.time),
+      };
+    },
+  };
+}
+
+/**
+ * The compiles kept for one persona, files and options: the latest minutes only. A voice
+ * session connects at its own minute, so an older minute is rarely asked for again, and a
+ * result kept longer only ages into the old generation of the heap before it is dropped.
+ */
+export interface KeptMinutes {
+  minutes: Array<{ clock: string; result: PersonaCompiled }>;
+}
+
+/** Minutes kept per persona, files and options: the current one and the one before (a caller straddling the boundary). */
+const KEPT_MINUTES = 2;
+
+/**
+ * Compiles persona sources; the redactions count the live context's, the extras describe the
+ * delivered blocks. Sources with the same `compileKey` and `clockKey` get the same (shared,
+ * immutable) result while it is one of the latest two minutes kept for that key.
+ */
+export function compilePersona(sources: PersonaSources, compiler: Compiler = createCompiler(), memo: DayMemo = NO_DAY_MEMO): PersonaCompiled {
+  const { compileKey, clockKey } = sources;
+  if (compileKey === undefined || clockKey === undefined) return compilePersonaAfresh(sources, compiler);
+  const kept = memo.personaMinutes.get(compileKey);
+  const found = kept?.minutes.find((minute) => minute.clock === clockKey);
+  if (found !== undefined) return found.result;
+  const result: PersonaCompiled = shared(compilePersonaAfresh(sources, compiler), memo.freezeShared);
+  const minutes = [{ clock: clockKey, result }, ...(kept?.minutes ?? []).slice(0, KEPT_MINUTES - 1)];
+  // The prompts (three times: system, input and instructions, and the session's copy), the block contents and segments, per minute kept.
+  const bytes = minutes.reduce((sum, minute) => sum + 8 * minute.result.compiled.instructions.length + 8 * 1024, 2 * compileKey.length);
+  memo.personaMinutes.set(compileKey, { minutes }, bytes);
+  return result;
+}
+
+/** A compile of `sources`, not shared. */
+function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): PersonaCompiled {
+  const compiled = compiler.compile(sources.input);
+  const live = sources.liveContextRedactions;
+  const liveContext = compiled.blocks.find((block) => block.kind === 'live-context')?.content ?? '';
+  const result: PersonaCompiled = {
+    // The compile itself when the live context needed no redaction: nothing to add, no copy to make.
+    compiled: live.email === 0 && live.phone === 0 ? compiled : { ...compiled, redactions: addCounts({ ...compiled.redactions }, live) },
+    extra: {
+      liveContext,
+      topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
+      voice: sources.voice,
+      tools: sources.tools,
+      session: realtimeSession(compiled.instructions, sources.voice, sources.tools),
+    },
+    realtime: { voice: sources.voice, tools: sources.tools, toolsSha256: sources.toolsSha256 },
+  };
+  return result;
+}

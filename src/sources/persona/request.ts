@@ -1,0 +1,104 @@
+/**
+ * What a persona compile is asked for and answers, the reads it makes, and the persona it is
+ * for (`personaOrNotFound`): the shapes `reading.ts`, `topic.ts` and `day.ts` share.
+ */
+import { getPersona, listPersonas, type Persona } from '../../core/persona/personas.js';
+import type { RenderedPersona } from '../../core/persona/render.js';
+import type { PersonaTool } from '../../core/persona/tools.js';
+import type { RedactionCounts } from '../../core/pii.js';
+import type { ResolvedTimeZone } from '../../core/time.js';
+import type { CompiledContext, CompileInput, Policy } from '../../core/types.js';
+import { ProblemError } from '../../errors.js';
+import type { JobResult } from '../job.js';
+
+
+/** How much of each file is read, and which end is kept when a file is bigger. */
+export const PERSONA_READS = {
+  override: { maxBytes: 64 * 1024, keep: 'head' },
+  toolsFile: { maxBytes: 64 * 1024, keep: 'head' },
+  settingsFile: { maxBytes: 64 * 1024, keep: 'head' },
+  soul: { maxBytes: 64 * 1024, keep: 'head' },
+  // Daily memory is append-only: its newest lines are at the end.
+  daily: { maxBytes: 128 * 1024, keep: 'tail' },
+  tasks: { maxBytes: 256 * 1024, keep: 'head' },
+  calendar: { maxBytes: 64 * 1024, keep: 'head' },
+  inbox: { maxBytes: 256 * 1024, keep: 'head' },
+  meeting: { maxBytes: 64 * 1024, keep: 'head' },
+  // Topic files grow at the end; the excerpt keeps the newest part too.
+  topic: { maxBytes: 64 * 1024, keep: 'tail', within: 'topics' },
+} as const;
+
+export const TOPIC_SUBJECT_ID = 'topic';
+
+export interface PersonaRequest {
+  /** A persona key (`mars`, `venus`); anything else is a 404 problem listing the personas. */
+  persona: string;
+  /** The instant to compile for: the caller's `now`, else the time of the request. */
+  now: Date;
+  /** IANA zone; else heartbeat-state, else `defaultTimeZone`. */
+  timezone?: string | undefined;
+  /**
+   * The caller's topic id, as given: a slug reads `topics/<topicId>.md`; anything else (or a
+   * repeated parameter) is unusable, and the persona connects with its generic context and a
+   * `topic-unsafe:` warning — a call link always connects.
+   */
+  topicId?: string | readonly string[] | undefined;
+  /** A display label; sanitised to one line of ≤ 80 chars, advisory only. */
+  topicName?: string | undefined;
+  sanitize?: 'ascii' | undefined;
+  /** The engine the prompt is for: enters the route key only. */
+  engine?: string | undefined;
+}
+
+export interface PersonaOptions {
+  defaultTimeZone: string;
+  policy: Policy;
+  /** Offer write-shaped tools too (`VOICE_WRITE_TOOLS`; off unless configured). */
+  allowWriteTools?: boolean;
+  /** Reply in the language spoken to (`VOICE_CROSS_LINGUAL`; off unless configured). */
+  crossLingual?: boolean;
+}
+
+export interface TopicSummary {
+  topicId: string;
+  found: boolean;
+  /** Characters of the delivered topic block (0 when there is none). */
+  chars: number;
+  /** True when the file was over its cap and only its newest part was kept. */
+  truncated: boolean;
+}
+
+export interface PersonaSources {
+  input: CompileInput;
+  persona: Pick<RenderedPersona, 'key' | 'name' | 'description'> & { voice: string };
+  /** The OpenAI voice the session speaks with: the operator's choice in `personas/settings.json`, else the built-in one. */
+  voice: string;
+  tools: PersonaTool[];
+  /** sha256 of `tools` as JSON. */
+  toolsSha256: string;
+  timeZone: ResolvedTimeZone;
+  /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
+  liveContextRedactions: RedactionCounts;
+  topic: TopicSummary | null;
+  /** One per degraded source or ignored option, in a fixed order; never quotes brain text. Shared: never changed. */
+  warnings: readonly string[];
+  /** Names everything the compile (and `extra`) depends on but the minute: with `clockKey`, equal keys compile to the same result. */
+  compileKey?: string;
+  /** The clock line the compile shows (minute precision). */
+  clockKey?: string;
+}
+
+export interface PersonaCompiled extends JobResult {
+  /** The compile with `redactions` counting the live context's too, as delivered and traced. */
+  compiled: CompiledContext;
+  /** Response members beyond the compile: `liveContext`, `topic`, `voice`, `tools`, `session` (persona routes) or `topic` alone. */
+  extra: Record<string, unknown>;
+}
+
+/** The built-in persona for `key`, or a 404 problem that lists the personas. */
+export function personaOrNotFound(key: string): Persona {
+  const persona = getPersona(key);
+  if (persona) return persona;
+  const personas = listPersonas().map((summary) => summary.key);
+  throw new ProblemError('CC_NOT_FOUND', `No persona "${key}"; the personas are ${personas.join(', ')}.`, { extensions: { personas } });
+}
