@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,7 +8,11 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // One throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract.
-    globalSetup: ['test/helpers/postgres-setup.ts'],
+    // vitest's default is one worker per core but one, so a single worker on 2 cores: while it waits
+    // on a child process, a socket or a timer, the other core would idle. Two at least.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // One throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract,
+    // and the Chromium the browser tests drive: each skipped with a line saying why, and required under CI=true.
+    globalSetup: ['test/helpers/postgres-setup.ts', 'test/helpers/chromium-setup.ts'],
   },
 });

@@ -7,10 +7,11 @@
  * request when its call count is higher with it. The first request is cold (every file read
  * and every block compiled), the second warm (the same minute again: the path of nearly
  * every request), the third a new minute (the day's reads replayed, a new compile). Counted: functions under src/, routes/ and schemas/
- * (closures included, module bodies left out), and the files that hold them. A
- * measurement, not a test.
+ * (closures included, module bodies left out), the files that hold them, and those files'
+ * lines. A measurement, not a test.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -76,9 +77,15 @@ function ran(before: Record<string, [string, number]>, after: Record<string, [st
   return files;
 }
 
+/** Lines of a source file as it is in the repository (what a reader opens). */
+function lines(file: string): number {
+  return readFileSync(fileURLToPath(new URL(`../${file}`, import.meta.url)), 'utf8').split('\n').length - 1;
+}
+
 function report(label: string, files: Map<string, string[]>): void {
   const all = [...files.values()].flat();
-  process.stdout.write(`${label}: ${files.size} files, ${all.length} functions (${all.filter((name) => name !== '(anonymous)').length} named)\n`);
+  const read = [...files.keys()].reduce((sum, file) => sum + lines(file), 0);
+  process.stdout.write(`${label}: ${files.size} files, ${all.length} functions (${all.filter((name) => name !== '(anonymous)').length} named); the files hold ${read} lines\n`);
   for (const [file, list] of [...files].sort((a, b) => a[0].localeCompare(b[0]))) {
     process.stdout.write(`  ${file}: ${list.length} (${list.filter((name) => name !== '(anonymous)').join(', ')})\n`);
   }

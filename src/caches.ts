@@ -5,14 +5,14 @@
  * creates it and hands each area to its one user: the brain reader, the compiler (`src/core`
  * keeps no state of its own; its token counts included), the persona and worker sources,
  * and the trace store. Each area holds one kind of value under one kind of key, declared
- * with its user (`BrainCache`, `CompilerMemo`, `PersonaMemo`, `WorkerMemo`, `TraceMemo`).
+ * with its user (`BrainCache`, `CompilerMemo`, `PersonaMemo`, `WorkerMemo`, `FilesMemo`).
  * What is remembered never changes an answer, only its cost.
  */
 import { createCacheArea, type CacheArea, type CacheStats } from './cache-area.js';
 import type { CompilerMemo } from './core/compile.js';
 import type { TimeMemo } from './core/time.js';
 import type { BrainCache } from './io/brain.js';
-import type { TraceMemo } from './io/trace/event-record.js';
+import type { FilesMemo } from './io/trace/files/store.js';
 import type { SourceMemo } from './sources/memo.js';
 
 export type { CacheArea, CacheStats } from './cache-area.js';
@@ -32,7 +32,7 @@ export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
  * their latest minutes, with what delivery derived from each (`Derived`: its answer bytes).
  */
 export const CACHE_SHARES = Object.freeze({
-  'brain.files': 0.34,
+  'brain.files': 0.31,
   'brain.listings': 0.03,
   'brain.missing': 0.005,
   'compiler.blocks': 0.09,
@@ -69,6 +69,8 @@ export const CACHE_SHARES = Object.freeze({
   'trace.sources': 0.005,
   'trace.objects': 0.01,
   'trace.stored': 0.005,
+  'trace.chains': 0.03,
+  'trace.evictedRuns': 0.005,
 });
 
 export type CacheAreaName = keyof typeof CACHE_SHARES;
@@ -77,7 +79,7 @@ export interface Caches {
   readonly brain: BrainCache;
   readonly compiler: CompilerMemo;
   readonly sources: SourceMemo;
-  readonly trace: TraceMemo;
+  readonly trace: FilesMemo;
   /** Every area with its entries and estimated bytes. */
   stats(): CacheStats[];
   /** Forgets everything (answers stay correct; the next requests pay to fill it again). */
@@ -143,7 +145,15 @@ export function createCaches(options: CacheOptions = {}): Caches {
       memoryNotes: area('sources.memoryNotes'),
       workerFiles: area('sources.workerFiles'),
     },
-    trace: { texts: area('trace.texts'), blocks: area('trace.blocks'), sources: area('trace.sources'), objects: area('trace.objects'), stored: area('trace.stored') },
+    trace: {
+      texts: area('trace.texts'),
+      blocks: area('trace.blocks'),
+      sources: area('trace.sources'),
+      objects: area('trace.objects'),
+      stored: area('trace.stored'),
+      chains: area('trace.chains'),
+      evictedRuns: area('trace.evictedRuns'),
+    },
     stats: () => areas.map((each) => each.stats()),
     clear: () => {
       for (const each of areas) each.clear();

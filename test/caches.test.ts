@@ -27,11 +27,13 @@ describe('the cache set', () => {
     const { app } = await buildTestApp();
     const get = (url: string) => app.inject(url);
     const before = await get(`/context/venus?now=${NOW}&topicId=garden&format=text`);
-    const json = await get(`/context/venus?now=${NOW}&topicId=garden`);
+    const json = await get(`/context/venus?now=${NOW}&topicId=garden&runId=cached-run`);
+    // Reading a run back checks the chain of its file, which the files store keeps too.
+    expect((await get('/runs/cached-run/trace')).statusCode).toBe(200);
     await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'turn', surface: 'chat', worker: 'scribe', channelId: 'general', message: 'hi', now: NOW } });
     const held = Object.fromEntries(app.caches.stats().map((area) => [area.area, area.entries]));
     // The trace store's memos are areas of the set too: its stats are the true total.
-    for (const area of ['brain.files', 'brain.listings', 'compiler.blocks', 'compiler.prefixes', 'compiler.stableParts', 'compiler.time.minutes', 'sources.personas', 'sources.liveContexts', 'sources.personaMinutes', 'sources.policies', 'trace.texts', 'trace.blocks', 'trace.sources', 'trace.objects']) {
+    for (const area of ['brain.files', 'brain.listings', 'compiler.blocks', 'compiler.prefixes', 'compiler.stableParts', 'compiler.time.minutes', 'sources.personas', 'sources.liveContexts', 'sources.personaMinutes', 'sources.policies', 'trace.texts', 'trace.blocks', 'trace.sources', 'trace.objects', 'trace.chains']) {
       expect(held[area], area).toBeGreaterThan(0);
     }
     app.caches.clear();

@@ -108,7 +108,7 @@ describe('server process', () => {
     // `script` gives the server a pseudo-terminal for stdout, as a developer's shell does; the
     // server runs in the terminal's own session, so it is stopped by the pid it wrote.
     const pidFile = join(await tempDir(), 'pid');
-    const command = `echo $$ > "${pidFile}" && exec "${process.execPath}" --import tsx "${SERVER_ENTRY}"`;
+    const command = `echo $$ > "${pidFile}" && exec "${process.execPath}" "${SERVER_ENTRY}"`;
     const run = spawnCommand('script', ['-qfec', `sh -c '${command}'`, '/dev/null'], { PORT: '0', TRACE_DIR: join(await tempDir(), 'traces') });
     let pid = 0;
     onTestFinished(async () => {

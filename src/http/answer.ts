@@ -20,12 +20,12 @@ type Write = (value: unknown) => string;
 type Members = Readonly<Record<string, unknown>>;
 
 /** The JSON of a result's runs, as chunks of bytes, in run order; `null` for a run written per request. */
-export type ResultParts = ReadonlyArray<readonly Buffer[] | null>;
+export type ResultParts = ReadonlyArray<readonly Uint8Array[] | null>;
 
 /** The prompts of a compile, and the pieces they are joined from. */
 export type Prompts = Pick<CompiledContext, 'systemPrompt' | 'inputPrompt' | 'instructions' | 'prompt'>;
 
-type Composed = { readonly value: string; readonly chunks: readonly Buffer[] }; // a prompt and its pieces' JSON (escaped, unquoted)
+type Composed = { readonly value: string; readonly chunks: readonly Uint8Array[] }; // a prompt and its pieces' JSON (escaped, unquoted)
 
 export interface AnswerEncoder {
   /** The body: the per-request members from `perRequest`, the result's from `result()` (called only without `parts`), in the schema's order. */
@@ -43,8 +43,8 @@ export function wireOrder(schema: ObjectSchema): string[] {
 }
 
 /** A piece's JSON, written once and kept on the piece. */
-function pieceJson(piece: PromptPiece): Buffer {
-  return (piece.derived.json ??= Buffer.from(JSON.stringify(piece.text).slice(1, -1))) as Buffer;
+function pieceJson(piece: PromptPiece): Uint8Array {
+  return (piece.derived.json ??= Buffer.from(JSON.stringify(piece.text).slice(1, -1)));
 }
 
 function composedOf({ systemPrompt, inputPrompt, instructions, prompt }: Prompts): Composed[] {
@@ -94,9 +94,9 @@ export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSc
   }
 
   /** `value`'s `keys` (of `object`), joined by commas, into `out`: a prompt from its pieces, an object holding one member by member, runs of other members by one serializer. */
-  function write(object: ObjectSchema, keys: readonly string[], value: Members, composed: readonly Composed[], out: Buffer[]): void {
+  function write(object: ObjectSchema, keys: readonly string[], value: Members, composed: readonly Composed[], out: Uint8Array[]): void {
     let plain: string[] = [];
-    const put = (...chunks: Buffer[]) => out.push(...(out.length === 0 || out[out.length - 1] === OPEN ? chunks : [COMMA, ...chunks]));
+    const put = (...chunks: Uint8Array[]) => out.push(...(out.length === 0 || out[out.length - 1] === OPEN ? chunks : [COMMA, ...chunks]));
     const flush = () => {
       const text = plain.length === 0 ? '' : json(object, plain, value);
       if (text.length > 0) put(Buffer.from(text));
@@ -126,7 +126,7 @@ export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSc
     resultParts(result, prompts) {
       const composed = prompts === undefined ? [] : composedOf(prompts);
       return runs.map(({ perResult, keys }) => {
-        const out: Buffer[] = [];
+        const out: Uint8Array[] = [];
         if (perResult) write(schema, keys, result, composed, out);
         return perResult ? out : null;
       });
@@ -136,7 +136,7 @@ export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSc
       const texts = runs.map(({ perResult, keys }, i) => parts?.[i] ?? json(schema, keys, perResult ? (resultValue ??= result()) : perRequest));
       // Written once (a result not shared): one string, encoded once on the socket.
       if (parts === undefined) return `{${texts.filter((text) => text.length > 0).join(',')}}`;
-      const chunks: Buffer[] = [];
+      const chunks: Uint8Array[] = [];
       for (const text of texts) {
         const part = typeof text === 'string' ? [Buffer.from(text)] : text;
         if (part.some((chunk) => chunk.length > 0)) chunks.push(chunks.length === 0 ? OPEN : COMMA, ...part);

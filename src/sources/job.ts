@@ -57,7 +57,7 @@ export type EtagKey = 'json' | 'json+hud' | 'text';
 export interface Derived extends SpliceSlot {
   /** By representation; the `json+hud` one holds while `hud` is the HUD it covers. */
   etags: Partial<Record<EtagKey, string>>;
-  answer?: ReadonlyArray<readonly Buffer[] | null>;
+  answer?: ReadonlyArray<readonly Uint8Array[] | null>;
   /** Whether the result was answered once: its answer is kept from its second (most results are answered once). */
   answered?: boolean;
   hud?: KeptHud;

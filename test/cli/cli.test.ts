@@ -1,16 +1,13 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { failedEvent } from '../helpers/trace-events.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
-import { runNode } from '../helpers/server-process.js';
+import { CLI_ENTRY, runNode } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
 
-const CLI = join(PROJECT_ROOT, 'src/cli.ts');
-
-const cli = (args: string[], env: Record<string, string> = {}) => runNode(['--import', 'tsx', CLI, ...args], env);
+const cli = (args: string[], env: Record<string, string> = {}) => runNode([CLI_ENTRY, ...args], env);
 
 const NOW = '2026-11-30T17:30:00Z';
 
@@ -226,7 +223,7 @@ describe('context-compiler CLI', () => {
   });
 
   it('a bad worker flag (unknown worker, unsafe channel, bad surface, persona flags) is a usage error, exit 2', async () => {
-    for (const [args, says] of [
+    const cases = [
       [['--worker', 'nobody'], 'No worker "nobody"'],
       [['--worker', 'scribe', '--channel', '../x'], '--channel'],
       [['--worker', 'scribe', '--surface', 'radio'], '--surface'],
@@ -237,11 +234,13 @@ describe('context-compiler CLI', () => {
       [['--worker', 'scribe', '--role', '../x'], '--role'],
       [['--persona', 'mars', '--engine', 'GPT 4'], '--engine'],
       [['--worker', 'scribe', '--engine', 'GPT 4'], '--engine'],
-    ] as const) {
-      const result = await cli(['compile', ...args, '--now', NOW]);
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stderr, args.join(' ')).toContain(says);
-    }
+    ] as const;
+    // Ten separate processes, each on its own: run side by side.
+    const results = await Promise.all(cases.map(([args]) => cli(['compile', ...args, '--now', NOW])));
+    cases.forEach(([args, says], i) => {
+      expect(results[i]!.code, args.join(' ')).toBe(2);
+      expect(results[i]!.stderr, args.join(' ')).toContain(says);
+    });
   });
 
   it('adds a topic and reads another brain with --brain', async () => {

@@ -15,6 +15,7 @@ import { onTestFinished } from 'vitest';
 import { buildApp, createLogger } from '../../src/app.js';
 import { loadConfig, PROJECT_ROOT } from '../../src/config.js';
 import { tempDir } from './app.js';
+import { buildDist, SERVER_ENTRY } from './build.js';
 
 export interface ListeningApp {
   app: FastifyInstance;
@@ -131,13 +132,14 @@ export interface LimitedServer {
 }
 
 /**
- * Starts `src/server.ts` in a child process under `ulimit -f` (in 512-byte blocks; 0 = no
+ * Starts the server (`dist/src/server.js`, built first) in a child process under `ulimit -f` (in 512-byte blocks; 0 = no
  * limit). Node ignores SIGXFSZ, so a write past the limit fails with EFBIG, as a write to a
  * full disk fails with ENOSPC. Killed after the test.
  */
 export async function startLimitedServer(env: Record<string, string>, fileSizeBlocks: number): Promise<LimitedServer> {
   const limit = fileSizeBlocks > 0 ? `ulimit -f ${fileSizeBlocks} && ` : '';
-  const child = spawn('sh', ['-c', `${limit}exec "$0" --import tsx "$1"`, process.execPath, join(PROJECT_ROOT, 'src/server.ts')], {
+  await buildDist();
+  const child = spawn('sh', ['-c', `${limit}exec "$0" "$1"`, process.execPath, SERVER_ENTRY], {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env['PATH'] ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

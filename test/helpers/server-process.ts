@@ -1,10 +1,14 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { beforeAll } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
+import { buildDist, SERVER_ENTRY } from './build.js';
 
-export const SERVER_ENTRY = join(PROJECT_ROOT, 'src/server.ts');
+export { CLI_ENTRY, SERVER_ENTRY } from './build.js';
+
+// Every file that starts the server or the CLI here runs them from dist/, built before its tests.
+beforeAll(() => buildDist(), 180_000);
 
 export interface ServerProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;
@@ -54,13 +58,13 @@ export interface StartOptions {
   nodeFlags?: string[];
 }
 
-/** Starts `src/server.ts` in a child process with exactly the given environment (plus PATH). */
+/** Starts the server (`dist/src/server.js`) in a child process with exactly the given environment (plus PATH). */
 export function startServer(env: Record<string, string>, options: StartOptions = {}): ServerProcess {
   const flags = options.nodeFlags ?? [];
   const { child, exited, output } =
     options.openFiles === undefined
-      ? spawnNode([...flags, '--import', 'tsx', SERVER_ENTRY], env)
-      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" ${flags.join(' ')} --import tsx "$1"`, process.execPath, SERVER_ENTRY], env);
+      ? spawnNode([...flags, SERVER_ENTRY], env)
+      : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" ${flags.join(' ')} "$1"`, process.execPath, SERVER_ENTRY], env);
   async function listening(timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {

@@ -22,7 +22,9 @@ function deepFreeze<T>(value: T): T {
 
 /** The app with one extra route that delivers `job` as a worker compile, so a test can hand delivery any job. */
 async function appDelivering(job: () => CompileJob) {
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces') }));
+  // As buildTestApp does: a delay of the test's own event loop (a busy machine) is not the app's load, so no shedding by delay.
+  const config = loadConfig({ LOG_LEVEL: 'silent', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces') });
+  const app = await buildApp(config);
   // A worker compile's answer without the worker job's own extras (recall, receipts): this job has none.
   const answer = createAnswerEncoder(CompiledResponseSchema.omit({ recall: true, receipts: true }), CompiledFieldsSchema);
   app.post('/test-job', async (request, reply) =>

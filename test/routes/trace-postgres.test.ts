@@ -45,8 +45,21 @@ function server(env: Record<string, string>): ServerProcess {
   return started;
 }
 
+/**
+ * Load shedding by event-loop delay is off: these tests count every answer as traced or as the
+ * database's 503, and a replica sharing two busy cores with the load it is given and another
+ * test file would otherwise also shed some (503 CC_OVERLOADED), which is not what they test.
+ */
 async function serviceEnv(url: string): Promise<Record<string, string>> {
-  return { PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: await copyExampleBrain(), TRACE_DATABASE_URL: url, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'info' };
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BRAIN_ROOT: await copyExampleBrain(),
+    TRACE_DATABASE_URL: url,
+    RATE_LIMIT_MAX: '1000000',
+    PRESSURE_MAX_EVENT_LOOP_DELAY: '0',
+    LOG_LEVEL: 'info',
+  };
 }
 
 /** Reads every run's trace through `pool` (8 at a time): what is missing, and what does not match its answer. */

@@ -43,7 +43,7 @@ beforeAll(async () => {
   for (let file = 0; file < MAX_MEMORY_FILES + 8; file++) await writeFile(join(worker, 'memory', `${String(file).padStart(3, '0')}.md`), noteFile(file));
 
   const { env, nodeFlags } = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
-  // As `npm start` runs dist/src/server.js, from source: tsx adds its own heap on top, so this is the harder case.
+  // As `npm start` runs dist/src/server.js (SERVER_ENTRY, built first), with tsx's loader adding its own heap on top: the harder case.
   server = spawnNode([...nodeFlags, '--import', 'tsx', SERVER_ENTRY], { ...env, PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: brain, TRACE_DIR: join(dir, 'traces') });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {

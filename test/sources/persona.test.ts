@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createCaches } from '../../src/caches.js';
+import { createCompiler } from '../../src/core/compile.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import { buildMarsLiveContext, finishVenusLiveContext, prepareVenusLiveContext } from '../../src/core/persona/live-context.js';
 import { createBrain, type BrainSession, type ListResult, type ReadOptions, type ReadResult } from '../../src/io/brain.js';
@@ -149,6 +150,37 @@ describe('readPersonaSources', () => {
     expect(compiled.instructions).not.toMatch(/[^\x00-\x7f]/);
     expect(extra['liveContext']).toContain('1:1 with Jordan -- call [phone]');
     expect(compiled.redactions.phone).toBe(1);
+  });
+
+  it('shares one result within a minute, frozen under test (createCaches({ freezeShared: true })): changing it throws instead of serving changed bytes', async () => {
+    const brain = createBrain(await copyExampleBrain(), silent);
+    const caches = createCaches({ freezeShared: true });
+    const memo = { ...caches.sources, time: caches.compiler.time };
+    const compiler = createCompiler({ memo: caches.compiler });
+    const request = { persona: 'mars' as const, now: new Date('2026-11-30T17:05:00Z') };
+    const first = compilePersona(await readPersonaSources(brain.session(), request, OPTIONS, memo), compiler, memo);
+    const second = compilePersona(await readPersonaSources(brain.session(), request, OPTIONS, memo), compiler, memo);
+    expect(second).toBe(first);
+    expect(() => {
+      (first.compiled as { systemPrompt: string }).systemPrompt = 'changed';
+    }).toThrow(TypeError);
+    expect(() => first.compiled.blocks.push(first.compiled.blocks[0]!)).toThrow(TypeError);
+    expect(() => {
+      (first.compiled.blocks[0] as { content: string }).content = 'changed';
+    }).toThrow(TypeError);
+    expect(() => {
+      (first.extra['session'] as { instructions: string }).instructions = 'changed';
+    }).toThrow(TypeError);
+    // What delivery derives from the result stays writable: it is the result's own slot.
+    first.derived!.etags.json = '"kept"';
+    expect(second.derived!.etags.json).toBe('"kept"');
+
+    // The service's own cache set (no freezeShared) does not pay for the walk.
+    const open = createCaches();
+    const openMemo = { ...open.sources, time: open.compiler.time };
+    const unfrozen = compilePersona(await readPersonaSources(brain.session(), request, OPTIONS, openMemo), createCompiler({ memo: open.compiler }), openMemo);
+    expect(Object.isFrozen(unfrozen.compiled)).toBe(false);
+    expect(unfrozen.compiled.systemPrompt).toBe(first.compiled.systemPrompt);
   });
 
   it('throws a 404 problem listing the personas for an unknown one, and a 400 for a bad zone (a bad instant is the schema\'s, test/routes/context.test.ts)', async () => {

@@ -1,19 +1,11 @@
-import { execFile } from 'node:child_process';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import { PROJECT_ROOT } from '../../src/config.js';
 import { compile } from '../../src/core/compile.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import type { SourceText } from '../../src/core/types.js';
 import type { BrainSession } from '../../src/io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../../src/io/trace/index.js';
-
-/** Builds dist/ui the way `npm run build` does; staged renames make parallel builds safe. */
-export async function buildViewer(): Promise<void> {
-  await promisify(execFile)(process.execPath, [join(PROJECT_ROOT, 'scripts/build-ui.mjs')], { timeout: 60_000 });
-}
 
 /** Lines a hostile brain could hold: markup that must reach the page as text, never as HTML. */
 export const SCRIPT_LINE = '<script>window.__ccPwned = "script"</script>';

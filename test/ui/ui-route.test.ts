@@ -8,12 +8,12 @@ import { PROJECT_ROOT } from '../../src/config.js';
 import { problemPlugin } from '../../src/http/problem.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from '../../src/http/zod.js';
 import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
-import { buildViewer } from './fixtures.js';
+import { buildDist } from '../helpers/build.js';
 
 const PROBLEM = /^application\/problem\+json/;
 
 beforeAll(async () => {
-  await buildViewer();
+  await buildDist();
 }, 120_000);
 
 describe('GET /ui/', () => {

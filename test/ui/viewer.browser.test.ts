@@ -1,16 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { appendFile, access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, OTHER_TOKEN, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { buildDist } from '../helpers/build.js';
+import { chromiumForTests } from '../helpers/chromium.js';
 import { deliveredEvent, failedEvent } from '../helpers/trace-events.js';
-import { buildViewer, IMG_LINE, prepareBrain, SCRIPT_LINE, traceCompile, traceFailure } from './fixtures.js';
+import { IMG_LINE, prepareBrain, SCRIPT_LINE, traceCompile, traceFailure } from './fixtures.js';
 
-/** Debian's chromium; .ci/run installs it (`apt-get install chromium`). */
-const CHROMIUM = '/usr/bin/chromium';
+/** Found by the globalSetup (test/helpers/chromium.ts): CHROMIUM_PATH, Debian's, Playwright's or the npm package's. */
+const chromiumBinary = chromiumForTests();
 const WAIT_MS = 10_000;
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -24,16 +26,6 @@ const CHROMIUM_ARGS = [
 ];
 
 const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  while (contexts.length > 0) await contexts.pop()!.close();
-});
-
-beforeAll(async () => {
-  await access(CHROMIUM).catch(() => {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
-  });
-  await buildViewer();
-}, 120_000);
 
 interface Browser {
   context: BrowserContext;
@@ -44,10 +36,11 @@ interface Browser {
 }
 
 async function openBrowser(viewport = { width: 1280, height: 900 }): Promise<Browser> {
+  if (chromiumBinary.path === null) throw new Error(`no Chromium: ${chromiumBinary.skipped}`);
   // A fresh profile per test: no token, cookie or cache survives from another test.
   const profile = await tempDir('cc-chromium-');
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: chromiumBinary.path,
     headless: true,
     args: CHROMIUM_ARGS,
     viewport,
@@ -81,7 +74,17 @@ async function listen(env: Record<string, string>) {
 
 const text = async (page: Page, selector: string) => (await page.locator(selector).first().textContent({ timeout: WAIT_MS })) ?? '';
 
-describe('trace viewer in chromium', () => {
+const title = chromiumBinary.skipped ? `trace viewer in chromium (SKIPPED: ${chromiumBinary.skipped})` : `trace viewer in chromium (${chromiumBinary.from})`;
+
+describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
+  afterEach(async () => {
+    while (contexts.length > 0) await contexts.pop()!.close();
+  });
+
+  beforeAll(async () => {
+    await buildDist();
+  }, 120_000);
+
   it('without tokens: lists runs newest first, and a run page shows blocks, boundaries, redactions and brain markup as text', async () => {
     const { app, brainRoot, base } = await listen({});
     await traceFailure(app, 'run-failed', new Date(Date.now() - 5000));

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isSafeId } from '../../../../schemas/ids.js';
+import type { Memo } from '../../../core/memo.js';
 import { checkSuccession, summarizeRun, type ChainFinding, type ChainStatus, type Predecessor, type PredecessorState } from '../chain.js';
 import { isStoredEvent, rebuild, type StoredEvent } from '../event-record.js';
 import {
@@ -39,11 +40,23 @@ import {
 import { eventOrder, tally, visible, type EventLocation, type IndexedFile, type RunTally } from './run-index.js';
 import { locate, type FileWriter, type FilesContext } from './writer.js';
 
-/** File chains checked recently, kept while the file is unchanged (same inode, size, mtime and ctime). */
-const CHAIN_CACHE_FILES = 64;
 const SCAN_CHUNK = 1 << 20;
 /** A header line is a few hundred bytes: names, times, counts. */
 const HEADER_READ_BYTES = 4096;
+
+/** A file's chain as checked, with the stat it was checked at: it holds while the file is unchanged (same inode, size, mtime and ctime). */
+export interface CheckedChain {
+  readonly stamp: string;
+  readonly chain: FileChain;
+}
+
+/** About what a checked chain holds: each event's status by offset, and the texts of what was found. */
+function chainBytes(name: string, { stamp, chain }: CheckedChain): number {
+  let bytes = 2 * (name.length + stamp.length) + 256 + 48 * chain.events.size;
+  for (const text of chain.altered.values()) bytes += 2 * text.length + 48;
+  for (const finding of chain.findings) bytes += 2 * finding.text.length + 64;
+  return bytes;
+}
 
 interface OpenFiles {
   /** The file opened for reading, or null when it is gone. */
@@ -69,13 +82,13 @@ const noop = () => {};
  */
 export class FileReader {
   private refreshing: Promise<void> | null = null;
-  /** Checked file chains, by name, with the stat they were checked at. */
-  private readonly chains = new Map<string, { stamp: string; chain: FileChain }>();
   private readonly chainScans = new Map<string, Promise<FileChain>>();
 
   constructor(
     private readonly ctx: FilesContext,
     private readonly writer: FileWriter,
+    /** Checked file chains, by file name: an area of the app's cache set (`FilesMemo.chains`). */
+    private readonly chains: Memo<string, CheckedChain>,
   ) {}
 
   /** Brings the index up to date with the directory: new files and lines of other writers, files gone. */
@@ -363,11 +376,8 @@ export class FileReader {
       scanning = (async () => {
         const scan = new FileChainScan(name, this.ctx.signer);
         await this.scanLines(name, 0, info.size, (line, offset) => scan.line(line, offset), handle);
-        const chain = scan.result();
-        this.chains.delete(name);
-        if (this.chains.size >= CHAIN_CACHE_FILES) this.chains.delete(this.chains.keys().next().value!);
-        this.chains.set(name, { stamp, chain });
-        return chain;
+        const checked: CheckedChain = { stamp, chain: scan.result() };
+        return this.chains.set(name, checked, chainBytes(name, checked)).chain;
       })().finally(() => this.chainScans.delete(key));
       this.chainScans.set(key, scanning);
     }

@@ -1,16 +1,16 @@
+import type { Memo } from '../../../core/memo.js';
 import type { QueuedEvent, RunStanding } from '../store.js';
 import type { FileReader } from './reader.js';
 import { eventOrder, type EventLocation } from './run-index.js';
 import type { FilesContext } from './writer.js';
 
-/** Run ids whose evicted part is remembered (≈ 200 bytes each). */
-const REMEMBERED_RUNS = 4096;
 /** How long what evicted files hold of a run is trusted: their events age out of retention meanwhile. */
 const EVICTED_TTL_MS = 60_000;
 /** At most this often an append's lookup brings the index up to date with other writers' files. */
 const REFRESH_MS = 1000;
 
-interface EvictedPart {
+/** What evicted files hold of one run, as read at one moment: an area of the app's cache set (`FilesMemo.evictedRuns`) keeps it by run id. */
+export interface EvictedPart {
   /** The index's eviction count when it was read: valid while no file was evicted since. */
   generation: number;
   readAtMs: number;
@@ -28,13 +28,13 @@ interface EvictedPart {
  * volume count once this process has scanned its file (at most a second later).
  */
 export class RunStandings {
-  private readonly evicted = new Map<string, EvictedPart>();
-  private readonly loading = new Map<string, Promise<void>>();
+  private readonly loading = new Map<string, Promise<EvictedPart>>();
   private refreshedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly ctx: FilesContext,
     private readonly reader: FileReader,
+    private readonly evicted: Memo<string, EvictedPart>,
   ) {}
 
   /**
@@ -61,16 +61,18 @@ export class RunStandings {
    */
   async standings(batch: readonly QueuedEvent[]): Promise<Map<string, RunStanding>> {
     const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
-    const stale = (runId: string) => this.mayBeEvicted(runId) && !this.current(runId);
+    // Held here for the batch: the memo may drop an entry at any time, a count must not.
+    const parts = new Map(runIds.map((runId) => [runId, this.evicted.get(runId)]));
+    const stale = (runId: string) => this.mayBeEvicted(runId) && !this.current(parts.get(runId));
     for (let attempt = 0; runIds.some(stale) && attempt < 3; attempt++) {
       // A file evicted while another run was read moves events out of memory: read again.
-      for (const runId of runIds) if (stale(runId)) await this.load(runId);
+      for (const runId of runIds) if (stale(runId)) parts.set(runId, await this.load(runId));
     }
     const minAtMs = this.ctx.now() - this.ctx.retentionMs;
     const result = new Map<string, RunStanding>();
     for (const runId of runIds) {
       const memory = this.ctx.index.standing(runId, minAtMs);
-      const evicted = this.mayBeEvicted(runId) ? this.evicted.get(runId) : undefined;
+      const evicted = this.mayBeEvicted(runId) ? parts.get(runId) : undefined;
       const events = memory.events + (evicted?.events ?? 0);
       let first = memory.first;
       if (evicted?.first && (!first || eventOrder(evicted.first, first) < 0)) first = evicted.first;
@@ -83,23 +85,21 @@ export class RunStandings {
     return this.ctx.index.mayHoldEvicted(runId, this.ctx.now() - this.ctx.retentionMs);
   }
 
-  private current(runId: string): boolean {
-    const part = this.evicted.get(runId);
+  private current(part: EvictedPart | undefined): part is EvictedPart {
     return part !== undefined && part.generation === this.ctx.index.generation && this.ctx.now() - part.readAtMs < EVICTED_TTL_MS;
   }
 
-  /** Reads what evicted files hold of the run (concurrent appends of one run share the read). */
-  private load(runId: string): Promise<void> {
-    if (this.current(runId)) return Promise.resolve();
+  /** What evicted files hold of the run: as remembered while current, else read (concurrent appends of one run share the read). */
+  private load(runId: string): Promise<EvictedPart> {
+    const known = this.evicted.get(runId);
+    if (this.current(known)) return Promise.resolve(known);
     let loading = this.loading.get(runId);
     if (!loading) {
       loading = (async () => {
         const generation = this.ctx.index.generation;
         const readAtMs = this.ctx.now();
         const { events, first } = await this.reader.evictedStanding(runId);
-        this.evicted.delete(runId);
-        if (this.evicted.size >= REMEMBERED_RUNS) this.evicted.delete(this.evicted.keys().next().value!);
-        this.evicted.set(runId, { generation, readAtMs, events, first });
+        return this.evicted.set(runId, { generation, readAtMs, events, first }, 2 * runId.length + 256);
       })().finally(() => this.loading.delete(runId));
       this.loading.set(runId, loading);
     }

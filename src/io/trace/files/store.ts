@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { createCacheArea } from '../../../cache-area.js';
+import type { Memo } from '../../../core/memo.js';
 import { createChainSigner } from '../chain.js';
 import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
@@ -24,16 +26,33 @@ import {
   type TraceStore,
   type TraceStoreStats,
 } from '../store.js';
-import { FileReader } from './reader.js';
+import { FileReader, type CheckedChain } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
-import { RunStandings } from './run-standing.js';
+import { RunStandings, type EvictedPart } from './run-standing.js';
 import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext, type TraceFs } from './writer.js';
 
 export type { TraceFs } from './writer.js';
 export { describeWriteFailure } from './writer.js';
 
 const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
+
+/**
+ * What the files backend remembers, beyond what every store's writer does (`TraceMemo`):
+ * the chains of files it checked and what evicted files hold of runs it looked up. Areas
+ * of the app's cache set, so `caches.stats()` counts them.
+ */
+export interface FilesMemo extends TraceMemo {
+  /** By file name; an entry holds while the file's stat is the one it was checked at. */
+  readonly chains: Memo<string, CheckedChain>;
+  /** By run id; an entry holds while no file was evicted since and for a minute at most. */
+  readonly evictedRuns: Memo<string, EvictedPart>;
+}
+
+/** Areas of a files store's own, for one built without the app's cache set (a test, the CLI). */
+export function privateFilesMemo(maxBytes = 16 * 1024 * 1024): FilesMemo {
+  return { ...privateTraceMemo(maxBytes / 2), chains: createCacheArea('trace.chains', maxBytes / 2 - 512 * 1024), evictedRuns: createCacheArea('trace.evictedRuns', 512 * 1024) };
+}
 
 export interface FileTraceStoreOptions extends TraceObservers {
   /** Events older than this are hidden from reads and their files deleted by the sweep. */
@@ -57,8 +76,8 @@ export interface FileTraceStoreOptions extends TraceObservers {
   maxIndexedEvents?: number;
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
-  /** What the writer remembers between events: the app's cache set's `trace` areas (else its own). */
-  memo?: TraceMemo;
+  /** What the store remembers between events and reads: the app's cache set's `trace` areas (else its own). */
+  memo?: FilesMemo;
   /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
   signingKey?: string | null;
   /**
@@ -123,9 +142,10 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     rotateMs: options.rotateMs ?? rotateMsFor(retentionMs),
     busy: () => commits.busy,
   };
-  const writer = new FileWriter(ctx, new RecordDigests(options.memo ?? privateTraceMemo()), options.rotateBytes ?? 32 * 1024 * 1024);
-  const reader = new FileReader(ctx, writer);
-  const standings = new RunStandings(ctx, reader);
+  const memo = options.memo ?? privateFilesMemo();
+  const writer = new FileWriter(ctx, new RecordDigests(memo), options.rotateBytes ?? 32 * 1024 * 1024);
+  const reader = new FileReader(ctx, writer, memo.chains);
+  const standings = new RunStandings(ctx, reader, memo.evictedRuns);
   const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
   const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
     log,
