@@ -39,7 +39,7 @@ export const PersonaContextQuerySchema = z.strictObject({
         'adds `topics/<topicId>.md` (newest part kept when over its cap) when it is a slug (`^[a-z0-9][a-z0-9-]*$`, at most 128 chars). Anything else, or a missing file, never fails the call: no topic block and a `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` warning',
     }),
   topicName,
-  timezone: TimeZoneSchema.optional().meta({ description: "the operator's IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400" }),
+  timezone: TimeZoneSchema.optional().meta({ description: "the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400" }),
   now: InstantSchema.optional().meta({
     description: 'ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400',
   }),
