@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
 import { ensureBrain, type BrainManifest } from './generate-brain.js';
 import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from './postgres-cluster.js';
+import { mixedRequests, type MixRequest } from './mix.js';
 import { parseStartCommand } from './start-command.js';
 
 /**
@@ -47,6 +48,13 @@ const KnobsSchema = z.object({
   BENCH_COMPILE_DURATION: z.coerce.number().int().min(1).max(120).default(5),
   /** Seconds of POST /compile with a new message on every request (0 skips it); peak RSS is judged over it too. */
   BENCH_DISTINCT_DURATION: z.coerce.number().int().min(0).max(600).default(20),
+  /**
+   * Seconds of the mixed distinct-input load (bench/mix.ts: 70 % POST /compile, 10 % each of
+   * mars at a new minute, venus in a randomly cased zone, a topic with a new name) from
+   * BENCH_MIX_CONNECTIONS clients (0 skips it); peak RSS is judged over it.
+   */
+  BENCH_MIX_DURATION: z.coerce.number().int().min(0).max(600).default(20),
+  BENCH_MIX_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(16),
   BENCH_ROUTES: z
     .string()
     .default('mars,venus,topic,compile')
@@ -78,7 +86,7 @@ const KnobsSchema = z.object({
 type Knobs = z.infer<typeof KnobsSchema>;
 type RouteKey = Knobs['BENCH_ROUTES'][number];
 
-type WindowKey = RouteKey | 'bare' | 'same' | 'durable' | 'minute' | 'churn' | 'workers' | 'compile-distinct';
+type WindowKey = RouteKey | 'bare' | 'same' | 'durable' | 'minute' | 'churn' | 'workers' | 'compile-distinct' | 'mix';
 
 interface Target {
   key: WindowKey;
@@ -354,10 +362,12 @@ interface LoadOptions {
   nextBody?: () => string;
   /** A new path and query for every request (instead of the target URL's). */
   nextPath?: () => string;
+  /** A whole new request (method, path, headers, body) every time: the mixed window. */
+  nextRequest?: () => MixRequest;
 }
 
-async function load(target: Target, seconds: number, connections: number, { onResponse, nextBody, nextPath }: LoadOptions = {}) {
-  const setup = nextBody || nextPath;
+async function load(target: Target, seconds: number, connections: number, { onResponse, nextBody, nextPath, nextRequest }: LoadOptions = {}) {
+  const setup = nextBody || nextPath || nextRequest;
   const instance = autocannon({
     url: target.url,
     method: target.method,
@@ -371,6 +381,7 @@ async function load(target: Target, seconds: number, connections: number, { onRe
                 ...request,
                 ...(nextBody ? { body: nextBody() } : {}),
                 ...(nextPath ? { path: nextPath() } : {}),
+                ...(nextRequest ? nextRequest() : {}),
               }),
             },
           ],
@@ -415,16 +426,24 @@ interface WindowOptions {
   seconds?: number;
   nextBody?: () => string;
   nextPath?: () => string;
+  nextRequest?: () => MixRequest;
+  /** Clients of this window (default BENCH_CONNECTIONS). */
+  connections?: number;
   /** Runs for the whole window (warm-up included), e.g. the churn writer; the returned function stops it. */
   during?: () => () => Promise<void>;
 }
 
 async function measureWindow(index: number, target: Target, knobs: Knobs, server: MeasuredServer, options: WindowOptions = {}): Promise<WindowResult> {
   const warmup = options.warmupSeconds ?? knobs.BENCH_WARMUP;
-  const varying = { ...(options.nextBody ? { nextBody: options.nextBody } : {}), ...(options.nextPath ? { nextPath: options.nextPath } : {}) };
+  const varying = {
+    ...(options.nextBody ? { nextBody: options.nextBody } : {}),
+    ...(options.nextPath ? { nextPath: options.nextPath } : {}),
+    ...(options.nextRequest ? { nextRequest: options.nextRequest } : {}),
+  };
   const stop = options.during?.();
   try {
-    if (warmup > 0) await load(target, warmup, knobs.BENCH_CONNECTIONS, varying);
+    const connections = options.connections ?? knobs.BENCH_CONNECTIONS;
+    if (warmup > 0) await load(target, warmup, connections, varying);
     const latencies: number[] = [];
     const status: Record<string, number> = {};
     let bytes = 0;
@@ -432,7 +451,7 @@ async function measureWindow(index: number, target: Target, knobs: Knobs, server
     const commitsBefore = (await server.commits?.()) ?? null;
     const pids = server.pids();
     const cpuBefore = await treeCpuMs(pids);
-    const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, knobs.BENCH_CONNECTIONS, {
+    const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, connections, {
       onResponse: (code, ms, size) => {
         latencies.push(ms);
         bytes += size;
@@ -464,6 +483,38 @@ async function measureWindow(index: number, target: Target, knobs: Knobs, server
   } finally {
     await stop?.();
   }
+}
+
+interface MixContext {
+  base: string;
+  token: string;
+  manifest: BrainManifest;
+  knobs: Knobs;
+  measured: MeasuredServer;
+}
+
+/** The mixed distinct-input window (bench/mix.ts), with its own client count and no warm-up. */
+async function measureMix(index: number, { base, token, manifest, knobs, measured }: MixContext): Promise<WindowResult> {
+  const compile = buildTargets(base, token, manifest, ['compile'])[0]!;
+  const dayStart = localDayStartMs(manifest.endDate, manifest.timezone);
+  const target: Target = { ...compile, key: 'mix', label: 'mixed distinct inputs' };
+  process.stdout.write(`[mix] ${target.label} (${knobs.BENCH_MIX_DURATION} s, ${knobs.BENCH_MIX_CONNECTIONS} clients) … `);
+  const result = await measureWindow(index, target, knobs, measured, {
+    warmupSeconds: 0,
+    seconds: knobs.BENCH_MIX_DURATION,
+    connections: knobs.BENCH_MIX_CONNECTIONS,
+    nextRequest: mixedRequests({
+      token,
+      compileBody: JSON.parse(compile.body!) as Record<string, unknown>,
+      // A new minute every time, counting back from the brain's last local day.
+      minuteAt: (i) => new Date(dayStart + 1439 * 60_000 - i * 60_000).toISOString().replace('.000Z', 'Z'),
+      topicId: manifest.topics.typical,
+      seed: knobs.BENCH_SEED,
+    }),
+  });
+  out(`${fmt.int(result.requestsPerSecond)} req/s, peak RSS ${result.serverPeakRssMB === null ? '—' : `${result.serverPeakRssMB.toFixed(1)} MB`}` +
+    `${result.non2xx ? `, ${result.non2xx} non-2xx` : ''}${result.errors ? `, ${result.errors} errors` : ''}`);
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1135,9 +1186,10 @@ async function main(): Promise<void> {
     RATE_LIMIT_MAX: '100000000',
     LOG_LEVEL: 'warn',
     CONTEXT_COMPILER_TOKENS: token,
-    ...(knobs.BENCH_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: knobs.BENCH_NODE_OPTIONS }),
+    ...(knobs.BENCH_NODE_OPTIONS === undefined ? start.env : { NODE_OPTIONS: knobs.BENCH_NODE_OPTIONS }),
   };
-  out(`server: node ${[...nodeFlags, start.entry].join(' ')}` +
+  const startEnv = knobs.BENCH_NODE_OPTIONS === undefined ? Object.entries(start.env).map(([name, value]) => `${name}=${value} `).join('') : '';
+  out(`server: ${startEnv}node ${[...nodeFlags, start.entry].join(' ')}` +
     (knobs.BENCH_NODE_OPTIONS === undefined ? ' (as npm start runs it)' : ` with NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)} (BENCH_NODE_OPTIONS, not npm start's flags)`));
   // One profile over the whole run (cold start, every window); read it with BENCH_ROUTES set to one route.
   const profileDir = knobs.BENCH_CPU_PROF === '1' ? join(knobs.BENCH_OUT, 'cpu-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : null;
@@ -1264,6 +1316,16 @@ async function main(): Promise<void> {
     }
   }
 
+  // The mixed distinct-input load last of all: every route at once, nothing ever seen before.
+  let mix: WindowResult | null = null;
+  if (knobs.BENCH_MIX_DURATION > 0) {
+    mix = await measureMix(plan.length + 1, { base, token, manifest: brain.manifest, knobs, measured });
+    windows.push(mix);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      throw new BenchError(`the server exited during the mixed window (code ${server.child.exitCode}, signal ${server.child.signalCode}); output:\n${server.tail()}`);
+    }
+  }
+
   const peakRssMB = await rss.finalPeakMB();
   rss.stop();
 
@@ -1346,6 +1408,7 @@ async function main(): Promise<void> {
     rss: peakRssMB === null ? ('n/a' as Verdict) : verdict(peakRssMB <= TARGETS.rssMB),
     rssDistinct:
       distinct?.serverPeakRssMB == null ? ('n/a' as Verdict) : verdict(distinct.serverPeakRssMB <= TARGETS.rssMB, distinct.non2xx === 0 && distinct.errors === 0),
+    rssMix: mix?.serverPeakRssMB == null ? ('n/a' as Verdict) : verdict(mix.serverPeakRssMB <= TARGETS.rssMB, mix.non2xx === 0 && mix.errors === 0),
     compiles: compile.compilesPerSecond === null ? ('n/a' as Verdict) : verdict(compile.compilesPerSecond >= TARGETS.compilesPerSecond),
   };
 
@@ -1376,10 +1439,14 @@ async function main(): Promise<void> {
   }
   for (const line of informational) out(`  (reported) ${line.label}: ${line.ratio === null ? '—' : line.ratio.toFixed(2)}`);
   out(`  cold first request (listening → first 200): ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms`}  ${fmt.mark(verdicts.cold)} (≤ ${TARGETS.coldMs} ms; spawn → listening ${fmt.ms(cold.spawnToListeningMs)} ms, first request ${fmt.ms(cold.firstRequestMs)} ms)`);
-  out(`  peak RSS (VmHWM) over the run: ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: node ${[...nodeFlags, start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
+  out(`  peak RSS (VmHWM) over the run: ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: ${startEnv}node ${[...nodeFlags, start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
   if (distinct) {
     out(`  peak RSS during ${knobs.BENCH_DISTINCT_DURATION} s of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
       `${fmt.mark(verdicts.rssDistinct)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(distinct.requests)} compiles, each a new message)`);
+  }
+  if (mix) {
+    out(`  peak RSS during ${knobs.BENCH_MIX_DURATION} s of mixed distinct inputs: ${mix.serverPeakRssMB === null ? 'not available (no /proc)' : `${mix.serverPeakRssMB.toFixed(1)} MB`}  ` +
+      `${fmt.mark(verdicts.rssMix)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(mix.requests)} requests from ${knobs.BENCH_MIX_CONNECTIONS} clients: 70 % compile, 10 % each mars, venus, topic)`);
   }
   out(`  in-process compiles/s (distinct inputs): ${compile.compilesPerSecond === null ? compile.note : fmt.int(compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
   out(`traces written: ${traces.files} files, ${(traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${serverStop.ms} ms (exit ${serverStop.code ?? serverStop.signal}); ${server.logLines()} warn/error log lines`);
@@ -1418,6 +1485,7 @@ async function main(): Promise<void> {
       compileSeconds: knobs.BENCH_COMPILE_DURATION,
       routes: knobs.BENCH_ROUTES,
       distinctSeconds: knobs.BENCH_DISTINCT_DURATION,
+      mix: { seconds: knobs.BENCH_MIX_DURATION, connections: knobs.BENCH_MIX_CONNECTIONS },
       churn: knobs.BENCH_CHURN === '1',
       workers: knobs.BENCH_WORKERS,
       acceptEncoding: encoding ?? null,
@@ -1434,6 +1502,7 @@ async function main(): Promise<void> {
     windows,
     peakRssMB,
     distinctCompile: distinct,
+    mixedDistinct: mix,
     compile,
     verdicts,
     traces: { ...traces, kept: keepTraces ? traceDir : null },

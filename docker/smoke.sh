@@ -60,8 +60,9 @@ field() {
     });' "$1"
 }
 
-# This machine has no registry access: a helper starts dockerd and imports node:24-slim.
-tool="$repo/../shared/tools/local-node-image.sh"
+# A machine without registry access names a script that starts dockerd and loads node:24-slim
+# (SMOKE_PREPARE); the sandboxes this project is built in keep theirs beside the repository.
+tool="${SMOKE_PREPARE:-$repo/../shared/tools/local-node-image.sh}"
 if { ! docker info >/dev/null 2>&1 || ! docker image inspect node:24-slim >/dev/null 2>&1; } && [ -f "$tool" ]; then
   echo "== preparing Docker with $tool"
   bash "$tool" || { fail "local Docker daemon and node:24-slim (see /tmp/dockerd.log)"; summary; }

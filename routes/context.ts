@@ -101,7 +101,7 @@ over its cap, broken heartbeat JSON, no brain root at all): the persona still ge
 its prompt. Brain-derived text is PII-scrubbed; \`redactions\` counts the live context's
 redactions too.
 
-The answer is a drop-in for a realtime voice server (SPEC §4): \`session\` is the
+The answer is a drop-in for a realtime voice server (docs/voice-server.md): \`session\` is the
 object to send to the realtime calls endpoint or \`session.update\` unchanged
 (\`{type: "realtime", instructions, audio: {output: {voice}}, tools}\`; the model is the
 caller's). Its \`instructions\` are the delivered \`instructions\` made realtime-safe
@@ -126,7 +126,7 @@ without a topic block to put it in is said in one sanitised advisory topic line,
 \`POST /compile\`: traced before it is sent, \`ETag\`/\`If-None-Match\`, \`format=text\`,
 \`x-run-id\`.
 
-\`provider\` names the realtime API the answer is for (SPEC §4, docs/providers.md):
+\`provider\` names the realtime API the answer is for (docs/providers.md):
 \`openai\` (default) answers \`session\`; \`azure\` answers the same \`session\` (Azure
 OpenAI takes OpenAI's shape; the model you add is your deployment name); \`gemini\` answers
 \`setup\` instead — Gemini Live's \`{generationConfig: {responseModalities: ["AUDIO"],

@@ -16,6 +16,8 @@ export interface ReadinessCheck {
 /** `GET /healthz` and `GET /readyz`: public and never rate limited, for probes. */
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   const checks = app.readinessChecks;
+  // The same checks, at every scrape: cc_ready{check} is what an alert on readiness reads.
+  app.metrics.collectReadiness(() => checks);
 
   app.get(
     '/healthz',

@@ -44,10 +44,16 @@ export const runsRoutes: FastifyPluginAsyncZod<RunsRoutesOptions> = async (app, 
       schema: {
         operationId: 'listRuns',
         summary: 'Traced runs, newest first, each described by its latest event',
-        description: `Paginated: pass \`nextCursor\` as \`cursor\` for the next (older) page. Filters apply to
-each run's latest event. Runs older than TRACE_RETENTION are not listed. With several tokens a
-caller lists only its own runs (described by its own latest event, counting its own events)
-unless CONTEXT_COMPILER_READ_ALL names it; a sole token, or none, lists every run.`,
+        description: `Paginated: pass \`nextCursor\` as \`cursor\` for the next (older) page. Filters go together:
+persona, worker, status, outcome and the time range (\`from\`, \`to\`) apply to each run's latest
+event; \`runId\` picks one run; \`requestId\` and \`traceparent\` the runs holding an event of that
+request or trace (found from a log line). Each run lists the minute it was compiled for, its
+topic, role, engine and warnings. Served from the run index on both backends; on the files
+backend a listing reads at most 64 MiB of older trace files, and says so with \`partial: true\`
+and a \`nextCursor\` that searches on (docs/traces.md, "Finding a run"). Runs older than
+TRACE_RETENTION are not listed. With several tokens a caller lists only its own runs
+(described by its own latest event, counting its own events) unless CONTEXT_COMPILER_READ_ALL
+names it; a sole token, or none, lists every run.`,
         querystring: RunListQuerySchema,
         response: { 200: json(RunListSchema, 'a page of runs'), ...problems(400, 401, 429, 503) },
       },
@@ -89,6 +95,8 @@ with it); the others say why in \`verifySkipped\`.`,
         // Another caller's run reads as one that never ran: its existence is not this caller's to know.
         throw new ProblemError('CC_NOT_FOUND', `No trace for run ${runId}: it never ran here, it is older than TRACE_RETENTION, or it is not yours.`);
       }
+      // Tampering shows in a read: counted, so an alert fires however the run was opened (the API, the viewer, the CLI with --url).
+      if (run.chain.status === 'broken' || run.events.some((event) => event.chain === 'broken')) app.metrics.chainBreaks.inc();
       if (verify === 'sources') await markFreshness(vouchedFor(run.events, app.config.traceSigningKey !== null), freshness);
       // The body holds delivered prompts: never cached by a proxy or browser.
       reply.header('cache-control', 'no-store');

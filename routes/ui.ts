@@ -30,6 +30,9 @@ export const UI_FILES: Readonly<Record<string, string>> = Object.freeze({
   'views.js': JS,
   'compare.js': JS,
   'compare-view.js': JS,
+  'run-view.js': JS,
+  'event-view.js': JS,
+  'text-diff.js': JS,
 });
 
 /** No inline script or style, no other origin; the page only talks to this service's JSON API. */

@@ -96,7 +96,7 @@ export const CompileRequestSchema = z
     engine: EngineSchema.optional(),
     runId: RunIdSchema.optional().meta({ description: 'the run to trace this compile under (default: a new one)' }),
     now: InstantSchema.optional().meta({ description: 'ISO 8601 with Z or an offset; default: the time of the request' }),
-    timezone: TimeZoneSchema.optional().meta({ description: 'IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE' }),
+    timezone: TimeZoneSchema.optional().meta({ description: 'IANA zone, in any casing (a canonical zone is spelled as tzdb spells it); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE' }),
   })
   .superRefine((body, ctx) => {
     for (const issue of phaseIssues(body)) ctx.addIssue({ code: 'custom', path: [issue.field], message: issue.message });

@@ -7,7 +7,7 @@ import type { RedactionCounts } from '../src/core/pii.js';
 import { AUTHORITIES, BLOCK_KINDS, CACHE_CLASSES, CACHE_PROVIDERS, PHASES, SURFACES } from '../src/core/types.js';
 
 /**
- * The compile responses (SPEC §9). Every member a response carries is required and listed in
+ * The compile responses (README, "A tour with curl"; docs/compiler.md). Every member a response carries is required and listed in
  * the order it is written, so the bytes are the same whether Fastify's serializer, the
  * delivery's encoder or `JSON.stringify` of the parsed object writes them.
  */
@@ -114,7 +114,7 @@ export const ToolSchema = z
 
 /**
  * The persona answer's `session`: what a voice server passes to the realtime calls endpoint
- * or `session.update` unchanged (SPEC §4); the model is the caller's to add.
+ * or `session.update` unchanged (docs/voice-server.md); the model is the caller's to add.
  */
 export const RealtimeSessionSchema = z
   .strictObject({
@@ -155,8 +155,10 @@ export const HudFileSchema = z
     bytes: z.number().int().meta({ description: 'bytes of the file the text came from: size, unless only part was read' }),
     tokens: z.number().int().meta({ description: 'approxTokens of the text taken' }),
     lines: LineRangeSchema.nullable().meta({ description: 'the line range read when only part of the file was taken; null when read whole or missing' }),
-    blocks: z.array(z.enum(BLOCK_KINDS)).meta({ description: 'kinds of the delivered blocks taken from this file (source `path` or `path#...`)' }),
-    chars: z.number().int().meta({ description: 'content chars of those blocks' }),
+    blocks: z.array(z.enum(BLOCK_KINDS)).meta({
+      description: 'kinds of the delivered blocks built from this file: its own (source `path` or `path#...`) and those it makes with other files (a persona’s live context; see `shared`)',
+    }),
+    chars: z.number().int().meta({ description: 'content chars of those blocks (a block built from several files counts whole for each of them)' }),
     share: z.number().meta({ description: 'chars / limitChars, to four decimals' }),
   })
   .meta({ id: 'HudFile' });
@@ -171,7 +173,22 @@ export const HudSchema = z
     files: z.array(HudFileSchema).meta({ description: 'every brain file the compile looked for, found or missing, sorted by path' }),
     derived: z
       .array(z.object({ kind: z.enum(BLOCK_KINDS), source: z.string(), chars: z.number().int(), share: z.number() }))
-      .meta({ description: 'delivered blocks taken from no single brain file (built in, from the request, or a persona’s live context), by source' }),
+      .meta({ description: 'delivered blocks taken from no brain file (built in, or from the request), by source' }),
+    shared: z
+      .array(
+        z.object({
+          kind: z.enum(BLOCK_KINDS),
+          source: z.string(),
+          chars: z.number().int(),
+          share: z.number(),
+          files: z.array(z.string()).meta({ description: 'the brain files it was built from, sorted by path; each lists the block too' }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'delivered blocks distilled from several brain files (a persona’s live context: SOUL.md and the daily memory files for mars; tasks, calendar, inbox and the newest meeting for venus), by source. Absent from HUDs recorded before it existed, whose live context is a `derived` row.',
+      }),
   })
   .meta({ id: 'Hud', description: 'the heads-up display of a compile: what it read, and what share of the budget each file took' }) satisfies z.ZodType<Hud>;
 
@@ -271,4 +288,4 @@ export const CompiledResponseSchema = z
     ...workerExtra,
     hud,
   })
-  .meta({ id: 'Compiled', description: 'a worker compile (SPEC §9)' });
+  .meta({ id: 'Compiled', description: 'a worker compile (POST /compile): prompts, blocks, budget, cache plan, recall and receipts' });

@@ -37,7 +37,7 @@ export const PersonaParamsSchema = z.strictObject({
   }),
 });
 
-/** `GET /context/:persona` query (SPEC §5). Unknown parameters are a 400, like every other input. */
+/** `GET /context/:persona` query. Unknown parameters are a 400, like every other input. */
 export const PersonaContextQuerySchema = z.strictObject({
   // Any text, even repeated: a call link always connects. An unusable id is a warning
   // (`topic-unsafe:`) and the generic context, never a 400 (src/sources/persona.ts).
@@ -49,7 +49,7 @@ export const PersonaContextQuerySchema = z.strictObject({
         'adds `topics/<topicId>.md` (newest part kept when over its cap) when it is a slug (`^[a-z0-9][a-z0-9-]*$`, at most 128 chars). Anything else, or a missing file, never fails the call: no topic block and a `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` warning',
     }),
   topicName,
-  timezone: TimeZoneSchema.optional().meta({ description: "the operator's IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400" }),
+  timezone: TimeZoneSchema.optional().meta({ description: "the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400" }),
   now: InstantSchema.optional().meta({
     description: 'ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400',
   }),
@@ -110,7 +110,7 @@ export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra & typeof pers
  * A persona compile: the compile response plus `persona`, `liveContext`, `topic`,
  * `provider`, `voice`, `tools` (each `{type: "function", name, description, parameters}`
  * with a JSON Schema) and `session` — or, for `provider=gemini`, `setup` — the realtime
- * configuration built from them (SPEC §4, §9).
+ * configuration built from them (docs/voice-server.md, docs/providers.md).
  */
 export const PersonaContextResponseSchema = z
   .object({
@@ -124,7 +124,7 @@ export const PersonaContextResponseSchema = z
     ...personaRealtime,
     hud,
   })
-  .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (SPEC §4, §9)' });
+  .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (GET /context/mars, /context/venus): prompts, blocks, budget, cache plan, and the realtime session (a Gemini setup with provider=gemini)' });
 
 const topicExtra = { topic: TopicSummarySchema };
 

@@ -3,7 +3,7 @@ import { GEMINI_FUNCTION_NAME, GEMINI_TYPES, type GeminiFunctionDeclaration } fr
 import type { GeminiSetup } from '../src/core/persona/gemini-setup.js';
 
 /**
- * Gemini Live's session setup as a persona answer carries it for `provider=gemini` (SPEC §4,
+ * Gemini Live's session setup as a persona answer carries it for `provider=gemini` (docs/providers.md,
  * issue 24): the `BidiGenerateContentSetup` without its `model`. Strict, so nothing Gemini
  * does not take can be added by mistake; test/types/sdk-shapes.test.ts holds these types
  * to `@google/genai`'s own, and the node's type to the core's `GeminiSchema`.

@@ -3,7 +3,7 @@ import { isValidTimeZone, parseInstant } from '../src/core/time.js';
 import { ENGINE_PATTERN, ENGINE_RULE } from '../src/core/types.js';
 
 /**
- * Identifiers that reach the file system (SPEC §3). A value that fails these patterns is
+ * Identifiers that reach the file system (docs/brain-formats.md). A value that fails these patterns is
  * rejected with `CC_UNSAFE_ID` before any path is built from it.
  */
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]*$/;

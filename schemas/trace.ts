@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_READ_BYTES } from '../src/core/types.js';
 import { HudSchema, ReceiptsSchema, RecallSchema, RedactionsSchema, ToolSchema } from './compiled.js';
-import { CALLER_NAME_PATTERN, PersonaIdSchema, RunIdSchema, WorkerIdSchema } from './ids.js';
+import { CALLER_NAME_PATTERN, InstantSchema, PersonaIdSchema, RunIdSchema, SafeIdSchema, WorkerIdSchema } from './ids.js';
 import { TraceRefreshSchema } from './refresh.js';
 
 /** `GET /runs/:runId/trace` and `GET /runs`: what the trace store returns (docs/traces.md). */
@@ -320,12 +320,34 @@ export const RunSummarySchema = TraceEventSchema.pick({
   caller: z.string().optional().meta({ description: 'The caller whose event this is (absent without tokens, and before callers were named)' }),
   promptSha256: z.string().nullable(),
   events: z.number().int().meta({ description: 'Events of the run within retention (of this caller’s, unless it reads every caller’s runs)' }),
+  compiledFor: z.string().nullable().meta({
+    description:
+      'The instant the compile was made for (`nowUsed`: the request’s `now`, else the time of the request), ISO 8601; what the prompt’s clock line says. Null for events recorded before it was listed.',
+  }),
+  topicId: z.string().nullable().meta({ description: 'The topic a persona run was asked for (null without one, or when it was unusable)' }),
+  role: z.string().nullable().meta({ description: 'The role a worker played (asked for, or its default); null without one' }),
+  engine: z.string().nullable().meta({ description: 'The engine the request named for the route key; null without one' }),
+  warnings: z.number().int().meta({ description: 'Warnings of the latest event (a missing topic, an unreadable file, items left out); 0 for none' }),
+  requestId: z.string().optional().meta({ description: 'The request id of the latest event (the x-request-id the service logged)' }),
+  traceparent: z.string().optional().meta({ description: 'The caller’s W3C traceparent of the latest event, when it sent one' }),
 }).meta({ id: 'RunSummary', description: 'A run described by its most recent event, plus totals' });
 
 export const RunListSchema = z.object({
   runs: z.array(RunSummarySchema),
   nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
+  partial: z.boolean().meta({
+    description:
+      'True when the listing stopped at its read bound before it could fill the page (the files backend, a filter that matches nothing in the newest trace files): the runs given are exact and newest first, but fewer than `limit`, and `nextCursor` continues the search from where it stopped (docs/traces.md, "Finding a run").',
+  }),
 }).meta({ id: 'RunList' });
+
+/** A trace id (32 lowercase hex), alone or inside a whole `traceparent` header value. */
+const TRACE_ID_QUERY = /^(?:[0-9a-f]{2}-)?([0-9a-f]{32})(?:-[0-9a-f]{16}-[0-9a-f]{2})?$/;
+
+/** The trace id a `?traceparent=` names. */
+export function traceIdOf(value: string): string | undefined {
+  return TRACE_ID_QUERY.exec(value)?.[1];
+}
 
 export const RunListQuerySchema = z.object({
   limit: wholeNumber(1, 100).default(20).meta({ description: 'Runs per page (1-100, default 20)' }),
@@ -334,6 +356,18 @@ export const RunListQuerySchema = z.object({
   worker: WorkerIdSchema.optional(),
   status: wholeNumber(100, 599).optional().meta({ description: 'The HTTP status delivered, e.g. 200, 304, 422, 503' }),
   outcome: TraceOutcomeSchema.optional(),
+  runId: RunIdSchema.optional().meta({ description: 'Only this run' }),
+  requestId: SafeIdSchema.optional().meta({
+    description: 'Only the run holding an event of this request: the request id in a log line, an x-request-id answer header or a problem’s `requestId`',
+  }),
+  traceparent: z
+    .string()
+    .max(64)
+    .regex(TRACE_ID_QUERY, 'must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>) or its 32-hex trace id')
+    .optional()
+    .meta({ description: 'Only runs holding an event of this W3C trace: a whole traceparent, or its 32-hex trace id (the parent id is ignored)' }),
+  from: InstantSchema.optional().meta({ description: 'Only runs whose latest event was traced at or after this instant (ISO 8601)' }),
+  to: InstantSchema.optional().meta({ description: 'Only runs whose latest event was traced before this instant (ISO 8601)' }),
 });
 
 export type TraceOutcome = z.infer<typeof TraceOutcomeSchema>;

@@ -6,8 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-// packages/client/src is compiled into dist too: src/client.ts re-exports it.
-const roots = ['src', 'routes', 'schemas', 'bench', 'packages/client/src'];
+// packages/client/src is compiled into dist too: src/client.ts re-exports it; so are the
+// viewer's pure modules the CLI shares (ui/src/compare.ts, text-diff.ts, model.ts).
+const roots = ['src', 'routes', 'schemas', 'bench', 'packages/client/src', 'ui/src'];
 const entry = 'dist/src/server.js';
 
 function newestMtime(dir, extensions = ['.ts']) {

@@ -2,8 +2,8 @@
  * `npm run client-sessions`: writes `packages/client/src/static-sessions.ts`, each persona's
  * static session and static Gemini setup — what the service itself answers for an empty
  * brain, with its default configuration, for `provider=openai` and `provider=gemini` — for
- * the client's fallback when the service cannot answer in time (SPEC §4, "The caller never
- * loses a call to us"). The service is built in process on an empty brain and asked over
+ * the client's fallback when the service cannot answer in time (docs/voice-server.md, "The
+ * fallback"). The service is built in process on an empty brain and asked over
  * `GET /personas` and `GET /context/:persona`, like any caller would. The two answers hold the
  * same instructions (checked), so the setup keeps only its voice and declared tools.
  *

@@ -18,8 +18,13 @@ import type { SourceMemo } from './sources/memo.js';
 export type { CacheArea, CacheStats } from './cache-area.js';
 export { createCacheArea } from './cache-area.js';
 
-/** Default bound of the whole set: well inside the 144 MB heap `npm start` and the image allow. */
-export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * Default bound of the whole set, sized with the 112 MB heap `npm start` and the image allow:
+ * the set full plus the rest of the live heap (≈ 40 MB: code, the tokenizer's ranks) leaves
+ * room to collect in, and peak RSS under mixed distinct inputs stays under 200 MB
+ * (docs/operations.md, "Memory"; it was 64 MB, and the peak climbed past 200).
+ */
+export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Each area's share of the bound. The brain's texts are the largest (the bench brain holds

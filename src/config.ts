@@ -419,7 +419,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
 }
 
 /** Where a database URL points: host, port and database, nothing else (the URL may hold a password). */
-function databaseLocation(url: string): { databaseHost: string; databasePort: number | null; database: string | null } {
+/** Where a trace database is (host, port, database name): what logs and messages may say of its URL, never who logs in or how. */
+export function databaseLocation(url: string): { databaseHost: string; databasePort: number | null; database: string | null } {
   try {
     const parsed = new URL(url);
     // libpq also takes the host (or a socket directory) as a parameter when the URL has none.

@@ -1,7 +1,9 @@
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import bundledRanks from 'gpt-tokenizer/esm/bpeRanks/o200k_base';
-import { O200K_BASE, o200kRanks } from '../src/tokenizer.js';
+import { MERGE_CACHE_BYTES, O200K_BASE, o200kRanks } from '../src/tokenizer.js';
 
 describe('the service tokenizer (o200k_base)', () => {
   it('reads from the .tiktoken file exactly the ranks the package bundles as JavaScript: every token, as a string or its bytes', () => {
@@ -32,5 +34,22 @@ describe('the service tokenizer (o200k_base)', () => {
     for (const text of texts) expect(O200K_BASE.count(text), text).toBe(countTokens(text));
     const special = 'You are Scribe. <|endoftext|><|im_start|>system';
     expect(O200K_BASE.count(special)).toBe(countTokens(special, { disallowedSpecial: new Set() }));
+  });
+});
+
+describe('the tokenizer’s memo of word pieces is bounded by bytes (issue 25: memory under distinct inputs)', () => {
+  it('regression: counting many distinct long pieces keeps at most MERGE_CACHE_BYTES of them, and the counts stay exact', () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // Each text is one pre-token (a run of letters) that no other text shares: the memo keeps every one it is allowed to.
+    const texts = Array.from({ length: 1000 }, (_, i) => `x${i.toString(26).replace(/\d/g, (d) => 'qrstuvwxyz'[Number(d)]!)}${'abcdefgh'.repeat(375)}`);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (const text of texts) O200K_BASE.count(text);
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    // Kept whole, these 1,000 pieces of 3,000 chars hold ≈ 7.5 MB (3.0 MB for 400: key and token array each).
+    expect(grown).toBeLessThan(MERGE_CACHE_BYTES);
+    for (const text of texts.slice(0, 20)) expect(O200K_BASE.count(text)).toBe(countTokens(text));
   });
 });

@@ -3,7 +3,7 @@ import { table } from './table.js';
 
 /**
  * Renders a compile's HUD for people at a terminal: one row per file looked for, sorted by
- * path, then the blocks from no single file. Pure.
+ * path, then the blocks built from several files, then those from no file. Pure.
  */
 
 const number = (n: number) => n.toLocaleString('en-US');
@@ -30,8 +30,15 @@ export function formatHud(hud: Hud, heading: string): string {
     '',
     ...table([['path', 'exists', 'bytes', 'tokens', 'lines', 'blocks', 'share'], ...hud.files.map(fileRow)]),
   ];
+  if (hud.shared && hud.shared.length > 0) {
+    lines.push(
+      '',
+      'built from several files (each lists the block):',
+      ...table([['source', 'block', 'chars', 'share', 'files'], ...hud.shared.map((row) => [row.source, row.kind, number(row.chars), percent(row.share), row.files.join(', ')])]),
+    );
+  }
   if (hud.derived.length > 0) {
-    lines.push('', 'from no single file:', ...table([['source', 'block', 'chars', 'share'], ...hud.derived.map((row) => [row.source, row.kind, number(row.chars), percent(row.share)])]));
+    lines.push('', 'from no file:', ...table([['source', 'block', 'chars', 'share'], ...hud.derived.map((row) => [row.source, row.kind, number(row.chars), percent(row.share)])]));
   }
   return `${lines.join('\n')}\n`;
 }

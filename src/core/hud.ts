@@ -5,6 +5,7 @@
  * that serialises canonically, so two compiles' snapshots compare by one digest.
  */
 import { sha256Hex } from './digest.js';
+import { isLiveContextInput } from './persona/live-context.js';
 import { approxTokens } from './tokens.js';
 import { BLOCK_KINDS, type Block, type BlockKind, type Budget } from './types.js';
 
@@ -38,20 +39,30 @@ export interface SnapshotFile {
 
 /** A file of the HUD: its snapshot, and what the delivered prompt took from it. */
 export interface HudFile extends SnapshotFile {
-  /** Kinds of the delivered blocks whose source is this file (or a part of it, `path#...`), in layout order. */
+  /**
+   * Kinds of the delivered blocks built from this file, in layout order: those whose source
+   * is the file (or a part of it, `path#...`) and those it makes with other files (a
+   * persona's live context; see `Hud.shared`).
+   */
   blocks: BlockKind[];
-  /** Content chars of those blocks. */
+  /** Content chars of those blocks (a block built from several files counts whole for each). */
   chars: number;
   /** `chars / budget.limitChars`, to four decimals. */
   share: number;
 }
 
-/** A delivered block not taken from one brain file: built in, from the request, or distilled from several files (a persona's live context). */
+/** A delivered block taken from no brain file: built in, or from the request. */
 export interface HudDerived {
   kind: BlockKind;
   source: string;
   chars: number;
   share: number;
+}
+
+/** A delivered block distilled from several brain files (a persona's live context): credited to each of them. */
+export interface HudShared extends HudDerived {
+  /** The files it was built from, sorted by path. */
+  files: string[];
 }
 
 export interface Hud {
@@ -61,8 +72,13 @@ export interface Hud {
   usedChars: number;
   /** Every file looked for, sorted by path (UTF-16 code units). */
   files: HudFile[];
-  /** Delivered blocks with no brain file of their own, by source then layout order. */
+  /** Delivered blocks taken from no brain file, by source then layout order. */
   derived: HudDerived[];
+  /**
+   * Delivered blocks built from several brain files, by source: each file lists the block
+   * too. Absent from HUDs recorded before it existed (their live context is a `derived` row).
+   */
+  shared?: HudShared[];
 }
 
 /** What a brain read reports of a file it found, for the snapshot. */
@@ -133,9 +149,11 @@ const KIND_ORDER: ReadonlyMap<BlockKind, number> = new Map(BLOCK_KINDS.map((kind
 
 /**
  * The HUD of a compile: every file found or looked for (a path both read and missing —
- * it cannot be — counts as found), sorted by path, each with the blocks taken from it and
- * their share of `budget.limitChars`; blocks from no single file under `derived`. Pure and
- * deterministic: the order files were read in does not matter.
+ * it cannot be — counts as found), sorted by path, each with the blocks built from it and
+ * their share of `budget.limitChars`. A block built from several files (a persona's live
+ * context, from SOUL.md and the daily memory files, or the tasks, calendar, inbox and
+ * meeting files) is credited to each of them and listed under `shared`; blocks from no file
+ * under `derived`. Pure and deterministic: the order files were read in does not matter.
  */
 export function buildHud(input: {
   loaded: readonly SnapshotFile[];
@@ -147,18 +165,30 @@ export function buildHud(input: {
   for (const file of input.loaded) byFile.set(file.path, file);
   for (const path of input.missing) if (!byFile.has(path)) byFile.set(path, missingFile(path));
   const taken = new Map<string, { kinds: Set<BlockKind>; chars: number }>();
+  const credit = (path: string, block: Pick<Block, 'kind' | 'chars'>) => {
+    const entry = taken.get(path) ?? { kinds: new Set<BlockKind>(), chars: 0 };
+    entry.kinds.add(block.kind);
+    entry.chars += block.chars;
+    taken.set(path, entry);
+  };
   const derived = new Map<string, HudDerived>();
+  const shared = new Map<string, HudShared>();
   for (const block of input.blocks) {
     const hash = block.source.indexOf('#');
     const path = hash === -1 ? block.source : block.source.slice(0, hash);
     if (byFile.get(path)?.exists === true) {
-      const entry = taken.get(path) ?? { kinds: new Set<BlockKind>(), chars: 0 };
-      entry.kinds.add(block.kind);
-      entry.chars += block.chars;
-      taken.set(path, entry);
+      credit(path, block);
       continue;
     }
     const key = `${block.source}\u0000${block.kind}`;
+    const inputs = input.loaded.filter((file) => file.exists && isLiveContextInput(block.source, file.path)).map((file) => file.path);
+    if (inputs.length > 0) {
+      for (const file of inputs) credit(file, block);
+      const entry = shared.get(key) ?? { kind: block.kind, source: block.source, chars: 0, share: 0, files: [...new Set(inputs)].sort() };
+      entry.chars += block.chars;
+      shared.set(key, entry);
+      continue;
+    }
     const entry = derived.get(key) ?? { kind: block.kind, source: block.source, chars: 0, share: 0 };
     entry.chars += block.chars;
     derived.set(key, entry);
@@ -172,10 +202,10 @@ export function buildHud(input: {
     const { path, exists, sha256, size, bytes, tokens, lines } = file;
     return { path, exists, sha256, size, bytes, tokens, lines, blocks, chars, share: share(chars, limitChars) };
   });
-  const others = [...derived.values()]
-    .map(({ kind, source, chars }) => ({ kind, source, chars, share: share(chars, limitChars) }))
-    .sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)!));
-  return { snapshotSha256: sha256Hex(serializeSnapshot(files)), limitChars, usedChars, files, derived: others };
+  const bySource = (a: HudDerived, b: HudDerived) => (a.source < b.source ? -1 : a.source > b.source ? 1 : KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)!);
+  const others = [...derived.values()].map(({ kind, source, chars }) => ({ kind, source, chars, share: share(chars, limitChars) })).sort(bySource);
+  const several = [...shared.values()].map(({ kind, source, chars, files: from }) => ({ kind, source, chars, share: share(chars, limitChars), files: from })).sort(bySource);
+  return { snapshotSha256: sha256Hex(serializeSnapshot(files)), limitChars, usedChars, files, derived: others, shared: several };
 }
 
 /** What a HUD is built from: the files read and the paths missed (as a brain session hands them out), and the compile's blocks and budget. */
@@ -234,6 +264,7 @@ export function hudProblems(value: unknown): string[] {
   count('limitChars', hud.limitChars);
   count('usedChars', hud.usedChars);
   if (!Array.isArray(hud.derived)) say('derived is not a list');
+  if (hud.shared !== undefined && !Array.isArray(hud.shared)) say('shared is not a list');
   if (!Array.isArray(hud.files)) return [...problems, 'files is not a list'].slice(0, MAX_PROBLEMS);
   const files: SnapshotFile[] = [];
   let previous: string | undefined;

@@ -62,6 +62,10 @@ export interface Metrics {
   collectCaches(stats: () => readonly CacheStats[]): void;
   /** Reads the trace store's counters (failures, rejected appends) at every scrape. */
   collectTraces(stats: () => TraceStoreStats): void;
+  /** Runs `/readyz`'s checks at every scrape: `cc_ready{check}` is 1 for each that passes, 0 otherwise. */
+  collectReadiness(checks: () => ReadonlyArray<{ name: string; check(): Promise<unknown> }>): void;
+  /** Reads of a run that found its hash chain broken. */
+  readonly chainBreaks: Counter<never>;
   /** The Prometheus text exposition of every series. */
   render(): Promise<string>;
   /** The `Content-Type` of `render()`. */
@@ -90,11 +94,34 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         trace.traceBatchEvents.observe({ backend }, events);
       },
     }),
+    collectReadiness: (checks) => readinessGauge(registers, checks),
     collectCaches: (stats) => cacheSeries(registers, stats),
     collectTraces: (stats) => traceStoreSeries(registers, stats),
     render: () => registry.metrics(),
     contentType: registry.contentType,
   };
+}
+
+/** `cc_ready{check}`: `/readyz`'s checks, run at every scrape; 1 for each that passes, 0 otherwise. */
+function readinessGauge(registers: Registry[], checks: () => ReadonlyArray<{ name: string; check(): Promise<unknown> }>): void {
+  new Gauge({
+    name: 'cc_ready',
+    help: 'What /readyz answers, check by check (brain, traces, load): 1 when it passes, 0 when the replica is not ready for it.',
+    labelNames: ['check'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      await Promise.all(
+        checks().map(async ({ name, check }) => {
+          const ok = await check().then(
+            () => 1,
+            () => 0,
+          );
+          this.set({ check: name }, ok);
+        }),
+      );
+    },
+  });
 }
 
 /** The series of requests and compiles, observed on the request path. */
@@ -154,7 +181,7 @@ function requestSeries(registers: Registry[]) {
   };
 }
 
-/** The series the trace store reports its writes through (`TraceObservers`). */
+/** The trace series: the store's writes (reported through `TraceObservers`) and the broken chains reads of a run find. */
 function traceSeries(registers: Registry[]) {
   return {
     traceWriteDuration: new Histogram({
@@ -183,6 +210,11 @@ function traceSeries(registers: Registry[]) {
       buckets: BATCH_BUCKETS_EVENTS,
       registers,
     }),
+    chainBreaks: new Counter({
+      name: 'cc_trace_chain_breaks_total',
+      help: 'Reads of a run (GET /runs/:runId/trace, the viewer) that found its hash chain broken: an event altered, forged, inserted, removed or reordered, or a trace file missing or cut.',
+      registers,
+    }),
   };
 }
 
@@ -207,7 +239,7 @@ function cacheSeries(registers: Registry[], stats: () => readonly CacheStats[]):
   series('cc_cache_max_bytes', 'The bound of each area of the cache set, in estimated bytes.', (area) => area.maxBytes, 'gauge');
 }
 
-/** The trace store's counters (failures, rejected appends), read at every scrape. */
+/** The trace store's failures and appends by result, read at every scrape. */
 function traceStoreSeries(registers: Registry[], stats: () => TraceStoreStats): void {
   new Counter({
     name: 'cc_trace_failures_total',

@@ -113,6 +113,9 @@ export function writeClientErrorProblem(error: NodeJS.ErrnoException, socket: So
 
 export function sendProblem(reply: FastifyReply, problem: Problem, headers?: Record<string, string>): FastifyReply {
   if (headers) reply.headers(headers);
+  // A compile route named its run before it could fail: the body says it as the header does.
+  const runId = reply.getHeader('x-run-id');
+  if (typeof runId === 'string' && problem.runId === undefined) problem.runId = runId;
   // The request's log line carries it (the metrics plugin writes that line).
   reply.problemCode = problem.code;
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));

@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
@@ -57,7 +57,79 @@ describe('context-compiler CLI', () => {
 
     const missing = await cli(['trace', 'no-such-run', '--dir', traceDir]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('no run no-such-run');
+    // Regression: it did not say where it looked.
+    expect(missing.stderr).toContain(`no run no-such-run in trace files in ${traceDir}`);
+  });
+
+  it('finds a run by the request id of a log line (runs) and compares it with the run before (diff), with the text that changed', async () => {
+    const traceDir = join(await tempDir(), 'traces');
+    const brainRoot = await copyExampleBrain();
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir, BRAIN_ROOT: brainRoot });
+    const compile = async (runId: string, now: string) => {
+      const payload = { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', task: 'Draft the launch post.', runId, now };
+      expect((await app.inject({ method: 'POST', url: '/compile', headers: { 'x-request-id': `req-${runId}` }, payload })).statusCode).toBe(200);
+    };
+    await compile('cli-diff-1', '2026-11-30T17:30:00Z');
+    await appendFile(join(brainRoot, 'workers/scribe/identity.md'), '\nPrefer short paragraphs.\n');
+    await compile('cli-diff-2', '2026-11-30T17:31:00Z');
+    await app.close();
+
+    const found = await cli(['runs', '--dir', traceDir, '--request-id', 'req-cli-diff-2']);
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stderr).toContain(`reading trace files in ${traceDir}`);
+    expect(found.stdout).toMatch(/^ {2}2026-11-30 17:31 +\S+ \S+ +worker scribe +- +200 delivered +- +1 +cli-diff-2$/m);
+    expect(found.stdout).not.toContain('cli-diff-1');
+    const listed = JSON.parse((await cli(['runs', '--dir', traceDir, '--worker', 'scribe', '--json'])).stdout);
+    expect(listed.runs.map((run: { runId: string; compiledFor: string }) => [run.runId, run.compiledFor])).toEqual([
+      ['cli-diff-2', '2026-11-30T17:31:00Z'],
+      ['cli-diff-1', '2026-11-30T17:30:00Z'],
+    ]);
+
+    const diff = await cli(['diff', 'cli-diff-2', 'cli-diff-1', '--dir', traceDir]);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/^ {2}before +cli-diff-1 /m);
+    expect(diff.stdout).toContain('minute changed: 17:30 → 17:31 UTC');
+    expect(diff.stdout).toMatch(/^ {2}worker-stable .* moved +#0 identity changed: sources changed: workers\/scribe\/identity\.md$/m);
+    expect(diff.stdout).toMatch(/^ {2}#5 clock +builtin:clock .* changed +minute changed: 17:30 → 17:31 UTC$/m);
+    expect(diff.stdout).toContain('#0 identity (workers/scribe/identity.md) changed:\n');
+    expect(diff.stdout).toContain('\n+ Prefer short paragraphs.\n');
+    expect(diff.stdout).toMatch(/\n- Current date and time: .*09:30 .*\n\+ Current date and time: .*09:31 /);
+    const json = JSON.parse((await cli(['diff', 'cli-diff-1', 'cli-diff-2', '--dir', traceDir, '--json'])).stdout);
+    expect(json.texts['0']).toMatchObject({ kind: 'diff', diff: { kind: 'lines', added: 2, removed: 0 } });
+    // The digests the texts were checked against, as the viewer and `trace` label them: each block's content sha256.
+    const identity = json.blocks[0];
+    expect(diff.stdout).toContain(
+      `#0 identity (workers/scribe/identity.md) changed:\n  2 lines added, 0 removed; each text checked against its content sha256: ${identity.before.block.sha256.slice(0, 12)} → ${identity.after.block.sha256.slice(0, 12)}\n`,
+    );
+    const nothing = await cli(['diff', 'cli-diff-1', 'no-such-run', '--dir', traceDir]);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain(`run no-such-run delivered no prompt in trace files in ${traceDir}`);
+  });
+
+  it('regression: compile --brain <a directory that does not exist> exits 4 naming it (it compiled a prompt from nothing and exited 0)', async () => {
+    const missing = await cli(['compile', '--persona', 'mars', '--brain', '/nonexistent']);
+    expect(missing).toMatchObject({ code: 4, stdout: '' });
+    expect(missing.stderr).toContain('--brain /nonexistent: no such directory');
+    const fromEnv = await cli(['hud', '--worker', 'scribe'], { BRAIN_ROOT: '/nonexistent-brain' });
+    expect(fromEnv.code).toBe(4);
+    expect(fromEnv.stderr).toContain('BRAIN_ROOT /nonexistent-brain: no such directory');
+  });
+
+  it('regression: a flag that needs another flag, or that the command does not take, is a usage error (--verify-sources without --url was ignored)', async () => {
+    const cases = [
+      [['trace', 'x', '--dir', '/tmp', '--verify-sources'], '--verify-sources needs --url'],
+      [['trace', 'x', '--dir', '/tmp', '--url', 'http://127.0.0.1:9'], '--dir reads trace files and --url asks a running service'],
+      [['compile', '--persona', 'mars', '--limit', '5'], '--limit is not an option of compile'],
+      [['runs', '--prompts'], '--prompts is not an option of runs'],
+      [['runs', '--dir', '/tmp', '--from', 'yesterday'], '--from: must be an ISO 8601'],
+      [['diff', 'only-one'], 'diff: context-compiler diff <runA> <runB> needs a run id'],
+    ] as const;
+    // Side by side: each is a process of its own.
+    const results = await Promise.all(cases.map(([args]) => cli([...args])));
+    cases.forEach(([args, says], i) => {
+      expect(results[i]!.code, args.join(' ')).toBe(2);
+      expect(results[i]!.stderr, args.join(' ')).toContain(says);
+    });
   });
 
   it('regression: trace asks the service at CONTEXT_COMPILER_URL, but --dir still reads the directory (the URL won)', async () => {
@@ -145,7 +217,9 @@ describe('context-compiler CLI', () => {
     const path = join(traceDir, name!);
     await writeFile(path, (await readFile(path, 'utf8')).replace(/("runId":"cli-run-a".*?)"status":200/, '$1"status":299'));
     const broken = await cli(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key });
-    expect(broken.code).toBe(0);
+    // Regression: a broken chain exited 0, so a script could not tell; it is 3, as documented.
+    expect(broken.code).toBe(3);
+    expect(broken.stderr).toContain('the hash chain of run cli-run-a is broken');
     expect(broken.stdout).toContain('CHAIN BROKEN');
     expect(broken.stdout).toMatch(/problem: .*the event at .* was altered or forged/);
     expect(broken.stdout).toContain('EVENT ALTERED, FORGED OR OUT OF PLACE');
@@ -286,8 +360,8 @@ describe.skipIf(cluster.skipped !== null)(`context-compiler migrate and trace on
     const url = await createDatabase(cluster.url!);
     try {
       const first = await cli(['migrate'], { TRACE_DATABASE_URL: url });
-      expect(first).toMatchObject({ code: 0, stdout: 'trace schema migrated to version 2 (applied 1, 2)\n' });
-      expect((await cli(['migrate'], { TRACE_DATABASE_URL: url })).stdout).toBe('trace schema already at version 2\n');
+      expect(first).toMatchObject({ code: 0, stdout: 'trace schema migrated to version 3 (applied 1, 2, 3)\n' });
+      expect((await cli(['migrate'], { TRACE_DATABASE_URL: url })).stdout).toBe('trace schema already at version 3\n');
 
       const { app } = await buildTestApp({ TRACE_DATABASE_URL: url });
       const compiled = await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', runId: 'cli-pg-1', now: NOW } });
@@ -295,6 +369,9 @@ describe.skipIf(cluster.skipped !== null)(`context-compiler migrate and trace on
       await app.close();
       const text = await cli(['trace', 'cli-pg-1'], { TRACE_DATABASE_URL: url });
       expect(text.code).toBe(0);
+      // It names the database it read, never who logs in to it.
+      expect(text.stderr).toMatch(/reading the PostgreSQL trace database \S+ on 127\.0\.0\.1:\d+ \(TRACE_DATABASE_URL\)/);
+      expect(text.stderr).not.toContain(new URL(url).password);
       expect(text.stdout).toContain('run cli-pg-1 — 1 event');
       expect(text.stdout).toContain('prompts verified');
 

@@ -3,7 +3,7 @@ import { formatHud, lineRange } from '../../src/cli/format-hud.js';
 import { buildHud, loadedFile, sha256Hex } from '../../src/core/index.js';
 
 describe('formatHud', () => {
-  it('prints one row per file looked for, sorted by path, then the blocks from no single file', () => {
+  it('prints one row per file looked for, sorted by path, then the blocks built from several files and those from no file', () => {
     const hud = buildHud({
       loaded: [
         loadedFile({ path: 'workers/courier/identity.md', size: 200, sha256: sha256Hex('i'), bytes: 200, truncated: false, keep: 'head', text: 'x'.repeat(200) }),
@@ -12,6 +12,7 @@ describe('formatHud', () => {
       missing: ['workers/courier/connections.json'],
       blocks: [
         { kind: 'identity', source: 'workers/courier/identity.md', chars: 200 },
+        { kind: 'live-context', source: 'builtin:mars/live-context', chars: 480 },
         { kind: 'task', source: 'request:task', chars: 15 },
       ],
       budget: { limitChars: 48_000, usedChars: 2_997 },
@@ -21,12 +22,16 @@ describe('formatHud', () => {
         `HUD of worker courier — 3 files looked for, 2 found; snapshot ${hud.snapshotSha256.slice(0, 16)}`,
         'budget: 2,997 of 48,000 chars used',
         '',
-        '  path                              exists   bytes               tokens  lines       blocks    share',
-        '  memory/2026-11-30.md              yes      131,012 of 190,212  1,840   last 1,472  -         0.0%',
+        '  path                              exists   bytes               tokens  lines       blocks        share',
+        '  memory/2026-11-30.md              yes      131,012 of 190,212  1,840   last 1,472  live-context  1.0%',
         '  workers/courier/connections.json  missing',
-        '  workers/courier/identity.md       yes      200                 50      whole       identity  0.4%',
+        '  workers/courier/identity.md       yes      200                 50      whole       identity      0.4%',
         '',
-        'from no single file:',
+        'built from several files (each lists the block):',
+        '  source                     block         chars  share  files',
+        '  builtin:mars/live-context  live-context  480    1.0%   memory/2026-11-30.md',
+        '',
+        'from no file:',
         '  source        block  chars  share',
         '  request:task  task   15     0.0%',
         '',

@@ -118,21 +118,28 @@ describe('the npm the package tests spawn', () => {
 });
 
 describe('the client package', () => {
+  it('regression: the documented install line works today (the package is not published: `npm install @context-compiler/client` failed)', async () => {
+    // The line both READMEs give, run as given: packed from this repository, installed from the tarball.
+    const install = ['npm pack --workspace @context-compiler/client --pack-destination ../voice-server', 'npm install ./context-compiler-client-0.1.0.tgz'];
+    for (const readme of ['README.md', 'packages/client/README.md']) {
+      const text = await readFile(join(PROJECT_ROOT, readme), 'utf8');
+      for (const line of install) expect(text, readme).toContain(line);
+      expect(text, readme).not.toMatch(/^npm install @context-compiler\/client\b/m);
+    }
+  });
+
   it('installs alone from its tarball — itself and undici, no zod, no server — type-checks for a consumer and talks to a real server', async () => {
     const dir = await tempDir('cc-client-package-');
-    await npm(['pack', '--workspace', '@context-compiler/client', '--pack-destination', dir], PROJECT_ROOT);
-    const tarball = (await readdir(dir)).find((name) => name.endsWith('.tgz'));
-    expect(tarball).toBe('context-compiler-client-0.1.0.tgz');
-
-    // An empty voice-server project. npm's cache holds the undici tarball the root install
-    // fetched, not the registry metadata a version range needs offline, so the project's
-    // lockfile names undici's exact version and integrity, as a real project's would.
+    // The documented install: `npm pack` in this repository, into the voice server's project, then
+    // `npm install ./<tarball>` there. npm's cache holds the undici tarball the root install fetched,
+    // not the registry metadata a version range needs offline, so the empty project's lockfile names
+    // undici's exact version and integrity, as a real project's would; online no lockfile is needed.
     const project = join(dir, 'voice-server');
     await mkdir(project);
-    await writeFile(
-      join(project, 'package.json'),
-      JSON.stringify({ name: 'voice-server', version: '1.0.0', private: true, type: 'module', dependencies: { '@context-compiler/client': `file:../${tarball}` } }),
-    );
+    await npm(['pack', '--workspace', '@context-compiler/client', '--pack-destination', project], PROJECT_ROOT);
+    const tarball = (await readdir(project)).find((name) => name.endsWith('.tgz'));
+    expect(tarball).toBe('context-compiler-client-0.1.0.tgz');
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'voice-server', version: '1.0.0', private: true, type: 'module' }));
     await writeFile(
       join(project, 'package-lock.json'),
       JSON.stringify({
@@ -143,7 +150,8 @@ describe('the client package', () => {
         packages: { '': { name: 'voice-server', version: '1.0.0' }, 'node_modules/undici': await lockedEntry('undici') },
       }),
     );
-    await npm(['install', '--offline', '--ignore-scripts'], project);
+    await npm(['install', `./${tarball}`, '--offline', '--ignore-scripts'], project);
+    expect(JSON.parse(await readFile(join(project, 'package.json'), 'utf8')).dependencies).toEqual({ '@context-compiler/client': `file:${tarball}` });
 
     const { stdout: tree } = await npm(['ls', '--all', '--parseable'], project);
     const installed = tree

@@ -20,10 +20,12 @@ describe('README code', () => {
     expect(tsconfig.compilerOptions.paths['@context-compiler/client']).toEqual(['./packages/client/src/index.ts']);
   });
 
-  it('wires a voice server in ten lines, from the session the client package returns, logging every fallback', async () => {
+  it('wires a voice server in a dozen lines, from the session the client package returns, one run per call with its run id logged, and every fallback logged', async () => {
     const example = await read('examples/voice-server.ts');
-    expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThanOrEqual(10);
-    expect(example).toContain('(await compiler.realtimeSession(persona, { topicId })).session');
+    expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThanOrEqual(13);
+    expect(example).toContain('await compiler.realtimeSession(persona, { topicId, runId: callId })');
+    // Regression: the README's voice server dropped the run id, so a call could not be found in the traces.
+    expect(example).toMatch(/process\.stdout\.write\(`\$\{JSON\.stringify\(\{ msg: 'call connected', callId, persona, source, runId \}\)\}\\n`\)/);
     expect(example).toContain("from '@context-compiler/client'");
     // The README's voice server tells its operator about every fallback (test/client/voice-server.test.ts runs it).
     expect(example).toMatch(/realtime: \{ onFallback: logFallback \}/);

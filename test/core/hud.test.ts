@@ -57,6 +57,45 @@ describe('HUD', () => {
     ]);
   });
 
+  it('credits a block built from several files to each of them: a persona’s live context to SOUL.md and the daily memory files', () => {
+    const built = buildHud({
+      loaded: [
+        loaded('SOUL.md', 'core\n'),
+        loaded('memory/2026-11-30.md', 'felt calm\n'),
+        loaded('memory/heartbeat-state.json', '{}'),
+        loaded('topics/garden.md', 'roses\n'),
+      ],
+      missing: ['personas/mars.md'],
+      blocks: [
+        { kind: 'identity', source: 'builtin:mars/identity', chars: 300 },
+        { kind: 'live-context', source: 'builtin:mars/live-context', chars: 250 },
+        { kind: 'topic', source: 'topics/garden.md', chars: 50 },
+      ],
+      budget: { limitChars: 1000, usedChars: 700 },
+    });
+    const row = (path: string) => built.files.find((file) => file.path === path)!;
+    expect([row('SOUL.md'), row('memory/2026-11-30.md')].map((file) => [file.blocks, file.chars, file.share])).toEqual([
+      [['live-context'], 250, 0.25],
+      [['live-context'], 250, 0.25],
+    ]);
+    // The zone's file and the topic are not live-context inputs; the topic keeps its own block.
+    expect(row('memory/heartbeat-state.json').blocks).toEqual([]);
+    expect(row('topics/garden.md')).toMatchObject({ blocks: ['topic'], chars: 50 });
+    expect(built.shared).toEqual([{ kind: 'live-context', source: 'builtin:mars/live-context', chars: 250, share: 0.25, files: ['SOUL.md', 'memory/2026-11-30.md'] }]);
+    expect(built.derived).toEqual([{ kind: 'identity', source: 'builtin:mars/identity', chars: 300, share: 0.3 }]);
+    // Venus's from the tasks, calendar, inbox and newest meeting; a live context with no file read stays derived.
+    const venus = buildHud({
+      loaded: [loaded('tasks/open.md', '- [ ] a\n'), loaded('meetings/2026-11-29-sync.md', 'x\n'), loaded('calendar/today.md', '- 09:00 a\n')],
+      missing: ['messages/inbox.md'],
+      blocks: [{ kind: 'live-context', source: 'builtin:venus/live-context', chars: 80 }],
+      budget: { limitChars: 1000, usedChars: 80 },
+    });
+    expect(venus.shared![0]!.files).toEqual(['calendar/today.md', 'meetings/2026-11-29-sync.md', 'tasks/open.md']);
+    const empty = buildHud({ loaded: [], missing: ['SOUL.md'], blocks: [{ kind: 'live-context', source: 'builtin:mars/live-context', chars: 60 }], budget: { limitChars: 1000, usedChars: 60 } });
+    expect([empty.shared, empty.derived.map((entry) => entry.source)]).toEqual([[], ['builtin:mars/live-context']]);
+    expect(hudProblems(built)).toEqual([]);
+  });
+
   it('gives the line range only when part of a file was read: from the start for a head, from the end for a tail', () => {
     expect(loaded('a.md', 'one\ntwo\n').lines).toBeNull();
     expect(loaded('a.md', 'one\ntwo\nthree', { truncated: true, size: 9999 }).lines).toEqual({ from: 1, to: 3 });

@@ -251,6 +251,21 @@ describe('POST /compile: bad requests', () => {
     expect(response.json()).toMatchObject({ code: 'CC_BUDGET_EXCEEDED', block: 'task', chars: 9000, limit: 8000 });
   });
 
+  it('regression: a 422 problem body names its run (it was only in the x-run-id header), and a 400 before any run names none', async () => {
+    const { app, compile } = await appOn();
+    const given = await compile({ phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000), now: NOW, runId: 'call-422' });
+    expect(given.statusCode).toBe(422);
+    expect(given.json()).toMatchObject({ code: 'CC_BUDGET_EXCEEDED', runId: 'call-422', requestId: expect.any(String) });
+    // A run the service made up: the body and the header name the same one, and the trace holds its failure.
+    const made = await compile({ phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000), now: NOW });
+    expect(made.json().runId).toBe(made.headers['x-run-id']);
+    expect((await app.inject(`/runs/${made.json().runId}/trace`)).json().events[0]).toMatchObject({ outcome: 'failed', status: 422 });
+    // Refused before a run began: nothing was traced, so no run is named.
+    const invalid = await compile({ phase: 'start', surface: 'nowhere', worker: 'scribe', runId: 'call-400' });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().runId).toBeUndefined();
+  });
+
   it('counts a failed compile in the metrics', async () => {
     const { app, compile } = await appOn();
     await compile({ phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000), now: NOW });

@@ -118,6 +118,18 @@ describe('GET /context/mars', () => {
     expect(kolkata.systemPrompt).toContain('Tuesday 1 December 2026, 00:15 (Asia/Kolkata, UTC+05:30)');
   });
 
+  it('regression: a zone cased any way is one zone, spelled as tzdb spells it: the same prompt, ETag and compile as its canonical name (issue 25: one formatter and one compile per casing)', async () => {
+    const { get } = await harness();
+    const canonical = await get(`/context/venus?now=${NOW}&timezone=America/New_York`);
+    for (const casing of ['america/new_york', 'AMERICA/NEW_YORK', 'aMeRiCa/NeW_yOrK']) {
+      const cased = await get(`/context/venus?now=${NOW}&timezone=${casing}`);
+      expect(cased.statusCode, casing).toBe(200);
+      expect(cased.json().systemPrompt, casing).toContain('(America/New_York, UTC-05:00)');
+      expect(cased.json().promptSha256, casing).toBe(canonical.json().promptSha256);
+      expect(cased.headers.etag, casing).toBe(canonical.headers.etag);
+    }
+  });
+
   it('takes the zone from the request, else heartbeat-state, else DEFAULT_TIMEZONE, and warns about a broken heartbeat', async () => {
     const { get, brainRoot } = await harness({ DEFAULT_TIMEZONE: 'Europe/London' });
     expect((await get(`/context/mars?now=${NOW}&timezone=Asia/Tokyo`)).json().systemPrompt).toContain('(Asia/Tokyo, UTC+09:00)');

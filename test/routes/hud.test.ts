@@ -106,9 +106,18 @@ describe('HUD: persona routes', () => {
     expect(file.bytes).toBeLessThanOrEqual(128 * 1024);
     const kept = Math.floor(file.bytes / Buffer.byteLength(line));
     expect(file.lines).toEqual({ from: -kept, to: -1 });
-    // Files that only feed the live context take no block of their own; the live context is a derived row.
-    expect(file.blocks).toEqual([]);
-    expect((mars.hud as Hud).derived.map((row) => row.source)).toContain('builtin:mars/live-context');
+    // Regression: SOUL.md and the memory files showed no block and a 0.0 % share, though they make up the live context.
+    const live = mars.blocks.find((block: Block) => block.kind === 'live-context');
+    const liveShare = Math.round((live.chars / mars.budget.limitChars) * 10_000) / 10_000;
+    expect(liveShare).toBeGreaterThan(0);
+    for (const path of ['SOUL.md', 'memory/2026-11-30.md']) {
+      expect((mars.hud as Hud).files.find((candidate) => candidate.path === path), path).toMatchObject({ blocks: ['live-context'], chars: live.chars, share: liveShare });
+    }
+    expect((mars.hud as Hud).derived.map((row) => row.source)).not.toContain('builtin:mars/live-context');
+    const shared = (mars.hud as Hud).shared!;
+    expect(shared).toEqual([{ kind: 'live-context', source: 'builtin:mars/live-context', chars: live.chars, share: liveShare, files: expect.arrayContaining(['SOUL.md', 'memory/2026-11-30.md']) }]);
+    // The file that chose the zone, a listing, a missing override: no part of the live context.
+    expect(shared[0]!.files).not.toContain('memory/heartbeat-state.json');
     // The override the persona looked for and did not find.
     expect((mars.hud as Hud).files.find((candidate) => candidate.path === 'personas/mars.md')).toMatchObject({ exists: false, sha256: null, lines: null });
 
@@ -119,6 +128,12 @@ describe('HUD: persona routes', () => {
     const open = (venus.hud as Hud).files.find((candidate) => candidate.path === 'tasks/open.md')!;
     expect(open.bytes).toBeLessThan(open.size);
     expect(open.lines).toEqual({ from: 1, to: Math.floor((open.bytes - '# Open tasks\n'.length) / task.length) + 1 });
+    // Venus's live context is the tasks, the calendar, the inbox and the newest meeting note.
+    const venusShared = (venus.hud as Hud).shared!;
+    expect(venusShared.map((row) => row.source)).toEqual(['builtin:venus/live-context']);
+    expect(venusShared[0]!.files).toEqual(expect.arrayContaining(['calendar/today.md', 'messages/inbox.md', 'tasks/open.md']));
+    expect(venusShared[0]!.files.some((path) => path.startsWith('meetings/'))).toBe(true);
+    expect(open.blocks).toEqual(['live-context']);
   });
 
   it('describes the files this request read even when the compiled result is shared with an earlier request', async () => {

@@ -176,7 +176,9 @@ describe('GET /runs', () => {
     expect(first.headers['cache-control']).toBe('no-store');
     const page = first.json();
     expect(page.runs.map((run: { runId: string }) => run.runId)).toEqual(['w-11', 'p-10', 'p-9', 'p-8', 'w-7']);
-    expect(Object.keys(page.runs[1]).sort()).toEqual(['at', 'chars', 'events', 'outcome', 'promptSha256', 'route', 'runId', 'status', 'subject', 'surface'].sort());
+    expect(Object.keys(page.runs[1]).sort()).toEqual(
+      ['at', 'chars', 'compiledFor', 'engine', 'events', 'outcome', 'promptSha256', 'role', 'route', 'runId', 'status', 'subject', 'surface', 'topicId', 'warnings'].sort(),
+    );
     expect(page.runs[1]).toMatchObject({ subject: { kind: 'persona', id: 'mars' }, surface: 'voice', status: 200, outcome: 'delivered', events: 1 });
     expect(page.runs[1].chars).toBeGreaterThan(0);
     expect(page.runs[1].promptSha256).toMatch(/^[0-9a-f]{64}$/);
@@ -204,11 +206,49 @@ describe('GET /runs', () => {
     expect(await ids('status=503')).toEqual([]);
   });
 
+  it('finds the run of a request from its log line (x-request-id), a traceparent, or the minute it ran, and lists what it was compiled for', async () => {
+    const brainRoot = await copyExampleBrain();
+    const { app } = await buildTestApp({ BRAIN_ROOT: brainRoot });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const mars = await app.inject({ url: '/context/mars?topicId=garden&now=2026-11-30T09:00:00Z&engine=gpt-realtime', headers: { 'x-request-id': 'voice-call-9', traceparent } });
+    expect(mars.statusCode).toBe(200);
+    const worker = await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'start', surface: 'queued-task', worker: 'courier', task: 'Send the digest', now: '2026-11-30T17:30:00Z' } });
+    expect(worker.statusCode).toBe(200);
+    // The request id the log line and the x-request-id header name finds the run; so does the trace.
+    const byRequest = (await app.inject('/runs?requestId=voice-call-9')).json();
+    expect(byRequest).toMatchObject({ partial: false, nextCursor: null });
+    expect(byRequest.runs).toEqual([
+      expect.objectContaining({
+        runId: mars.headers['x-run-id'],
+        compiledFor: '2026-11-30T09:00:00Z',
+        topicId: 'garden',
+        engine: 'gpt-realtime',
+        role: null,
+        requestId: 'voice-call-9',
+        traceparent,
+        warnings: mars.json().warnings.length,
+      }),
+    ]);
+    expect((await app.inject('/runs?traceparent=4bf92f3577b34da6a3ce929d0e0e4736')).json().runs.map((run: { runId: string }) => run.runId)).toEqual([mars.headers['x-run-id']]);
+    expect((await app.inject(`/runs?runId=${worker.headers['x-run-id']}`)).json().runs).toEqual([
+      expect.objectContaining({ compiledFor: '2026-11-30T17:30:00Z', role: worker.json().receipts.role.id, topicId: null }),
+    ]);
+    // A time range of the traced time: both ran in this one.
+    const from = new Date(Date.now() - 60_000).toISOString();
+    expect((await app.inject(`/runs?from=${from}`)).json().runs).toHaveLength(2);
+    expect((await app.inject(`/runs?to=${from}`)).json().runs).toEqual([]);
+    for (const bad of ['traceparent=00-xyz', 'from=yesterday', 'requestId=has%20space']) {
+      const response = await app.inject(`/runs?${bad}`);
+      expect(response.statusCode, bad).toBe(400);
+      expect(response.headers['content-type']).toMatch(PROBLEM);
+    }
+  });
+
   it('answers an empty list before anything was traced', async () => {
     const { app } = await buildTestApp();
     const response = await app.inject('/runs');
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ runs: [], nextCursor: null });
+    expect(response.json()).toEqual({ runs: [], nextCursor: null, partial: false });
   });
 
   it('rejects bad query values with a 400 problem naming the field', async () => {

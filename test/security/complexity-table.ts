@@ -27,6 +27,7 @@ import { sanitizeTopicName, topicExcerpt } from '../../src/core/signals/topic.js
 import { clampLine, cutAtLineBoundary, keepNewest, quoteForWarning, stripHtmlComments, toAscii, toSingleLine } from '../../src/core/text.js';
 import { heartbeatTimeZone, isValidTimeZone, parseInstant } from '../../src/core/time.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
+import { diffHunks, diffLines } from '../../ui/src/text-diff.js';
 
 /** Payloads of about `n` chars that have made patterns and scans go super-linear. */
 export const FAMILIES: Record<string, (n: number) => string> = {
@@ -62,6 +63,12 @@ const names = new Map([['search', 'search'], ['get_page', 'get_page']]);
 const mars = getPersona('mars')!;
 
 export const ROWS: ComplexityRow[] = [
+  {
+    // A changed block's text against the previous run's (the compare page, `context-compiler diff`): one line added, every line changed, every char changed.
+    name: 'diffLines / diffHunks (block text diff)',
+    shapes: [whole, (p) => `${p}\n`.repeat(4), (p) => p.split('').join('\n')],
+    run: (text) => [diffLines(text, `${text}\nx`), diffLines(text, [...text].reverse().join('')), diffLines(text, text.replaceAll('a', 'b')), diffHunks([{ op: 'added', text }])],
+  },
   { name: 'parseTasks', shapes: [whole, (p) => `- [ ] ${p}\n`, (p) => `## ${p}\n- [ ] **${p}** — ${p} (priority: ${p}) !${p} P${p}\n`], run: (text) => parseTasks(text) },
   { name: 'parseCalendar', shapes: [whole, (p) => `# ${p}\n- 09:00 ${p}\n`, (p) => `- 09:00 -${p}\n- ${p}:00 ${p}\n`], run: (text) => parseCalendar(text) },
   { name: 'parseInbox', shapes: [whole, (p) => `- [unread] ${p}: hi\n`, (p) => `- [unread] ${p}\n`], run: (text) => parseInbox(text) },

@@ -42,9 +42,9 @@ beforeAll(async () => {
   await writeFile(join(worker, 'identity.md'), 'You are Hoarder: you keep every note.\n');
   for (let file = 0; file < MAX_MEMORY_FILES + 8; file++) await writeFile(join(worker, 'memory', `${String(file).padStart(3, '0')}.md`), noteFile(file));
 
-  const { nodeFlags } = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+  const { env, nodeFlags } = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
   // As `npm start` runs dist/src/server.js (SERVER_ENTRY, built first), with tsx's loader adding its own heap on top: the harder case.
-  server = spawnNode([...nodeFlags, '--import', 'tsx', SERVER_ENTRY], { PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: brain, TRACE_DIR: join(dir, 'traces') });
+  server = spawnNode([...nodeFlags, '--import', 'tsx', SERVER_ENTRY], { ...env, PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: brain, TRACE_DIR: join(dir, 'traces') });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(server.output().stdout);

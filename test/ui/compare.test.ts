@@ -1,7 +1,8 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { brainPath, comparableEvent, compareRuns, compileMinute, minuteChange, type RunComparison } from '../../ui/src/compare.js';
+import { createHash } from 'node:crypto';
+import { blockTextDiffs, brainPath, comparableEvent, compareRuns, comparisonLine, compileMinute, latestComparable, minuteChange, type RunComparison } from '../../ui/src/compare.js';
 import { parseHash, compareHash, sessionJson, type RunTrace } from '../../ui/src/model.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
 
@@ -103,6 +104,46 @@ describe('compareRuns', () => {
     expect(tools.change).toBe('changed');
     expect(tools.reasons).toEqual([{ kind: 'sources', details: ['personas/tools.json'] }]);
     expect(boundaries(comparison)[0]).toEqual(['worker-stable', 'moved', ['tools', 'sources']]);
+  });
+
+  it('diffs the delivered text of each block that differs, once each side matches its digest, and says why a text is not shown', async () => {
+    const { brainRoot, compile, compare } = await service();
+    await compile({ runId: 'a', task: 'Draft the launch post.', now: '2026-11-30T17:30:00Z' });
+    await appendFile(join(brainRoot, 'workers/scribe/identity.md'), '\nPrefer short paragraphs.\n');
+    await compile({ runId: 'b', task: 'Draft the launch email.', now: '2026-11-30T17:31:00Z' });
+    const comparison = await compare('a', 'b');
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const texts = await blockTextDiffs(comparison, sha);
+    const byKind = (kind: string) => texts.get(comparison.blocks.findIndex((block) => block.kind === kind));
+    // Only the blocks that differ: identity, clock and task.
+    expect([...texts.keys()].map((index) => comparison.blocks[index]!.kind)).toEqual(['identity', 'clock', 'task']);
+    expect(byKind('identity')).toMatchObject({ kind: 'diff', diff: { kind: 'lines', added: 2, removed: 0 } });
+    expect(byKind('task')).toEqual({
+      kind: 'diff',
+      diff: { kind: 'lines', added: 1, removed: 1, lines: [{ op: 'removed', text: 'Draft the launch post.', changed: [17, 21] }, { op: 'added', text: 'Draft the launch email.', changed: [17, 22] }] },
+    });
+    // A text that does not hash to its block's digest is never shown.
+    const lying = await blockTextDiffs(comparison, (text) => (text.includes('Prefer short') ? '0'.repeat(64) : sha(text)));
+    expect(lying.get(0)).toEqual({ kind: 'not-shown', reason: "the after run's text does not match its recorded sha256" });
+    expect(comparisonLine(comparison)).toBe('3 of 10 blocks differ: identity changed (sources changed workers/scribe/identity.md); 4 of 4 cache boundaries moved; the route key changed');
+    // The request text itself differed: said once, as the task's block.
+    expect(comparison.requestText).toEqual(['task']);
+    expect(comparison.request).toEqual([]);
+  });
+
+  it('finds a run’s latest comparable event page by page, with its place among all its events', async () => {
+    const pages: RunTrace[] = [
+      { runId: 'r', events: [{ at: 'a', blocks: [{ kind: 'identity' }] }, { at: 'b', blocks: [{ kind: 'identity' }] }], chain: { status: 'linked', problems: [], notes: [] }, nextCursor: 'next' },
+      { runId: 'r', events: [{ at: 'c', error: {} }], chain: { status: 'linked', problems: [], notes: [] }, nextCursor: null },
+    ] as unknown as RunTrace[];
+    const cursors: Array<string | null> = [];
+    const found = await latestComparable('r', async (cursor) => {
+      cursors.push(cursor);
+      return pages[cursors.length - 1]!;
+    });
+    expect(cursors).toEqual([null, 'next']);
+    expect(found).toMatchObject({ runId: 'r', index: 1, count: 3, event: { at: 'b' } });
+    expect(await latestComparable('gone', async () => null)).toBeNull();
   });
 
   it('reads the latest event that delivered blocks, and none from a run that only failed', () => {

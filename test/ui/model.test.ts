@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RunList as ApiRunList, RunTrace as ApiRunTrace } from '../../schemas/trace.js';
+import { buildHud, loadedFile, sha256Hex } from '../../src/core/index.js';
 import {
   decodeInputLine,
+  eventMinute,
+  formatShare,
   layoutEvent,
+  prefixHeld,
+  prefixTokens,
+  shareOf,
   parseHash,
   percentOf,
   runHash,
@@ -155,6 +161,46 @@ describe('decodeInputLine and percentOf', () => {
   });
 });
 
+describe('one set of numbers', () => {
+  it('computes a share as the service’s HUD does, so the block list, the bar and the HUD print the same figure', () => {
+    for (const [chars, limit] of [[1450, 48_000], [1, 3], [2895, 16_000], [0, 100], [48_000, 48_000], [12_345, 48_001]] as const) {
+      const hud = buildHud({
+        loaded: [loadedFile({ path: 'a.md', size: 1, sha256: sha256Hex('a'), bytes: 1, truncated: false, keep: 'head', text: 'a' })],
+        missing: [],
+        blocks: [{ kind: 'identity', source: 'a.md', chars }],
+        budget: { limitChars: limit, usedChars: chars },
+      });
+      expect(shareOf(chars, limit), `${chars} of ${limit}`).toBe(hud.files[0]!.share);
+      expect(formatShare(shareOf(chars, limit))).toBe(formatShare(hud.files[0]!.share));
+    }
+    expect(formatShare(0.0302)).toBe('3.0 %');
+    expect(formatShare(shareOf(5, null))).toBe('—');
+  });
+
+  it('says a token count is exact only when a real tokenizer counted it, else marks the estimate', () => {
+    const boundary = { tokens: 1934, approxTokens: 1855 };
+    expect(prefixTokens(boundary, 'o200k_base')).toBe('1,934');
+    expect(prefixTokens(boundary, 'estimate')).toBe('≈1,934');
+    expect(prefixTokens({ tokens: null, approxTokens: 1855 }, null)).toBe('≈1,855');
+    expect(prefixTokens({ tokens: null, approxTokens: null }, null)).toBeNull();
+  });
+
+  it('names the minute compiled for in UTC, from nowUsed, then now, then the trace time', () => {
+    expect(eventMinute({ at: '2026-11-30T17:45:59.000Z', request: { nowUsed: '2026-11-30T09:01:30+02:00' } })).toBe('2026-11-30 07:01 UTC');
+    expect(eventMinute({ at: '2026-11-30T17:45:59.000Z', request: { now: '2026-11-30T10:00:00Z' } })).toBe('2026-11-30 10:00 UTC');
+    expect(eventMinute({ at: '2026-11-30T17:45:59.000Z', request: {} })).toBe('2026-11-30 17:45 UTC');
+  });
+
+  it('tells which cache boundaries of an event kept the prefix of the delivered event before it', () => {
+    const first = deliveredEvent('r', { cache: { boundaries: [{ class: 'worker-stable', prefixChars: 9, prefixSha256: 'a' }, { class: 'volatile', prefixChars: 20, prefixSha256: 'b' }] } });
+    const second = deliveredEvent('r', { cache: { boundaries: [{ class: 'worker-stable', prefixChars: 9, prefixSha256: 'a' }, { class: 'volatile', prefixChars: 20, prefixSha256: 'c' }] } });
+    const view = (event: typeof first) => ({ ...event, chars: 0, systemPrompt: null, inputPrompt: null, verified: null, chain: 'linked' }) as unknown as TraceEvent;
+    expect(prefixHeld(view(first), view(second))).toEqual({ held: ['worker-stable'], moved: ['volatile'] });
+    expect(prefixHeld(null, view(second))).toBeNull();
+    expect(prefixHeld(view(first), view(failedEvent('r') as never))).toBeNull();
+  });
+});
+
 describe('hash routes and API paths', () => {
   it('reads the runs list with its filters, and a run by id', () => {
     expect(parseHash('')).toEqual({ name: 'runs', filter: {} });
@@ -181,6 +227,10 @@ describe('hash routes and API paths', () => {
 
   it('builds API paths relative to /ui/, with the filters encoded', () => {
     expect(runListPath({ worker: 'a&b', status: '200' }, 25)).toBe('../runs?limit=25&worker=a%26b&status=200');
+    expect(runListPath({ requestId: 'req-1', traceparent: '4bf9', from: '2026-11-30T09:00Z', to: '2026-11-30T10:00Z' }, 25)).toBe(
+      '../runs?limit=25&requestId=req-1&traceparent=4bf9&from=2026-11-30T09%3A00Z&to=2026-11-30T10%3A00Z',
+    );
+    expect(parseHash(runsHash({ requestId: 'req-1', runId: 'r' }))).toEqual({ name: 'runs', filter: { runId: 'r', requestId: 'req-1' } });
     expect(new URL(runListPath({}, 25), 'http://h/ui/#/runs').href).toBe('http://h/runs?limit=25');
     expect(new URL(runTracePath('run:1'), 'http://h/prefix/ui/').href).toBe('http://h/prefix/runs/run%3A1/trace?limit=20&verify=sources');
     expect(runTracePath('r', { verifySources: false, cursor: 'abc_-1', limit: 100 })).toBe('../runs/r/trace?limit=100&cursor=abc_-1');

@@ -133,10 +133,13 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     const workerLabel = await text(page, '.boundary-label[data-boundary="worker-stable"]');
     // The count the plan judged the minimum by; ≈ because this compile had no tokenizer (`estimate`).
     expect(workerLabel).toContain(`≈${workerStable!.tokens.toLocaleString('en-US')} tokens`);
-    expect(workerLabel).toContain('below 1,024-token minimum');
+    expect(await page.locator('.boundary-label[data-boundary="worker-stable"]').getAttribute('class')).toContain('below-minimum');
     const channelLabel = await text(page, '.boundary-label[data-boundary="channel-stable"]');
     expect(channelLabel).toContain(`≈${channelStable!.tokens.toLocaleString('en-US')} tokens`);
-    expect(channelLabel).not.toContain('below');
+    expect(await page.locator('.boundary-label[data-boundary="channel-stable"]').getAttribute('class')).not.toContain('below-minimum');
+    // Regression: each boundary carried its own red flag; one line for the prompt says it now.
+    expect(await page.locator('article.event .flag', { hasText: 'below minimum' }).count()).toBe(1);
+    expect(await text(page, 'article.event .below-minimum-line')).toContain('1 of 4 cache boundaries (worker-stable) are below the 1,024-token minimum');
 
     expect(await text(page, '.redactions [data-kind="email"]')).toBe('1 email');
     expect(await text(page, '.redactions [data-kind="phone"]')).toBe('0 phone');
@@ -172,7 +175,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     // A failed compile shows its error and no prompt.
     await page.locator('a', { hasText: '← Runs' }).click();
     await page.locator('a.run-link', { hasText: 'run-failed' }).click();
-    const failure = page.locator('.failure');
+    const failure = page.locator('.run-card .failure');
     await failure.waitFor();
     expect(await failure.textContent()).toContain('CC_BUDGET_EXCEEDED');
     expect(await failure.textContent()).toContain('its limit is 6000');
@@ -359,7 +362,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     expect(await hud.locator('tr[data-path="workers/scribe/connections.json"]').textContent()).toContain('looked for, missing');
 
     await page.goto(`${base}/ui/#/runs/run-real-failed`);
-    const failure = page.locator('.failure');
+    const failure = page.locator('.run-card .failure');
     await failure.waitFor();
     expect(await failure.textContent()).toContain('CC_NOT_FOUND');
     expect(await failure.textContent()).toContain('nobody');

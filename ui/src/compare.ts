@@ -5,6 +5,7 @@
  * from what the two traces recorded, never guessed from text.
  */
 import { layoutEvent, type BoundaryView, type RunTrace, type TraceBlock, type TraceEvent } from './model.js';
+import { diffLines, type DiffLine, type TextDiff } from './text-diff.js';
 
 export interface ComparedEvent {
   runId: string;
@@ -21,6 +22,26 @@ export function comparableEvent(trace: RunTrace): ComparedEvent | null {
     if (event.blocks?.length) return { runId: trace.runId, event, index, count: trace.events.length };
   }
   return null;
+}
+
+/**
+ * A run's latest event that delivered blocks, read page by page through `page` (100 events
+ * at a time, only that event kept, whatever the run holds), with its place among all the
+ * run's events; null when it has none. `page` answers null for an unknown run.
+ */
+export async function latestComparable(runId: string, page: (cursor: string | null) => Promise<RunTrace | null>): Promise<ComparedEvent | null> {
+  let found: ComparedEvent | null = null;
+  let seen = 0;
+  let cursor: string | null = null;
+  do {
+    const trace: RunTrace | null = await page(cursor);
+    if (trace === null) return null;
+    const here = comparableEvent(trace);
+    if (here) found = { ...here, runId, index: seen + here.index };
+    seen += trace.events.length;
+    cursor = trace.nextCursor;
+  } while (cursor !== null);
+  return found && { ...found, count: seen };
 }
 
 export type ReasonKind = 'sources' | 'minute' | 'request' | 'unexplained';
@@ -84,6 +105,10 @@ export interface RunComparison {
   /** The older of the two runs' events first. */
   before: ComparedEvent;
   after: ComparedEvent;
+  /** What each run's cache plan counted tokens with (`o200k_base`, `estimate`), for the boundaries' token figures. */
+  tokenizer: { before: string | null; after: string | null };
+  /** Blocks built from the request's own text (`request:task`, ...) that differ: the text is not a recorded field, so only the block tells. */
+  requestText: string[];
   /** The runs compile different subjects: blocks are still paired by kind, but little will match. */
   sameSubject: boolean;
   blocks: BlockChange[];
@@ -287,9 +312,19 @@ export function compareRuns(a: ComparedEvent, b: ComparedEvent): RunComparison {
   });
 
   const routeKey = (event: TraceEvent) => (typeof event.cache?.['routeKey'] === 'string' ? (event.cache['routeKey'] as string) : null);
+  const tokenizer = (event: TraceEvent) => (typeof event.cache?.['tokenizer'] === 'string' ? (event.cache['tokenizer'] as string) : null);
+  const requestText = [
+    ...new Set(
+      blocks
+        .filter((block) => block.change !== 'unchanged' && (block.after ?? block.before)!.block.source.startsWith('request:'))
+        .map((block) => (block.after ?? block.before)!.block.source.slice('request:'.length)),
+    ),
+  ];
   return {
     before,
     after,
+    tokenizer: { before: tokenizer(before.event), after: tokenizer(after.event) },
+    requestText,
     sameSubject: before.event.subject.kind === after.event.subject.kind && before.event.subject.id === after.event.subject.id,
     blocks,
     boundaries,
@@ -311,4 +346,51 @@ function realtimeChange(before: TraceEvent, after: TraceEvent): RealtimeChange |
     added: [...current].filter((name) => !old.has(name)),
     removed: [...old].filter((name) => !current.has(name)),
   };
+}
+
+/** A changed block's text against the other run's, or why it is not shown. */
+export type BlockTextDiff = { kind: 'diff'; diff: TextDiff } | { kind: 'not-shown'; reason: string };
+
+/**
+ * The text diff of every block that is not unchanged (by its index in `comparison.blocks`):
+ * each side's delivered text, shown only once its sha256 (`sha256`, the caller's: node's in
+ * the CLI, WebCrypto in the viewer) equals the block's recorded digest; an added or removed
+ * block as all its lines added or removed.
+ */
+export async function blockTextDiffs(comparison: RunComparison, sha256: (text: string) => string | Promise<string>): Promise<Map<number, BlockTextDiff>> {
+  const out = new Map<number, BlockTextDiff>();
+  const layouts = { before: layoutEvent(comparison.before.event), after: layoutEvent(comparison.after.event) };
+  const text = async (side: 'before' | 'after', change: BlockChange): Promise<string | { reason: string }> => {
+    const place = change[side]!;
+    const found = layouts[side].blocks[place.index]?.text ?? null;
+    if (found === null) return { reason: `the ${side} run's trace holds no text for this block` };
+    if ((await sha256(found)) !== place.block.sha256) return { reason: `the ${side} run's text does not match its recorded sha256` };
+    return found;
+  };
+  for (const [index, change] of comparison.blocks.entries()) {
+    if (change.change === 'unchanged') continue;
+    const before = change.before ? await text('before', change) : '';
+    const after = change.after ? await text('after', change) : '';
+    if (typeof before !== 'string') out.set(index, { kind: 'not-shown', reason: before.reason });
+    else if (typeof after !== 'string') out.set(index, { kind: 'not-shown', reason: after.reason });
+    else if (change.change === 'changed') out.set(index, { kind: 'diff', diff: diffLines(before, after) });
+    else {
+      // The whole block came or went: every line of it, without a search.
+      const op = change.change === 'added' ? 'added' : 'removed';
+      const lines = (op === 'added' ? after : before).split('\n').map((line): DiffLine => ({ op, text: line }));
+      out.set(index, { kind: 'diff', diff: { kind: 'lines', lines, added: op === 'added' ? lines.length : 0, removed: op === 'removed' ? lines.length : 0 } });
+    }
+  }
+  return out;
+}
+
+/** One line for a run's summary: how it differs from the run before it, and the first reason. */
+export function comparisonLine(comparison: RunComparison): string {
+  const changed = comparison.blocks.filter((block) => block.change !== 'unchanged');
+  const moved = comparison.boundaries.filter((boundary) => boundary.change !== 'held');
+  if (changed.length === 0 && moved.length === 0) return 'the same prompt: every block and cache boundary held';
+  const first = changed[0];
+  const why = first ? `: ${first.kind} ${first.change} (${first.reasons.map((reason) => `${REASON_TEXT[reason.kind]}${reason.details.length > 0 ? ` ${reason.details.join(', ')}` : ''}`).join('; ')})` : '';
+  const routeKey = comparison.routeKey.before === comparison.routeKey.after ? 'the route key held' : 'the route key changed';
+  return `${changed.length} of ${comparison.blocks.length} blocks differ${why}; ${moved.length} of ${comparison.boundaries.length} cache boundaries moved; ${routeKey}`;
 }

@@ -7,7 +7,8 @@ import { createApi, sessionTokenStore, type AskToken } from './api.js';
 import { renderCompare } from './compare-view.js';
 import { h, replace } from './dom.js';
 import { parseHash, runsHash } from './model.js';
-import { renderRun, renderRunList } from './views.js';
+import { renderRun } from './run-view.js';
+import { renderRunList } from './views.js';
 
 const main = document.getElementById('main')!;
 const auth = document.getElementById('auth')!;

@@ -96,6 +96,8 @@ export interface Hud {
   usedChars: number;
   files: HudFile[];
   derived: Array<{ kind: string; source: string; chars: number; share: number }>;
+  /** Blocks built from several files (a persona's live context); absent in HUDs recorded before it existed. */
+  shared?: Array<{ kind: string; source: string; chars: number; share: number; files: string[] }> | undefined;
 }
 
 /** A worker compile's recall decision: whether memory notes were recalled, and why not. */
@@ -190,11 +192,22 @@ export interface RunSummary extends Pick<TraceEvent, 'runId' | 'at' | 'route' | 
   caller?: string | undefined;
   promptSha256: string | null;
   events: number;
+  /** The instant the compile was made for (`nowUsed`); null for events recorded before it was listed. */
+  compiledFor: string | null;
+  topicId: string | null;
+  role: string | null;
+  engine: string | null;
+  /** Warnings of the latest event. */
+  warnings: number;
+  requestId?: string | undefined;
+  traceparent?: string | undefined;
 }
 
 export interface RunList {
   runs: RunSummary[];
   nextCursor: string | null;
+  /** The listing stopped at its read bound before filling the page: `nextCursor` searches on. */
+  partial: boolean;
 }
 
 /** An RFC 9457 problem as the service writes it; every member may be missing from a proxy's error. */
@@ -365,21 +378,61 @@ export function layoutEvent(event: TraceEvent): EventLayout {
   };
 }
 
+/**
+ * A block's (or file's) share of the budget: `chars / limitChars` to four decimals, as the
+ * service's HUD computes `share` (src/core/hud.ts), so every view shows one figure.
+ */
+export function shareOf(chars: number, limitChars: number | null): number | null {
+  if (limitChars === null || limitChars <= 0) return null;
+  return Math.round((chars / limitChars) * 10_000) / 10_000;
+}
+
+/** `3.0 %` for a share of 0.0302: one decimal, as every view prints a share. */
+export function formatShare(share: number | null): string {
+  return share === null ? '—' : `${(share * 100).toFixed(1)} %`;
+}
+
+/** Whether a plan's tokens are exact (counted by a real tokenizer, such as `o200k_base`) rather than the estimate. */
+export function exactTokens(tokenizer: string | null): boolean {
+  return tokenizer !== null && tokenizer !== 'estimate';
+}
+
+/**
+ * A cache prefix's tokens as its plan counted them, the one figure every view shows: exact
+ * (no ≈) when the plan's tokenizer is a real one; `≈` and the estimate for a plan counted
+ * without one, or an event from before exact counts. Null when none was recorded.
+ */
+export function prefixTokens(boundary: Pick<BoundaryView, 'tokens' | 'approxTokens'>, tokenizer: string | null): string | null {
+  if (boundary.tokens !== null) return exactTokens(tokenizer) ? formatNumber(boundary.tokens) : `≈${formatNumber(boundary.tokens)}`;
+  return boundary.approxTokens === null ? null : `≈${formatNumber(boundary.approxTokens)}`;
+}
+
+/** What a token figure is: `exact, o200k_base` or `estimate`. */
+export function tokensNote(tokenizer: string | null): string {
+  return exactTokens(tokenizer) ? `exact, ${tokenizer}` : 'estimate';
+}
+
 /** The share of the bar a number of characters takes, in percent, clamped to [0, 100]. */
 export function percentOf(chars: number, scaleChars: number): number {
   if (scaleChars <= 0) return 0;
   return Math.min(100, Math.max(0, (chars / scaleChars) * 100));
 }
 
+/** The runs list's filters, as `GET /runs` takes them (and the page's hash keeps them). */
 export interface RunFilter {
   persona?: string;
   worker?: string;
   status?: string;
   outcome?: string;
+  runId?: string;
+  requestId?: string;
+  traceparent?: string;
+  from?: string;
+  to?: string;
   cursor?: string;
 }
 
-const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'cursor'] as const;
+export const FILTER_KEYS = ['persona', 'worker', 'status', 'outcome', 'runId', 'requestId', 'traceparent', 'from', 'to', 'cursor'] as const;
 
 export type View =
   | { name: 'runs'; filter: RunFilter }
@@ -449,6 +502,21 @@ export function compareHash(a: string, b: string): string {
   return `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`;
 }
 
+/** Which cache boundaries of `event` kept the prefix of the run's event before it (the same prefix sha256, class by class). */
+export interface PrefixHeld {
+  held: string[];
+  moved: string[];
+}
+
+/** How an event's cache prefixes compare with the previous delivered event of its run; null when there is nothing to compare. */
+export function prefixHeld(previous: TraceEvent | null, event: TraceEvent): PrefixHeld | null {
+  if (previous === null || !event.blocks?.length || !previous.blocks?.length) return null;
+  const before = new Map(layoutEvent(previous).boundaries.map((boundary) => [boundary.class, boundary.prefixSha256]));
+  const result: PrefixHeld = { held: [], moved: [] };
+  for (const boundary of layoutEvent(event).boundaries) (before.get(boundary.class) === boundary.prefixSha256 ? result.held : result.moved).push(boundary.class);
+  return result;
+}
+
 /** API paths relative to the page (`/ui/`), so the viewer also works behind a path prefix. */
 export function runListPath(filter: RunFilter, limit: number): string {
   const query = filterQuery(filter);
@@ -492,6 +560,22 @@ export function formatNumber(value: number): string {
 }
 
 const pad = (value: number) => String(value).padStart(2, '0');
+
+/** `2026-11-30 17:30 UTC`: the minute an event was compiled for (`nowUsed`; `now` or the trace time for events recorded before it). */
+export function eventMinute(event: Pick<TraceEvent, 'request' | 'at'>): string {
+  for (const value of [event.request['nowUsed'], event.request['now']]) {
+    const minute = typeof value === 'string' ? utcMinute(value) : null;
+    if (minute !== null) return minute;
+  }
+  return utcMinute(event.at) ?? event.at;
+}
+
+/** `2026-11-30 17:30 UTC`: the minute of an instant, in UTC (the minute a compile was made for); null when it does not parse. */
+export function utcMinute(iso: string | null | undefined): string | null {
+  if (typeof iso !== 'string') return null;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC` : null;
+}
 
 /** `2026-01-05 10:11:12` in the viewer's local time; the ISO instant if it does not parse. */
 export function formatTime(iso: string): string {

@@ -121,6 +121,16 @@ export interface RunsQuery {
   /** The HTTP status delivered, e.g. 200, 304, 422, 503. */
   status?: number;
   outcome?: TraceOutcome;
+  /** Only this run. */
+  runId?: string;
+  /** Only the run holding an event of this request (the x-request-id in a log line). */
+  requestId?: string;
+  /** Only runs holding an event of this W3C trace: a whole traceparent, or its 32-hex trace id. */
+  traceparent?: string;
+  /** Only runs whose latest event was traced at or after this instant (ISO 8601). */
+  from?: string;
+  /** Only runs whose latest event was traced before this instant (ISO 8601). */
+  to?: string;
 }
 
 /** The answer of a conditional call whose ETag still holds: the prompt is the one the caller has. */

@@ -1,7 +1,7 @@
 /**
  * `realtimeSession()`: a voice server connects a call with whatever this returns, so it always
- * returns a session the realtime API accepts (SPEC §4, "The caller never loses a call to
- * us"). Within a budget (default 1 s for the whole call) it is the service's compiled,
+ * returns a session the realtime API accepts (docs/voice-server.md: a context-service outage is
+ * never a voice outage). Within a budget (default 1 s for the whole call) it is the service's compiled,
  * traced session; when the service is down, hung, failing, answering junk or refusing, it is
  * the persona's static session — what the service renders for an empty brain, generated into
  * this package (./static-sessions.ts), with the clock line of the moment — and the caller is

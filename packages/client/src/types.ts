@@ -3,7 +3,7 @@
  * from the service's zod schemas (schemas/*.ts): do not edit; run `npm run client-types`.
  */
 
-/** a voice persona compile (SPEC §4, §9) */
+/** a voice persona compile (GET /context/mars, /context/venus): prompts, blocks, budget, cache plan, and the realtime session (a Gemini setup with provider=gemini) */
 export interface PersonaCompiled {
   runId: string;
   /** the persona compiled (`topic` on the topic route) */
@@ -228,12 +228,21 @@ export interface Hud {
   usedChars: number;
   /** every brain file the compile looked for, found or missing, sorted by path */
   files: HudFile[];
-  /** delivered blocks taken from no single brain file (built in, from the request, or a persona’s live context), by source */
+  /** delivered blocks taken from no brain file (built in, or from the request), by source */
   derived: Array<{
     kind: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
     source: string;
     chars: number;
     share: number;
+  }>;
+  /** delivered blocks distilled from several brain files (a persona’s live context: SOUL.md and the daily memory files for mars; tasks, calendar, inbox and the newest meeting for venus), by source. Absent from HUDs recorded before it existed, whose live context is a `derived` row. */
+  shared?: Array<{
+    kind: 'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message';
+    source: string;
+    chars: number;
+    share: number;
+    /** the brain files it was built from, sorted by path; each lists the block too */
+    files: string[];
   }>;
 }
 
@@ -251,9 +260,9 @@ export interface HudFile {
   tokens: number;
   /** the line range read when only part of the file was taken; null when read whole or missing */
   lines: LineRange | null;
-  /** kinds of the delivered blocks taken from this file (source `path` or `path#...`) */
+  /** kinds of the delivered blocks built from this file: its own (source `path` or `path#...`) and those it makes with other files (a persona’s live context; see `shared`) */
   blocks: Array<'identity' | 'runtime-policy' | 'blueprint' | 'persona' | 'hard-rules' | 'tools' | 'connections' | 'role' | 'capabilities' | 'purpose' | 'runtime-scope' | 'clock' | 'memory' | 'live-context' | 'topic' | 'briefing' | 'experience' | 'evidence' | 'preferences' | 'task' | 'message'>;
-  /** content chars of those blocks */
+  /** content chars of those blocks (a block built from several files counts whole for each of them) */
   chars: number;
   /** chars / limitChars, to four decimals */
   share: number;
@@ -308,7 +317,7 @@ export interface TopicCompiled {
   hud?: Hud;
 }
 
-/** a worker compile (SPEC §9) */
+/** a worker compile (POST /compile): prompts, blocks, budget, cache plan, recall and receipts */
 export interface Compiled {
   /** the run this answer was traced under (also `x-run-id`) */
   runId: string;
@@ -599,6 +608,8 @@ export interface RunList {
   runs: RunSummary[];
   /** Pass as `cursor` for the next (older) page; null on the last page */
   nextCursor: string | null;
+  /** True when the listing stopped at its read bound before it could fill the page (the files backend, a filter that matches nothing in the newest trace files): the runs given are exact and newest first, but fewer than `limit`, and `nextCursor` continues the search from where it stopped (docs/traces.md, "Finding a run"). */
+  partial: boolean;
 }
 
 /** A run described by its most recent event, plus totals */
@@ -620,6 +631,20 @@ export interface RunSummary {
   promptSha256: string | null;
   /** Events of the run within retention (of this caller’s, unless it reads every caller’s runs) */
   events: number;
+  /** The instant the compile was made for (`nowUsed`: the request’s `now`, else the time of the request), ISO 8601; what the prompt’s clock line says. Null for events recorded before it was listed. */
+  compiledFor: string | null;
+  /** The topic a persona run was asked for (null without one, or when it was unusable) */
+  topicId: string | null;
+  /** The role a worker played (asked for, or its default); null without one */
+  role: string | null;
+  /** The engine the request named for the route key; null without one */
+  engine: string | null;
+  /** Warnings of the latest event (a missing topic, an unreadable file, items left out); 0 for none */
+  warnings: number;
+  /** The request id of the latest event (the x-request-id the service logged) */
+  requestId?: string;
+  /** The caller’s W3C traceparent of the latest event, when it sent one */
+  traceparent?: string;
 }
 
 export interface Health {
@@ -647,6 +672,8 @@ export interface Problem {
   code: string;
   instance: string;
   requestId: string;
+  /** The run this request's event was traced in (as the x-run-id header): on every problem of a compile route, so a failed compile is found from its body alone. Absent when the request failed before a run began (authentication, validation, an unknown route). */
+  runId?: string;
   errors?: Array<{
     path: string;
     message: string;
@@ -704,7 +731,7 @@ export interface CompileRequest {
   runId?: string;
   /** ISO 8601 with Z or an offset; default: the time of the request */
   now?: string;
-  /** IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE */
+  /** IANA zone, in any casing (a canonical zone is spelled as tzdb spells it); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE */
   timezone?: string;
 }
 
@@ -713,7 +740,7 @@ export interface PersonaContextQuery {
   topicId?: string | string[];
   /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
-  /** the operator's IANA zone; default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400 */
+  /** the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400 */
   timezone?: string;
   /** ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400 */
   now?: string;

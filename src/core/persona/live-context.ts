@@ -127,6 +127,23 @@ function keptRedactions(text: string, cap: RedactionCounts): RedactionCounts {
   return { email: Math.min(cap.email, count('[email]')), phone: Math.min(cap.phone, count('[phone]')) };
 }
 
+/** A daily memory file (`memory/2026-11-30.md`): what mars's live context reads lines from. */
+const isDailyMemory = (path: string) => path.startsWith('memory/') && path.endsWith('.md') && !path.includes('/', 'memory/'.length);
+
+/**
+ * Whether a brain file is one a persona's live context is built from, by the block's source
+ * (`builtin:mars/live-context`): SOUL.md and the daily memory files for mars; the tasks,
+ * calendar, inbox and newest meeting note for venus. The live context distils them into one
+ * block, so the HUD credits that block to each of them.
+ */
+export function isLiveContextInput(source: string, path: string): boolean {
+  if (source === 'builtin:mars/live-context') return path === 'SOUL.md' || isDailyMemory(path);
+  if (source === 'builtin:venus/live-context') {
+    return path === 'tasks/open.md' || path === 'calendar/today.md' || path === 'messages/inbox.md' || (path.startsWith('meetings/') && !path.includes('/', 'meetings/'.length));
+  }
+  return false;
+}
+
 export interface MarsSources {
   /** SOUL.md, undefined when missing. */
   soul: string | undefined;

@@ -2,8 +2,9 @@ import type { BaseLogger } from 'pino';
 import type { CompiledContext } from '../../core/types.js';
 import type { SpliceSlot } from './event-record.js';
 import { ProblemError } from '../../errors.js';
+import { parseInstant } from '../../core/time.js';
 import { isCallerName, isSafeId } from '../../../schemas/ids.js';
-import { DEFAULT_TRACE_PAGE_EVENTS, MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
+import { DEFAULT_TRACE_PAGE_EVENTS, MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS, traceIdOf } from '../../../schemas/trace.js';
 import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
 
 /**
@@ -96,7 +97,45 @@ export interface AppendOptions {
 /** One line of `GET /runs`: a run, described by its most recent event. */
 export type RunSummary = RunSummaryBody;
 
-/** `GET /runs` filters; they apply to a run's latest event. */
+/** What `GET /runs` shows of a run beyond its identity, from its latest event. */
+export type ListedFields = Pick<RunSummary, 'compiledFor' | 'topicId' | 'role' | 'engine' | 'warnings' | 'requestId' | 'traceparent'>;
+
+/** A short recorded string (an id, an instant), or null: a tampered record cannot put a long text in a listing. */
+function shortText(value: unknown): string | null {
+  return typeof value === 'string' && value.length <= 128 ? value : null;
+}
+
+/**
+ * The listed fields of an event (both backends): the minute compiled for (`nowUsed`), the
+ * topic asked for, the role played (its receipt, else the role asked for), the engine, how
+ * many warnings, and the correlation ids.
+ */
+export function listedFields(event: Pick<TraceEventInput, 'request' | 'receipts' | 'warnings' | 'requestId' | 'traceparent'>): ListedFields {
+  const request: Record<string, unknown> = event.request ?? {};
+  const fields: ListedFields = {
+    compiledFor: shortText(request['nowUsed']),
+    topicId: shortText(request['topicId']),
+    role: shortText(event.receipts?.role?.id) ?? shortText(request['role']),
+    engine: shortText(request['engine']),
+    warnings: Array.isArray(event.warnings) ? event.warnings.length : 0,
+  };
+  const requestId = shortText(event.requestId);
+  if (requestId !== null) fields.requestId = requestId;
+  const traceparent = shortText(event.traceparent);
+  if (traceparent !== null) fields.traceparent = traceparent;
+  return fields;
+}
+
+/** The trace id of a recorded traceparent (`00-<trace id>-<parent id>-<flags>`). */
+export function traceIdOfTraceparent(traceparent: string | undefined): string | undefined {
+  return traceparent === undefined || traceparent.length < 35 ? undefined : traceparent.slice(3, 35);
+}
+
+/**
+ * `GET /runs` filters, all of them together. Subject, status, outcome and the time range
+ * apply to a run's latest event; `runId` picks one run, `requestId` and `traceId` the runs
+ * holding an event of that request or trace.
+ */
 export interface RunFilter {
   persona?: string;
   worker?: string;
@@ -104,16 +143,31 @@ export interface RunFilter {
   outcome?: TraceOutcome;
   /** Only runs whose latest event is this caller's (counting only its events); null or absent: every caller's. */
   visibleTo?: string | null;
+  runId?: string;
+  requestId?: string;
+  /** The 32-hex trace id of a W3C traceparent. */
+  traceId?: string;
+  /** The latest event at or after this instant (ms). */
+  fromMs?: number;
+  /** The latest event before this instant (ms). */
+  toMs?: number;
 }
 
-export interface ListRunsQuery extends RunFilter {
+export interface ListRunsQuery extends Omit<RunFilter, 'traceId' | 'fromMs' | 'toMs'> {
   limit?: number;
   cursor?: string;
+  /** A whole traceparent or its trace id. */
+  traceparent?: string;
+  /** ISO 8601 instants (`from` inclusive, `to` exclusive). */
+  from?: string;
+  to?: string;
 }
 
 export interface RunPage {
   runs: RunSummary[];
   nextCursor: string | null;
+  /** The listing stopped at its read bound before it could fill the page; `nextCursor` goes on from there. */
+  partial: boolean;
 }
 
 /** What group commit counts, the same for every backend (`group-commit.ts`). */
@@ -268,13 +322,43 @@ export function pageRequest(query: ListRunsQuery): { limit: number; filter: RunF
   if (query.status !== undefined) filter.status = query.status;
   if (query.outcome !== undefined) filter.outcome = query.outcome;
   if (query.visibleTo !== undefined && query.visibleTo !== null) filter.visibleTo = query.visibleTo;
+  if (query.runId !== undefined) filter.runId = query.runId;
+  if (query.requestId !== undefined) filter.requestId = query.requestId;
+  if (query.traceparent !== undefined) {
+    const traceId = traceIdOf(query.traceparent);
+    if (traceId === undefined) throw invalidQuery('traceparent', 'must be a W3C traceparent or its 32-hex trace id');
+    filter.traceId = traceId;
+  }
+  for (const [name, key] of [['from', 'fromMs'], ['to', 'toMs']] as const) {
+    const text = query[name];
+    if (text === undefined) continue;
+    const ms = parseInstant(text)?.getTime();
+    if (ms === undefined) throw invalidQuery(name, 'must be an ISO 8601 date and time with Z or an offset');
+    filter[key] = ms;
+  }
   return { limit, filter, after };
 }
 
-/** The page as `listRuns` returns it: a cursor only when more runs follow. */
-export function runPage(runs: RunSummary[], more: boolean): RunPage {
+function invalidQuery(name: string, message: string): ProblemError {
+  return new ProblemError('CC_VALIDATION_FAILED', `/query/${name}: ${message}`, { errors: [{ path: `/query/${name}`, message }] });
+}
+
+/** Whether a run's latest event passes the filters that apply to it: subject, status, outcome and the time range. */
+export function latestMatches(latest: Pick<RunSummary, 'subject' | 'status' | 'outcome'>, atMs: number, filter: RunFilter): boolean {
+  if (filter.persona !== undefined && (latest.subject.kind !== 'persona' || latest.subject.id !== filter.persona)) return false;
+  if (filter.worker !== undefined && (latest.subject.kind !== 'worker' || latest.subject.id !== filter.worker)) return false;
+  if (filter.status !== undefined && latest.status !== filter.status) return false;
+  if (filter.outcome !== undefined && latest.outcome !== filter.outcome) return false;
+  if (filter.fromMs !== undefined && atMs < filter.fromMs) return false;
+  if (filter.toMs !== undefined && atMs >= filter.toMs) return false;
+  return true;
+}
+
+/** The page as `listRuns` returns it: a cursor only when more runs follow (or, for a partial page, where the search stopped). */
+export function runPage(runs: RunSummary[], more: boolean, stoppedAt: RunPosition | null = null): RunPage {
   const last = runs[runs.length - 1];
-  return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null };
+  if (stoppedAt !== null) return { runs, nextCursor: encodeCursor(stoppedAt), partial: true };
+  return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null, partial: false };
 }
 
 /** The page size a `readRun` query asks for. */

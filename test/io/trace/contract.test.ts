@@ -50,7 +50,7 @@ for (const backend of traceBackends()) {
     describe('append and read back', () => {
       it('reads an empty store before anything was written: no runs, no run', async () => {
         const store = (await backend.storage()).open();
-        expect(await store.listRuns()).toEqual({ runs: [], nextCursor: null });
+        expect(await store.listRuns()).toEqual({ runs: [], nextCursor: null, partial: false });
         expect(await store.readRun('run-1')).toBeNull();
       });
 
@@ -307,7 +307,22 @@ for (const backend of traceBackends()) {
         expect(seen[0]).toBe('w-24');
         expect(seen[24]).toBe('p-0');
         const first = (await store.listRuns({ limit: 1 })).runs[0]!;
-        expect(first).toEqual({ runId: 'w-24', at: '2026-03-01T12:00:24.000Z', route: '/compile', subject: { kind: 'worker', id: 'scribe' }, status: 422, outcome: 'failed', chars: 0, promptSha256: null, events: 1 });
+        expect(first).toEqual({
+          runId: 'w-24',
+          at: '2026-03-01T12:00:24.000Z',
+          route: '/compile',
+          subject: { kind: 'worker', id: 'scribe' },
+          status: 422,
+          outcome: 'failed',
+          chars: 0,
+          promptSha256: null,
+          events: 1,
+          compiledFor: null,
+          topicId: null,
+          role: null,
+          engine: null,
+          warnings: 0,
+        });
         const persona = (await store.listRuns({ limit: 1, persona: 'mars' })).runs[0]!;
         expect(persona).toMatchObject({ runId: 'p-22', surface: 'voice', chars: expect.any(Number), promptSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
       });
@@ -347,6 +362,51 @@ for (const backend of traceBackends()) {
         await store.append(deliveredEvent('r', { at: '2026-03-01T12:00:00.000Z', status: 200 }));
         const [run] = (await store.listRuns()).runs;
         expect(run).toMatchObject({ runId: 'r', at: '2026-03-01T12:00:05.000Z', status: 304, events: 2 });
+      });
+
+      it('lists the minute compiled for, topic, role, engine, warnings and correlation ids of each run’s latest event', async () => {
+        const store = (await backend.storage()).open(MARCH);
+        const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+        await store.append(
+          deliveredEvent('voice', {
+            at: '2026-03-01T12:00:00.000Z',
+            requestId: 'req-voice',
+            traceparent,
+            request: { persona: 'mars', topicId: 'garden', nowUsed: '2026-03-01T09:00:00.000Z', engine: 'gpt-realtime' },
+            warnings: ['topic-missing: topics/garden.md', 'memory/: no daily memory files'],
+          }),
+        );
+        const receipts = { role: { id: 'reviewer', selectedBy: 'default' as const, source: 'workers/courier/roles/reviewer.md', sha256: sha256('role') }, blueprint: { revision: 'none', source: null, sha256: null }, experiences: [], preferences: {} };
+        await store.append(deliveredEvent('task', { at: '2026-03-01T12:00:01.000Z', route: 'POST /compile', subject: { kind: 'worker', id: 'courier' }, request: { worker: 'courier', role: null, engine: null, nowUsed: '2026-03-01T17:30:00.000Z' }, receipts }));
+        const runs = (await store.listRuns()).runs;
+        expect(runs.map(({ runId, compiledFor, topicId, role, engine, warnings, requestId, traceparent: tp }) => ({ runId, compiledFor, topicId, role, engine, warnings, requestId, traceparent: tp }))).toEqual([
+          { runId: 'task', compiledFor: '2026-03-01T17:30:00.000Z', topicId: null, role: 'reviewer', engine: null, warnings: 0, requestId: undefined, traceparent: undefined },
+          { runId: 'voice', compiledFor: '2026-03-01T09:00:00.000Z', topicId: 'garden', role: null, engine: 'gpt-realtime', warnings: 2, requestId: 'req-voice', traceparent },
+        ]);
+      });
+
+      it('finds a run by its id, by a request id or a trace id of any of its events, and by the time of its latest event', async () => {
+        const store = await seeded();
+        const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+        // p-2 answered twice: its first request (and trace) find it, though its latest event is another request.
+        await store.append(deliveredEvent('p-2', { at: '2026-03-01T12:00:30.000Z', requestId: 'req-first', traceparent: `00-${traceId}-00f067aa0ba902b7-01` }));
+        await store.append(deliveredEvent('p-2', { at: '2026-03-01T12:00:31.000Z', requestId: 'req-second', status: 304, outcome: 'not-modified' }));
+        const ids = async (query: Parameters<TraceStore['listRuns']>[0]) => (await store.listRuns({ limit: 100, ...query })).runs.map((run) => run.runId);
+        expect(await ids({ runId: 'p-6' })).toEqual(['p-6']);
+        expect(await ids({ runId: 'nobody' })).toEqual([]);
+        expect(await ids({ requestId: 'req-first' })).toEqual(['p-2']);
+        expect(await ids({ traceparent: traceId })).toEqual(['p-2']);
+        expect(await ids({ traceparent: `00-${traceId}-1111111111111111-00` })).toEqual(['p-2']);
+        expect(await ids({ requestId: 'req-first', persona: 'venus' })).toEqual([]);
+        expect(await ids({ requestId: 'req-first', status: 304 })).toEqual(['p-2']);
+        const [found] = (await store.listRuns({ requestId: 'req-first' })).runs;
+        expect(found).toMatchObject({ runId: 'p-2', requestId: 'req-second', status: 304, events: 3 });
+        // `from` inclusive, `to` exclusive, on the latest event's time.
+        expect(await ids({ from: '2026-03-01T12:00:20.000Z', to: '2026-03-01T12:00:23.000Z' })).toEqual(['p-22', 'p-21', 'p-20']);
+        expect(await ids({ from: '2026-03-01T12:00:24.000Z', worker: 'scribe' })).toEqual(['w-24']);
+        expect(await ids({ to: '2026-03-01T12:00:02.000Z' })).toEqual(['p-1', 'p-0']);
+        await expect(store.listRuns({ from: 'yesterday' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
+        await expect(store.listRuns({ traceparent: 'not-a-trace' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
       });
 
       it('rejects a cursor it did not issue', async () => {

@@ -52,6 +52,16 @@ function capture() {
 
 const title = (name: string) => (cluster.skipped ? `${name} (SKIPPED: ${cluster.skipped})` : name);
 
+
+/** The trace tables as version 2 left them: without what version 3 added. */
+async function downgradeToVersion2(query: (sql: string) => Promise<unknown>): Promise<void> {
+  await query('DROP INDEX cc_trace_events_request');
+  await query('DROP INDEX cc_trace_events_trace');
+  await query('ALTER TABLE cc_trace_events DROP COLUMN request_id, DROP COLUMN trace_id');
+  await query('ALTER TABLE cc_trace_runs DROP COLUMN compiled_for, DROP COLUMN topic_id, DROP COLUMN role, DROP COLUMN engine, DROP COLUMN warnings, DROP COLUMN request_id, DROP COLUMN traceparent');
+  await query('DELETE FROM cc_trace_schema WHERE version = 3');
+}
+
 describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () => {
   describe('schema', () => {
     it('is created once when replicas start together, under the advisory lock', async () => {
@@ -66,7 +76,7 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
 
     it('is migrated by hand with context-compiler migrate’s function, idempotently', async () => {
       const { url, query } = await database();
-      expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [1, 2] });
+      expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [1, 2, 3] });
       expect(await migrateTraceDatabase(url, silent)).toEqual({ version: SCHEMA_VERSION, applied: [] });
       expect(await query('SELECT count(*)::integer AS tables FROM pg_tables WHERE tablename LIKE $1', ['cc\\_trace\\_%'])).toEqual([{ tables: 5 }]);
     });
@@ -76,7 +86,8 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
       const before = open(url, { writerId: 'release-1-0000' });
       await before.append(deliveredEvent('run-old'));
       await before.close();
-      // The tables as version 1 left them: no caller columns.
+      // The tables as version 1 left them: no caller columns, nothing version 3 added.
+      await downgradeToVersion2(query);
       await query('DROP INDEX cc_trace_runs_caller');
       await query('ALTER TABLE cc_trace_runs DROP COLUMN caller');
       await query('ALTER TABLE cc_trace_events DROP COLUMN caller');
@@ -88,6 +99,27 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
       expect(await after.readRun('run-old', { visibleTo: 'voice' })).toBeNull();
       await after.append(deliveredEvent('run-old', { caller: 'voice' }));
       expect((await after.readRun('run-old', { visibleTo: 'voice' }))!.events.map((event) => event.caller)).toEqual(['voice']);
+    });
+
+    it('migrates a version 2 database in place: runs written before list without the new fields, new events are found by request and trace id', async () => {
+      const { url, query } = await database();
+      const before = open(url, { writerId: 'release-2-0000' });
+      await before.append(deliveredEvent('run-v2', { requestId: 'req-v2' }));
+      await before.close();
+      await downgradeToVersion2(query);
+      const after = open(url, { writerId: 'release-3-0000' });
+      await after.health();
+      expect(await query('SELECT max(version) AS version FROM cc_trace_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+      expect((await after.listRuns()).runs).toEqual([expect.objectContaining({ runId: 'run-v2', compiledFor: null, topicId: null, warnings: 0, events: 1 })]);
+      // Written before request ids were indexed: not found by one (docs/traces.md says so).
+      expect((await after.listRuns({ requestId: 'req-v2' })).runs).toEqual([]);
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      await after.append(deliveredEvent('run-v3', { requestId: 'req-v3', traceparent, request: { nowUsed: '2026-11-30T17:30:00.000Z', topicId: 'garden', engine: 'gpt-4.1' } }));
+      expect((await after.listRuns({ requestId: 'req-v3' })).runs).toEqual([
+        expect.objectContaining({ runId: 'run-v3', requestId: 'req-v3', traceparent, compiledFor: '2026-11-30T17:30:00.000Z', topicId: 'garden', engine: 'gpt-4.1' }),
+      ]);
+      expect((await after.listRuns({ traceparent: '4bf92f3577b34da6a3ce929d0e0e4736' })).runs.map((run) => run.runId)).toEqual(['run-v3']);
+      await after.close();
     });
 
     it('refuses a database at a newer schema version, and says so in readiness', async () => {
@@ -138,7 +170,10 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
           Array.from({ length: 300 }, (_, i) => {
             const n = chunk * 300 + i;
             const at = new Date(base + n).toISOString();
-            return n % 7 === 0 ? store.append(failedEvent(`run-${n}`, { at })) : store.append(deliveredEvent(`run-${n % 1000}`, { at, subject: { kind: 'persona', id: n % 2 ? 'mars' : 'venus' } }));
+            const correlation = { requestId: `req-${n}`, traceparent: `00-${n.toString(16).padStart(32, '0')}-00f067aa0ba902b7-01` };
+            return n % 7 === 0
+              ? store.append(failedEvent(`run-${n}`, { at, ...correlation }))
+              : store.append(deliveredEvent(`run-${n % 1000}`, { at, ...correlation, subject: { kind: 'persona', id: n % 2 ? 'mars' : 'venus' } }));
           }),
         );
       }
@@ -162,6 +197,19 @@ describe.skipIf(cluster.skipped !== null)(title('PostgreSQL trace backend'), () 
         expect(listed, JSON.stringify(filter)).toMatch(/cc_trace_runs_(recent|subject|status|outcome|caller)/);
         expect(listed, JSON.stringify(filter)).not.toContain('"Seq Scan"');
       }
+      // Finding a run: by its id, a request id or a trace id of any of its events, and by time — each through an index.
+      for (const [filter, index] of [
+        [{ runId: 'run-7' }, /cc_trace_runs_pkey|cc_trace_runs_recent/],
+        [{ requestId: 'req-1234' }, /cc_trace_events_request/],
+        [{ traceId: (1234).toString(16).padStart(32, '0') }, /cc_trace_events_trace/],
+        [{ fromMs: base + 1000, toMs: base + 2000 }, /cc_trace_runs_recent/],
+      ] as const) {
+        const { sql, params } = listRunsSql(filter, null, 20);
+        const listed = await plan(sql, [minAt, ...params]);
+        expect(listed, JSON.stringify(filter)).toMatch(index);
+        expect(listed, JSON.stringify(filter)).not.toContain('"Seq Scan"');
+      }
+      expect((await store.listRuns({ requestId: 'req-1234' })).runs.map((run) => run.runId)).toEqual(['run-234']);
     });
 
     it('pages through a run of more than 1,000 events, which the reader used to cut at 1,000', async () => {

@@ -9,15 +9,10 @@ import {
   encodeEventCursor,
   eventPageLimit,
   pageLength,
-  pageRequest,
   readFailure,
-  runPage,
   type ListRunsQuery,
-  type RunFilter,
   type RunPage,
-  type RunPosition,
   type RunReadQuery,
-  type RunSummary,
   type RunTraceView,
   type TraceEventView,
 } from '../store.js';
@@ -37,7 +32,8 @@ import {
   type FileChain,
   type RecordRef,
 } from './format.js';
-import { eventOrder, tally, visible, type EventLocation, type IndexedFile, type RunTally } from './run-index.js';
+import { eventOrder, visible, type EventLocation, type IndexedFile } from './run-index.js';
+import { listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents } from './run-listing.js';
 import { locate, type FileWriter, type FilesContext } from './writer.js';
 
 const SCAN_CHUNK = 1 << 20;
@@ -89,6 +85,8 @@ export class FileReader {
     private readonly writer: FileWriter,
     /** Checked file chains, by file name: an area of the app's cache set (`FilesMemo.chains`). */
     private readonly chains: Memo<string, CheckedChain>,
+    /** Bytes of evicted files one listing may read (`run-listing.ts`). */
+    private readonly listingScanBytes = MAX_LISTING_SCAN_BYTES,
   ) {}
 
   /** Brings the index up to date with the directory: new files and lines of other writers, files gone. */
@@ -180,53 +178,29 @@ export class FileReader {
     }
   }
 
+  /** Runs newest first from the index and the evicted files that may answer (`run-listing.ts`). */
   async listRuns(query: ListRunsQuery = {}): Promise<RunPage> {
-    const { limit, filter, after } = pageRequest(query);
     try {
       await this.refresh();
+      return await listRunsFromIndex(this.ctx.index, this.evictedEvents, query, this.ctx.now() - this.ctx.retentionMs, this.listingScanBytes);
     } catch (error) {
       throw readFailure(error);
     }
-    const minAtMs = this.ctx.now() - this.ctx.retentionMs;
-    let page: { runs: RunSummary[]; more: boolean };
-    try {
-      page = (await this.pageFromMemory(limit, filter, minAtMs, after)) ?? (await this.pageFromAll(limit, filter, minAtMs, after));
-    } catch (error) {
-      throw readFailure(error);
-    }
-    return runPage(page.runs, page.more);
   }
 
-  /**
-   * The page when memory decides it: every evicted event is at or before the newest
-   * evicted file's newest event, so runs listed from memory after that instant (one more
-   * than the page, to know there are more) are exactly the newest; only their event
-   * counts may miss events in evicted files, found through the run filters. Null otherwise.
-   */
-  private async pageFromMemory(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean } | null> {
-    const { index } = this.ctx;
-    const evicted = index.evictedFiles(minAtMs);
-    const candidates = index.list(limit + 1, filter, minAtMs, after).runs;
-    if (evicted.length === 0) return { runs: candidates.slice(0, limit), more: candidates.length > limit };
-    const newestEvicted = Math.max(...evicted.map((entry) => entry.newestAtMs));
-    if (candidates.length <= limit || Date.parse(candidates[limit]!.at) <= newestEvicted) return null;
-    const runs = candidates.slice(0, limit);
-    for (const run of runs) {
-      await this.scanEvicted(minAtMs, (location) => {
-        if (location.summary.runId === run.runId && location.atMs >= minAtMs && visible(location.summary, filter.visibleTo)) run.events++;
-      }, run.runId);
-    }
-    return { runs, more: true };
-  }
-
-  /** The page from memory and a scan of every evicted file within retention. */
-  private async pageFromAll(limit: number, filter: RunFilter, minAtMs: number, after: RunPosition | null): Promise<{ runs: RunSummary[]; more: boolean }> {
-    const older = new Map<string, RunTally>();
-    await this.scanEvicted(minAtMs, (location) => {
-      if (visible(location.summary, filter.visibleTo)) tally(older, location, minAtMs);
-    });
-    return this.ctx.index.list(limit, filter, minAtMs, after, older);
-  }
+  /** An evicted file's events, as a listing reads them. */
+  private readonly evictedEvents: EvictedEvents = {
+    read: async (entry, visit, needle) => {
+      try {
+        await this.scanLines(entry.name, 0, entry.scannedBytes, (line, offset, length) => {
+          const location = this.lineEvent(entry, line, offset, length, false, needle);
+          if (location) visit(location);
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    },
+  };
 
   /**
    * The event a line holds, or null (counted as unreadable unless it is a blob, data or

@@ -1,10 +1,10 @@
 import type { StoredEvent } from '../event-record.js';
-import type { RunFilter, RunPosition, RunSummary } from '../store.js';
-import { RunIdFilter } from './run-id-filter.js';
+import { listedFields, traceIdOfTraceparent, type RunPosition, type RunSummary } from '../store.js';
+import { idKey, IdFilter } from './run-id-filter.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;
 
-/** The fields of a stored event that listing needs (≈ 600 bytes of heap per event, with its location). */
+/** The fields of a stored event that listing and finding a run need (≈ 800 bytes of heap per event, with its location). */
 export function summarize(event: StoredEvent<unknown>): EventSummary {
   const summary: EventSummary = {
     runId: event.runId,
@@ -15,10 +15,16 @@ export function summarize(event: StoredEvent<unknown>): EventSummary {
     outcome: event.outcome,
     chars: event.chars ?? 0,
     promptSha256: event.promptSha256 ?? null,
+    ...listedFields(event),
   };
   if (event.surface !== undefined) summary.surface = event.surface;
   if (event.caller !== undefined) summary.caller = event.caller;
   return summary;
+}
+
+/** The trace id of an event's traceparent. */
+export function traceIdOfEvent(summary: Pick<EventSummary, 'traceparent'>): string | undefined {
+  return traceIdOfTraceparent(summary.traceparent);
 }
 
 /** Where one event record lives, with what listing needs so listing never touches the disk. */
@@ -47,8 +53,46 @@ export interface IndexedFile {
   events: number;
   /** Its events were dropped from memory to keep the index within its budget; reads scan the file instead. */
   evicted: boolean;
-  /** Once evicted: which run ids the file may hold (no false negatives), so a run lookup skips most files. */
-  runFilter: RunIdFilter | null;
+  /** Once evicted: what it holds, so a lookup or a listing skips the files that cannot answer it. */
+  facets: FileFacets | null;
+}
+
+/**
+ * What an evicted file keeps in memory of its events (a few bytes per event): which run,
+ * request and trace ids it may hold (a Bloom filter: no false negatives), exactly which
+ * subjects, statuses, outcomes and callers it holds, and its oldest event's time. A listing
+ * reads only the files whose facets say they may hold an answer; a worker with no runs reads none.
+ */
+export interface FileFacets {
+  ids: IdFilter;
+  /** `persona:mars`, `worker:scribe`. */
+  subjects: Set<string>;
+  statuses: Set<number>;
+  outcomes: Set<string>;
+  /** Callers of its events; `''` for an event without one. */
+  callers: Set<string>;
+  oldestAtMs: number;
+}
+
+function facetsOf(locations: readonly EventLocation[], newestAtMs: number): FileFacets {
+  const ids: string[] = [];
+  const facets: Omit<FileFacets, 'ids'> = { subjects: new Set(), statuses: new Set(), outcomes: new Set(), callers: new Set(), oldestAtMs: newestAtMs };
+  const runs = new Set<string>();
+  for (const { summary, atMs } of locations) {
+    if (!runs.has(summary.runId)) {
+      runs.add(summary.runId);
+      ids.push(idKey('run', summary.runId));
+    }
+    if (summary.requestId !== undefined) ids.push(idKey('request', summary.requestId));
+    const traceId = traceIdOfEvent(summary);
+    if (traceId !== undefined) ids.push(idKey('trace', traceId));
+    facets.subjects.add(`${summary.subject.kind}:${summary.subject.id}`);
+    facets.statuses.add(summary.status);
+    facets.outcomes.add(summary.outcome);
+    facets.callers.add(summary.caller ?? '');
+    if (atMs < facets.oldestAtMs) facets.oldestAtMs = atMs;
+  }
+  return { ids: new IdFilter(ids, ids.length), ...facets };
 }
 
 /** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
@@ -69,8 +113,8 @@ export function tally(tallies: Map<string, RunTally>, location: EventLocation, m
   }
 }
 
-/** Newest first: later `at`, then the larger run id. */
-function newerFirst(a: RunPosition, b: RunPosition): number {
+/** Newest first: later `at`, then the larger run id (negative when `a` comes first). */
+export function newerFirst(a: RunPosition, b: RunPosition): number {
   if (a.atMs !== b.atMs) return b.atMs - a.atMs;
   return a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
 }
@@ -88,19 +132,12 @@ export function visible(summary: EventSummary, visibleTo: string | null | undefi
   return visibleTo === undefined || visibleTo === null || summary.caller === visibleTo;
 }
 
-function matches(summary: EventSummary, filter: RunFilter): boolean {
-  if (filter.persona !== undefined && (summary.subject.kind !== 'persona' || summary.subject.id !== filter.persona)) return false;
-  if (filter.worker !== undefined && (summary.subject.kind !== 'worker' || summary.subject.id !== filter.worker)) return false;
-  if (filter.status !== undefined && summary.status !== filter.status) return false;
-  if (filter.outcome !== undefined && summary.outcome !== filter.outcome) return false;
-  return true;
-}
-
 /**
- * The index of every trace file in the directory: run id → event locations for the newest
- * files, within a budget of `maxEvents` events; older complete files are only listed
- * (name, times, size) and read from disk when asked for. Own files are indexed as they
- * are written; other writers' files by incremental scans.
+ * The index of every trace file in the directory: run id → event locations (with each
+ * event's summary) for the newest files, within a budget of `maxEvents` events; older
+ * complete files keep only their name, times, size and facets (`FileFacets`), and are read
+ * from disk when a lookup or a listing their facets cannot rule out asks for them. Own files
+ * are indexed as they are written; other writers' files by incremental scans.
  */
 export class RunIndex {
   readonly files = new Map<string, IndexedFile>();
@@ -114,7 +151,7 @@ export class RunIndex {
   file(name: string, createdMs: number, own: boolean): IndexedFile {
     let entry = this.files.get(name);
     if (!entry) {
-      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, evicted: false, runFilter: null };
+      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, evicted: false, facets: null };
       this.files.set(name, entry);
     }
     return entry;
@@ -169,7 +206,9 @@ export class RunIndex {
         if (!oldest || entry.newestAtMs < oldest.newestAtMs) oldest = entry;
       }
       if (!oldest) break;
-      oldest.runFilter = new RunIdFilter(oldest.runIds, oldest.runIds.size);
+      const name = oldest.name;
+      const locations = [...oldest.runIds].flatMap((runId) => (this.runs.get(runId) ?? []).filter((location) => location.file === name));
+      oldest.facets = facetsOf(locations, oldest.newestAtMs);
       this.forget(oldest);
       oldest.evicted = true;
       this.generation++;
@@ -178,19 +217,36 @@ export class RunIndex {
     return evicted;
   }
 
-  /** Whether an evicted file may hold events of the run at or after `minAtMs` (its run filter says maybe). */
+  /** Whether an evicted file may hold events of the run at or after `minAtMs` (its id filter says maybe). */
   mayHoldEvicted(runId: string, minAtMs: number): boolean {
+    const key = idKey('run', runId);
     for (const entry of this.files.values()) {
-      if (entry.evicted && entry.newestAtMs >= minAtMs && (!entry.runFilter || entry.runFilter.mayContain(runId))) return true;
+      if (entry.evicted && entry.newestAtMs >= minAtMs && (!entry.facets || entry.facets.ids.mayContain(key))) return true;
     }
     return false;
   }
 
   /** Evicted files that may hold events at or after `minAtMs` (of run `runId`, when given). */
   evictedFiles(minAtMs: number, runId?: string): IndexedFile[] {
+    const key = runId === undefined ? undefined : idKey('run', runId);
     return [...this.files.values()].filter(
-      (entry) => entry.evicted && entry.newestAtMs >= minAtMs && (runId === undefined || !entry.runFilter || entry.runFilter.mayContain(runId)),
+      (entry) => entry.evicted && entry.newestAtMs >= minAtMs && (key === undefined || !entry.facets || entry.facets.ids.mayContain(key)),
     );
+  }
+
+  /** Every run held in memory, with its locations (in no particular order). */
+  memoryRuns(): IterableIterator<[string, EventLocation[]]> {
+    return this.runs.entries();
+  }
+
+  /** The run's events held in memory (in no particular order; not to be changed). */
+  held(runId: string): readonly EventLocation[] {
+    return this.runs.get(runId) ?? [];
+  }
+
+  /** Whether the run has events held in memory. */
+  holds(runId: string): boolean {
+    return this.runs.has(runId);
   }
 
   /** The run's events at or after `minAtMs`, in event order. */
@@ -213,45 +269,5 @@ export class RunIndex {
   /** Calls `visit` for each of the run's events held in memory (in no particular order). */
   eachLocation(runId: string, visit: (location: EventLocation) => void): void {
     for (const location of this.runs.get(runId) ?? []) visit(location);
-  }
-
-  /**
-   * Up to `limit` runs strictly older than `after`, newest first, and whether more exist.
-   * `older` adds what scans of evicted files found: per run, its latest event there and
-   * how many events it has there (at or after `minAtMs`).
-   */
-  list(
-    limit: number,
-    filter: RunFilter,
-    minAtMs: number,
-    after: RunPosition | null,
-    older: ReadonlyMap<string, RunTally> = new Map(),
-  ): { runs: RunSummary[]; more: boolean } {
-    const page: Array<RunPosition & { summary: RunSummary }> = [];
-    const consider = (runId: string, locations: EventLocation[], extra: RunTally | undefined) => {
-      let latest: EventLocation | null = extra?.latest ?? null;
-      let events = extra?.events ?? 0;
-      for (const location of locations) {
-        if (location.atMs < minAtMs || !visible(location.summary, filter.visibleTo)) continue;
-        events++;
-        if (!latest || eventOrder(location, latest) > 0) latest = location;
-      }
-      if (!latest || !matches(latest.summary, filter)) return;
-      const position = { atMs: latest.atMs, runId };
-      if (after && newerFirst(position, after) <= 0) return;
-      if (page.length > limit && newerFirst(position, page[page.length - 1]!) >= 0) return;
-      let low = 0;
-      let high = page.length;
-      while (low < high) {
-        const mid = (low + high) >> 1;
-        if (newerFirst(page[mid]!, position) <= 0) low = mid + 1;
-        else high = mid;
-      }
-      page.splice(low, 0, { ...position, summary: { ...latest.summary, events } });
-      if (page.length > limit + 1) page.pop();
-    };
-    for (const [runId, locations] of this.runs) consider(runId, locations, older.get(runId));
-    for (const [runId, tally] of older) if (!this.runs.has(runId)) consider(runId, [], tally);
-    return { runs: page.slice(0, limit).map((entry) => entry.summary), more: page.length > limit };
   }
 }

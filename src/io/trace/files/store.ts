@@ -74,6 +74,11 @@ export interface FileTraceStoreOptions extends TraceObservers {
    * files are read from disk when a run or a listing needs them. See docs/traces.md.
    */
   maxIndexedEvents?: number;
+  /**
+   * At most this many bytes of evicted files are read by one `listRuns` looking for runs its
+   * filters match (default `MAX_LISTING_SCAN_BYTES`, 64 MiB); past it the page is `partial`.
+   */
+  maxListingScanBytes?: number;
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
   /** What the store remembers between events and reads: the app's cache set's `trace` areas (else its own). */
@@ -144,7 +149,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
   };
   const memo = options.memo ?? privateFilesMemo();
   const writer = new FileWriter(ctx, new RecordDigests(memo), options.rotateBytes ?? 32 * 1024 * 1024);
-  const reader = new FileReader(ctx, writer, memo.chains);
+  const reader = new FileReader(ctx, writer, memo.chains, options.maxListingScanBytes);
   const standings = new RunStandings(ctx, reader, memo.evictedRuns);
   const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
   const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({

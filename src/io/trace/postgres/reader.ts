@@ -59,11 +59,24 @@ export function listRunsSql(filter: RunFilter, after: RunPosition | null, limit:
   if (filter.worker !== undefined) where.push(`subject_kind = 'worker' AND subject_id = ${param(filter.worker)}`);
   if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
   if (filter.outcome !== undefined) where.push(`outcome = ${param(filter.outcome)}`);
-  if (filter.visibleTo !== undefined && filter.visibleTo !== null) where.push(`caller = ${param(filter.visibleTo)}`);
+  const visibleTo = filter.visibleTo !== undefined && filter.visibleTo !== null ? filter.visibleTo : null;
+  if (visibleTo !== null) where.push(`caller = ${param(visibleTo)}`);
+  if (filter.fromMs !== undefined) where.push(`at_ms >= ${param(filter.fromMs)}::bigint`);
+  if (filter.toMs !== undefined) where.push(`at_ms < ${param(filter.toMs)}::bigint`);
+  if (filter.runId !== undefined) where.push(`run_id = ${param(filter.runId)}::text COLLATE "C"`);
+  // A run holding an event of the request or trace (indexes cc_trace_events_request and _trace).
+  for (const [column, value] of [
+    ['request_id', filter.requestId],
+    ['trace_id', filter.traceId],
+  ] as const) {
+    if (value === undefined) continue;
+    const caller = visibleTo === null ? '' : ` AND e.caller = ${param(visibleTo)}`;
+    where.push(`run_id IN (SELECT e.run_id FROM cc_trace_events e WHERE e.${column} = ${param(value)}::text COLLATE "C" AND e.at_ms >= $1${caller})`);
+  }
   if (after) where.push(`(at_ms, run_id) < (${param(after.atMs)}::bigint, ${param(after.runId)}::text COLLATE "C")`);
   const sql =
-    'SELECT run_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller FROM cc_trace_runs ' +
-    `WHERE ${where.join(' AND ')} ORDER BY at_ms DESC, run_id DESC LIMIT ${param(limit + 1)}`;
+    'SELECT run_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller, compiled_for, topic_id, role, engine, warnings, request_id, traceparent ' +
+    `FROM cc_trace_runs WHERE ${where.join(' AND ')} ORDER BY at_ms DESC, run_id DESC LIMIT ${param(limit + 1)}`;
   return { sql, params };
 }
 
@@ -146,6 +159,13 @@ export class DatabaseReader {
         chars: number;
         prompt_sha256: string | null;
         caller: string | null;
+        compiled_for: string | null;
+        topic_id: string | null;
+        role: string | null;
+        engine: string | null;
+        warnings: number;
+        request_id: string | null;
+        traceparent: string | null;
       }>(sql, [minAtMs, ...params]);
       const page = rows.slice(0, limit);
       const counts = new Map<string, number>();
@@ -167,9 +187,16 @@ export class DatabaseReader {
           chars: row.chars,
           promptSha256: row.prompt_sha256,
           events: counts.get(row.run_id) ?? 0,
+          compiledFor: row.compiled_for,
+          topicId: row.topic_id,
+          role: row.role,
+          engine: row.engine,
+          warnings: row.warnings,
         };
         if (row.surface !== null) run.surface = row.surface;
         if (row.caller !== null) run.caller = row.caller;
+        if (row.request_id !== null) run.requestId = row.request_id;
+        if (row.traceparent !== null) run.traceparent = row.traceparent;
         return run;
       });
       return runPage(runs, rows.length > limit);

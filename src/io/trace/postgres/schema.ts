@@ -15,7 +15,9 @@ import { withConnection } from './checkout.js';
  *   deleted by age (`at_ms`), walked by chain position (`segment, seq`).
  * - `cc_trace_runs`: each run's latest event, upserted with it, so `GET /runs` filters and
  *   pages through indexes instead of grouping events. Both tables name the event's caller
- *   (version 2), so one caller's runs and events are read without the others'.
+ *   (version 2), so one caller's runs and events are read without the others'. Version 3
+ *   adds what the list shows (the minute compiled for, topic, role, engine, warnings) and
+ *   each event's request id and trace id, indexed, so a run is found from a log line.
  * - `cc_trace_records`: prompt texts (`kind` text, stored as a JSON string, so any text —
  *   a NUL, a lone surrogate — round-trips) and repeated structures (`kind` json: block
  *   summaries, source records, cache plans, tool definitions), stored once per UTC day by sha256 (insert on
@@ -90,6 +92,20 @@ const MIGRATIONS: ReadonlyArray<{ version: number; statements: readonly string[]
       'ALTER TABLE cc_trace_events ADD COLUMN caller text COLLATE "C"',
       'ALTER TABLE cc_trace_runs ADD COLUMN caller text COLLATE "C"',
       'CREATE INDEX cc_trace_runs_caller ON cc_trace_runs (caller, at_ms DESC, run_id DESC)',
+    ],
+  },
+  {
+    // Finding a run (GET /runs): what the list shows of each run's latest event, and each
+    // event's request id and trace id, so a run is found from a log line through an index.
+    // Null on rows written before (runs list them without those fields; the partial indexes
+    // hold only rows that have an id, so building them on an old table reads it once).
+    version: 3,
+    statements: [
+      'ALTER TABLE cc_trace_events ADD COLUMN request_id text COLLATE "C", ADD COLUMN trace_id text COLLATE "C"',
+      'CREATE INDEX cc_trace_events_request ON cc_trace_events (request_id) WHERE request_id IS NOT NULL',
+      'CREATE INDEX cc_trace_events_trace ON cc_trace_events (trace_id) WHERE trace_id IS NOT NULL',
+      `ALTER TABLE cc_trace_runs ADD COLUMN compiled_for text, ADD COLUMN topic_id text, ADD COLUMN role text, ADD COLUMN engine text,
+        ADD COLUMN warnings integer NOT NULL DEFAULT 0, ADD COLUMN request_id text, ADD COLUMN traceparent text`,
     ],
   },
 ];

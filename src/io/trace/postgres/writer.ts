@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { GENESIS_LINK, type ChainSigner } from '../chain.js';
 import type { Memo } from '../../../core/memo.js';
 import { eventRecord, type RecordDigests, type Refs, type TraceSplice } from '../event-record.js';
-import type { QueuedEvent, TraceLog } from '../store.js';
+import { listedFields, traceIdOfTraceparent, type QueuedEvent, type TraceEventInput, type TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
 import { withConnection } from './checkout.js';
 import { migrate } from './schema.js';
@@ -237,22 +237,7 @@ export class DatabaseWriter {
       fresh.map((record) => record.sha),
       fresh.map((record) => record.kind),
       fresh.map((record) => record.body),
-      rows.seq,
-      rows.runId,
-      rows.atMs,
-      rows.body,
-      rows.prev,
-      rows.link,
-      rows.at,
-      rows.route,
-      rows.kind,
-      rows.subject,
-      rows.surface,
-      rows.status,
-      rows.outcome,
-      rows.chars,
-      rows.prompt,
-      rows.caller,
+      ...columnParams(rows),
     ];
     const written = await this.commitRetrying(params);
     if (written !== batch.length) {
@@ -295,24 +280,7 @@ export class DatabaseWriter {
       source: (source) => refs.data(digests.source(source)),
       json: (value) => refs.data(digests.object(value)),
     };
-    const rows = {
-      seq: [] as number[],
-      runId: [] as string[],
-      atMs: [] as number[],
-      body: [] as string[],
-      prev: [] as string[],
-      link: [] as string[],
-      at: [] as string[],
-      route: [] as string[],
-      kind: [] as string[],
-      subject: [] as string[],
-      surface: [] as Array<string | null>,
-      status: [] as number[],
-      outcome: [] as string[],
-      chars: [] as number[],
-      prompt: [] as Array<string | null>,
-      caller: [] as Array<string | null>,
-    };
+    const rows = eventColumns();
     const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined; scope: object }> = [];
     let link = target.lastLink;
     let seq = target.lastSeq;
@@ -327,22 +295,7 @@ export class DatabaseWriter {
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
       const next = signer.link(link, Buffer.from(body));
-      rows.seq.push(seq);
-      rows.runId.push(event.runId);
-      rows.atMs.push(atMs);
-      rows.body.push(body);
-      rows.prev.push(link);
-      rows.link.push(next);
-      rows.at.push(event.at);
-      rows.route.push(event.route);
-      rows.kind.push(event.subject.kind);
-      rows.subject.push(event.subject.id);
-      rows.surface.push(event.surface ?? null);
-      rows.status.push(event.status);
-      rows.outcome.push(event.outcome);
-      rows.chars.push(stored.chars);
-      rows.prompt.push(event.promptSha256 ?? null);
-      rows.caller.push(event.caller ?? null);
+      pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars: stored.chars });
       link = next;
       prevAtMs = atMs;
       newestMs = Math.max(newestMs, atMs);
@@ -352,7 +305,7 @@ export class DatabaseWriter {
     return { rows, fresh, splices, seq, link, prevAtMs, newestMs };
   }
 
-  /** `commit`, tried again after a deadlock or a serialization failure. */
+  /** `commit`, again after a deadlock or a serialization failure (at most RETRIES times); any other failure as a safe error. */
   private async commitRetrying(params: unknown[]): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -394,24 +347,122 @@ WITH head AS (
   WHERE EXISTS (SELECT 1 FROM head)
   ON CONFLICT DO NOTHING
 ), events AS (
-  INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link, caller)
-  SELECT head.segment, e.seq, e.run_id, e.at_ms, e.body, e.prev, e.link, e.caller
-  FROM head, unnest($11::bigint[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $26::text[]) AS e(seq, run_id, at_ms, body, prev, link, caller)
-  RETURNING id, seq, run_id, at_ms, caller
+  INSERT INTO cc_trace_events (segment, seq, run_id, at_ms, body, prev, link, caller, request_id, trace_id)
+  SELECT head.segment, e.seq, e.run_id, e.at_ms, e.body, e.prev, e.link, e.caller, e.request_id, e.trace_id
+  FROM head, unnest($11::bigint[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $26::text[], $27::text[], $28::text[])
+    AS e(seq, run_id, at_ms, body, prev, link, caller, request_id, trace_id)
+  RETURNING id, seq, run_id, at_ms, caller, request_id
 ), latest AS (
-  SELECT DISTINCT ON (events.run_id) events.id, events.run_id, events.at_ms, events.caller, s.at, s.route, s.kind, s.subject, s.surface, s.status, s.outcome, s.chars, s.prompt
+  SELECT DISTINCT ON (events.run_id) events.id, events.run_id, events.at_ms, events.caller, events.request_id, s.at, s.route, s.kind, s.subject, s.surface,
+    s.status, s.outcome, s.chars, s.prompt, l.compiled_for, l.topic_id, l.role, l.engine, l.warnings, l.traceparent
   FROM events
   JOIN unnest($11::bigint[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::integer[], $25::text[])
     AS s(seq, at, route, kind, subject, surface, status, outcome, chars, prompt) ON s.seq = events.seq
+  JOIN unnest($11::bigint[], $29::text[], $30::text[], $31::text[], $32::text[], $33::integer[], $34::text[])
+    AS l(seq, compiled_for, topic_id, role, engine, warnings, traceparent) ON l.seq = events.seq
   ORDER BY events.run_id, events.at_ms DESC, events.id DESC
 ), runs AS (
-  INSERT INTO cc_trace_runs (run_id, at_ms, event_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller)
-  SELECT run_id, at_ms, id, at, route, kind, subject, surface, status, outcome, chars, prompt, caller FROM latest ORDER BY run_id
+  INSERT INTO cc_trace_runs (run_id, at_ms, event_id, at, route, subject_kind, subject_id, surface, status, outcome, chars, prompt_sha256, caller,
+    compiled_for, topic_id, role, engine, warnings, request_id, traceparent)
+  SELECT run_id, at_ms, id, at, route, kind, subject, surface, status, outcome, chars, prompt, caller,
+    compiled_for, topic_id, role, engine, warnings, request_id, traceparent FROM latest ORDER BY run_id
   ON CONFLICT (run_id) DO UPDATE SET
     at_ms = EXCLUDED.at_ms, event_id = EXCLUDED.event_id, at = EXCLUDED.at, route = EXCLUDED.route,
     subject_kind = EXCLUDED.subject_kind, subject_id = EXCLUDED.subject_id, surface = EXCLUDED.surface,
     status = EXCLUDED.status, outcome = EXCLUDED.outcome, chars = EXCLUDED.chars, prompt_sha256 = EXCLUDED.prompt_sha256,
-    caller = EXCLUDED.caller
+    caller = EXCLUDED.caller, compiled_for = EXCLUDED.compiled_for, topic_id = EXCLUDED.topic_id, role = EXCLUDED.role,
+    engine = EXCLUDED.engine, warnings = EXCLUDED.warnings, request_id = EXCLUDED.request_id, traceparent = EXCLUDED.traceparent
   WHERE (EXCLUDED.at_ms, EXCLUDED.event_id) > (cc_trace_runs.at_ms, cc_trace_runs.event_id)
 )
 SELECT count(*)::integer AS events FROM events`;
+
+/** A batch's events as columns: one array per parameter of the statement's `unnest`s. */
+function eventColumns() {
+  return {
+    seq: [] as number[],
+    runId: [] as string[],
+    atMs: [] as number[],
+    body: [] as string[],
+    prev: [] as string[],
+    link: [] as string[],
+    at: [] as string[],
+    route: [] as string[],
+    kind: [] as string[],
+    subject: [] as string[],
+    surface: [] as Array<string | null>,
+    status: [] as number[],
+    outcome: [] as string[],
+    chars: [] as number[],
+    prompt: [] as Array<string | null>,
+    caller: [] as Array<string | null>,
+    requestId: [] as Array<string | null>,
+    traceId: [] as Array<string | null>,
+    compiledFor: [] as Array<string | null>,
+    topicId: [] as Array<string | null>,
+    role: [] as Array<string | null>,
+    engine: [] as Array<string | null>,
+    warnings: [] as number[],
+    traceparent: [] as Array<string | null>,
+  };
+}
+
+type EventColumns = ReturnType<typeof eventColumns>;
+
+/** One event's row: its place in the chain, what the runs table lists, and what `GET /runs` finds it by. */
+function pushEvent(rows: EventColumns, event: TraceEventInput, row: { seq: number; atMs: number; body: string; prev: string; link: string; chars: number }): void {
+  rows.seq.push(row.seq);
+  rows.runId.push(event.runId);
+  rows.atMs.push(row.atMs);
+  rows.body.push(row.body);
+  rows.prev.push(row.prev);
+  rows.link.push(row.link);
+  rows.at.push(event.at);
+  rows.route.push(event.route);
+  rows.kind.push(event.subject.kind);
+  rows.subject.push(event.subject.id);
+  rows.surface.push(event.surface ?? null);
+  rows.status.push(event.status);
+  rows.outcome.push(event.outcome);
+  rows.chars.push(row.chars);
+  rows.prompt.push(event.promptSha256 ?? null);
+  rows.caller.push(event.caller ?? null);
+  const listed = listedFields(event);
+  rows.requestId.push(listed.requestId ?? null);
+  rows.traceId.push(traceIdOfTraceparent(listed.traceparent) ?? null);
+  rows.compiledFor.push(listed.compiledFor);
+  rows.topicId.push(listed.topicId);
+  rows.role.push(listed.role);
+  rows.engine.push(listed.engine);
+  rows.warnings.push(listed.warnings);
+  rows.traceparent.push(listed.traceparent ?? null);
+}
+
+/** The columns as the statement's parameters $11 to $34, in their order. */
+function columnParams(rows: EventColumns): unknown[] {
+  return [
+    rows.seq,
+    rows.runId,
+    rows.atMs,
+    rows.body,
+    rows.prev,
+    rows.link,
+    rows.at,
+    rows.route,
+    rows.kind,
+    rows.subject,
+    rows.surface,
+    rows.status,
+    rows.outcome,
+    rows.chars,
+    rows.prompt,
+    rows.caller,
+    rows.requestId,
+    rows.traceId,
+    rows.compiledFor,
+    rows.topicId,
+    rows.role,
+    rows.engine,
+    rows.warnings,
+    rows.traceparent,
+  ];
+}

@@ -1,0 +1,76 @@
+/**
+ * The runbook's alerts (docker/prometheus/alerts.yml, docs/operations.md "Runbook"): every
+ * series they read is one /metrics exposes, and — where Prometheus's promtool is installed —
+ * the rules and the scrape config pass `promtool check`, and the rules' unit tests
+ * (alerts.test.yml: load shedding, trace writes failing, a broken chain, not ready, down)
+ * pass `promtool test rules`.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { PROJECT_ROOT } from '../../src/config.js';
+import { buildTestApp, tempDir } from '../helpers/app.js';
+import { findPromtool } from '../helpers/promtool.js';
+
+const DIR = join(PROJECT_ROOT, 'docker/prometheus');
+const run = promisify(execFile);
+/** Series Prometheus makes itself, not the service. */
+const PROMETHEUS_OWN = new Set(['up']);
+
+interface Rule {
+  alert: string;
+  expr: string;
+}
+
+async function rules(): Promise<Rule[]> {
+  const file = parse(await readFile(join(DIR, 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Rule[] }> };
+  return file.groups.flatMap((group) => group.rules);
+}
+
+describe('alert rules', () => {
+  it('read only series the service exposes on /metrics (or Prometheus’s own up)', async () => {
+    const { app } = await buildTestApp();
+    const metrics = await app.inject('/metrics');
+    expect(metrics.statusCode).toBe(200);
+    const types = new Map([...metrics.body.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
+    const missing: string[] = [];
+    const found = await rules();
+    expect(found.map((rule) => rule.alert)).toEqual(expect.arrayContaining(['ContextCompilerSheddingLoad', 'ContextCompilerTraceWritesFailing', 'ContextCompilerTraceChainBroken', 'ContextCompilerNotReady']));
+    for (const rule of found) {
+      const series = [...rule.expr.matchAll(/\b(cc_[a-z0-9_]+|nodejs_[a-z0-9_]+|process_[a-z0-9_]+|up)\b/g)].map((match) => match[1]!);
+      expect(series.length, rule.alert).toBeGreaterThan(0);
+      for (const name of series) {
+        const histogram = /^(.*)_(bucket|sum|count)$/.exec(name);
+        const known = PROMETHEUS_OWN.has(name) || types.has(name) || (histogram !== null && types.get(histogram[1]!) === 'histogram');
+        if (!known) missing.push(`${rule.alert}: ${name}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    // Readiness is scraped check by check, as /readyz answers it.
+    expect(metrics.body).toMatch(/^cc_ready\{check="brain"\} 1$/m);
+    expect(metrics.body).toMatch(/^cc_ready\{check="traces"\} 1$/m);
+    expect(metrics.body).toMatch(/^cc_trace_chain_breaks_total 0$/m);
+  });
+
+  const promtool = findPromtool();
+  describe.skipIf(promtool.skipped !== null)(`with promtool${promtool.skipped ? ` (SKIPPED: ${promtool.skipped})` : ''}`, () => {
+    it('pass promtool check rules, their unit tests, and the scrape config that loads them', async () => {
+      const checked = await run(promtool.path!, ['check', 'rules', join(DIR, 'alerts.yml')]);
+      expect(checked.stdout).toMatch(/SUCCESS: \d+ rules found/);
+      const tested = await run(promtool.path!, ['test', 'rules', join(DIR, 'alerts.test.yml')]);
+      expect(`${tested.stdout}${tested.stderr}`).toContain('SUCCESS');
+      // The config names a token file that only exists where Prometheus runs: checked against a stand-in.
+      const dir = await tempDir('cc-prometheus-');
+      const token = join(dir, 'token');
+      await writeFile(token, 'a-scrape-token-0123456789', { mode: 0o600 });
+      const config = (await readFile(join(DIR, 'prometheus.yml'), 'utf8')).replaceAll('/etc/prometheus/secrets/context-compiler-token', token);
+      await writeFile(join(dir, 'prometheus.yml'), config);
+      await copyFile(join(DIR, 'alerts.yml'), join(dir, 'alerts.yml'));
+      const config_ = await run(promtool.path!, ['check', 'config', join(dir, 'prometheus.yml')]);
+      expect(`${config_.stdout}${config_.stderr}`).toMatch(/SUCCESS: 7 rules found/);
+    });
+  });
+});

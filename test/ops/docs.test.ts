@@ -1,0 +1,63 @@
+/**
+ * The docs stand alone inside the repository (issue 26): no link or reference leaves it — no
+ * `../shared/…`, no "SPEC §7" — and every relative link lands on a file that exists here (and
+ * on a heading that exists, for a `#fragment`).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
+
+const DOCS = ['README.md', 'SECURITY.md', 'packages/client/README.md', 'openapi.yaml'];
+
+async function docFiles(): Promise<string[]> {
+  const docs = (await readdir(join(PROJECT_ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  return [...DOCS, ...docs];
+}
+
+/** GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to dashes. */
+function anchor(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+describe('the docs stand alone inside the repository', () => {
+  it('refer to nothing outside it: no ../shared, no SPEC sections', async () => {
+    const found: string[] = [];
+    for (const file of await docFiles()) {
+      const lines = (await readFile(join(PROJECT_ROOT, file), 'utf8')).split('\n');
+      lines.forEach((line, i) => {
+        if (/\.\.\/shared|SPEC §|SPEC\.md/.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('link only to files and headings that exist in the repository', async () => {
+    const broken: string[] = [];
+    for (const file of (await docFiles()).filter((name) => name.endsWith('.md'))) {
+      const text = await readFile(join(PROJECT_ROOT, file), 'utf8');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        const [path, fragment] = target!.split('#') as [string, string | undefined];
+        const resolved = path === '' ? join(PROJECT_ROOT, file) : resolve(PROJECT_ROOT, dirname(file), path);
+        if (relative(PROJECT_ROOT, resolved).startsWith('..')) {
+          broken.push(`${file}: ${target} leaves the repository`);
+          continue;
+        }
+        if (!(await stat(resolved).catch(() => null))) {
+          broken.push(`${file}: ${target} does not exist`);
+          continue;
+        }
+        if (fragment !== undefined && resolved.endsWith('.md')) {
+          const headings = [...(await readFile(resolved, 'utf8')).matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchor(match[1]!));
+          if (!headings.includes(fragment)) broken.push(`${file}: ${target} names no heading of ${relative(PROJECT_ROOT, resolved)}`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});

@@ -1,0 +1,307 @@
+/**
+ * The operator's minute (issue 26), in Chromium against one real listening server that has
+ * served an hour of traffic: from a `requestId` in a log line, find the run, read its summary
+ * card, and reach the changed text of a block against the previous run — at 1280 and at
+ * 420 px — with every figure on the way (the minute compiled for, sizes, shares, tokens,
+ * digests) the same in every view. One server and one browser for the file; each case opens
+ * its own browser context (no token, storage or cache carried over).
+ */
+import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, createLogger } from '../../src/app.js';
+import { EXAMPLE_BRAIN, loadConfig } from '../../src/config.js';
+import { buildDist } from '../helpers/build.js';
+import { chromiumForTests } from '../helpers/chromium.js';
+
+/** Found by the globalSetup (test/helpers/chromium.ts): CHROMIUM_PATH, Debian's, Playwright's or the npm package's. */
+const chromiumBinary = chromiumForTests();
+const WAIT_MS = 10_000;
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+let browser: Browser;
+let app: FastifyInstance;
+let base: string;
+let root: string;
+const logLines: Array<Record<string, unknown>> = [];
+
+/** The runs an hour of traffic left, by what the test needs of them. */
+const runs = { previous: '', changed: '', failed: '', mars: '', venus: '', governed: '', repeated: 'mars-call-1' };
+/** The request id the service logged for the compile that changed (read from its log line, as an operator would). */
+let loggedRequestId = '';
+
+async function send(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; runId: string; body: Record<string, unknown> }> {
+  const response = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  return { status: response.status, runId: response.headers.get('x-run-id') ?? '', body: (await response.json()) as Record<string, unknown> };
+}
+
+/** One server that served an hour of traffic, and one browser, for every case of the file. */
+async function start(): Promise<void> {
+  await buildDist();
+  browser = await chromium.launch({ executablePath: chromiumBinary.path!, headless: true, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  root = await mkdtemp(join(tmpdir(), 'cc-operator-'));
+  const brainRoot = join(root, 'brain');
+  await cp(EXAMPLE_BRAIN, brainRoot, { recursive: true });
+  const config = loadConfig({ BRAIN_ROOT: brainRoot, TRACE_DIR: join(root, 'traces'), LOG_LEVEL: 'info', PRESSURE_MAX_EVENT_LOOP_DELAY: '0' });
+  const logs = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  app = await buildApp(config, { logger: createLogger(config, logs) });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  // An hour of traffic: personas at several minutes and topics, a repeated call answered 304, a governed worker, a failure.
+  const worker = (now: string, task: string) => ({ phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', task, now });
+  runs.previous = (await send('/compile', { method: 'POST', body: worker('2026-11-30T17:30:00Z', 'Draft the launch post.') })).runId;
+  runs.mars = (await send('/context/mars?topicId=garden&now=2026-11-30T09:00:00Z', { headers: { 'x-request-id': 'voice-0900' } })).runId;
+  runs.venus = (await send('/context/venus?now=2026-11-30T09:01:00Z')).runId;
+  const first = await fetch(`${base}/context/mars?now=2026-11-30T09:05:00Z&runId=${runs.repeated}`);
+  const etag = first.headers.get('etag')!;
+  await first.arrayBuffer();
+  expect((await fetch(`${base}/context/mars?now=2026-11-30T09:05:00Z&runId=${runs.repeated}`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+  runs.governed = (await send('/compile', { method: 'POST', body: { phase: 'start', surface: 'queued-task', worker: 'courier', task: 'Send the weekly digest', engine: 'gpt-4.1' } })).runId;
+  const failed = await send('/compile', { method: 'POST', body: { phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000), now: '2026-11-30T17:35:00Z' } });
+  expect(failed.status).toBe(422);
+  runs.failed = failed.runId;
+  // Someone edits the worker's identity; the next compile of scribe is the one an operator is asked about.
+  await appendFile(join(brainRoot, 'workers/scribe/identity.md'), '\nPrefer short paragraphs.\n');
+  const changed = await send('/compile', { method: 'POST', body: worker('2026-11-30T17:31:00Z', 'Draft the launch post.'), headers: { traceparent: TRACEPARENT } });
+  expect(changed.status).toBe(200);
+  runs.changed = changed.runId;
+  const line = logLines.find((entry) => entry['msg'] === 'request' && entry['runId'] === runs.changed);
+  loggedRequestId = String(line?.['requestId'] ?? '');
+  expect(loggedRequestId).not.toBe('');
+}
+
+interface Opened {
+  page: Page;
+  problems: string[];
+  close(): Promise<void>;
+}
+
+async function open(width: number): Promise<Opened> {
+  const context = await browser.newContext({ viewport: { width, height: width > 500 ? 900 : 800 } });
+  context.setDefaultTimeout(WAIT_MS);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('dialog', (dialog) => {
+    problems.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  return { page, problems, close: () => context.close() };
+}
+
+const text = async (page: Page, selector: string) => ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
+const noSidewaysScroll = (page: Page) => page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+
+/** The cells whose text takes more than one line: none, when no word or figure in them was broken across lines. */
+const brokenCells = (page: Page, selector: string) =>
+  page.locator(selector).evaluateAll((cells) =>
+    cells
+      .filter((cell) => {
+        const range = cell.ownerDocument.createRange();
+        range.selectNodeContents(cell);
+        const tops = new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)));
+        return tops.size > 1;
+      })
+      .map((cell) => cell.textContent),
+  );
+
+/** The flow of the issue: log line → runs list → run card → what changed, collecting every figure shown on the way. */
+async function fromLogLineToChangedText(page: Page, width: number): Promise<Record<string, string>> {
+  const seen: Record<string, string> = {};
+  await page.goto(`${base}/ui/`);
+  await page.locator('input[name="requestId"]').fill(loggedRequestId);
+  await page.locator('form.filters button[type="submit"]').click();
+  await page.waitForURL(new RegExp(`requestId=${loggedRequestId}`));
+  const row = page.locator(`tr[data-run-id="${runs.changed}"]`);
+  await row.waitFor();
+  expect(await page.locator('table.runs tbody tr').count()).toBe(1);
+  seen['list minute'] = await text(page, `tr[data-run-id="${runs.changed}"] .compiled-for`);
+  expect(seen['list minute']).toBe('2026-11-30 17:31 UTC');
+  seen['list chars'] = await text(page, `tr[data-run-id="${runs.changed}"] .col-chars`);
+  expect(await noSidewaysScroll(page)).toBe(0);
+
+  await row.locator('a.run-link').click();
+  await page.waitForURL(new RegExp(`#/runs/${runs.changed}$`));
+  const card = page.locator('section.run-card');
+  await card.locator('.vs-line').waitFor();
+  seen['card minute'] = await text(page, '.run-card .card-minute');
+  expect(await text(page, '.run-card')).toContain('workerscribe');
+  expect(await text(page, '.run-card .card-status')).toContain('200 delivered');
+  expect(await text(page, '.run-card .request-id')).toBe(loggedRequestId);
+  seen['card chars'] = (await text(page, '.run-card .card-delivered')).replace(' delivered', '');
+  seen['card budget'] = await text(page, '.run-card .card-budget');
+  // The previous run of scribe, and in one line what changed since it: the identity file.
+  expect(await text(page, '.run-card .previous-run')).toBe(runs.previous);
+  expect(await text(page, '.run-card .vs-line')).toMatch(/^2 of \d+ blocks differ: identity changed \(sources changed workers\/scribe\/identity\.md\); 4 of 4 cache boundaries moved; the route key changed\.$/);
+  expect(await text(page, '.run-nav')).toContain('← Previous run of scribe');
+  // The prompt comes before the blocks, and the raw request is folded.
+  const order = await page.locator('article.event section').evaluateAll((sections) => sections.map((section) => section.className));
+  expect(order.indexOf('delivered')).toBeLessThan(order.indexOf('blocks-section'));
+  expect(await page.locator('details.raw-request').getAttribute('open')).toBeNull();
+
+  // Shares: the block's, the bar's and the HUD's are one figure.
+  seen['block share'] = await text(page, 'li.block[data-kind="identity"] .share');
+  const barTitle = (await page.locator('.bar .bar-block[data-block="0"]').getAttribute('title')) ?? '';
+  seen['bar share'] = /\(([\d.]+ %) of the budget\)/.exec(barTitle)?.[1] ?? '';
+  seen['hud share'] = (await text(page, 'section.hud tr[data-path="workers/scribe/identity.md"] td.share')).trim();
+  // The budget bar is scaled to what was used: the blocks fill it, the limit is a marker with its figure.
+  const cover = await page.locator('.bar').evaluate((bar) => [...bar.querySelectorAll('.bar-block')].reduce((sum, block) => sum + block.getBoundingClientRect().width, 0) / bar.getBoundingClientRect().width);
+  expect(cover).toBeGreaterThan(0.9);
+  expect(await page.locator('.bar .bar-limit').count()).toBe(1);
+  expect(await text(page, 'section.budget')).toMatch(/limit 24,000 chars →/);
+  seen['budget used'] = /^([\d,]+ of [\d,]+ chars used \([\d.]+ %\))/.exec(await text(page, 'section.budget p.budget-figures'))?.[1] ?? '';
+  seen['event chars'] = /^([\d,]+ chars) delivered/.exec(await text(page, 'article.event dd:has-text("chars delivered (systemPrompt")'))?.[1] ?? '';
+  expect(await page.locator('.bar .bar-label', { hasText: 'identity' }).count()).toBe(1);
+  // Tokens: the cache plan's figure for the volatile prefix, to hold against the comparison's.
+  seen['run tokens'] = await text(page, 'section.cache table.boundaries tbody tr:last-child td:nth-child(4)');
+  seen['content sha'] = await text(page, 'li.block[data-kind="identity"] .digest');
+  expect(await noSidewaysScroll(page)).toBe(0);
+  await page.screenshot({ path: join(tmpdir(), `operator-run-${width}.png`), fullPage: true });
+
+  await page.locator('.run-card a.compare-previous').click();
+  await page.waitForURL(new RegExp(`#/compare/${runs.previous}/${runs.changed}$`));
+  await page.locator('tr.block-diff[data-diff-kind="identity"] .diff-text').waitFor();
+  seen['compare minute'] = await text(page, '.compared-runs [data-side="after"] dd');
+  const identity = page.locator('.compare-blocks tr[data-kind="identity"]');
+  expect(await identity.getAttribute('data-change')).toBe('changed');
+  const diff = await text(page, 'tr.block-diff[data-diff-kind="identity"]');
+  expect(diff).toMatch(/2 lines added, 0 removed; each text checked against its sha256: content sha256 [0-9a-f]{12} → content sha256 [0-9a-f]{12}⋯/);
+  expect(await page.locator('tr.block-diff[data-diff-kind="identity"] .diff-added', { hasText: 'Prefer short paragraphs.' }).count()).toBe(1);
+  // Only the changed text and two lines around it: the rest of the identity is folded.
+  expect(diff).toMatch(/⋯ \d+ unchanged lines/);
+  // The digests the changed text was checked against are the run pages' content digests, labelled alike.
+  seen['compare content sha'] = await text(page, 'tr.block-diff[data-diff-kind="identity"] .diff-sha[data-side="after"] .digest');
+  seen['compare tokens'] = (await text(page, '.compare-boundaries tr[data-boundary="volatile"] td:nth-child(3)')).split(' · ')[1]?.replace(' tokens', '') ?? '';
+  // The task text is the same: no "request differed" beside "the same request".
+  expect(await text(page, '[data-difference="request"]')).toBe('The same request identifiers and options, and the same request text.');
+  expect(await noSidewaysScroll(page)).toBe(0);
+  expect(await brokenCells(page, '.compare-table td.nowrap, .compare-table .nowrap')).toEqual([]);
+  await page.screenshot({ path: join(tmpdir(), `operator-compare-${width}.png`), fullPage: true });
+  return seen;
+}
+
+const title = chromiumBinary.skipped ? `the operator’s minute in chromium (SKIPPED: ${chromiumBinary.skipped})` : `the operator’s minute in chromium (${chromiumBinary.from})`;
+
+describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
+  beforeAll(start, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  for (const width of [1280, 420]) {
+    it(`at ${width} px: from a request id in a log line to the changed text of a block against the previous run, every figure equal across views`, async () => {
+      const { page, problems, close } = await open(width);
+      try {
+        const seen = await fromLogLineToChangedText(page, width);
+        expect(seen['card minute'], 'the minute compiled for').toBe(seen['list minute']);
+        expect(seen['compare minute']).toBe(seen['list minute']);
+        expect(seen['bar share'], 'shares').toBe(seen['block share']);
+        expect(seen['hud share']).toBe(seen['block share']);
+        expect(seen['compare tokens'], 'tokens').toBe(seen['run tokens']);
+        expect(seen['card chars'], 'chars delivered').toBe(seen['list chars']);
+        expect(seen['event chars']).toBe(seen['list chars']);
+        expect(seen['card budget'], 'the budget used').toBe(seen['budget used']);
+        expect(seen['compare content sha'], 'content digests').toBe(seen['content sha']);
+        expect(seen['content sha']).toMatch(/^content sha256 [0-9a-f]{12}$/);
+        expect(seen['block share']).toMatch(/^\d+\.\d %$/);
+        expect(problems).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+  }
+
+  it('at 420 px a failed run shows its error above the fold; a run answered 200 then 304 shows a timeline of whether its cached prefix held', async () => {
+    const { page, problems, close } = await open(420);
+    try {
+      await page.goto(`${base}/ui/#/runs/${runs.failed}`);
+      const failure = page.locator('.run-card .failure');
+      await failure.waitFor();
+      expect(await failure.textContent()).toContain('CC_BUDGET_EXCEEDED');
+      const box = await failure.boundingBox();
+      expect(box!.y + box!.height).toBeLessThanOrEqual(800);
+      expect(await noSidewaysScroll(page)).toBe(0);
+      await page.screenshot({ path: join(tmpdir(), 'operator-failed-420.png') });
+
+      await page.goto(`${base}/ui/#/runs/${runs.repeated}`);
+      const items = page.locator('section.timeline li');
+      await items.nth(1).waitFor();
+      expect(await items.count()).toBe(2);
+      expect(await text(page, 'section.timeline li[data-event="1"]')).toContain('first delivery shown');
+      expect(await text(page, 'section.timeline li[data-event="2"]')).toContain('not modified (nothing sent again); cached prefix held (all 3 boundaries)');
+      expect(await text(page, 'section.timeline li[data-event="2"]')).toContain('compiled for 2026-11-30 09:05 UTC');
+      // The latest event is open, the one before folded; the timeline opens it.
+      expect(await page.locator('article.event details.event-details[open]').count()).toBe(1);
+      await page.locator('section.timeline li[data-event="1"] button.timeline-jump').click();
+      expect(await page.locator('article.event details.event-details[open]').count()).toBe(2);
+      expect(await noSidewaysScroll(page)).toBe(0);
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('credits SOUL.md and the memory files with the live context in the HUD, and names the digests it shows', async () => {
+    const { page, problems, close } = await open(1280);
+    try {
+      await page.goto(`${base}/ui/#/runs/${runs.mars}`);
+      const hud = page.locator('section.hud');
+      await hud.waitFor();
+      const liveShare = await text(page, 'li.block[data-kind="live-context"] .share');
+      for (const path of ['SOUL.md', 'memory/2026-11-30.md']) {
+        expect(await text(page, `section.hud tr[data-path="${path}"] .hud-blocks`), path).toBe('live-context (shared)');
+        expect(await text(page, `section.hud tr[data-path="${path}"] td.share`), path).toBe(liveShare);
+      }
+      expect(await text(page, 'section.hud .shared-blocks')).toContain(`live-context ${liveShare} from `);
+      // The card shows the topic asked for, and the runs list the same minute for this run.
+      expect(await text(page, '.run-card')).toContain('topicgarden');
+      expect(await text(page, '.run-card .card-minute')).toBe('2026-11-30 09:00 UTC');
+
+      // A governed worker: its role receipt's digest is its block's content digest, labelled as such.
+      await page.goto(`${base}/ui/#/runs/${runs.governed}`);
+      await page.locator('section.governance').waitFor();
+      const receipt = await text(page, 'section.governance .role .digest');
+      const roleBlock = await text(page, 'li.block[data-kind="role"] .digest');
+      expect(receipt).toMatch(/^content sha256 [0-9a-f]{12}$/);
+      expect(receipt).toBe(roleBlock);
+      expect(await text(page, 'section.governance .role')).toMatch(/\(block #\d+ role\)/);
+      expect(await text(page, '.run-card')).toContain('engine gpt-4.1'.replace(' ', ''));
+
+      // Finding runs by trace and by time: the traceparent of the call, and the minute range of the hour.
+      await page.goto(`${base}/ui/#/runs?traceparent=${TRACEPARENT.slice(3, 35)}`);
+      await page.locator(`tr[data-run-id="${runs.changed}"]`).waitFor();
+      expect(await page.locator('table.runs tbody tr').count()).toBe(1);
+      await page.goto(`${base}/ui/#/runs?runId=${runs.failed}`);
+      await page.locator(`tr[data-run-id="${runs.failed}"]`).waitFor();
+      expect(await page.locator(`tr[data-run-id="${runs.failed}"] .warnings-flag`).count()).toBe(0);
+      await page.goto(`${base}/ui/#/runs?worker=nobody`);
+      await page.locator('.results .empty').waitFor();
+      const future = new Date(Date.now() + 3_600_000).toISOString();
+      await page.goto(`${base}/ui/#/runs?from=${future}`);
+      await page.locator('.results .empty').waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});

@@ -1,0 +1,311 @@
+/**
+ * A run's page (`#/runs/<runId>`), in the order an operator asks: a summary card first —
+ * what failed or warned, in colour; the minute compiled for, subject, topic, role, engine,
+ * status and size against the budget; and how it differs from the previous run of the
+ * subject, in one line — then a timeline of its events, then each event (the latest open,
+ * its prompt before its blocks), and what the hash chain says, folded.
+ */
+import { comparableEvent, compareRuns, comparisonLine, latestComparable, type ComparedEvent } from './compare.js';
+import { h, replace, type Child } from './dom.js';
+import { failureBox, renderEvent } from './event-view.js';
+import {
+  compareHash,
+  eventMinute,
+  formatNumber,
+  formatShare,
+  formatTime,
+  prefixHeld,
+  runHash,
+  runListPath,
+  runTracePath,
+  shareOf,
+  type ChainStatus,
+  type RunList,
+  type RunSummary,
+  type RunTrace,
+  type TraceEvent,
+} from './model.js';
+import { definitions, outcomeClass, PAGE_SIZE, problemBox, type PageContext } from './views.js';
+
+export async function renderRun(context: PageContext, runId: string): Promise<void> {
+  const { main } = context;
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading the trace…'));
+  const previousLink = h('span', { class: 'previous-run-nav' });
+  replace(main, h('p', { class: 'run-nav' }, h('a', { href: '#/runs' }, '← Runs'), previousLink), h('h1', {}, 'Run ', h('code', {}, runId)), body);
+
+  let trace: RunTrace;
+  try {
+    trace = await context.api.get<RunTrace>(runTracePath(runId));
+  } catch (error) {
+    if (context.current()) replace(body, problemBox(error));
+    return;
+  }
+  if (!context.current()) return;
+  const count = trace.events.length;
+  const latest = trace.events[count - 1]!;
+  const panels = trace.events.map((event, i) => renderEvent(event, `Event ${i + 1}`, i === count - 1));
+  const events = h('div', { class: 'events' }, panels);
+  const versus = h('p', { class: 'vs-previous muted' }, `Looking for the previous run of ${latest.subject.id}…`);
+  replace(
+    body,
+    runCard(trace, latest, versus),
+    pairLink(trace),
+    count > 1 || trace.nextCursor !== null ? timeline(trace, panels) : null,
+    events,
+    trace.nextCursor === null ? null : laterEvents(context, runId, trace.nextCursor, count, events),
+    chainSection(trace.chain, trace.nextCursor !== null),
+    trace.events.some((event) => event.blocks?.length) ? comparePicker(context, trace) : null,
+  );
+  await previousRun(context, trace, latest, versus, previousLink);
+}
+
+/**
+ * The other run of a connect-and-refresh pair, linked both ways: a refresh run names its
+ * parent in its events; a persona connect's refreshes, if it had any, are in run
+ * `<runId>:refresh` (not looked up: a run that never was reads as a 404 there).
+ */
+function pairLink(trace: RunTrace): HTMLElement | null {
+  const parent = trace.events.find((event) => event.parentRunId !== undefined)?.parentRunId;
+  if (parent !== undefined) return h('p', { class: 'run-pair' }, 'Mid-call refreshes of the connect in run ', h('a', { href: runHash(parent), class: 'parent-run' }, parent), '.');
+  if (!trace.events.some((event) => event.subject.kind === 'persona' && event.route === `GET /context/${event.subject.id}`)) return null;
+  const child = `${trace.runId}:refresh`;
+  return h('p', { class: 'run-pair muted' }, 'Its mid-call refreshes, if the call made any: run ', h('a', { href: runHash(child), class: 'refresh-run' }, child), '.');
+}
+
+/** The run at a glance: the latest event's failure and warnings first, in colour; its facts; how it differs from the run before. */
+function runCard(trace: RunTrace, latest: TraceEvent, versus: HTMLElement): HTMLElement {
+  const warnings = latest.warnings ?? [];
+  const role = latest.receipts?.role
+    ? `${latest.receipts.role.id} (${latest.receipts.role.selectedBy === 'request' ? 'asked for' : 'the default'})`
+    : typeof latest.request['role'] === 'string'
+      ? latest.request['role']
+      : null;
+  const engine = typeof latest.request['engine'] === 'string' ? latest.request['engine'] : typeof latest.cache?.['engine'] === 'string' ? (latest.cache['engine'] as string) : null;
+  const topic = typeof latest.request['topicId'] === 'string' ? latest.request['topicId'] : null;
+  const budget = latest.budget ?? {};
+  const used = typeof budget['usedChars'] === 'number' ? budget['usedChars'] : null;
+  const limit = typeof budget['limitChars'] === 'number' ? budget['limitChars'] : null;
+  // The characters delivered, as the runs list says; against the budget, what its limit counts (the instructions, with the
+  // blank line between the prompts) in the Budget section's own words, so the two figures are never read as one that disagrees.
+  const size =
+    latest.outcome === 'failed'
+      ? 'nothing delivered'
+      : used !== null && limit !== null
+        ? [
+            h('span', { class: 'card-delivered' }, `${formatNumber(latest.chars)} chars delivered`),
+            ' · budget: ',
+            h('span', { class: 'card-budget' }, `${formatNumber(used)} of ${formatNumber(limit)} chars used (${formatShare(shareOf(used, limit))})`),
+          ]
+        : h('span', { class: 'card-delivered' }, `${formatNumber(latest.chars)} chars delivered`);
+  const count = trace.events.length;
+  return h(
+    'section',
+    { class: 'run-card' },
+    latest.error ? failureBox(latest.error) : null,
+    trace.chain.status === 'broken' ? h('p', { class: 'verified bad', role: 'alert' }, '✗ The hash chain is broken: see “Hash chain” below.') : null,
+    warnings.length > 0
+      ? h(
+          'div',
+          { class: 'card-warnings', role: 'alert' },
+          h('strong', {}, `⚠ ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`),
+          h('ul', {}, warnings.map((warning) => h('li', {}, warning))),
+        )
+      : null,
+    definitions([
+      ['compiled for', h('span', { class: 'card-minute', title: `traced ${latest.at}` }, eventMinute(latest))],
+      [latest.subject.kind, h('span', { class: 'card-subject' }, latest.subject.id)],
+      ['topic', topic],
+      ['role', role],
+      ['engine', engine ?? h('span', { class: 'muted' }, 'none named')],
+      [
+        'status',
+        h(
+          'span',
+          { class: 'card-status' },
+          h('span', { class: `status ${outcomeClass(latest.outcome)}` }, String(latest.status)),
+          ` ${latest.outcome}`,
+          count > 1 || trace.nextCursor !== null ? h('span', { class: 'muted small' }, ` · event ${count} of ${trace.nextCursor === null ? count : `${count}+`}`) : null,
+        ),
+      ],
+      ['size', h('span', { class: 'card-size' }, size)],
+      ['request id', latest.requestId ? h('code', { class: 'request-id' }, latest.requestId) : null],
+    ]),
+    versus,
+  );
+}
+
+/** What an event did to the cache, against the delivered event before it on the page. */
+function cacheNote(event: TraceEvent, previous: TraceEvent | null): string {
+  if (event.error) return `failed: ${event.error.code}`;
+  const held = prefixHeld(previous, event);
+  if (held === null) return previous === null ? 'first delivery shown: nothing cached before it' : 'no cache plan to compare';
+  const total = held.held.length + held.moved.length;
+  const what = event.outcome === 'not-modified' ? 'not modified (nothing sent again); ' : '';
+  if (held.moved.length === 0) return `${what}cached prefix held (all ${total} boundaries)`;
+  if (held.held.length === 0) return `${what}cached prefix moved: every boundary (${held.moved.join(', ')})`;
+  return `${what}cached prefix held through ${held.held[held.held.length - 1]}; moved: ${held.moved.join(', ')}`;
+}
+
+/** The run's events in a few lines each: when it was traced, the minute compiled for, its status, and whether its cached prefix held. */
+function timeline(trace: RunTrace, panels: HTMLElement[]): HTMLElement {
+  let previous: TraceEvent | null = null;
+  const items = trace.events.map((event, i) => {
+    const note = cacheNote(event, previous);
+    if (event.blocks?.length) previous = event;
+    const jump = h(
+      'button',
+      {
+        type: 'button',
+        class: 'link timeline-jump',
+        onClick: () => {
+          const details = panels[i]!.querySelector('details');
+          if (details) details.open = true;
+          panels[i]!.scrollIntoView({ block: 'start' });
+        },
+      },
+      `Event ${i + 1}`,
+    );
+    return h(
+      'li',
+      { data: { event: String(i + 1), outcome: event.outcome } },
+      jump,
+      h('span', { class: 'muted small' }, ` traced ${formatTime(event.at)} · compiled for ${eventMinute(event)} · `),
+      h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)),
+      h('span', { class: 'timeline-cache' }, ` ${note}`),
+    );
+  });
+  const shown = trace.nextCursor === null ? `${trace.events.length} events` : `the first ${trace.events.length} events`;
+  return h('section', { class: 'timeline' }, h('h3', {}, `Timeline (${shown})`), h('ol', {}, items));
+}
+
+/**
+ * Finds the previous run of the run's subject (the newest other run listed before this one
+ * that delivered a prompt), links it, and says in one line how this run differs from it.
+ */
+async function previousRun(context: PageContext, trace: RunTrace, latest: TraceEvent, versus: HTMLElement, nav: HTMLElement): Promise<void> {
+  const subject = latest.subject;
+  const filter = subject.kind === 'persona' ? { persona: subject.id, to: latest.at } : { worker: subject.id, to: latest.at };
+  let previous: RunSummary | undefined;
+  let line: Child;
+  try {
+    const list = await context.api.get<RunList>(runListPath(filter, 10));
+    previous = list.runs.find((run) => run.runId !== trace.runId && run.outcome !== 'failed');
+    if (!context.current()) return;
+    if (previous === undefined) {
+      replace(versus, `No previous run of ${subject.id} that delivered a prompt.`);
+      return;
+    }
+    const page = (runId: string) => (cursor: string | null) => context.api.get<RunTrace>(runTracePath(runId, { verifySources: false, cursor, limit: 100 }));
+    const mine: ComparedEvent | null = trace.nextCursor === null ? comparableEvent(trace) : await latestComparable(trace.runId, page(trace.runId));
+    const theirs = await latestComparable(previous.runId, page(previous.runId));
+    line = mine === null || theirs === null ? 'this run delivered no prompt to compare.' : `${comparisonLine(compareRuns(theirs, mine))}.`;
+  } catch (error) {
+    if (context.current()) replace(versus, problemBox(error));
+    return;
+  }
+  if (!context.current()) return;
+  const link = h('a', { class: 'previous-run', href: runHash(previous.runId) }, previous.runId);
+  replace(nav, ' · ', h('a', { href: runHash(previous.runId) }, `← Previous run of ${subject.id}`));
+  versus.classList.remove('muted');
+  replace(
+    versus,
+    h('strong', {}, `vs previous run of ${subject.id}`),
+    ' ',
+    link,
+    h('span', { class: 'muted small' }, ` (${previous.compiledFor ? `compiled for ${eventMinute({ request: { nowUsed: previous.compiledFor }, at: previous.at })}` : `traced ${formatTime(previous.at)}`})`),
+    ': ',
+    h('span', { class: 'vs-line' }, line),
+    ' ',
+    h('a', { class: 'compare-previous', href: compareHash(previous.runId, trace.runId) }, 'What changed →'),
+  );
+}
+
+/**
+ * The button that fetches the run's next page and adds it below, with what the chains around
+ * its events say: the page never holds more of a long run than the person asked to see.
+ */
+function laterEvents(context: PageContext, runId: string, cursor: string, shown: number, events: HTMLElement): HTMLElement {
+  const more = h('nav', { class: 'pager' });
+  const button: HTMLButtonElement = h('button', { type: 'button', class: 'later-events', id: 'later-events' }, 'Later events →');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    let page: RunTrace;
+    try {
+      page = await context.api.get<RunTrace>(runTracePath(runId, { cursor }));
+    } catch (error) {
+      if (context.current()) replace(more, problemBox(error));
+      return;
+    }
+    if (!context.current()) return;
+    events.append(h('div', { class: 'page-chain' }, chainSection(page.chain, true)), ...page.events.map((event, i) => renderEvent(event, `Event ${shown + i + 1}`, false)));
+    more.replaceWith(
+      page.nextCursor === null
+        ? h('p', { class: 'muted' }, `${shown + page.events.length} events, in order: the last.`)
+        : laterEvents(context, runId, page.nextCursor, shown + page.events.length, events),
+    );
+  });
+  more.append(button);
+  return more;
+}
+
+/** Other runs of the same persona or worker, each a link to its comparison with this run; listed on demand. */
+function comparePicker(context: PageContext, trace: RunTrace): HTMLElement {
+  const subject = trace.events.at(-1)!.subject;
+  const list = h('div', { class: 'compare-list' });
+  const button = h('button', { type: 'button', class: 'secondary small compare-with' }, `Compare with another run of ${subject.id}…`);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    replace(list, h('p', { class: 'muted small' }, 'Loading runs…'));
+    const filter = subject.kind === 'persona' ? { persona: subject.id } : { worker: subject.id };
+    let runs: RunList;
+    try {
+      runs = await context.api.get<RunList>(runListPath(filter, PAGE_SIZE));
+    } catch (error) {
+      if (context.current()) replace(list, problemBox(error));
+      button.disabled = false;
+      return;
+    }
+    if (!context.current()) return;
+    const others = runs.runs.filter((run) => run.runId !== trace.runId && run.outcome !== 'failed');
+    replace(
+      list,
+      others.length === 0
+        ? h('p', { class: 'muted small' }, `No other run of ${subject.id} to compare with (failed runs delivered nothing).`)
+        : h(
+            'ul',
+            { class: 'compare-candidates' },
+            others.map((run) =>
+              h(
+                'li',
+                { data: { runId: run.runId } },
+                h('a', { href: compareHash(run.runId, trace.runId) }, run.runId),
+                h('span', { class: 'muted small' }, ` · ${formatTime(run.at)} · ${run.status} ${run.outcome}`),
+              ),
+            ),
+          ),
+    );
+  });
+  return h('section', { class: 'compare-with-section' }, h('h3', {}, 'Compare ', button), list);
+}
+
+const CHAIN_TEXT: Record<ChainStatus, string> = {
+  signed: '✓ Chain signed: every event holds its HMAC link under the service’s key, and nothing around them is missing.',
+  linked: 'Chain linked, without a key: consistent, but anyone who can write the trace directory could have recomputed it.',
+  unchained: 'No chain: these events were written before traces were chained.',
+  unverifiable: 'Chain unverifiable: signed with a key this service does not hold.',
+  broken: '✗ Chain broken: events were altered, inserted, removed or reordered, or a trace file is missing or cut.',
+};
+
+/** What the chains say, folded unless broken; `paged`: about the events of this page (a long run is checked a page at a time). */
+function chainSection(chain: RunTrace['chain'], paged = false): HTMLElement {
+  const bad = chain.status === 'broken';
+  const details = h(
+    'details',
+    { class: `chain chain-${chain.status}`, data: { chain: chain.status }, ...(bad ? { role: 'alert' } : {}) },
+    h('summary', {}, h('span', { class: 'chain-heading' }, 'Hash chain: '), h('span', { class: `verified ${chain.status === 'signed' ? 'ok' : bad ? 'bad' : 'muted'}` }, paged ? `These events: ${CHAIN_TEXT[chain.status]}` : CHAIN_TEXT[chain.status])),
+    chain.problems.length > 0 ? h('ul', { class: 'chain-problems' }, chain.problems.map((problem) => h('li', {}, problem))) : null,
+    chain.notes.length > 0 ? h('ul', { class: 'chain-notes muted' }, chain.notes.map((note) => h('li', {}, note))) : h('p', { class: 'muted small' }, 'Nothing more to say.'),
+  );
+  details.open = bad;
+  return details;
+}
