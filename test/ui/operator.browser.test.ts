@@ -304,4 +304,39 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
       await close();
     }
   });
+
+  it('links a Gemini connect and its mid-call refresh run both ways under the summary card, with the setup and the cache plan as Gemini’s', async () => {
+    // Traffic of its own, last in the file, so the listings the cases above count are unchanged.
+    const connect = await send('/context/mars?now=2026-11-30T09:10:00Z&provider=gemini');
+    expect(connect.status).toBe(200);
+    expect(connect.body['setup']).toBeDefined();
+    const refreshed = await fetch(`${base}/context/mars/refresh?runId=${connect.runId}&now=2026-11-30T09:20:00Z`);
+    await refreshed.arrayBuffer();
+    expect(refreshed.status).toBe(304);
+    const refreshRun = `${connect.runId}:refresh`;
+    expect(refreshed.headers.get('x-run-id')).toBe(refreshRun);
+
+    const { page, problems, close } = await open(1280);
+    try {
+      await page.goto(`${base}/ui/#/runs/${connect.runId}`);
+      const child = page.locator('.run-card + .run-pair a.refresh-run');
+      await child.waitFor();
+      expect(await child.textContent()).toBe(refreshRun);
+      expect(await text(page, 'section.cache .cache-provider')).toBe('gemini: caches nothing');
+      expect(await text(page, 'section.realtime h3')).toBe('Gemini Live setup');
+      expect(await page.locator('section.realtime .copy-session').count()).toBe(0);
+
+      await child.click();
+      const parent = page.locator('.run-card + .run-pair a.parent-run');
+      await parent.waitFor();
+      expect(await parent.textContent()).toBe(connect.runId);
+      expect(await text(page, 'article.event .refresh-changes')).toBe('no change since the connect');
+      expect(await text(page, 'article.event .summary a.parent-run')).toBe(connect.runId);
+      await parent.click();
+      await page.locator('.run-card + .run-pair a.refresh-run').waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
 });
