@@ -195,8 +195,8 @@ function normaliseOffset(name: string): string {
 
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
 
-/** Intl's canonical zone names by their lower case, made once: `Intl` reads zone names case-insensitively. */
-let canonicalZones: ReadonlyMap<string, string> | undefined;
+/** Intl's canonical zone names by their lower case, a read-only table made at load: `Intl` reads zone names case-insensitively. */
+const CANONICAL_ZONES: ReadonlyMap<string, string> = new Map(Intl.supportedValuesOf('timeZone').map((zone) => [zone.toLowerCase(), zone]));
 
 /**
  * A zone name as tzdb spells it when it is one of `Intl`'s canonical zones in any casing
@@ -204,8 +204,7 @@ let canonicalZones: ReadonlyMap<string, string> | undefined;
  * means one formatter, one clock line and one compile per zone, however a caller cases it.
  */
 export function zoneSpelling(name: string): string {
-  canonicalZones ??= new Map(Intl.supportedValuesOf('timeZone').map((zone) => [zone.toLowerCase(), zone]));
-  return canonicalZones.get(name.toLowerCase()) ?? name;
+  return CANONICAL_ZONES.get(name.toLowerCase()) ?? name;
 }
 
 /**
