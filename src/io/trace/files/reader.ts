@@ -269,16 +269,7 @@ export class FileReader {
   private async scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId?: string): Promise<void> {
     // Event lines without the run id are skipped unparsed.
     const needle = runId === undefined ? undefined : Buffer.from(`"runId":${JSON.stringify(runId)}`);
-    for (const entry of this.ctx.index.evictedFiles(minAtMs, runId)) {
-      try {
-        await this.scanLines(entry.name, 0, entry.scannedBytes, (line, offset, length) => {
-          const location = this.lineEvent(entry, line, offset, length, false, needle);
-          if (location) visit(location);
-        });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
-    }
+    for (const entry of this.ctx.index.evictedFiles(minAtMs, runId)) await this.evictedEvents.read(entry, visit, needle);
   }
 
   private async listTraceFiles(): Promise<string[]> {
