@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { createPersonaSources, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
 import {
   PersonaContextQuerySchema,
   PersonaContextResponseSchema,
@@ -22,15 +21,7 @@ import {
  * `format=text`, `x-run-id`, traced before it is sent).
  */
 export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
-  const personas = createPersonaSources(
-    {
-      defaultTimeZone: app.config.defaultTimezone,
-      policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
-      allowWriteTools: app.config.voiceWriteTools,
-      crossLingual: app.config.voiceCrossLingual,
-    },
-    { compiler: app.compiler, memo: app.sourceMemo },
-  );
+  const personas = createPersonaSources(personaOptions(app.config), { compiler: app.compiler, memo: app.sourceMemo });
   // What depends on the compiled result alone is written once per shared result (a persona within one minute).
   const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, PersonaResultSchema);
   const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);

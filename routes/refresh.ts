@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { DEFAULT_POLICY, mergePolicy } from '../src/core/policy.js';
 import { parseInstant } from '../src/core/time.js';
 import { ProblemError } from '../src/errors.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { runScope } from '../src/http/auth.js';
 import { deliverJob, readClock } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { createPersonaSources, personaOrNotFound } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, personaOrNotFound } from '../src/sources/persona.js';
 import { CONNECT_SEARCH_EVENTS, findConnect, refreshJob, refreshWarnings } from '../src/sources/persona/refresh.js';
 import { PersonaParamsSchema } from '../schemas/context.js';
 import { RefreshQuerySchema, RefreshResponseSchema, RefreshResultSchema, refreshRunId } from '../schemas/refresh.js';
@@ -17,15 +16,7 @@ import { RefreshQuerySchema, RefreshResponseSchema, RefreshResultSchema, refresh
  * context since, with the provider's event that delivers it — or a 304.
  */
 export const refreshRoutes: FastifyPluginAsyncZod = async (app) => {
-  const personas = createPersonaSources(
-    {
-      defaultTimeZone: app.config.defaultTimezone,
-      policy: mergePolicy(DEFAULT_POLICY, { limitChars: app.config.promptLimitChars }),
-      allowWriteTools: app.config.voiceWriteTools,
-      crossLingual: app.config.voiceCrossLingual,
-    },
-    { compiler: app.compiler, memo: app.sourceMemo },
-  );
+  const personas = createPersonaSources(personaOptions(app.config), { compiler: app.compiler, memo: app.sourceMemo });
   const answer = createAnswerEncoder(RefreshResponseSchema, RefreshResultSchema);
 
   app.get(

@@ -10,7 +10,7 @@ import { ENGINE_RULE } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import { createBrain } from '../io/brain.js';
 import type { CompileJob } from '../sources/job.js';
-import { createPersonaSources } from '../sources/persona.js';
+import { createPersonaSources, personaOptions } from '../sources/persona.js';
 import { createWorkerSources } from '../sources/worker.js';
 import { CompileRequestSchema } from '../../schemas/compile.js';
 import { EngineSchema, isSlug } from '../../schemas/ids.js';
@@ -100,10 +100,7 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
     if (command.engine !== undefined && !EngineSchema.safeParse(command.engine).success) {
       throw new ProblemError('CC_VALIDATION_FAILED', `--engine must be ${ENGINE_RULE}`);
     }
-    const personas = createPersonaSources(
-      { defaultTimeZone: config.defaultTimezone, policy, allowWriteTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },
-      deps,
-    );
+    const personas = createPersonaSources(personaOptions(config), deps);
     job = personas.persona({ persona, now, timezone: command.timezone, topicId: command.topicId, sanitize: command.sanitize, engine: command.engine });
     subject = { persona };
   }

@@ -16,6 +16,7 @@
  * call re-stats but does not re-parse.
  */
 import type { Compiler } from '../core/compile.js';
+import { DEFAULT_POLICY, mergePolicy } from '../core/policy.js';
 import type { CompileJob } from './job.js';
 import { compilePersona, NO_DAY_MEMO, readPersonaSources, type DayMemo } from './persona/day.js';
 import type { PersonaOptions, PersonaRequest, PersonaSources } from './persona/request.js';
@@ -39,6 +40,20 @@ export function personaFacts(sources: Pick<PersonaSources, 'timeZone'>): Record<
   return { operatorTimezone: sources.timeZone.timeZone, timezoneSource: sources.timeZone.source, sessionInstructions: 'ascii' };
 }
 
+
+/**
+ * The persona options of a configuration: one definition for the persona routes, the mid-call
+ * refresh (which must compile exactly as the connect did, or it would report a difference
+ * that is only its own) and the CLI.
+ */
+export function personaOptions(config: { defaultTimezone: string; promptLimitChars: number; voiceWriteTools: boolean; voiceCrossLingual: boolean }): PersonaOptions {
+  return {
+    defaultTimeZone: config.defaultTimezone,
+    policy: mergePolicy(DEFAULT_POLICY, { limitChars: config.promptLimitChars }),
+    allowWriteTools: config.voiceWriteTools,
+    crossLingual: config.voiceCrossLingual,
+  };
+}
 
 /**
  * The voice personas' compile jobs (SPEC §4), for the persona routes and the CLI: `persona`
