@@ -3,20 +3,21 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
-import { measurements, type Measurement } from '../helpers/complexity-probe.js';
+import { CONTROLS, measurements, type Measurement } from '../helpers/complexity-probe.js';
 import { ROWS } from './complexity-table.js';
 
 /**
  * SPEC §5, issue 27: every parser of brain or caller text takes adversarial input (runs of
  * spaces, digits, `@`, dots, dashes, nesting, unclosed markers…) in linear time. Each row
  * of test/security/complexity-table.ts is timed with each payload family at n and 8n chars
- * in a child process, and the growth (time at 8n over time at n) must stay near linear: a
- * ratio, never an absolute time. Linear is 8 and quadratic 64; memory caches, the collector
+ * in a child process, and the growth (the time of one call at 8n over one call at n) must
+ * stay near linear: a ratio, never an absolute time. Linear is 8 and quadratic 64; memory caches, the collector
  * and two cores shared with other work make linear code on 8× the bytes measure up to about
  * 50× once in a while here, so the bound is 48 and a measurement over it is taken again
  * (best of three): noise does not repeat three times, and it never makes quadratic growth
- * look linear. A measurement that never finishes (exponential
- * backtracking) is killed after a stall and fails its row.
+ * look linear. Two controls, a linear and a quadratic scan, are measured alike and must land
+ * on either side of the bound. A measurement that never finishes (exponential backtracking)
+ * is killed after a stall and fails its row.
  */
 
 const N = 4096;
@@ -73,7 +74,7 @@ beforeAll(async () => {
   }
   // Best of three for a measurement over the bound: noise does not repeat, quadratic growth does.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const over = all.filter((m) => (results.get(m.index)?.growth ?? 0) > MAX_GROWTH).map((m) => m.index);
+    const over = all.filter((m) => !m.control && (results.get(m.index)?.growth ?? 0) > MAX_GROWTH).map((m) => m.index);
     if (over.length === 0) break;
     const again = new Map<number, Result>();
     await probe(again, 0, over);
@@ -84,6 +85,12 @@ beforeAll(async () => {
 describe('parsers of brain and caller text grow linearly with adversarial input (issue 27)', () => {
   it('measures every row with every payload family', () => {
     expect(all.filter((m) => !results.has(m.index)).map(describeMeasurement)).toEqual([]);
+  });
+
+  it('tells quadratic growth from linear, so every row below can fail', () => {
+    const growthOf = (name: string) => results.get(all.find((m) => m.row === name)!.index)?.growth;
+    expect(growthOf(CONTROLS[0]!.name)).toBeLessThanOrEqual(MAX_GROWTH);
+    expect(growthOf(CONTROLS[1]!.name)).toBeGreaterThan(MAX_GROWTH);
   });
 
   it.each(ROWS.map((row) => [row.name]))('%s', (name) => {
