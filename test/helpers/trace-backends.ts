@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterEach, inject } from 'vitest';
+import { afterAll, afterEach, inject } from 'vitest';
 import {
   createFileTraceStore,
   createPostgresTraceStore,
@@ -13,7 +13,7 @@ import {
 } from '../../src/io/trace/index.js';
 import { tempDir } from './app.js';
 import { faultyFs } from './faulty-fs.js';
-import { createDatabase, dropDatabase } from './postgres.js';
+import { TestDatabases } from './postgres.js';
 
 /**
  * The two trace backends behind one test surface, so one suite of trace-store behaviour
@@ -114,23 +114,26 @@ const files: TraceBackend = {
 function postgresBackend(): TraceBackend {
   const provided = inject('postgres');
   const clusterUrl = 'url' in provided ? provided.url : null;
+  // Each storage is an empty database of its own; one a test is done with is emptied for the next (`TestDatabases`).
+  const databases = clusterUrl ? new TestDatabases(clusterUrl) : null;
+  afterAll(() => databases?.close());
   return {
     name: 'postgres',
     skipped: 'skipped' in provided ? provided.skipped : null,
     async storage() {
-      if (!clusterUrl) throw new Error('no PostgreSQL cluster');
-      const url = await createDatabase(clusterUrl);
+      if (!clusterUrl || !databases) throw new Error('no PostgreSQL cluster');
+      const url = await databases.take();
       const name = new URL(url).pathname.slice(1);
       const admin = new pg.Pool({ connectionString: url, max: 2 });
       const cluster = new pg.Pool({ connectionString: clusterUrl, max: 1 });
-      // disconnectOthers() and the forced drop terminate this harness's own idle connections
+      // disconnectOthers() and emptying the database terminate this harness’s own idle connections
       // too (end() resolves before its connections have closed); a pool without an error
       // listener would throw that into the test run as an uncaught error.
       for (const pool of [admin, cluster]) pool.on('error', () => {});
       cleanups.push(async () => {
         await admin.end();
         await cluster.end();
-        await dropDatabase(clusterUrl, url);
+        await databases.give(url);
       });
       const query = async (sql: string, params: unknown[] = []) => (await admin.query(sql, params)).rows;
       const disconnectOthers = () => cluster.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);

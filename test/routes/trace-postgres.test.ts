@@ -173,7 +173,7 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
 
   it('answers 503 and no untraced 200 while it is down, says why in /readyz, and recovers by itself when it is back', async () => {
     // Its own cluster: stopping the shared one would fail every other PostgreSQL suite running beside this one.
-    own = await createCluster(cluster.bin!);
+    own = await createCluster(cluster.bin!, { fsync: false });
     const env = await serviceEnv(await createDatabase(own.url));
     const service = server(env);
     const origin = `http://127.0.0.1:${await service.listening()}`;

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPostgresTraceStore, migrateTraceDatabase, type PostgresTraceStore, type PostgresTraceStoreOptions } from '../../../src/io/trace/index.js';
 import { listRunsSql, RUN_EVENTS_SQL, RUN_STANDINGS_SQL } from '../../../src/io/trace/postgres/reader.js';
 import { SCHEMA_VERSION } from '../../../src/io/trace/postgres/schema.js';
-import { createDatabase, dropDatabase } from '../../helpers/postgres.js';
+import { TestDatabases } from '../../helpers/postgres.js';
 import { postgresCluster } from '../../helpers/trace-backends.js';
 import { deliveredEvent, failedEvent } from '../../helpers/trace-events.js';
 
@@ -21,14 +21,18 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
+/** An empty database per test; one a test is done with is emptied for the next (`TestDatabases`). */
+const databases = cluster.url === null ? null : new TestDatabases(cluster.url);
+afterAll(() => databases?.close());
+
 async function database(): Promise<{ url: string; query: <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]> }> {
-  const url = await createDatabase(cluster.url!);
+  const url = await databases!.take();
   const pool = new pg.Pool({ connectionString: url, max: 2 });
-  // The forced drop below terminates a connection pool.end() is still closing; its error is expected.
+  // Emptying the database terminates a connection pool.end() is still closing; its error is expected.
   pool.on('error', () => {});
   cleanups.push(async () => {
     await pool.end();
-    await dropDatabase(cluster.url!, url);
+    await databases!.give(url);
   });
   return { url, query: async <T,>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[] };
 }
