@@ -110,6 +110,9 @@ describe('server process', () => {
     const pidFile = join(await tempDir(), 'pid');
     const command = `echo $$ > "${pidFile}" && exec "${process.execPath}" "${SERVER_ENTRY}"`;
     const run = spawnCommand('script', ['-qfec', `sh -c '${command}'`, '/dev/null'], { PORT: '0', TRACE_DIR: join(await tempDir(), 'traces') });
+    // Side by side: the same server with its stdout a pipe.
+    const piped = startServer({ PORT: '0' });
+    stopAfterTest(piped);
     let pid = 0;
     onTestFinished(async () => {
       if (pid > 0 && run.child.exitCode === null) process.kill(pid, 'SIGTERM');
@@ -121,8 +124,6 @@ describe('server process', () => {
     const text = run.output().stdout;
     expect(text).toMatch(/INFO.*started/);
     expect(text).not.toContain('"level":30');
-    const piped = startServer({ PORT: '0' });
-    stopAfterTest(piped);
     await piped.listening();
     expect(piped.output().stdout.split('\n')[0]).toMatch(/^\{"level":30,/);
   });
