@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createCaches, type Caches } from './caches.js';
 import type { Config } from './config.js';
 import { authPlugin } from './http/auth.js';
@@ -18,6 +18,8 @@ import { rateLimitPlugin } from './http/rate-limit.js';
 import { tracesPlugin } from './http/traces.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/zod.js';
 import type { TraceFs } from './io/trace/index.js';
+import { createLogger } from './logger.js';
+import { loadO200kBase } from './tokenizer.js';
 import { compileRoutes } from '../routes/compile.js';
 import { contextRoutes } from '../routes/context.js';
 import { refreshRoutes } from '../routes/refresh.js';
@@ -27,6 +29,9 @@ import { personasRoutes } from '../routes/personas.js';
 import { runsRoutes } from '../routes/runs.js';
 import { uiRoutes } from '../routes/ui.js';
 import { isSafeId } from '../schemas/ids.js';
+
+// The server's primary logs before (and without) building an app: the logger is its own module.
+export { createLogger } from './logger.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -54,33 +59,15 @@ export interface BuildOptions {
 /** Default for `connectionsCheckIntervalMs` (Node's own is 30 s, which would triple a 10 s HEADERS_TIMEOUT). */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
-/** Paths pino must never print, whatever object a log line is given. */
-export const LOG_REDACT_PATHS = [
-  'req.headers.authorization',
-  'headers.authorization',
-  'authorization',
-  'token',
-  'tokens',
-  'traceSigningKey',
-  'traceDatabaseUrl',
-  'connectionString',
-  'password',
-  'systemPrompt',
-  'inputPrompt',
-  'instructions',
-];
-
-export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
-  const options = { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
-  return destination ? pino(options, destination) : pino(options);
-}
-
 /**
  * Builds the whole service without listening. The app is its named plugins, in order —
  * each adds the decorators it declares beside itself — then its routes, registered
  * explicitly. Tests call this with a temp brain and trace dir and use `app.inject()`.
  */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  // The tokenizer first: its 0.2–0.3 s of CPU is paid before the service listens, never by a
+  // request, and before load shedding samples the event loop, which would read it as load.
+  loadO200kBase();
   const app = Fastify({
     loggerInstance: (options.logger ?? createLogger(config)) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),

@@ -4,22 +4,10 @@
  * worker's prompt in process (no server needed), read a run's trace, find runs, and compare
  * two runs (the viewer's comparison, `ui/src/compare.ts`, which is pure and shared).
  */
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { pino } from 'pino';
-import { ContextCompilerError } from './client.js';
-import { formatDiff } from './cli/format-diff.js';
-import { formatRuns } from './cli/format-runs.js';
-import { formatTrace } from './cli/format-trace.js';
-import { terminalJson, terminalText } from './cli/terminal-text.js';
-import { openTraceSource, TraceSourceUsageError, type TraceSource } from './cli/trace-source.js';
-import { ConfigError, loadConfig } from './config.js';
-import { sha256Hex } from './core/digest.js';
-import { ProblemError } from './errors.js';
-import { isSafeId } from '../schemas/ids.js';
-import { DEFAULT_TRACE_PAGE_EVENTS, MAX_TRACE_PAGE_EVENTS, RunListQuerySchema } from '../schemas/trace.js';
-import { blockTextDiffs, compareRuns, compileMinute, latestComparable } from '../ui/src/compare.js';
+import { parseArgs } from 'node:util';
+import { BrainMissingError, EXIT_NO_BRAIN, UsageError } from './cli/exit.js';
+import { OPTIONS, type OptionName } from './cli/options.js';
+import { print, printError } from './cli/print.js';
 
 const HELP = `Usage: context-compiler <command> [options]
 
@@ -82,42 +70,6 @@ read, a compile that fails); 2 on a usage error (an unknown command or option, a
 option the command does not take or that needs another); 3 when trace finds the run's chain broken;
 4 when the brain directory (--brain or BRAIN_ROOT) does not exist.`;
 
-class UsageError extends Error {}
-class BrainMissingError extends Error {}
-
-const OPTIONS = {
-  persona: { type: 'string' },
-  topic: { type: 'string' },
-  worker: { type: 'string' },
-  channel: { type: 'string' },
-  message: { type: 'string' },
-  task: { type: 'string' },
-  surface: { type: 'string' },
-  role: { type: 'string' },
-  engine: { type: 'string' },
-  brain: { type: 'string' },
-  now: { type: 'string' },
-  timezone: { type: 'string' },
-  ascii: { type: 'boolean' },
-  json: { type: 'boolean' },
-  dir: { type: 'string' },
-  url: { type: 'string' },
-  'verify-sources': { type: 'boolean' },
-  prompts: { type: 'boolean' },
-  limit: { type: 'string' },
-  cursor: { type: 'string' },
-  status: { type: 'string' },
-  outcome: { type: 'string' },
-  'run-id': { type: 'string' },
-  'request-id': { type: 'string' },
-  traceparent: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} satisfies ParseArgsConfig['options'];
-
-type OptionName = keyof typeof OPTIONS;
-
 const COMPILE_OPTIONS: readonly OptionName[] = ['persona', 'topic', 'worker', 'channel', 'message', 'task', 'surface', 'role', 'engine', 'brain', 'now', 'timezone', 'ascii', 'json'];
 const SOURCE_OPTIONS: readonly OptionName[] = ['dir', 'url', 'json'];
 
@@ -131,218 +83,6 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   diff: SOURCE_OPTIONS,
   migrate: [],
 };
-
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
-
-function write(text: string): Promise<void> {
-  return new Promise((done) => {
-    if (process.stdout.write(text)) done();
-    else process.stdout.once('drain', done);
-  });
-}
-
-/** Every printer goes through these: text from a trace, a brain or a service reaches the terminal inert. */
-const print = (text: string) => write(terminalText(text));
-const printJson = (value: unknown) => write(`${terminalJson(value)}\n`);
-const printError = (text: string) => void process.stderr.write(terminalText(text));
-
-/** Exit status of `trace` when the run's hash chain is broken (documented in HELP and the README). */
-const EXIT_CHAIN_BROKEN = 3;
-/** Exit status of `compile` and `hud` when the brain directory does not exist. */
-const EXIT_NO_BRAIN = 4;
-
-/** Opens where `trace`, `runs` and `diff` read runs from, and says which on stderr. */
-async function source(values: Values, env: NodeJS.ProcessEnv): Promise<TraceSource> {
-  let opened: TraceSource;
-  try {
-    opened = await openTraceSource({ dir: values.dir, url: values.url }, env);
-  } catch (error) {
-    if (error instanceof TraceSourceUsageError) throw new UsageError(error.message);
-    throw error;
-  }
-  printError(`context-compiler: reading ${opened.name}\n`);
-  return opened;
-}
-
-function pageLimit(values: Values, fallback: number): number {
-  const limit = values.limit === undefined ? fallback : Number(values.limit);
-  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_TRACE_PAGE_EVENTS)) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_TRACE_PAGE_EVENTS}`);
-  return limit;
-}
-
-function runIdArgument(runId: string | undefined, usage: string): string {
-  if (!runId) throw new UsageError(`${usage} needs a run id`);
-  if (!isSafeId(runId)) throw new UsageError(`"${runId}" is not a run id ([A-Za-z0-9_:-], at most 128 characters)`);
-  return runId;
-}
-
-/** Prints the run a page at a time; exits `EXIT_CHAIN_BROKEN` when any page's chain is broken. */
-async function trace(args: string[], values: Values, env: NodeJS.ProcessEnv): Promise<number> {
-  const runId = runIdArgument(args[0], 'trace: context-compiler trace <runId>');
-  const limit = pageLimit(values, DEFAULT_TRACE_PAGE_EVENTS);
-  if (values['verify-sources'] && values.url === undefined && (values.dir !== undefined || !env['CONTEXT_COMPILER_URL'])) {
-    throw new UsageError('--verify-sources needs --url (or CONTEXT_COMPILER_URL): the running service re-reads its brain to say what changed');
-  }
-  const runs = await source(values, env);
-  let broken = false;
-  try {
-    let cursor = values.cursor;
-    let first = 1;
-    // One page in memory at a time, whatever the run holds.
-    for (;;) {
-      const page = await runs.readRun(runId, { limit, ...(cursor === undefined ? {} : { cursor }), verifySources: values['verify-sources'] === true });
-      if (!page) {
-        if (cursor === values.cursor) throw new Error(`no run ${runId} in ${runs.name}`);
-        break;
-      }
-      broken ||= page.chain.status === 'broken' || page.events.some((event) => event.chain === 'broken');
-      if (values.json) {
-        await printJson(page);
-        break;
-      }
-      await print(formatTrace(page, { prompts: values.prompts === true, first }));
-      if (page.nextCursor === null) break;
-      await print(`\n(next page: --cursor ${page.nextCursor})\n\n`);
-      first += page.events.length;
-      cursor = page.nextCursor;
-    }
-  } finally {
-    await runs.close();
-  }
-  if (!broken) return 0;
-  printError(`context-compiler: the hash chain of run ${runId} is broken: its events were altered, forged, removed or reordered (exit ${EXIT_CHAIN_BROKEN})\n`);
-  return EXIT_CHAIN_BROKEN;
-}
-
-/** `runs`: a page of runs, with GET /runs's filters. */
-async function runs(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
-  const query: Record<string, string | number> = { limit: pageLimit(values, 20) };
-  for (const [flag, name] of [
-    ['persona', 'persona'],
-    ['worker', 'worker'],
-    ['status', 'status'],
-    ['outcome', 'outcome'],
-    ['run-id', 'runId'],
-    ['request-id', 'requestId'],
-    ['traceparent', 'traceparent'],
-    ['from', 'from'],
-    ['to', 'to'],
-    ['cursor', 'cursor'],
-  ] as const) {
-    const value = values[flag];
-    if (value !== undefined) query[name] = value;
-  }
-  // The same rules as GET /runs, checked here so a bad value is a usage error before anything is read.
-  const parsed = RunListQuerySchema.safeParse(Object.fromEntries(Object.entries(query).map(([key, value]) => [key, String(value)])));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = String(issue.path[0]);
-    throw new UsageError(`--${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}: ${issue.message}`);
-  }
-  const opened = await source(values, env);
-  try {
-    const page = await opened.listRuns(parsed.data);
-    await (values.json ? printJson(page) : print(formatRuns(page)));
-  } finally {
-    await opened.close();
-  }
-}
-
-/** `diff A B`: the comparison the viewer's compare page shows, with each changed block's text diff. */
-async function diff(args: string[], values: Values, env: NodeJS.ProcessEnv): Promise<void> {
-  const ids = [runIdArgument(args[0], 'diff: context-compiler diff <runA> <runB>'), runIdArgument(args[1], 'diff: context-compiler diff <runA> <runB>')];
-  if (args.length > 2) throw new UsageError('diff compares two runs: context-compiler diff <runA> <runB>');
-  const opened = await source(values, env);
-  try {
-    const events = [];
-    for (const runId of ids) {
-      const found = await latestComparable(runId, async (cursor) => opened.readRun(runId, { limit: MAX_TRACE_PAGE_EVENTS, ...(cursor === null ? {} : { cursor }) }));
-      if (found === null) throw new Error(`run ${runId} delivered no prompt in ${opened.name} (no such run, or only failed compiles)`);
-      events.push(found);
-    }
-    const comparison = compareRuns(events[0]!, events[1]!);
-    const texts = await blockTextDiffs(comparison, sha256Hex);
-    if (values.json) {
-      const { before, after, ...rest } = comparison;
-      const strip = (compared: typeof before) => ({ runId: compared.runId, index: compared.index, count: compared.count, at: compared.event.at, compiledFor: compileMinute(compared.event) });
-      await printJson({ before: strip(before), after: strip(after), ...rest, texts: Object.fromEntries(texts) });
-    } else await print(formatDiff(comparison, texts));
-  } finally {
-    await opened.close();
-  }
-}
-
-async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
-  const config = loadConfig(env);
-  if (config.traceDatabaseUrl === null) {
-    throw new UsageError('migrate needs TRACE_DATABASE_URL (or TRACE_DATABASE_URL_FILE); trace files need no migration');
-  }
-  const { migrateTraceDatabase } = await import('./io/trace/index.js');
-  let result;
-  try {
-    result = await migrateTraceDatabase(config.traceDatabaseUrl, pino({ level: 'silent' }));
-  } catch (error) {
-    // The message says what failed and its code, never where the database is or how to log in.
-    throw new Error(`trace database: ${(error as Error).message}`);
-  }
-  await print(
-    result.applied.length > 0
-      ? `trace schema migrated to version ${result.version} (applied ${result.applied.join(', ')})\n`
-      : `trace schema already at version ${result.version}\n`,
-  );
-}
-
-async function compile(values: Values, env: NodeJS.ProcessEnv, command: 'compile' | 'hud' = 'compile'): Promise<void> {
-  if (!values.persona && !values.worker) throw new UsageError(`${command} needs --persona (mars or venus) or --worker <worker>`);
-  if (values.persona && values.worker) throw new UsageError(`${command} takes --persona or --worker, not both`);
-  const worker = ['channel', 'message', 'task', 'surface', 'role'].filter((flag) => values[flag as keyof Values] !== undefined);
-  if (values.persona && worker.length > 0) throw new UsageError(`--${worker[0]} is for --worker, not --persona`);
-  if (values.worker && (values.topic || values.ascii)) throw new UsageError(`--${values.topic ? 'topic' : 'ascii'} is for --persona, not --worker`);
-  const { compileInProcess } = await import('./cli/compile.js');
-  const config = loadConfig({ ...env, ...(values.brain ? { BRAIN_ROOT: resolve(values.brain) } : {}) });
-  // A brain that is not there would compile a prompt from nothing, quietly: refuse it.
-  const root = await stat(config.brainRoot).catch(() => null);
-  if (root === null || !root.isDirectory()) {
-    throw new BrainMissingError(
-      `${values.brain !== undefined ? `--brain ${values.brain}` : `BRAIN_ROOT ${config.brainRoot}`}: ${root === null ? 'no such directory' : 'not a directory'}; ` +
-        'give the brain to read (the bundled example is examples/brain)',
-    );
-  }
-  let result;
-  try {
-    result = await compileInProcess(config, {
-      ...(values.persona ? { persona: values.persona } : {}),
-      ...(values.worker ? { worker: values.worker } : {}),
-      ...(values.topic ? { topicId: values.topic } : {}),
-      ...(values.channel !== undefined ? { channelId: values.channel } : {}),
-      ...(values.message !== undefined ? { message: values.message } : {}),
-      ...(values.task !== undefined ? { task: values.task } : {}),
-      ...(values.surface !== undefined ? { surface: values.surface } : {}),
-      ...(values.role !== undefined ? { role: values.role } : {}),
-      ...(values.engine !== undefined ? { engine: values.engine } : {}),
-      ...(values.now ? { now: values.now } : {}),
-      ...(values.timezone ? { timezone: values.timezone } : {}),
-      ...(values.ascii ? { sanitize: 'ascii' as const } : {}),
-    });
-  } catch (error) {
-    // A bad flag value (unsafe id, unknown persona or worker, bad --now or --timezone) is a usage error.
-    if (error instanceof ProblemError && (error.statusCode === 400 || error.statusCode === 404)) throw new UsageError(error.detail);
-    throw error;
-  }
-  if (command === 'hud') {
-    const { formatHud } = await import('./cli/format-hud.js');
-    const heading = `HUD of ${values.persona ? `persona ${values.persona}` : `worker ${values.worker}`}`;
-    await (values.json ? printJson(result.hud) : print(formatHud(result.hud, heading)));
-    for (const warning of result.warnings) printError(`warning: ${warning}\n`);
-    return;
-  }
-  if (values.json) await printJson(result);
-  // A terminal gets the instructions inert, and a final newline so the shell prompt starts on
-  // a line of its own; a pipe gets them byte for byte, as `?format=text` returns them.
-  else if (process.stdout.isTTY) await print(`${result.instructions}\n`);
-  else await write(result.instructions);
-  for (const warning of result.warnings) printError(`warning: ${warning}\n`);
-}
 
 export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let parsed;
@@ -363,26 +103,25 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
     if (allowed === undefined) throw new UsageError(`unknown command "${command}"`);
     const foreign = (Object.keys(values) as OptionName[]).find((name) => name !== 'help' && !allowed.includes(name));
     if (foreign !== undefined) throw new UsageError(`--${foreign} is not an option of ${command}`);
+    // Each command loads what it needs when it runs: a usage error or --help loads none of it.
     switch (command) {
       case 'serve':
         await import('./server.js');
         return 0;
       case 'compile':
-        await compile(values, env);
-        return 0;
       case 'hud':
-        await compile(values, env, 'hud');
+        await (await import('./cli/compile-command.js')).compile(values, env, command);
         return 0;
       case 'trace':
-        return await trace(rest, values, env);
+        return await (await import('./cli/trace-commands.js')).trace(rest, values, env);
       case 'runs':
-        await runs(values, env);
+        await (await import('./cli/trace-commands.js')).runs(values, env);
         return 0;
       case 'diff':
-        await diff(rest, values, env);
+        await (await import('./cli/trace-commands.js')).diff(rest, values, env);
         return 0;
       default:
-        await migrate(env);
+        await (await import('./cli/trace-commands.js')).migrate(env);
         return 0;
     }
   } catch (error) {
@@ -390,9 +129,8 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
       printError(`context-compiler: ${error.message}\n\n${HELP}\n`);
       return 2;
     }
-    const message =
-      error instanceof ConfigError || error instanceof ContextCompilerError || error instanceof Error ? error.message : String(error);
-    printError(`context-compiler: ${message}\n`);
+    // A ConfigError, a ContextCompilerError, a store's or a compile's error: each says what failed.
+    printError(`context-compiler: ${error instanceof Error ? error.message : String(error)}\n`);
     return error instanceof BrainMissingError ? EXIT_NO_BRAIN : 1;
   }
 }

@@ -2,8 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
-import { buildApp, createLogger } from './app.js';
 import { ConfigError, describeConfig, DESCRIPTORS_BESIDES_SOCKETS, loadConfig, SHUTDOWN_FLUSH_MS, type Config } from './config.js';
+import { createLogger } from './logger.js';
 import { terminalDestination } from './terminal-logs.js';
 
 /** The only place that listens. Config is read once; a bad value stops the process. */
@@ -27,6 +27,9 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
   warnIfDescriptorsShort(config, log);
   warnIfBacklogCapped(config, log);
+  // Only a process that serves loads the app (Fastify, the routes, the tokenizer: most of a
+  // second of CPU); a bad configuration and a cluster's primary exit or supervise without it.
+  const { buildApp } = await import('./app.js');
   const app = await buildApp(config, { logger: log });
 
   // SHUTDOWN_GRACE bounds the requests in flight; the flush margin, the trace store's last batch.

@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import bundledRanks from 'gpt-tokenizer/esm/bpeRanks/o200k_base';
-import { MERGE_CACHE_BYTES, O200K_BASE, o200kRanks } from '../src/tokenizer.js';
+import { loadO200kBase, MERGE_CACHE_BYTES, O200K_BASE, o200kRanks } from '../src/tokenizer.js';
 
 describe('the service tokenizer (o200k_base)', () => {
   it('reads from the .tiktoken file exactly the ranks the package bundles as JavaScript: every token, as a string or its bytes', () => {
@@ -43,6 +43,8 @@ describe('the tokenizer’s memo of word pieces is bounded by bytes (issue 25: m
     const gc = runInNewContext('gc') as () => void;
     // Each text is one pre-token (a run of letters) that no other text shares: the memo keeps every one it is allowed to.
     const texts = Array.from({ length: 1000 }, (_, i) => `x${i.toString(26).replace(/\d/g, (d) => 'qrstuvwxyz'[Number(d)]!)}${'abcdefgh'.repeat(375)}`);
+    // The encoding itself (≈ 15 MB, built on first use) is not the memo: built before measuring.
+    loadO200kBase();
     gc();
     const before = process.memoryUsage().heapUsed;
     for (const text of texts) O200K_BASE.count(text);

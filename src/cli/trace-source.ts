@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { ContextCompilerError, createClient, type RunsQuery } from '../client.js';
+import type { RunsQuery } from '../client.js';
 import { databaseLocation, loadConfig } from '../config.js';
 import type { RunList, RunTrace } from '../../schemas/trace.js';
 
@@ -28,6 +28,8 @@ export async function openTraceSource(options: { dir?: string | undefined; url?:
   // An explicit --dir beats a service URL that is only in the environment.
   const url = options.url ?? (options.dir === undefined ? env['CONTEXT_COMPILER_URL'] : undefined);
   if (url) {
+    // The HTTP client (undici) only for a service, as the store only for a store.
+    const { ContextCompilerError, createClient } = await import('../client.js');
     const client = createClient({ baseUrl: url, ...(env['CONTEXT_COMPILER_TOKEN'] ? { token: env['CONTEXT_COMPILER_TOKEN'] } : {}) });
     return {
       name: `the service at ${url}${options.url === undefined ? ' (CONTEXT_COMPILER_URL)' : ''}`,

@@ -20,10 +20,9 @@ describe('context-compiler CLI', () => {
   });
 
   it('exits 2 with a clear message on an unknown command or option', async () => {
-    const unknown = await cli(['frobnicate']);
+    const [unknown, badOption] = await Promise.all([cli(['frobnicate']), cli(['trace', 'x', '--nope'])]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
-    const badOption = await cli(['trace', 'x', '--nope']);
     expect(badOption.code).toBe(2);
     expect(badOption.stderr).toContain('--nope');
   });
@@ -45,17 +44,20 @@ describe('context-compiler CLI', () => {
     expect(compiled.statusCode).toBe(200);
     await app.close();
 
-    const text = await cli(['trace', 'cli-run-1', '--dir', traceDir, '--prompts']);
+    // Side by side: each reads the same files, and none writes.
+    const [text, json, missing] = await Promise.all([
+      cli(['trace', 'cli-run-1', '--dir', traceDir, '--prompts']),
+      cli(['trace', 'cli-run-1', '--dir', traceDir, '--json']),
+      cli(['trace', 'no-such-run', '--dir', traceDir]),
+    ]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('run cli-run-1 — 1 event');
     expect(text.stdout).toContain('prompts verified');
     expect(text.stdout).toContain('identity');
     expect(text.stdout).toContain(compiled.json().systemPrompt.split('\n')[0]);
 
-    const json = await cli(['trace', 'cli-run-1', '--dir', traceDir, '--json']);
     expect(JSON.parse(json.stdout).events[0].promptSha256).toBe(compiled.json().promptSha256);
 
-    const missing = await cli(['trace', 'no-such-run', '--dir', traceDir]);
     expect(missing.code).toBe(1);
     // Regression: it did not say where it looked.
     expect(missing.stderr).toContain(`no run no-such-run in trace files in ${traceDir}`);
@@ -74,18 +76,24 @@ describe('context-compiler CLI', () => {
     await compile('cli-diff-2', '2026-11-30T17:31:00Z');
     await app.close();
 
-    const found = await cli(['runs', '--dir', traceDir, '--request-id', 'req-cli-diff-2']);
+    // Side by side: each reads the same files, and none writes.
+    const [found, listing, diff, jsonDiff, nothing] = await Promise.all([
+      cli(['runs', '--dir', traceDir, '--request-id', 'req-cli-diff-2']),
+      cli(['runs', '--dir', traceDir, '--worker', 'scribe', '--json']),
+      cli(['diff', 'cli-diff-2', 'cli-diff-1', '--dir', traceDir]),
+      cli(['diff', 'cli-diff-1', 'cli-diff-2', '--dir', traceDir, '--json']),
+      cli(['diff', 'cli-diff-1', 'no-such-run', '--dir', traceDir]),
+    ]);
     expect(found.code, found.stderr).toBe(0);
     expect(found.stderr).toContain(`reading trace files in ${traceDir}`);
     expect(found.stdout).toMatch(/^ {2}2026-11-30 17:31 +\S+ \S+ +worker scribe +- +200 delivered +- +1 +cli-diff-2$/m);
     expect(found.stdout).not.toContain('cli-diff-1');
-    const listed = JSON.parse((await cli(['runs', '--dir', traceDir, '--worker', 'scribe', '--json'])).stdout);
+    const listed = JSON.parse(listing.stdout);
     expect(listed.runs.map((run: { runId: string; compiledFor: string }) => [run.runId, run.compiledFor])).toEqual([
       ['cli-diff-2', '2026-11-30T17:31:00Z'],
       ['cli-diff-1', '2026-11-30T17:30:00Z'],
     ]);
 
-    const diff = await cli(['diff', 'cli-diff-2', 'cli-diff-1', '--dir', traceDir]);
     expect(diff.code, diff.stderr).toBe(0);
     expect(diff.stdout).toMatch(/^ {2}before +cli-diff-1 /m);
     expect(diff.stdout).toContain('minute changed: 17:30 → 17:31 UTC');
@@ -94,23 +102,24 @@ describe('context-compiler CLI', () => {
     expect(diff.stdout).toContain('#0 identity (workers/scribe/identity.md) changed:\n');
     expect(diff.stdout).toContain('\n+ Prefer short paragraphs.\n');
     expect(diff.stdout).toMatch(/\n- Current date and time: .*09:30 .*\n\+ Current date and time: .*09:31 /);
-    const json = JSON.parse((await cli(['diff', 'cli-diff-1', 'cli-diff-2', '--dir', traceDir, '--json'])).stdout);
+    const json = JSON.parse(jsonDiff.stdout);
     expect(json.texts['0']).toMatchObject({ kind: 'diff', diff: { kind: 'lines', added: 2, removed: 0 } });
     // The digests the texts were checked against, as the viewer and `trace` label them: each block's content sha256.
     const identity = json.blocks[0];
     expect(diff.stdout).toContain(
       `#0 identity (workers/scribe/identity.md) changed:\n  2 lines added, 0 removed; each text checked against its content sha256: ${identity.before.block.sha256.slice(0, 12)} → ${identity.after.block.sha256.slice(0, 12)}\n`,
     );
-    const nothing = await cli(['diff', 'cli-diff-1', 'no-such-run', '--dir', traceDir]);
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain(`run no-such-run delivered no prompt in trace files in ${traceDir}`);
   });
 
   it('regression: compile --brain <a directory that does not exist> exits 4 naming it (it compiled a prompt from nothing and exited 0)', async () => {
-    const missing = await cli(['compile', '--persona', 'mars', '--brain', '/nonexistent']);
+    const [missing, fromEnv] = await Promise.all([
+      cli(['compile', '--persona', 'mars', '--brain', '/nonexistent']),
+      cli(['hud', '--worker', 'scribe'], { BRAIN_ROOT: '/nonexistent-brain' }),
+    ]);
     expect(missing).toMatchObject({ code: 4, stdout: '' });
     expect(missing.stderr).toContain('--brain /nonexistent: no such directory');
-    const fromEnv = await cli(['hud', '--worker', 'scribe'], { BRAIN_ROOT: '/nonexistent-brain' });
     expect(fromEnv.code).toBe(4);
     expect(fromEnv.stderr).toContain('BRAIN_ROOT /nonexistent-brain: no such directory');
   });
@@ -144,11 +153,11 @@ describe('context-compiler CLI', () => {
     expect(compiled.statusCode).toBe(200);
     const service = { CONTEXT_COMPILER_URL: baseUrl, CONTEXT_COMPILER_TOKEN: TEST_TOKEN };
 
-    const remote = await cli(['trace', 'cli-url-1'], service);
+    const emptyDir = join(await tempDir(), 'traces');
+    const [remote, local] = await Promise.all([cli(['trace', 'cli-url-1'], service), cli(['trace', 'cli-url-1', '--dir', emptyDir], service)]);
     expect(remote.code).toBe(0);
     expect(remote.stdout).toContain('run cli-url-1 — 1 event');
 
-    const local = await cli(['trace', 'cli-url-1', '--dir', join(await tempDir(), 'traces')], service);
     expect(local.code).toBe(1);
     expect(local.stderr).toContain('no run cli-url-1');
   });
@@ -159,11 +168,13 @@ describe('context-compiler CLI', () => {
     const brain = await copyExampleBrain();
     // A key that sets the terminal title and clears the screen.
     await writeFile(join(brain, 'personas', 'tools.json'), JSON.stringify({ [key]: true }));
-    const compiled = await cli(['compile', '--persona', 'venus', '--brain', brain, '--now', NOW]);
+    const [compiled, hud] = await Promise.all([
+      cli(['compile', '--persona', 'venus', '--brain', brain, '--now', NOW]),
+      cli(['hud', '--persona', 'venus', '--brain', brain, '--now', NOW, '--json']),
+    ]);
     expect(compiled.code).toBe(0);
     expect(compiled.stderr).toContain('warning: personas/tools.json');
     expect(compiled.stderr).not.toMatch(UNSAFE);
-    const hud = await cli(['hud', '--persona', 'venus', '--brain', brain, '--now', NOW, '--json']);
     expect(hud.stdout + hud.stderr).not.toMatch(UNSAFE);
 
     // The warning as a release before traced it, escape sequences and all, printed by `trace` (text and JSON).
@@ -172,11 +183,10 @@ describe('context-compiler CLI', () => {
     const warning = `personas/tools.json is invalid at /: Unrecognized key: "${key}"; the default tools apply`;
     await app.traces.append(failedEvent('cli-escape', { warnings: [warning] }));
     await app.close();
-    const text = await cli(['trace', 'cli-escape', '--dir', traceDir]);
+    const [text, json] = await Promise.all([cli(['trace', 'cli-escape', '--dir', traceDir]), cli(['trace', 'cli-escape', '--dir', traceDir, '--json'])]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('warning: personas/tools.json is invalid at /: Unrecognized key: "⟨U+001B⟩⟨U+001B⟩"');
     expect(text.stdout).not.toMatch(UNSAFE);
-    const json = await cli(['trace', 'cli-escape', '--dir', traceDir, '--json']);
     expect(json.stdout).not.toMatch(UNSAFE);
     expect(JSON.parse(json.stdout).events[0].warnings).toEqual([warning]);
   });
@@ -186,18 +196,22 @@ describe('context-compiler CLI', () => {
     const { app } = await buildTestApp({ TRACE_DIR: traceDir });
     for (let i = 0; i < 45; i++) await app.traces.append(failedEvent('cli-long', { request: { n: i } }));
     await app.close();
-    const all = await cli(['trace', 'cli-long', '--dir', traceDir]);
+    const [all, firstPage, zero] = await Promise.all([
+      cli(['trace', 'cli-long', '--dir', traceDir]),
+      cli(['trace', 'cli-long', '--dir', traceDir, '--json', '--limit', '40']),
+      cli(['trace', 'cli-long', '--dir', traceDir, '--limit', '0']),
+    ]);
     expect(all.code).toBe(0);
     expect(all.stdout).toContain('run cli-long — events 1–20, more follow');
     expect(all.stdout).toContain('run cli-long — events 41–45, the last');
     expect(all.stdout.match(/^#\d+ /gm)).toHaveLength(45);
     expect(all.stdout).toContain('#45 ');
-    const first = JSON.parse((await cli(['trace', 'cli-long', '--dir', traceDir, '--json', '--limit', '40'])).stdout);
+    const first = JSON.parse(firstPage.stdout);
     expect(first.events).toHaveLength(40);
     const rest = JSON.parse((await cli(['trace', 'cli-long', '--dir', traceDir, '--json', '--cursor', first.nextCursor])).stdout);
     expect(rest.events.map((event: { request: { n: number } }) => event.request.n)).toEqual([40, 41, 42, 43, 44]);
     expect(rest.nextCursor).toBeNull();
-    expect((await cli(['trace', 'cli-long', '--dir', traceDir, '--limit', '0'])).code).toBe(2);
+    expect(zero.code).toBe(2);
   });
 
   it('says whether a run’s chain is signed, and reports an event edited on disk', async () => {
@@ -216,7 +230,7 @@ describe('context-compiler CLI', () => {
     const [name] = (await readdir(traceDir)).filter((file) => file.endsWith('.jsonl'));
     const path = join(traceDir, name!);
     await writeFile(path, (await readFile(path, 'utf8')).replace(/("runId":"cli-run-a".*?)"status":200/, '$1"status":299'));
-    const broken = await cli(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key });
+    const [broken, keyless] = await Promise.all([cli(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key }), cli(['trace', 'cli-run-b', '--dir', traceDir])]);
     // Regression: a broken chain exited 0, so a script could not tell; it is 3, as documented.
     expect(broken.code).toBe(3);
     expect(broken.stderr).toContain('the hash chain of run cli-run-a is broken');
@@ -224,31 +238,33 @@ describe('context-compiler CLI', () => {
     expect(broken.stdout).toMatch(/problem: .*the event at .* was altered or forged/);
     expect(broken.stdout).toContain('EVENT ALTERED, FORGED OR OUT OF PLACE');
     // Without the key the same file cannot be checked, and says so.
-    const keyless = await cli(['trace', 'cli-run-b', '--dir', traceDir]);
     expect(keyless.stdout).toContain('chain unverifiable');
   });
 
   it('compiles the mars persona in process, reproducibly, with identity first', async () => {
-    const first = await cli(['compile', '--persona', 'mars', '--now', NOW, '--json']);
+    const [first, second, text] = await Promise.all([
+      cli(['compile', '--persona', 'mars', '--now', NOW, '--json']),
+      cli(['compile', '--persona', 'mars', '--now', NOW, '--json']),
+      cli(['compile', '--persona', 'mars', '--now', NOW]),
+    ]);
     expect(first.code).toBe(0);
     const result = JSON.parse(first.stdout);
     expect(result.persona).toBe('mars');
     expect(result.blocks[0].kind).toBe('identity');
     expect(result.systemPrompt.startsWith(result.instructions.slice(0, 40))).toBe(true);
-    const second = await cli(['compile', '--persona', 'mars', '--now', NOW, '--json']);
     expect(JSON.parse(second.stdout).promptSha256).toBe(result.promptSha256);
-    const text = await cli(['compile', '--persona', 'mars', '--now', NOW]);
     expect(text.stdout).toBe(result.instructions);
   });
 
   it('regression: compile prints byte for byte what ?format=text returns (it printed one more byte, a newline)', async () => {
     const { app } = await buildTestApp();
-    for (const persona of ['mars', 'venus']) {
+    const personas = ['mars', 'venus'];
+    const printed = await Promise.all(personas.map((persona) => cli(['compile', '--persona', persona, '--now', NOW, '--topic', 'garden'])));
+    for (const [i, persona] of personas.entries()) {
       const served = await app.inject({ method: 'GET', url: `/context/${persona}?now=${NOW}&topicId=garden&format=text` });
       expect(served.statusCode).toBe(200);
-      const printed = await cli(['compile', '--persona', persona, '--now', NOW, '--topic', 'garden']);
-      expect(printed.code).toBe(0);
-      expect(Buffer.from(printed.stdout)).toEqual(served.rawPayload);
+      expect(printed[i]!.code).toBe(0);
+      expect(Buffer.from(printed[i]!.stdout)).toEqual(served.rawPayload);
     }
   });
 
@@ -258,14 +274,18 @@ describe('context-compiler CLI', () => {
       { flags: ['--channel', 'general', '--message', 'Tighten the sign-off, please.'], body: { phase: 'turn', surface: 'chat', channelId: 'general', message: 'Tighten the sign-off, please.' } },
       { flags: ['--task', 'Draft the weekly update.', '--surface', 'queued-task'], body: { phase: 'start', surface: 'queued-task', task: 'Draft the weekly update.' } },
     ];
-    for (const { flags, body } of cases) {
+    // Side by side: each compile is a process of its own.
+    const [printed, jsonRun] = await Promise.all([
+      Promise.all(cases.map(({ flags }) => cli(['compile', '--worker', 'scribe', '--now', NOW, ...flags]))),
+      cli(['compile', '--worker', 'scribe', '--channel', 'general', '--now', NOW, '--json']),
+    ]);
+    for (const [i, { body }] of cases.entries()) {
       const served = await app.inject({ method: 'POST', url: '/compile?format=text', payload: { worker: 'scribe', now: NOW, ...body } });
       expect(served.statusCode).toBe(200);
-      const printed = await cli(['compile', '--worker', 'scribe', '--now', NOW, ...flags]);
-      expect(printed.code, printed.stderr).toBe(0);
-      expect(Buffer.from(printed.stdout)).toEqual(served.rawPayload);
+      expect(printed[i]!.code, printed[i]!.stderr).toBe(0);
+      expect(Buffer.from(printed[i]!.stdout)).toEqual(served.rawPayload);
     }
-    const json = JSON.parse((await cli(['compile', '--worker', 'scribe', '--channel', 'general', '--now', NOW, '--json'])).stdout);
+    const json = JSON.parse(jsonRun.stdout);
     expect(json).toMatchObject({ worker: 'scribe', blocks: [{ kind: 'identity' }, ...Array(json.blocks.length - 1).fill(expect.anything())] });
     expect(json.sources.map((source: { path: string }) => source.path)).toContain('channels/general/purpose.md');
   });
@@ -273,25 +293,28 @@ describe('context-compiler CLI', () => {
   it('prints the HUD of a persona or a worker compile: the same HUD the service answers with ?hud=1', async () => {
     const { app } = await buildTestApp();
     const served = (await app.inject(`/context/mars?now=${NOW}&hud=1`)).json();
-    const json = await cli(['hud', '--persona', 'mars', '--now', NOW, '--json']);
+    // Side by side: each is a process of its own.
+    const [json, text, worker, refused, usage] = await Promise.all([
+      cli(['hud', '--persona', 'mars', '--now', NOW, '--json']),
+      cli(['hud', '--persona', 'mars', '--now', NOW]),
+      cli(['hud', '--worker', 'courier', '--task', 'Send the digest', '--surface', 'queued-task', '--role', 'reviewer', '--engine', 'gpt-4.1', '--now', NOW]),
+      cli(['hud', '--worker', 'courier', '--role', 'admin', '--now', NOW]),
+      cli(['hud', '--now', NOW]),
+    ]);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(served.hud);
-    const text = await cli(['hud', '--persona', 'mars', '--now', NOW]);
     expect(text.stdout).toContain(`HUD of persona mars — ${served.hud.files.length} files looked for`);
     expect(text.stdout).toMatch(/^ {2}personas\/mars\.md +missing$/m);
     expect(text.stdout).toMatch(/^ {2}SOUL\.md +yes +680 /m);
 
-    const worker = await cli(['hud', '--worker', 'courier', '--task', 'Send the digest', '--surface', 'queued-task', '--role', 'reviewer', '--engine', 'gpt-4.1', '--now', NOW]);
     expect(worker.code, worker.stderr).toBe(0);
     expect(worker.stdout).toContain('HUD of worker courier');
     expect(worker.stdout).toMatch(/^ {2}workers\/courier\/roles\/reviewer\.md +yes .* role /m);
     expect(worker.stdout).toMatch(/^ {2}workers\/courier\/connections\.json +yes .* connections /m);
     expect(worker.stdout).toMatch(/^ {2}platform\/blueprint\.md +yes .* blueprint /m);
     // A role the worker does not admit fails the compile, naming it.
-    const refused = await cli(['hud', '--worker', 'courier', '--role', 'admin', '--now', NOW]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('does not admit role "admin"');
-    const usage = await cli(['hud', '--now', NOW]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('hud needs --persona');
   });
@@ -326,19 +349,22 @@ describe('context-compiler CLI', () => {
   });
 
   it('regression: a bad flag value (unknown persona, unsafe topic, bad --now or --timezone) is a usage error, exit 2 as documented (was 1)', async () => {
-    const unknown = await cli(['compile', '--persona', 'jupiter', '--now', NOW]);
+    // Side by side: each is a process of its own.
+    const [unknown, unsafe, badNow, badZone, missing] = await Promise.all([
+      cli(['compile', '--persona', 'jupiter', '--now', NOW]),
+      cli(['compile', '--persona', 'mars', '--topic', '../secrets']),
+      cli(['compile', '--persona', 'mars', '--now', 'yesterday']),
+      cli(['compile', '--persona', 'mars', '--timezone', 'Mars/Olympus']),
+      cli(['compile']),
+    ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('mars');
-    const unsafe = await cli(['compile', '--persona', 'mars', '--topic', '../secrets']);
     expect(unsafe.code).toBe(2);
     expect(unsafe.stderr).toContain('--topic must be a slug');
-    const badNow = await cli(['compile', '--persona', 'mars', '--now', 'yesterday']);
     expect(badNow.code).toBe(2);
     expect(badNow.stderr).toContain('--now');
-    const badZone = await cli(['compile', '--persona', 'mars', '--timezone', 'Mars/Olympus']);
     expect(badZone.code).toBe(2);
     expect(badZone.stderr).toContain('timezone');
-    const missing = await cli(['compile']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--persona');
     expect(missing.stderr).toContain('--worker');
@@ -367,7 +393,9 @@ describe.skipIf(cluster.skipped !== null)(`context-compiler migrate and trace on
       const compiled = await app.inject({ method: 'POST', url: '/compile', payload: { phase: 'start', surface: 'chat', worker: 'scribe', channelId: 'general', runId: 'cli-pg-1', now: NOW } });
       expect(compiled.statusCode).toBe(200);
       await app.close();
-      const text = await cli(['trace', 'cli-pg-1'], { TRACE_DATABASE_URL: url });
+      const wrong = new URL(url);
+      wrong.password = 'not-the-password-4f1c9e';
+      const [text, refused] = await Promise.all([cli(['trace', 'cli-pg-1'], { TRACE_DATABASE_URL: url }), cli(['migrate'], { TRACE_DATABASE_URL: wrong.toString() })]);
       expect(text.code).toBe(0);
       // It names the database it read, never who logs in to it.
       expect(text.stderr).toMatch(/reading the PostgreSQL trace database \S+ on 127\.0\.0\.1:\d+ \(TRACE_DATABASE_URL\)/);
@@ -375,9 +403,6 @@ describe.skipIf(cluster.skipped !== null)(`context-compiler migrate and trace on
       expect(text.stdout).toContain('run cli-pg-1 — 1 event');
       expect(text.stdout).toContain('prompts verified');
 
-      const wrong = new URL(url);
-      wrong.password = 'not-the-password-4f1c9e';
-      const refused = await cli(['migrate'], { TRACE_DATABASE_URL: wrong.toString() });
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('trace database: password authentication failed (28P01)');
       expect(refused.stderr + refused.stdout).not.toContain('not-the-password-4f1c9e');
