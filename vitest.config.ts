@@ -11,8 +11,9 @@ export default defineConfig({
     // vitest's default is one worker per core but one, so a single worker on 2 cores: while it waits
     // on a child process, a socket or a timer, the other core would idle. Two at least.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // One throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract,
+    // The run's temporary files on a tmpfs when there is one with room (first: the others make files);
+    // one throwaway PostgreSQL cluster for the suites that hold the PostgreSQL backend to the trace-store contract,
     // and the Chromium the browser tests drive: each skipped with a line saying why, and required under CI=true.
-    globalSetup: ['test/helpers/postgres-setup.ts', 'test/helpers/chromium-setup.ts'],
+    globalSetup: ['test/helpers/tmpdir-setup.ts', 'test/helpers/postgres-setup.ts', 'test/helpers/chromium-setup.ts'],
   },
 });

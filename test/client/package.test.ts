@@ -6,7 +6,7 @@
  * now that the root is an npm workspace.
  */
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -49,29 +49,11 @@ async function lockedEntry(name: string): Promise<Record<string, unknown>> {
   return entry;
 }
 
-/** Room a tmpfs must have left for the image's install (≈ 70 MB) to go there. */
-const TMPFS_ROOM_BYTES = 512 * 1024 * 1024;
-
-/**
- * A directory, removed after the test, for an install of some 6,000 files: on /dev/shm (a tmpfs)
- * when the machine has one with room to spare, else in the temp dir. What npm installs is the
- * same; what creating the files costs is not: on this project's 2-core VM the image's npm ci took
- * 8.5–10.3 s of CPU on ext4 (5.8–7.0 s of it in the kernel) and 3.2–3.9 s on tmpfs.
- */
+/** A directory for an install of some 6,000 files, removed after the test (on a tmpfs when the run has one: test/helpers/tmpdir-setup.ts). */
 async function installDir(prefix: string): Promise<string> {
-  const dir = (await tmpfsDir(prefix)) ?? (await mkdtemp(join(tmpdir(), prefix)));
+  const dir = await mkdtemp(join(tmpdir(), prefix));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** A new directory on /dev/shm when it has `TMPFS_ROOM_BYTES` free; null where there is none (not Linux, not writable, too small). */
-async function tmpfsDir(prefix: string): Promise<string | null> {
-  try {
-    const { bavail, bsize } = await statfs('/dev/shm');
-    return bavail * bsize >= TMPFS_ROOM_BYTES ? await mkdtemp(join('/dev/shm', prefix)) : null;
-  } catch {
-    return null;
-  }
 }
 
 const CONSUMER = `import { ContextCompilerError, createClient, type FallbackEvent, type GeminiSetup, type RealtimeSession, type Tool } from '@context-compiler/client';
