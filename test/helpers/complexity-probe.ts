@@ -68,7 +68,7 @@ function batch(run: (text: string) => unknown, text: string, runs: number): numb
 
 /**
  * Both sizes timed in alternation, best of five batches each: the engine's state (regexp
- * tiers, the heap) then shifts under both alike. A batch at n lasts about 2 ms or more, and
+ * tiers, the heap) then shifts under both alike. A batch at n lasts about 1 ms or more, and
  * one at 8n makes an eighth as many calls, so it lasts about as long when the parser is
  * linear (and 8× longer when it is quadratic): the growth is the time of one call at 8n over
  * the time of one call at n.
@@ -77,7 +77,7 @@ function growth(run: (text: string) => unknown, small: string, large: string): {
   batch(run, large, 1);
   let runs = 1;
   // The shorter of two batches, so one preempted batch does not end the count at a handful of calls.
-  while (runs < 100_000 && Math.min(batch(run, small, runs), batch(run, small, runs)) < 2e6) runs *= 2;
+  while (runs < 100_000 && Math.min(batch(run, small, runs), batch(run, small, runs)) < 1e6) runs *= 2;
   const largeRuns = Math.max(1, runs >> 3);
   let smallNs = Infinity;
   let largeNs = Infinity;
