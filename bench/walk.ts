@@ -35,7 +35,8 @@ async function countCalls(times: number): Promise<void> {
   await session.post('Profiler.enable');
   // Counting from before the service's code is loaded, and never reset: V8 leaves out a closure whose parent did not run in the period read.
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-  const { buildApp, createLogger } = await import('../src/app.js');
+  const { buildApp } = await import('../src/app.js');
+  const { createLogger } = await import('../src/logger.js');
   const { loadConfig, PROJECT_ROOT } = await import('../src/config.js');
   const dir = await mkdtemp(join(tmpdir(), 'cc-walk-'));
   const config = loadConfig({ BRAIN_ROOT: join(PROJECT_ROOT, 'examples/brain'), TRACE_DIR: join(dir, 'traces'), LOG_LEVEL: 'silent' });

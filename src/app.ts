@@ -30,9 +30,6 @@ import { runsRoutes } from '../routes/runs.js';
 import { uiRoutes } from '../routes/ui.js';
 import { isSafeId } from '../schemas/ids.js';
 
-// The server's primary logs before (and without) building an app: the logger is its own module.
-export { createLogger } from './logger.js';
-
 declare module 'fastify' {
   interface FastifyInstance {
     /** The configuration `loadConfig` validated at boot (frozen). */

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach } from 'vitest';
-import { buildApp, createLogger, type BuildOptions } from '../../src/app.js';
+import { buildApp, type BuildOptions } from '../../src/app.js';
+import { createLogger } from '../../src/logger.js';
 import { createCaches } from '../../src/caches.js';
 import { EXAMPLE_BRAIN, loadConfig, type Config } from '../../src/config.js';
 
