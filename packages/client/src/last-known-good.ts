@@ -177,6 +177,8 @@ export function createLastKnownGood(file?: string): LastKnownGood {
       }
     })().finally(() => {
       writing = null;
+      // A change kept between the loop's last check and here is written too.
+      if (dirty) save();
     });
   }
 
