@@ -212,6 +212,21 @@ describe('lastKnownGoodFile', () => {
     expect(other.session.instructions.endsWith('(America/Los_Angeles, UTC-08:00)')).toBe(true);
   });
 
+  it('writes every session kept while a write was under way: one write at a time, none lost', async () => {
+    const fake = await fakeService(await replaying('mars'));
+    const file = join(await tempDir('cc-lkg-'), 'last-known-good.json');
+    const first = createClient({ baseUrl: fake.baseUrl, timeoutMs: GENEROUS, realtime: { budgetMs: GENEROUS, lastKnownGoodFile: file } });
+    const topics = Array.from({ length: 12 }, (_, index) => `topic-${index}`);
+    for (const topicId of topics) await first.realtimeSession('mars', { now: T1, topicId });
+    await Promise.all(topics.map((topicId) => first.realtimeSession('mars', { now: T1, topicId: `${topicId}-again` })));
+    await first.close();
+    fake.answer(unavailable);
+    const { api } = watched(fake.baseUrl, { realtime: { lastKnownGoodFile: file } });
+    for (const topicId of topics.flatMap((topic) => [topic, `${topic}-again`])) {
+      expect(await api.realtimeSession('mars', { now: T2, topicId }), topicId).toMatchObject({ source: 'stale' });
+    }
+  });
+
   it('ignores a corrupt, foreign, tampered or oversized file with a warning, and never throws', async () => {
     const fake = await fakeService(await replaying('venus'));
     const dir = await tempDir('cc-lkg-');
