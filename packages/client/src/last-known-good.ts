@@ -84,7 +84,7 @@ export function cutAtClock(answer: Record<string, unknown>, text: string): Clock
   return { before: text.slice(0, start), after: text.slice(start + line.length), at: parsed.at.getTime(), timeZone: parsed.timeZone, prefix };
 }
 
-/** How many line breaks `text` has before `end`. */
+/** How many line breaks `text` has before offset `before`. */
 function countLines(text: string, before: number): number {
   let lines = 0;
   for (let at = text.indexOf('\n'); at >= 0 && at < before; at = text.indexOf('\n', at + 1)) lines++;
