@@ -164,6 +164,26 @@ describe('a fallback during an outage', () => {
     expect(fallbacks.map((event) => event.source)).toEqual(['static', 'stale', 'static', 'static', 'static', 'static']);
   });
 
+  it('keeps no answer whose cache plan does not hold for its text: such a session is served, never served stale', async () => {
+    const { app } = await buildTestApp();
+    const body = (await app.inject({ url: `/context/mars?now=${T1}` })).json() as Record<string, any>;
+    const boundaries = body['cache'].boundaries as Array<Record<string, unknown>>;
+    const clock = (body['blocks'] as Array<Record<string, unknown>>).findIndex((block) => block['kind'] === 'clock');
+    const broken: Array<[string, Record<string, unknown>]> = [
+      ['a prefix digest that is not the prefix\'s', { ...body, cache: { ...body['cache'], boundaries: boundaries.map((boundary) => ({ ...boundary, prefixSha256: '0'.repeat(64) })) } }],
+      ['a boundary off by one', { ...body, cache: { ...body['cache'], boundaries: boundaries.map((boundary) => ({ ...boundary, prefixChars: (boundary['prefixChars'] as number) - 1 })) } }],
+      ['a clock block of other text', { ...body, blocks: (body['blocks'] as unknown[]).map((block, index) => (index === clock ? { ...(block as object), sha256: '0'.repeat(64) } : block)) }],
+      ['no cache plan', { ...body, cache: undefined }],
+    ];
+    for (const [label, answer] of broken) {
+      const fake = await fakeService((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)));
+      const { api } = watched(fake.baseUrl);
+      expect(await api.realtimeSession('mars', { now: T1 }), label).toMatchObject({ source: 'service' });
+      fake.answer(unavailable);
+      expect(await api.realtimeSession('mars', { now: T2 }), label).toMatchObject({ source: 'static' });
+    }
+  });
+
   it('hands out a fresh stale session each time: a caller that changes one changes no later one', async () => {
     const fake = await fakeService(await replaying('mars'));
     const { api } = watched(fake.baseUrl);
