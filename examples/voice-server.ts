@@ -6,7 +6,7 @@ const compiler = createClient({ baseUrl: process.env.CONTEXT_COMPILER_URL ?? 'ht
 
 export async function connect(sdpOffer: string, persona: string, topicId?: string, callId = randomUUID()): Promise<string> {
   const { session, runId, source } = await compiler.realtimeSession(persona, { topicId, runId: callId }); // one run per call: pass callId on every compile of it
-  process.stdout.write(`${JSON.stringify({ msg: 'call connected', callId, persona, source, runId })}\n`); // runId: our x-run-id, null for a static session
+  process.stdout.write(`${JSON.stringify({ msg: 'call connected', callId, persona, source, runId })}\n`); // runId: our x-run-id, null for a stale or static session
   const form = new FormData();
   form.set('sdp', sdpOffer);
   form.set('session', JSON.stringify({ ...session, model: 'gpt-realtime' }));

@@ -11,8 +11,9 @@ async function listen(env: Record<string, string> = {}) {
   return { ...harness, baseUrl: address };
 }
 
+/** A client whose connects wait as long as a loaded machine needs: no test here is about the budget. */
 function client(options: Parameters<typeof createClient>[0]) {
-  const instance = createClient(options);
+  const instance = createClient({ timeoutMs: 60_000, ...options, realtime: { budgetMs: 60_000, ...options.realtime } });
   onTestFinished(() => instance.close());
   return instance;
 }

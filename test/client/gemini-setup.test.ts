@@ -40,7 +40,7 @@ async function service(): Promise<string> {
 
 function watched(baseUrl: string, realtime: { budgetMs?: number } = {}) {
   const fallbacks: FallbackEvent[] = [];
-  const api = createClient({ baseUrl, realtime: { ...realtime, onFallback: (event) => fallbacks.push(event) } });
+  const api = createClient({ baseUrl, timeoutMs: 60_000, realtime: { ...realtime, onFallback: (event) => fallbacks.push(event) } });
   onTestFinished(() => api.close());
   return { api, fallbacks };
 }
@@ -58,7 +58,7 @@ function expectSendable(setup: unknown): void {
 
 describe('geminiSetup() with the service healthy', () => {
   it("returns the service's setup for provider=gemini, its run and warnings, and tells no one", async () => {
-    const { api, fallbacks } = watched(await service());
+    const { api, fallbacks } = watched(await service(), { budgetMs: 60_000 });
     const result = await api.geminiSetup('mars', { topicId: 'no-such-topic', now: '2026-11-30T17:05:00Z' });
     expect(result).toMatchObject({ persona: 'mars', source: 'service', fallback: null, runId: expect.any(String) });
     expect(result).not.toHaveProperty('session');
@@ -76,7 +76,7 @@ describe('geminiSetup() when the service cannot answer: the static setup, told, 
     ['down', downService, 'network'],
     ['answering 503', () => fakeService(json(503, { status: 503, code: 'CC_OVERLOADED', detail: 'busy' })), 'server-error'],
     // An OpenAI answer (a service that ignored provider=gemini) holds no setup.
-    ['answering a session instead of a setup', () => fakeService(json(200, { runId: 'r', session: { type: 'realtime', instructions: 'x', audio: { output: { voice: 'ash' } }, tools: [] } })), 'bad-response'],
+    ['answering a session instead of a setup', () => fakeService(json(200, { runId: 'r', session: { type: 'realtime', instructions: 'x', audio: { output: { voice: 'ash' } }, tools: [] } })), 'invalid-answer'],
     ['answering 401', () => fakeService(json(401, { status: 401, code: 'CC_UNAUTHORIZED', detail: 'token' })), 'refused'],
   ];
 
@@ -101,7 +101,7 @@ describe('geminiSetup() when the service cannot answer: the static setup, told, 
   });
 
   it('an unknown persona connects as defaultPersona (venus), from the service when it answers', async () => {
-    const { api, fallbacks } = watched(await service());
+    const { api, fallbacks } = watched(await service(), { budgetMs: 60_000 });
     const result = await api.geminiSetup('jupiter', { now: '2026-11-30T17:05:00Z' });
     expect(result).toMatchObject({ persona: 'venus', source: 'service', fallback: 'unknown-persona' });
     expectSendable(result.setup);

@@ -63,7 +63,11 @@ const api = createClient({ baseUrl: 'http://127.0.0.1:8080', realtime: { budgetM
 // realtimeSession() never throws: the session to send, and how it was made.
 const connected = await api.realtimeSession('venus', { topicId: 'real-estate' }, { requestId: 'call-1', defaultPersona: 'mars' });
 const sent: RealtimeSession = connected.session;
-const from: 'service' | 'static' = connected.source;
+const from: 'service' | 'stale' | 'static' = connected.source;
+const told: string = connected.instructionsSha256;
+const kept = createClient({ baseUrl: 'http://127.0.0.1:8080', maxBodyBytes: 1 << 20, realtime: { lastKnownGoodFile: '/var/lib/voice/last-known-good.json', staleMaxAgeMs: 3_600_000 } });
+// @ts-expect-error where sessions are kept is the client's, not a call's.
+void kept.realtimeSession('venus', {}, { lastKnownGoodFile: '/tmp/x' });
 // @ts-expect-error only a persona with a static session can be the default.
 void api.realtimeSession('venus', {}, { defaultPersona: 'jupiter' });
 const mars = await api.context('mars', { topicId: 'real-estate' });
@@ -83,12 +87,13 @@ void again.instructions;
 if (!('notModified' in again)) void again.instructions;
 // @ts-expect-error compile() takes the request the route accepts.
 void api.compile({ phase: 'later', surface: 'chat', worker: 'scribe' });
-export { names, voice, voiceName, wrong, sent, from, ContextCompilerError };
+export { names, voice, voiceName, wrong, sent, from, told, ContextCompilerError };
 `;
 
 const SCRIPT = `import { ContextCompilerError, createClient } from '@context-compiler/client';
 
-const api = createClient({ baseUrl: process.env.CC_URL, token: process.env.CC_TOKEN, timeoutMs: 5000 });
+// Budgets a loaded machine never comes near: this is about the package, not the budget.
+const api = createClient({ baseUrl: process.env.CC_URL, token: process.env.CC_TOKEN, timeoutMs: 60000, realtime: { budgetMs: 60000 } });
 try {
   const { session, source } = await api.realtimeSession('mars', { topicId: 'real-estate' });
   const down = createClient({ baseUrl: 'http://127.0.0.1:9', realtime: { budgetMs: 500 } });
@@ -172,9 +177,9 @@ describe('the client package', () => {
     expect(bytes).toBeLessThan(3 * 1024 * 1024);
     const client = join(project, 'node_modules/@context-compiler/client');
     expect((await readdir(join(client, 'dist'))).sort()).toEqual(
-      ['clock', 'errors', 'index', 'realtime', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
+      ['clock', 'errors', 'index', 'last-known-good', 'realtime', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
     );
-    const declarations = (await Promise.all(['index', 'types', 'errors', 'realtime', 'static-sessions', 'clock', 'transport'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
+    const declarations = (await Promise.all(['index', 'types', 'errors', 'last-known-good', 'realtime', 'static-sessions', 'clock', 'transport'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
     expect(declarations).not.toMatch(/from '(zod|undici|node:[^']+)'/);
 
     // A consumer's TypeScript compiles against the published declarations (strict, as shipped).

@@ -8,6 +8,11 @@
  * connections but never answering, (c) answering 503, (d) answering 404 for the persona,
  * and (e) healthy: each yields a sendable session within the budget plus 100 ms, the
  * voice server logs every fallback, leaves no timer behind, and never exits.
+ *
+ * Regression (issue 32): the client trusted any answer — a 5 MB body passed as a live
+ * session and went on to the realtime API. Now, after (e), our service answers (f) a 5 MB
+ * body in one burst, (g) a 5 MB body dripped, and (h) a 200 with the wrong shape: each is an
+ * `invalid-answer` fallback to the persona's last live session from (e), never the body.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -142,7 +147,7 @@ async function voiceServer(serviceUrl: string, realtimeUrl: string) {
 }
 
 describe('a voice server built on examples/voice-server.ts never loses a call to us', () => {
-  it('regression: connects a sendable session within the budget + 100 ms while our service is down, hung, answering 503, answering 404, and healthy — and never exits', async ({ annotate }) => {
+  it('regression: connects a sendable session within the budget + 100 ms while our service is down, hung, answering 503, answering 404, healthy, answering 5 MB in a burst or a drip, and the wrong shape — and never exits', async ({ annotate }) => {
     const port = await freePort();
     const service = servicePort(port);
     const realtime = await realtimeEndpoint();
@@ -195,16 +200,52 @@ describe('a voice server built on examples/voice-server.ts never loses a call to
       response.writeHead(404, { 'content-type': 'application/problem+json' });
       response.end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No persona', code: 'CC_NOT_FOUND', personas: [] }));
     });
+    // A service that answers 404 to everything gives venus's last live session, from just before.
     const notFound = await call('(d) 404 for everything', 'jupiter');
     expect(notFound.session.instructions).toContain('You are Venus');
-    expect(notFound.session.instructions).not.toContain('Live context (advisory)');
+    expect(notFound.session.instructions).toContain('Live context (advisory)');
 
     // (e) Healthy: the service's compiled sessions, with their live context.
     await service.service();
+    const healthy: Record<string, Received['session']> = {};
     for (const persona of ['mars', 'venus']) {
       const { session } = await call(`(e) healthy, ${persona}`, persona);
       expect(session.instructions).toContain('Live context (advisory)');
+      healthy[persona] = session;
     }
+    /** The persona's session from (e), but for its clock line (the stale one's is of its own minute). */
+    const expectStale = (label: string, persona: string, session: Received['session']) => {
+      const clock = /Current date and time: [^\n]*/;
+      expect(session.instructions.replace(clock, ''), label).toBe(healthy[persona]!.instructions.replace(clock, ''));
+      expect(session.instructions.length, label).toBeLessThan(64_000);
+    };
+
+    // (f) A 5 MB body in one burst: a session with 5 MB of instructions, as our service's answer would hold them.
+    const huge = JSON.stringify({ runId: 'ignored', session: { ...healthy['mars'], instructions: 'x'.repeat(5 * 1024 * 1024) } });
+    await service.plain((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(huge));
+    expectStale('(f)', 'mars', (await call('(f) a 5 MB body in one burst, mars', 'mars')).session);
+
+    // (g) The same 5 MB dripped, 64 KiB at a time: the client stops reading at its cap (1 MiB), long before the end.
+    let dripped = 0;
+    await service.plain((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const drip = () => {
+        if (response.destroyed || dripped >= huge.length) return void response.end();
+        response.write(huge.slice(dripped, (dripped += 64 * 1024)));
+        setTimeout(drip, 2);
+      };
+      drip();
+    });
+    expectStale('(g)', 'venus', (await call('(g) a 5 MB body dripped, venus', 'venus')).session);
+    expect(dripped).toBeLessThan(huge.length);
+
+    // (h) A 200 with the wrong shape, for the run asked: a session of another type, its tools not an array.
+    await service.plain((request, response) => {
+      const runId = new URL(request.url!, 'http://x').searchParams.get('runId');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ runId, session: { ...healthy['mars'], type: 'conversation', tools: {} } }));
+    });
+    expectStale('(h)', 'mars', (await call('(h) a 200 with the wrong shape, mars', 'mars')).session);
 
     // Every fallback was logged by the example's onFallback, and nothing else went to stderr.
     expect(voice.stderr().trim().split('\n')).toEqual([
@@ -213,7 +254,10 @@ describe('a voice server built on examples/voice-server.ts never loses a call to
       'context-compiler fallback: mars connected as mars, static session (timeout)',
       'context-compiler fallback: venus connected as venus, static session (server-error)',
       'context-compiler fallback: jupiter connected as venus, service session (unknown-persona)',
-      'context-compiler fallback: jupiter connected as venus, static session (unknown-persona)',
+      'context-compiler fallback: jupiter connected as venus, stale session (unknown-persona)',
+      'context-compiler fallback: mars connected as mars, stale session (invalid-answer)',
+      'context-compiler fallback: venus connected as venus, stale session (invalid-answer)',
+      'context-compiler fallback: mars connected as mars, stale session (invalid-answer)',
     ]);
     // The voice server is still up.
     expect(voice.child.exitCode).toBeNull();

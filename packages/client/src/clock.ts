@@ -62,3 +62,29 @@ export function clockLine(now: Date, timeZone: string): string {
   const date = `${parts['weekday'] ?? ''} ${Number(parts['day'])} ${parts['month'] ?? 'January'} ${pad(Number(parts['year']), 4)}`;
   return `Current date and time: ${date}, ${pad(Number(parts['hour']))}:${pad(Number(parts['minute']))} (${zone}, ${offsetOf(parts['timeZoneName'])})`;
 }
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+/** A clock line's parts; every piece bounded, so matching is linear in the line's length. */
+const CLOCK_LINE = /^Current date and time: [A-Za-z]{6,9} (\d{1,2}) ([A-Za-z]{3,9}) (\d{4}), (\d{2}):(\d{2}) \(([A-Za-z][A-Za-z0-9_+\-/]{0,63}), UTC([+-])(\d{2}):(\d{2})\)$/;
+
+/**
+ * The instant (to the minute) and zone a clock line states, when `line` is exactly the line
+ * `clockLine` renders for them; null for anything else.
+ */
+export function parseClockLine(line: string): { at: Date; timeZone: string } | null {
+  if (line.length > 200) return null;
+  const match = CLOCK_LINE.exec(line);
+  if (match === null) return null;
+  const [, day, monthName, year, hour, minute, timeZone, sign, offsetHours, offsetMinutes] = match as unknown as string[];
+  const month = MONTHS.indexOf(monthName!);
+  if (month < 0 || !isTimeZone(timeZone!)) return null;
+  const offsetMs = (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
+  const at = new Date(Date.UTC(Number(year), month, Number(day), Number(hour), Number(minute)) - offsetMs);
+  return clockLine(at, timeZone!) === line ? { at, timeZone: timeZone! } : null;
+}
+
+/** The calendar day of `now` in `timeZone` (valid, see `isTimeZone`), as `Monday 30 November 2026`. */
+export function localDay(now: Date, timeZone: string): string {
+  const line = clockLine(now, timeZone);
+  return line.slice('Current date and time: '.length, line.indexOf(', ', 'Current date and time: '.length));
+}

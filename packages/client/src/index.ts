@@ -1,17 +1,19 @@
 import { ContextCompilerError } from './errors.js';
+import { createLastKnownGood } from './last-known-good.js';
 import {
+  checkedSession,
   connectSession,
-  isGeminiSetup,
-  isRealtimeSession,
+  GEMINI_SETUP,
+  lastKnownGoodKey,
+  REALTIME_SESSION,
   realtimeOptions,
-  staticGeminiSetup,
-  staticSession,
   type GeminiSetupResult,
   type RealtimeOptions,
   type RealtimeSessionResult,
   type ServedSession,
+  type SessionShape,
 } from './realtime.js';
-import { createTransport, header, parseJson, type CallOptions, type TransportOptions } from './transport.js';
+import { createTransport, DEFAULT_MAX_BODY_BYTES, header, parseJson, TRACE_BODY_BYTES, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Compiled,
   CompileRequest,
@@ -41,7 +43,8 @@ import type {
  * (`contextIfChanged()`, ...) take an ETag and may answer `{ notModified: true }`.
  *
  * `realtimeSession()` is the voice server's call, and the one that never throws: within a
- * budget it returns the service's session, else the persona's static session
+ * budget it returns the service's session, else the last one it answered for the same
+ * persona and query (with a new clock line), else the persona's static session
  * (./realtime.ts). Every other call throws a `ContextCompilerError` when it fails.
  */
 
@@ -49,19 +52,36 @@ export type * from './types.js';
 export { ContextCompilerError, type ClientErrorCode, type ProblemDetails } from './errors.js';
 export {
   DEFAULT_PERSONA,
+  DEFAULT_PROMPT_LIMIT_CHARS,
   DEFAULT_SESSION_BUDGET_MS,
+  DEFAULT_STALE_MAX_AGE_MS,
   type FallbackEvent,
   type FallbackReason,
   type GeminiSetupResult,
   type RealtimeOptions,
   type RealtimeSessionResult,
   type SessionResult,
+  type SessionSource,
   type StaticPersona,
 } from './realtime.js';
+export { LAST_KNOWN_GOOD_CHARS, LAST_KNOWN_GOOD_ENTRIES } from './last-known-good.js';
+export { DEFAULT_MAX_BODY_BYTES, TRACE_BODY_BYTES } from './transport.js';
+
+/** How `realtimeSession()` and `geminiSetup()` connect a call, for the whole client. */
+export interface ClientRealtimeOptions extends RealtimeOptions {
+  /**
+   * A file that keeps the last live session per persona and query across restarts of the
+   * host: read when the client is created, rewritten (atomically, mode 0600) after each new
+   * session. It holds compiled prompts: put it where only the host's user can read. A file
+   * that cannot be read, is too large or is not one this client wrote is ignored, with a
+   * process warning (`CC_CLIENT_LAST_KNOWN_GOOD`). Default: kept in memory only.
+   */
+  lastKnownGoodFile?: string;
+}
 
 export interface ClientOptions extends TransportOptions {
-  /** How `realtimeSession()` connects a call: its budget, fallback, default persona and `onFallback`. */
-  realtime?: RealtimeOptions;
+  /** How `realtimeSession()` connects a call: its budget, fallback, default persona, `onFallback`, and where the last live sessions are kept. */
+  realtime?: ClientRealtimeOptions;
 }
 
 /**
@@ -150,8 +170,11 @@ export type PersonaName = 'mars' | 'venus' | (string & {});
 
 export function createClient(options: ClientOptions) {
   const call = createTransport(options);
+  const { lastKnownGoodFile, ...clientRealtime } = options.realtime ?? {};
   // Checked once here, so a bad option fails at start, not at a call's first fallback.
-  realtimeOptions(options.realtime);
+  realtimeOptions(clientRealtime);
+  const lastKnownGood = createLastKnownGood(lastKnownGoodFile);
+  const traceBodyBytes = Math.max(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, TRACE_BODY_BYTES);
 
   async function json<T>(path: string, callOptions?: CallOptions): Promise<T> {
     const answer = await call(path, callOptions);
@@ -178,23 +201,25 @@ export function createClient(options: ClientOptions) {
 
   const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
 
-  /** What the service answers for `persona` in `member` (`session`, or Gemini's `setup`), checked to be exactly that shape. */
-  async function served<S>(
-    persona: PersonaName,
-    query: ContextQuery,
-    headers: Record<string, string>,
-    limitMs: number,
-    member: { name: 'session' | 'setup'; is: (value: unknown) => value is S; what: string },
-  ): Promise<ServedSession<S>> {
+  /** What the service answers for `persona` in the shape's member (`session`, or Gemini's `setup`), checked before anything of it is used. */
+  async function served<S>(persona: PersonaName, query: ContextQuery, headers: Record<string, string>, limitMs: number, shape: SessionShape<S>, promptLimitChars: number): Promise<ServedSession<S>> {
     const answer = await call(contextPath(persona), { query: contextQuery(query), headers, timeoutMs: limitMs });
-    const body = parseJson<Partial<Record<keyof PersonaCompiled, unknown>>>(answer);
-    const value = typeof body === 'object' && body !== null ? body[member.name] : undefined;
-    if (!member.is(value)) throw new ContextCompilerError(answer.status, 'CC_CLIENT_BAD_RESPONSE', `the answer holds no valid ${member.what}`, null);
-    const warnings = Array.isArray(body.warnings) ? body.warnings.filter((warning): warning is string => typeof warning === 'string') : [];
-    return { session: value, runId: typeof body.runId === 'string' ? body.runId : header(answer.headers, 'x-run-id'), warnings };
+    return checkedSession(shape, parseJson<unknown>(answer), answer.status, query.runId, promptLimitChars);
   }
-  const SESSION = { name: 'session', is: isRealtimeSession, what: 'realtime session' } as const;
-  const SETUP = { name: 'setup', is: isGeminiSetup, what: 'Gemini setup' } as const;
+
+  /** `realtimeSession()` and `geminiSetup()`: one connect in `shape`, with the options in force. */
+  function connect<S>(shape: SessionShape<S>, persona: PersonaName, query: ContextQuery, perCall: RealtimeSessionOptions) {
+    const { requestId, traceparent, ...realtime } = perCall;
+    const headers = correlation({ requestId, traceparent });
+    const inForce = realtimeOptions(clientRealtime, realtime);
+    return connectSession<S>(
+      (name, limitMs) => served(name, query, headers, limitMs, shape, inForce.promptLimitChars),
+      shape,
+      { persona, now: query.now, timezone: query.timezone, keyOf: (name) => lastKnownGoodKey(shape.member, name, query) },
+      inForce,
+      lastKnownGood,
+    );
+  }
   const context = (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
     fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) });
   const compileCall = ({ hud, ...callContext }: CompileOptions, body: CompileRequest): CallOptions => ({
@@ -218,23 +243,18 @@ export function createClient(options: ClientOptions) {
       compiled<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) }, etag),
     /**
      * The session to connect a call with: `GET /context/:persona`'s `session` within the
-     * budget (default 1 s for the whole call), else the persona's static session, never a
-     * throw (unless `fallback: false`). `result.session` is the object to send to the
+     * budget (default 1 s for the whole call), else its last session for the persona and
+     * query with the clock line of now (`source: 'stale'`, from the same day and at most
+     * `staleMaxAgeMs` old), else the persona's static session, never a throw (unless
+     * `fallback: false`). Every answer is checked first (`maxBodyBytes`, its shape,
+     * `promptLimitChars`, the `runId` asked): a bad one is an `invalid-answer` fallback. `result.session` is the object to send to the
      * realtime calls endpoint or `session.update` as it is (add your model); `source`,
      * `fallback` and `warnings` say how it was made, and `onFallback` is told of every
      * fallback. An unknown persona connects as `defaultPersona` (venus); a bad or missing
      * `topicId` connects with the persona's generic context.
      */
-    realtimeSession: (persona: PersonaName, query: ContextQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> => {
-      const { requestId, traceparent, ...realtime } = sessionOptions;
-      const headers = correlation({ requestId, traceparent });
-      return connectSession<RealtimeSession>(
-        (name, limitMs) => served(name, { ...query, provider: query.provider === 'azure' ? 'azure' : 'openai' }, headers, limitMs, SESSION),
-        staticSession,
-        { persona, now: query.now, timezone: query.timezone },
-        realtimeOptions(options.realtime, realtime),
-      );
-    },
+    realtimeSession: (persona: PersonaName, query: ContextQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> =>
+      connect<RealtimeSession>(REALTIME_SESSION, persona, { ...query, provider: query.provider === 'azure' ? 'azure' : 'openai' }, sessionOptions),
     /**
      * `realtimeSession()`'s twin for Gemini Live: `GET /context/:persona?provider=gemini`'s
      * `setup` within the same budget, else the persona's static Gemini setup — with the same
@@ -243,14 +263,7 @@ export function createClient(options: ClientOptions) {
      * WebSocket, or pass `result.setup` as `config` to `ai.live.connect`.
      */
     geminiSetup: async (persona: PersonaName, query: Omit<ContextQuery, 'provider'> = {}, setupOptions: RealtimeSessionOptions = {}): Promise<GeminiSetupResult> => {
-      const { requestId, traceparent, ...realtime } = setupOptions;
-      const headers = correlation({ requestId, traceparent });
-      const { session: setup, ...result } = await connectSession<GeminiSetup>(
-        (name, limitMs) => served(name, { ...query, provider: 'gemini' }, headers, limitMs, SETUP),
-        staticGeminiSetup,
-        { persona, now: query.now, timezone: query.timezone },
-        realtimeOptions(options.realtime, realtime),
-      );
+      const { session: setup, ...result } = await connect<GeminiSetup>(GEMINI_SETUP, persona, { ...query, provider: 'gemini' }, setupOptions);
       return { setup, ...result };
     },
     /**
@@ -276,19 +289,22 @@ export function createClient(options: ClientOptions) {
     compile: (body: CompileRequest, options: CompileOptions = {}) => fresh<Compiled>('/compile', compileCall(options, body)),
     compileIfChanged: (body: CompileRequest, etag: string | null, options: CompileOptions = {}) => compiled<Compiled>('/compile', compileCall(options, body), etag),
     /** `GET /runs/:runId/trace`: one page of the run's events (`nextCursor` names the next; null on the last). */
-    trace: (runId: string, options: TraceOptions = {}) => json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery(options) }),
+    trace: (runId: string, options: TraceOptions = {}) => json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery(options), maxBodyBytes: traceBodyBytes }),
     /** Every page of a run, in order, one at a time: `for await (const page of client.tracePages(runId))`. */
     async *tracePages(runId: string, options: TraceOptions = {}): AsyncGenerator<RunTrace> {
       let cursor = options.cursor;
       do {
-        const page = await json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery({ ...options, ...(cursor === undefined ? {} : { cursor }) }) });
+        const page = await json<RunTrace>(`/runs/${encodeURIComponent(runId)}/trace`, { query: traceQuery({ ...options, ...(cursor === undefined ? {} : { cursor }) }), maxBodyBytes: traceBodyBytes });
         yield page;
         cursor = page.nextCursor ?? undefined;
       } while (cursor !== undefined);
     },
     runs: (query: RunsQuery = {}) => json<RunList>('/runs', { query: { ...query } }),
-    /** Closes the pool; in-flight calls finish first. */
-    close: () => call.close(),
+    /** Closes the pool (in-flight calls finish first), and finishes writing `lastKnownGoodFile`. */
+    close: async () => {
+      await call.close();
+      await lastKnownGood.flush();
+    },
   };
 }
 

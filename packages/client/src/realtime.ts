@@ -3,13 +3,17 @@
  * returns a session the realtime API accepts (docs/voice-server.md: a context-service outage is
  * never a voice outage). Within a budget (default 1 s for the whole call) it is the service's compiled,
  * traced session; when the service is down, hung, failing, answering junk or refusing, it is
+ * the last session the service answered for the same persona and query, with the clock line
+ * of the moment (./last-known-good.ts), while that is from the same day and young enough; else
  * the persona's static session — what the service renders for an empty brain, generated into
- * this package (./static-sessions.ts), with the clock line of the moment — and the caller is
+ * this package (./static-sessions.ts), with the clock line of the moment. The caller is
  * told through `onFallback` and the result's `warnings`, never by a throw (unless it asks for
  * `fallback: false`). An unknown persona connects as `defaultPersona`.
  */
+import { createHash } from 'node:crypto';
 import { clockLine, isTimeZone } from './clock.js';
 import { ContextCompilerError } from './errors.js';
+import { cutAtClock, DEFAULT_STALE_MAX_AGE_MS, staleness, type ClockCut, type KeptSession, type LastKnownGood } from './last-known-good.js';
 import { STATIC_SESSIONS, type StaticPersona } from './static-sessions.js';
 import type { GeminiSetup, RealtimeSession } from './types.js';
 
@@ -17,18 +21,30 @@ export type { StaticPersona } from './static-sessions.js';
 
 export const DEFAULT_SESSION_BUDGET_MS = 1000;
 export const DEFAULT_PERSONA: StaticPersona = 'venus';
+/** The longest instructions a session may carry: the service's default prompt budget (48,000), with room for the ASCII form's longer spellings (`...` for an ellipsis). */
+export const DEFAULT_PROMPT_LIMIT_CHARS = 64_000;
+export { DEFAULT_STALE_MAX_AGE_MS } from './last-known-good.js';
 
 /**
  * Why a result is not the service's session for the persona asked:
  * - `timeout`: no whole answer within the budget (the service or the network is hung);
  * - `network`: no connection (the service is down, refused, reset, or the client is closed);
  * - `server-error`: a 5xx (503 while overloaded, shutting down or unable to trace);
- * - `bad-response`: an answer that is not JSON or holds no valid session (a proxy's page);
+ * - `invalid-answer`: an answer the client does not pass on: a body over `maxBodyBytes`,
+ *   not JSON (a proxy's page), without a session of exactly the provider's shape, with
+ *   instructions empty or over `promptLimitChars`, or another run than the `runId` asked;
  * - `unknown-persona`: the service has no such persona (a 404, or a 400 for a persona that
  *   is not a slug); the session is `defaultPersona`'s;
  * - `refused`: any other 4xx (a bad token, a rate limit, an invalid query).
  */
-export type FallbackReason = 'timeout' | 'network' | 'server-error' | 'bad-response' | 'unknown-persona' | 'refused';
+export type FallbackReason = 'timeout' | 'network' | 'server-error' | 'invalid-answer' | 'unknown-persona' | 'refused';
+
+/**
+ * Where a session came from: `service`, compiled and traced by the service for this call;
+ * `stale`, the last session the service answered for the same persona and query, its clock
+ * line made anew (nothing traced for this call); `static`, the client's static session.
+ */
+export type SessionSource = 'service' | 'stale' | 'static';
 
 /** What `onFallback` is told, once per `realtimeSession()` call that did not get the service's session for the persona asked. */
 export interface FallbackEvent {
@@ -36,8 +52,8 @@ export interface FallbackEvent {
   persona: string;
   /** The persona whose session was returned: `persona`, or `defaultPersona` after an unknown one. */
   servedAs: string;
-  /** `static`: the client's static session (no live context, nothing traced by the service); `service`: compiled by the service for `servedAs`. */
-  source: 'service' | 'static';
+  /** `service`: compiled by the service for `servedAs`; `stale`: its last such session, with a new clock line; `static`: the client's static session (no live context). */
+  source: SessionSource;
   reason: FallbackReason;
   /** The failure, as `context()` would have thrown it. */
   error: ContextCompilerError;
@@ -52,11 +68,15 @@ export interface RealtimeOptions {
   /** The persona an unknown one connects as (it must have a static session). Default `venus`. */
   defaultPersona?: StaticPersona;
   /**
-   * The zone of a static session's clock line when the query names no `timezone` (the
-   * service would use heartbeat-state or its DEFAULT_TIMEZONE, which the client cannot
-   * read). Default `UTC`.
+   * The zone of a static session's clock line when the query names no `timezone` and the
+   * service has not answered yet (after its first answer, the zone it answered in: the
+   * operator's, from heartbeat-state or its DEFAULT_TIMEZONE). Default `UTC`.
    */
   fallbackTimezone?: string;
+  /** How old (from its clock line) the last live session may be to be served in a fallback; it must be from the same day in its zone too. Default 6 h. */
+  staleMaxAgeMs?: number;
+  /** The longest instructions the client passes on; an answer with more is an `invalid-answer`. Default 64,000 chars. */
+  promptLimitChars?: number;
   /** Told of every fallback; it may log or count (`cc_client_fallbacks_total`). What it throws is ignored. */
   onFallback?: (event: FallbackEvent) => void;
 }
@@ -67,10 +87,14 @@ export interface SessionResult<S> {
   session: S;
   /** The persona the session is for: the one asked, or `defaultPersona` after an unknown one. */
   persona: string;
-  /** `service`: compiled and traced by the service, as run `runId`; `static`: the client's static session. */
-  source: 'service' | 'static';
-  /** The service's run; null for a static session. */
+  /** `service`: compiled and traced by the service, as run `runId`; `stale`: the last such session, with a new clock line; `static`: the client's static session. */
+  source: SessionSource;
+  /** The service's run for this call; null for a stale or static session (nothing was traced). */
   runId: string | null;
+  /** sha256 (hex) of the session's instructions exactly as sent, UTF-8: what the call was told. */
+  instructionsSha256: string;
+  /** For a stale session: the service's run that delivered it and the instant its clock line said then (ISO 8601); null otherwise. */
+  stale: { runId: string; at: string } | null;
   /** Why this is not the service's session for the persona asked; null when it is. */
   fallback: FallbackReason | null;
   /** The service's warnings for the compile, then the client's own (each fallback says why). */
@@ -86,14 +110,15 @@ export type GeminiSetupResult = Omit<SessionResult<GeminiSetup>, 'session'> & {
   setup: GeminiSetup;
 };
 
-/** A session the service answered, checked. */
+/** A session the service answered, checked; `cut`: where its clock line is, when the answer can be kept for a fallback. */
 export interface ServedSession<S> {
   session: S;
-  runId: string | null;
+  runId: string;
   warnings: string[];
+  cut: ClockCut | null;
 }
 
-/** Asks the service for `persona`'s session within `timeoutMs`; throws a `ContextCompilerError`. */
+/** Asks the service for `persona`'s session within `timeoutMs`, checked (`checkedSession`); throws a `ContextCompilerError`. */
 export type AskService<S> = (persona: string, timeoutMs: number) => Promise<ServedSession<S>>;
 
 /** A persona's static session at an instant and zone, in the provider's shape (`staticSession` for OpenAI). */
@@ -110,6 +135,8 @@ export function realtimeOptions(...layers: ReadonlyArray<RealtimeOptions | undef
     fallback: true,
     defaultPersona: DEFAULT_PERSONA,
     fallbackTimezone: 'UTC',
+    staleMaxAgeMs: DEFAULT_STALE_MAX_AGE_MS,
+    promptLimitChars: DEFAULT_PROMPT_LIMIT_CHARS,
   };
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer ?? {})) if (value !== undefined) Object.assign(options, { [key]: value });
@@ -117,12 +144,14 @@ export function realtimeOptions(...layers: ReadonlyArray<RealtimeOptions | undef
   if (!(Number.isFinite(options.budgetMs) && options.budgetMs > 0)) throw new TypeError(`realtime budgetMs must be a positive number of ms, not ${String(options.budgetMs)}`);
   if (!isStaticPersona(options.defaultPersona)) throw new TypeError(`realtime defaultPersona must be one of ${Object.keys(STATIC_SESSIONS).join(', ')}`);
   if (!isTimeZone(options.fallbackTimezone)) throw new TypeError('realtime fallbackTimezone must be an IANA time zone such as UTC or Europe/London');
+  if (!(Number.isFinite(options.staleMaxAgeMs) && options.staleMaxAgeMs >= 0)) throw new TypeError(`realtime staleMaxAgeMs must be 0 or more ms, not ${String(options.staleMaxAgeMs)}`);
+  if (!(Number.isSafeInteger(options.promptLimitChars) && options.promptLimitChars > 0)) throw new TypeError(`realtime promptLimitChars must be a positive whole number, not ${String(options.promptLimitChars)}`);
   return options;
 }
 
 /** Why a call failed, in the terms of `FallbackReason`. */
 export function fallbackReason(error: ContextCompilerError): FallbackReason {
-  if (error.code === 'CC_CLIENT_BAD_RESPONSE') return 'bad-response';
+  if (error.code === 'CC_CLIENT_BAD_RESPONSE') return 'invalid-answer';
   if (error.status === 0) return error.code === 'CC_CLIENT_TIMEOUT' ? 'timeout' : 'network';
   if (error.status >= 500) return 'server-error';
   const problem = (error.problem ?? {}) as { personas?: unknown; errors?: Array<{ path?: unknown }> };
@@ -232,6 +261,57 @@ export function staticGeminiSetup(persona: StaticPersona, now: Date, timeZone: s
   };
 }
 
+/** What connecting needs of a provider's session: the answer's member holding it, its check, its text, and its static form. */
+export interface SessionShape<S> {
+  member: 'session' | 'setup';
+  what: string;
+  is: (value: unknown) => value is S;
+  textOf: (session: S) => string;
+  withText: (session: S, text: string) => S;
+  staticOf: StaticSessionOf<S>;
+}
+
+export const REALTIME_SESSION: SessionShape<RealtimeSession> = {
+  member: 'session',
+  what: 'realtime session',
+  is: isRealtimeSession,
+  textOf: (session) => session.instructions,
+  withText: (session, instructions) => ({ ...session, instructions }),
+  staticOf: staticSession,
+};
+
+export const GEMINI_SETUP: SessionShape<GeminiSetup> = {
+  member: 'setup',
+  what: 'Gemini setup',
+  is: isGeminiSetup,
+  textOf: (setup) => setup.systemInstruction.parts[0]?.text ?? '',
+  withText: (setup, text) => ({ ...setup, systemInstruction: { parts: [{ text }] } }),
+  staticOf: staticGeminiSetup,
+};
+
+const RUN_ID = /^[A-Za-z0-9_:-]{1,128}$/;
+
+/**
+ * The session in a persona answer's `body`, checked before anything of it is passed on:
+ * exactly the provider's shape, instructions neither empty nor over `promptLimitChars`, and
+ * a run id that is the one asked for when the query named one. Anything else throws a
+ * `CC_CLIENT_BAD_RESPONSE` naming what failed (an `invalid-answer` fallback).
+ */
+export function checkedSession<S>(shape: SessionShape<S>, body: unknown, status: number, askedRunId: string | undefined, promptLimitChars: number): ServedSession<S> {
+  const invalid = (detail: string) => new ContextCompilerError(status, 'CC_CLIENT_BAD_RESPONSE', detail, null);
+  if (!isRecord(body)) throw invalid('the answer is not a JSON object');
+  const session = body[shape.member];
+  if (!shape.is(session)) throw invalid(`the answer holds no valid ${shape.what}`);
+  const text = shape.textOf(session);
+  if (text.length === 0) throw invalid(`the ${shape.what} has no instructions`);
+  if (text.length > promptLimitChars) throw invalid(`the ${shape.what} has ${text.length} chars of instructions, over ${promptLimitChars}`);
+  const runId = body['runId'];
+  if (typeof runId !== 'string' || !RUN_ID.test(runId)) throw invalid('the answer names no valid run');
+  if (askedRunId !== undefined && runId !== askedRunId) throw invalid(`the answer is run "${brief(runId)}", not the run asked for`);
+  const warnings = Array.isArray(body['warnings']) ? body['warnings'].filter((warning): warning is string => typeof warning === 'string') : [];
+  return { session, runId, warnings, cut: cutAtClock(body, text) };
+}
+
 /** Text from a failure, for a warning: one line, at most 200 characters. */
 function brief(text: string): string {
   const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
@@ -241,33 +321,53 @@ function brief(text: string): string {
 /** What the caller asked for, as `realtimeSession()` needs it. */
 export interface SessionRequest {
   persona: string;
-  /** The query's `now` and `timezone`, for a static session's clock line. */
+  /** The query's `now` and `timezone`, for a clock line rendered here. */
   now?: string | undefined;
   timezone?: string | undefined;
+  /** The key a persona's session is kept under for this query (`lastKnownGoodKey`). */
+  keyOf: (persona: string) => string;
 }
 
 /**
+ * The key of `persona`'s kept session for a query: what changes the session's text or shape
+ * (the provider, topic and zone asked, `sanitize`), not what names the call (`runId`), its
+ * instant (`now`, rendered anew) or the answer's extras.
+ */
+export function lastKnownGoodKey(member: SessionShape<unknown>['member'], persona: string, query: Record<string, unknown>): string {
+  const { provider = 'openai', topicId, topicName, timezone, sanitize } = query;
+  return JSON.stringify([member, provider, persona, topicId ?? null, topicName ?? null, timezone ?? null, sanitize ?? null]);
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
  * Connects one call: the service's session for `request.persona` (or `defaultPersona` when
- * it has no such persona) within the budget, else `staticOf` that persona. Never throws
- * unless `options.fallback` is false; tells `onFallback` once when the result is not the
- * service's session for the persona asked. The session's shape is the provider's: `ask` and
- * `staticOf` make it.
+ * it has no such persona) within the budget, else the last session the service answered for
+ * it and this query (`lastKnownGood`, its clock line made anew) while that is young enough and
+ * from the same day, else `shape.staticOf` that persona. Never throws unless
+ * `options.fallback` is false; tells `onFallback` once when the result is not the service's
+ * session for the persona asked. Every session the service answers is kept for later.
  */
 export async function connectSession<S>(
   ask: AskService<S>,
-  staticOf: StaticSessionOf<S>,
+  shape: SessionShape<S>,
   request: SessionRequest,
   options: ReturnType<typeof realtimeOptions>,
+  lastKnownGood: LastKnownGood,
 ): Promise<SessionResult<S>> {
   const started = performance.now();
   const left = () => options.budgetMs - (performance.now() - started);
   const { persona } = request;
   const warnings: string[] = [];
+  const live = (served: ServedSession<S>, as: string, reason: FallbackReason | null): SessionResult<S> => {
+    keep(lastKnownGood, shape, request, as, served);
+    const text = shape.textOf(served.session);
+    return { session: served.session, persona: as, source: 'service', runId: served.runId, instructionsSha256: sha256(text), stale: null, fallback: reason, warnings: [...served.warnings, ...warnings] };
+  };
   let servedAs = persona;
   let error: ContextCompilerError;
   try {
-    const served = await ask(persona, left());
-    return { ...served, persona, source: 'service', fallback: null, warnings: served.warnings };
+    return live(await ask(persona, left()), persona, null);
   } catch (thrown) {
     error = asClientError(thrown);
     if (!options.fallback) throw error;
@@ -278,8 +378,7 @@ export async function connectSession<S>(
     warnings.push(`unknown-persona: the service has no persona "${brief(persona)}"; connected as ${servedAs}`);
     if (servedAs !== persona) {
       try {
-        const served = await ask(servedAs, left());
-        const result: SessionResult<S> = { ...served, persona: servedAs, source: 'service', fallback: reason, warnings: [...served.warnings, ...warnings] };
+        const result = live(await ask(servedAs, left()), servedAs, reason);
         tell(options.onFallback, { persona, servedAs, source: 'service', reason, error }, result.warnings);
         return result;
       } catch (thrown) {
@@ -288,15 +387,76 @@ export async function connectSession<S>(
       }
     }
   }
-  const staticPersona = isStaticPersona(servedAs) ? servedAs : options.defaultPersona;
-  if (staticPersona !== servedAs) warnings.push(`unknown-persona: the client has no static session for "${brief(servedAs)}"; connected as ${staticPersona}`);
-  servedAs = staticPersona;
-  warnings.push(`static-session: ${reason} (${error.code}: ${brief(error.detail)}); ${staticPersona} connected on its static session, without live context`);
   const now = request.now === undefined || Number.isNaN(Date.parse(request.now)) ? new Date() : new Date(request.now);
-  const timeZone = request.timezone !== undefined && isTimeZone(request.timezone) ? request.timezone : options.fallbackTimezone;
-  const result: SessionResult<S> = { session: staticOf(staticPersona, now, timeZone), persona: staticPersona, source: 'static', runId: null, fallback: reason, warnings };
-  tell(options.onFallback, { persona, servedAs, source: 'static', reason, error }, warnings);
-  return result;
+  const why = `${reason} (${error.code}: ${brief(error.detail)})`;
+  const result = (await staleResult(lastKnownGood, shape, request, servedAs, options, now, why, warnings)) ?? (await staticResult(lastKnownGood, shape, request, servedAs, options, now, why, warnings));
+  tell(options.onFallback, { persona, servedAs: result.persona, source: result.source, reason, error }, warnings);
+  return { ...result, fallback: reason };
+}
+
+/** Keeps a served session for a later fallback, when its clock line was found. */
+function keep<S>(lastKnownGood: LastKnownGood, shape: SessionShape<S>, request: SessionRequest, persona: string, served: ServedSession<S>): void {
+  if (served.cut === null) return;
+  const { before, after, at, timeZone, prefix } = served.cut;
+  const kept: KeptSession = { member: shape.member, persona, runId: served.runId, at, timeZone, before, after, shell: JSON.stringify(shape.withText(served.session, '')), prefix };
+  // A zone the query did not name (or named wrongly) is the one the service chose: the operator's.
+  lastKnownGood.keep(request.keyOf(persona), kept, request.timezone === undefined || !isTimeZone(request.timezone));
+}
+
+type Fallback<S> = Omit<SessionResult<S>, 'fallback'>;
+
+/** The last session the service answered for `servedAs` (else, for a persona without a static session, for `defaultPersona`) and this query, at `now`; null when none may be served. */
+async function staleResult<S>(
+  lastKnownGood: LastKnownGood,
+  shape: SessionShape<S>,
+  request: SessionRequest,
+  servedAs: string,
+  options: ReturnType<typeof realtimeOptions>,
+  now: Date,
+  why: string,
+  warnings: string[],
+): Promise<Fallback<S> | null> {
+  for (const persona of isStaticPersona(servedAs) ? [servedAs] : [servedAs, options.defaultPersona]) {
+    const kept = await lastKnownGood.find(request.keyOf(persona));
+    if (kept === undefined || kept.member !== shape.member) continue;
+    const unusable = staleness(kept, now, options.staleMaxAgeMs);
+    if (unusable !== null) {
+      warnings.push(`stale-expired: ${persona}'s last live session (run ${brief(kept.runId)}) ${unusable}`);
+      continue;
+    }
+    let session: S | undefined;
+    try {
+      session = shape.withText(JSON.parse(kept.shell) as S, `${kept.before}${clockLine(now, kept.timeZone)}${kept.after}`);
+    } catch {
+      session = undefined;
+    }
+    if (!shape.is(session)) continue;
+    if (persona !== servedAs) warnings.push(`unknown-persona: the client has no session for "${brief(servedAs)}"; connected as ${persona}`);
+    const age = Math.max(0, Math.round((now.getTime() - kept.at) / 60_000));
+    warnings.push(`stale-session: ${why}; ${persona} connected on its last live session (run ${brief(kept.runId)}, ${age} min old), with the clock line of now`);
+    const text = shape.textOf(session);
+    return { session, persona, source: 'stale', runId: null, instructionsSha256: sha256(text), stale: { runId: kept.runId, at: new Date(kept.at).toISOString() }, warnings };
+  }
+  return null;
+}
+
+/** `servedAs`'s static session (or `defaultPersona`'s, when the client has none for it) at `now`, in the query's zone, else the operator's as last answered, else `fallbackTimezone`. */
+async function staticResult<S>(
+  lastKnownGood: LastKnownGood,
+  shape: SessionShape<S>,
+  request: SessionRequest,
+  servedAs: string,
+  options: ReturnType<typeof realtimeOptions>,
+  now: Date,
+  why: string,
+  warnings: string[],
+): Promise<Fallback<S>> {
+  const persona = isStaticPersona(servedAs) ? servedAs : options.defaultPersona;
+  if (persona !== servedAs) warnings.push(`unknown-persona: the client has no static session for "${brief(servedAs)}"; connected as ${persona}`);
+  warnings.push(`static-session: ${why}; ${persona} connected on its static session, without live context`);
+  const timeZone = request.timezone !== undefined && isTimeZone(request.timezone) ? request.timezone : ((await lastKnownGood.zone()) ?? options.fallbackTimezone);
+  const session = shape.staticOf(persona, now, timeZone);
+  return { session, persona, source: 'static', runId: null, instructionsSha256: sha256(shape.textOf(session)), stale: null, warnings };
 }
 
 /** Anything `ask` threw, as a client error (it throws only those; a bug is still reported, as a network failure). */

@@ -17,7 +17,16 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Keep-alive connections in the pool. Default 8. */
   connections?: number;
+  /**
+   * The most bytes an answer body may have; the client stops reading past it (the call is a
+   * `CC_CLIENT_BAD_RESPONSE`). Default 1 MiB. Trace pages may hold up to `TRACE_BODY_BYTES`.
+   */
+  maxBodyBytes?: number;
 }
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** A trace page ends once its events hold 1,000,000 characters: about 2 MB of JSON, more for text outside ASCII. */
+export const TRACE_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface CallOptions {
   method?: 'GET' | 'POST';
@@ -26,6 +35,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** A deadline shorter than the client's `timeoutMs` (a realtime session's budget left). */
   timeoutMs?: number;
+  /** A body cap other than the client's `maxBodyBytes` (a trace page's). */
+  maxBodyBytes?: number;
 }
 
 export interface Answer {
@@ -40,6 +51,8 @@ export type Transport = ((path: string, callOptions?: CallOptions) => Promise<An
 export function createTransport(options: TransportOptions): Transport {
   const base = new URL(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? 5000;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!(Number.isSafeInteger(maxBodyBytes) && maxBodyBytes > 0)) throw new TypeError(`maxBodyBytes must be a positive whole number of bytes, not ${String(maxBodyBytes)}`);
   const prefix = base.pathname.replace(/\/$/, '');
   const pool = new Pool(base.origin, {
     connections: options.connections ?? 8,
@@ -87,8 +100,9 @@ export function createTransport(options: TransportOptions): Transport {
     }
     let text: string;
     try {
-      text = await response.body.text();
+      text = await bodyText(response, callOptions.maxBodyBytes ?? maxBodyBytes);
     } catch (error) {
+      if (error instanceof ContextCompilerError) throw error;
       throw transportError(error, signal, limitMs);
     }
     if (response.statusCode >= 400) throw problemError(response.statusCode, response.headers, text);
@@ -96,6 +110,29 @@ export function createTransport(options: TransportOptions): Transport {
   }
 
   return Object.assign(call, { close: () => pool.close() });
+}
+
+/**
+ * The body as text, read chunk by chunk up to `cap` bytes: past it (or when Content-Length
+ * says it will be) the body is destroyed, which aborts the request and closes its socket, so
+ * an answer of any size costs at most `cap` bytes of memory.
+ */
+async function bodyText(response: Dispatcher.ResponseData, cap: number): Promise<string> {
+  const tooLarge = () => new ContextCompilerError(response.statusCode, 'CC_CLIENT_BAD_RESPONSE', `the answer body is over ${cap} bytes; the client stopped reading it`, null);
+  const declared = Number(header(response.headers, 'content-length') ?? Number.NaN);
+  if (declared > cap) {
+    response.body.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Leaving the loop early (the throw) destroys the stream.
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > cap) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 export function header(headers: Answer['headers'], name: string): string | null {
