@@ -170,7 +170,7 @@ export class FileReader {
       }
       if (events.length === 0 && after === null && !page.more) return null;
       const last = page.locations[page.locations.length - 1];
-      return { runId, events, chain: summarizeRun(statuses, findings), nextCursor: page.more && last ? encodeFileCursor(last) : null };
+      return { runId, events, chain: summarizeRun(statuses, findings, signer), nextCursor: page.more && last ? encodeFileCursor(last) : null };
     } catch (error) {
       throw readFailure(error);
     } finally {
