@@ -240,22 +240,29 @@ export class FileReader {
   ): Promise<number> {
     const handle = opened ?? (await this.ctx.fs.open(join(this.ctx.dir, name), 'r'));
     try {
-      const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
+      // One buffer: the incomplete line a read ends with moves to its start, and the next read fills the rest (grown for a longer line).
+      let buffer = Buffer.allocUnsafe(SCAN_CHUNK);
       let position = from;
-      let carry = Buffer.alloc(0);
-      while (position + carry.length < size) {
+      let carried = 0;
+      while (position + carried < size) {
         signal?.throwIfAborted();
-        const want = Math.min(chunk.length, size - position - carry.length);
-        const { bytesRead } = await handle.read(chunk, 0, want, position + carry.length);
+        if (carried === buffer.length) {
+          const bigger = Buffer.allocUnsafe(2 * buffer.length);
+          buffer.copy(bigger, 0, 0, carried);
+          buffer = bigger;
+        }
+        const want = Math.min(buffer.length - carried, size - position - carried);
+        const { bytesRead } = await handle.read(buffer, carried, want, position + carried);
         if (bytesRead === 0) break;
-        const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+        const data = buffer.subarray(0, carried + bytesRead);
         let start = 0;
         for (let newline = data.indexOf(0x0a, start); newline !== -1; newline = data.indexOf(0x0a, start)) {
           visit(data.subarray(start, newline), position + start, newline - start + 1);
           start = newline + 1;
         }
         position += start;
-        carry = Buffer.from(data.subarray(start));
+        carried = data.length - start;
+        buffer.copy(buffer, 0, start, data.length);
       }
       return position;
     } finally {

@@ -23,6 +23,15 @@ export function holdingBytes(needle: Buffer): LineFilter {
 }
 
 const RUN_ID_KEY = Buffer.from('"runId":"');
+/** How the writer starts an event line: its own run id comes first. */
+const EVENT_RUN_PREFIX = Buffer.from('{"t":"event","event":{"runId":"');
+
+/** The run id an event line starts with, without parsing it; null when the line does not start as the writer writes one. */
+function ownRunId(line: Buffer): string | null {
+  if (line.length <= EVENT_RUN_PREFIX.length || line.compare(EVENT_RUN_PREFIX, 0, EVENT_RUN_PREFIX.length, 0, EVENT_RUN_PREFIX.length) !== 0) return null;
+  const end = line.indexOf(0x22, EVENT_RUN_PREFIX.length);
+  return end === -1 ? null : line.toString('latin1', EVENT_RUN_PREFIX.length, end);
+}
 
 /** Lines naming one of these runs: every `"runId":"…"` of the line is looked at, so the event's own is among them. */
 export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
@@ -72,8 +81,11 @@ class Listing {
   /** What other parts hold of a candidate run, read by its id: per run, per file. */
   private readonly extra = new Map<string, Map<string, RunTally>>();
   private readonly confirmed = new Set<string>();
-  /** Runs holding an event of the request or trace asked for. */
+  /** Runs holding an event of the request or trace asked for, in the order found. */
   private readonly matched = new Set<string>();
+  private readonly foundAt = new Map<string, number>();
+  /** Of each part read for the runs asked for: which of them it was read in full for (`covers`). */
+  private readonly coverage = new Map<string, { from: number; to: number; partly: Set<string> }>();
   private readonly byEvent: boolean;
 
   constructor(
@@ -92,7 +104,7 @@ class Listing {
     if (this.byEvent || this.filter.runId !== undefined) {
       // A run, request or trace is looked up by its id: in memory, and in the few parts whose id filter may hold it.
       if (this.byEvent) await this.findAsked();
-      else this.matched.add(this.filter.runId!);
+      else this.match(this.filter.runId!);
       return this.asked();
     }
     const sources = this.index
@@ -122,70 +134,129 @@ class Listing {
 
   /**
    * The runs asked for by id (matched): the parts that may hold any of them read newest first,
-   * each once, until the `limit` + 1 newest are decided; then those completed from the older
-   * parts that may hold them (every event counts), each read once for all of them.
+   * until the `limit` + 1 newest are decided; then those completed from the older parts that
+   * may hold them (every event counts). A part read while finding the runs is not read again
+   * for the runs it was read in full for (`covers`): each part is read once for all of them.
    */
   private async asked(): Promise<RunPage> {
     const sources = this.index
       .evictedParts(this.minAtMs)
       .filter((part) => this.mayHoldAsked(part.facets, this.matched))
       .sort((a, b) => b.newestAtMs - a.newestAtMs);
-    const keep = namingRuns(this.matched);
     let unread = 0;
     for (; ; unread++) {
       const next = sources[unread];
       const top = this.top(next === undefined ? Number.NEGATIVE_INFINITY : next.newestAtMs);
       if (next === undefined || top.length > this.limit) break;
-      await this.readFor(next, this.matched, keep);
+      await this.readFor(next, this.matched);
     }
     const top = this.top(Number.NEGATIVE_INFINITY);
     const shown = new Set(top.slice(0, this.limit).map((candidate) => candidate.position.runId));
     // Older parts hold only earlier events of a decided run: its count, never its latest.
-    const completing = namingRuns(shown);
-    for (const part of sources.slice(unread)) if (this.mayHoldAsked(part.facets, shown)) await this.readFor(part, shown, completing);
+    for (const part of sources.slice(unread)) await this.readFor(part, shown);
     const runs = this.top(Number.NEGATIVE_INFINITY).map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
     return runPage(runs.slice(0, this.limit), runs.length > this.limit);
   }
 
+  private match(runId: string): void {
+    if (this.matched.has(runId)) return;
+    this.foundAt.set(runId, this.matched.size);
+    this.matched.add(runId);
+  }
+
+  /** Whether every event of the run in the part was tallied when the part was read. */
+  private covers(part: EvictedPart, runId: string): boolean {
+    const read = this.coverage.get(part.entry.name);
+    const at = this.foundAt.get(runId);
+    if (read === undefined || at === undefined) return false;
+    return at < read.from || (at < read.to && !read.partly.has(runId));
+  }
+
   /** Whether a part may hold an event of one of the runs (by its caller, when the listing is one caller's). */
-  private mayHoldAsked(facets: FileFacets, runIds: ReadonlySet<string>): boolean {
+  private mayHoldAsked(facets: FileFacets, runIds: Iterable<string>): boolean {
     const visibleTo = this.filter.visibleTo;
     if (facets.ids === null) return true;
     for (const runId of runIds) if (mayHoldId(facets, visibleTo === undefined || visibleTo === null ? idKey('run', runId) : callerRunKey(visibleTo, runId))) return true;
     return false;
   }
 
-  /** Reads a part for the runs' visible events (into `tallies`: the part is then read for them). */
-  private async readFor(part: EvictedPart, runIds: ReadonlySet<string>, keep: (line: Buffer) => boolean): Promise<void> {
-    this.scanned.add(part.entry.name);
+  /**
+   * Reads a part for the runs' visible events, unless it was read in full for each of them
+   * that it may hold: what it holds of each replaces what was tallied of it there.
+   */
+  private async readFor(part: EvictedPart, runIds: ReadonlySet<string>): Promise<void> {
+    const needed = [...runIds].filter((runId) => !this.covers(part, runId));
+    if (needed.length === 0 || !this.mayHoldAsked(part.facets, needed)) return;
+    const wanted = new Set(needed);
+    await this.readPart(part, wanted, namingRuns(wanted), () => {});
+    // Read for every run found that it did not cover: it covers them all now.
+    if (runIds === this.matched) this.coverage.set(part.entry.name, { from: this.matched.size, to: this.matched.size, partly: new Set() });
+  }
+
+  /**
+   * Reads a part, tallying the events of `runIds` there (a live set: a run found while
+   * reading counts from then on) into `extra`, replacing what was tallied of them there.
+   * `found` sees each event the filter keeps.
+   */
+  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: EventLocation) => void): Promise<void> {
+    const name = part.entry.name;
+    const tallies = new Map<string, RunTally>();
     await this.evicted.read(
       part,
       (location) => {
-        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(this.tallies, location, this.minAtMs);
+        found(location);
+        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
       },
       keep,
       this.signal,
     );
+    for (const runId of runIds) {
+      let parts = this.extra.get(runId);
+      const counted = tallies.get(runId);
+      if (counted) {
+        if (!parts) this.extra.set(runId, (parts = new Map()));
+        parts.set(name, counted);
+      } else parts?.delete(name);
+    }
   }
 
-  /** The runs holding an event of the request or trace asked for: in memory, and in the evicted parts whose id filter may hold it (lines without it skipped unparsed). */
+  /**
+   * The runs holding an event of the request or trace asked for: in memory, and in the
+   * evicted parts whose id filter may hold it (only lines holding it, or naming a run found,
+   * parsed). Those lines are tallied as they are read, so a part covers every run found before
+   * or while it was read — but a run whose earlier lines there were skipped (`partly`).
+   */
   private async findAsked(): Promise<void> {
     for (const [runId, locations] of this.index.memoryRuns()) {
-      if (locations.some((location) => this.holdsAsked(location))) this.matched.add(runId);
+      if (locations.some((location) => this.holdsAsked(location))) this.match(runId);
     }
     const { requestId, traceId } = this.filter;
     const key = requestId !== undefined ? idKey('request', requestId) : idKey('trace', traceId!);
-    const keep = holdingBytes(Buffer.from(requestId !== undefined ? `"requestId":${JSON.stringify(requestId)}` : `"traceparent":"00-${traceId}-`));
-    for (const part of this.index.evictedParts(this.minAtMs)) {
-      if (!mayHoldId(part.facets, key)) continue;
-      await this.evicted.read(
-        part,
-        (location) => {
-          if (this.holdsAsked(location)) this.matched.add(location.summary.runId);
-        },
-        keep,
-        this.signal,
-      );
+    const holding = holdingBytes(Buffer.from(requestId !== undefined ? `"requestId":${JSON.stringify(requestId)}` : `"traceparent":"00-${traceId}-`));
+    const naming = namingRuns(this.matched);
+    const parts = this.index
+      .evictedParts(this.minAtMs)
+      .filter((part) => mayHoldId(part.facets, key))
+      .sort((a, b) => b.newestAtMs - a.newestAtMs);
+    for (const part of parts) {
+      const read = { from: this.matched.size, to: this.matched.size, partly: new Set<string>() };
+      // Runs of lines skipped so far; null once a line's run could not be told without parsing it.
+      let skipped: Set<string> | null = new Set<string>();
+      const keep = (line: Buffer) => {
+        if (holding(line) || naming(line)) return true;
+        const runId = ownRunId(line);
+        if (runId === null) skipped = null;
+        else skipped?.add(runId);
+        return false;
+      };
+      await this.readPart(part, this.matched, keep, (location) => {
+        const runId = location.summary.runId;
+        if (!this.holdsAsked(location) || this.matched.has(runId)) return;
+        this.match(runId);
+        if (skipped === null || skipped.has(runId)) read.partly.add(runId);
+      });
+      read.to = this.matched.size;
+      this.coverage.set(part.entry.name, read);
     }
   }
 
