@@ -2,7 +2,7 @@
  * Measures `GET /runs` on a large trace directory (a script, not a test): writes a trace
  * directory of persona and worker runs once (≈5 KB an event, so 18,000 events are ≈90 MB),
  * then opens it with a fresh files store, as the service does at start (its index holds the
- * newest 10,000 events, the older files are evicted), and times listings: the first page,
+ * newest 8 MiB of events, the older ones are evicted), and times listings: the first page,
  * a worker that has no runs (alone, and four at once), and a run found by an old request id.
  *
  *   node --import tsx bench/runs-bench.ts [dir=<os tmpdir>/cc-runs-bench] [events=18000]

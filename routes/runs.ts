@@ -60,7 +60,23 @@ names it; a sole token, or none, lists every run.`,
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return app.traces.listRuns({ ...request.query, visibleTo: runScope(request).visibleTo });
+      // A listing stops working once nobody waits for it: the client gone, or REQUEST_TIMEOUT passed.
+      const deadline = AbortSignal.timeout(app.config.requestTimeoutMs);
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableEnded) gone.abort(new Error('the client closed the connection'));
+      };
+      reply.raw.once('close', onClose);
+      try {
+        return await app.traces.listRuns({ ...request.query, visibleTo: runScope(request).visibleTo, signal: AbortSignal.any([deadline, gone.signal]) });
+      } catch (error) {
+        if (deadline.aborted) {
+          throw new ProblemError('CC_TRACE_UNAVAILABLE', `The listing was stopped after REQUEST_TIMEOUT (${app.config.requestTimeoutMs} ms); narrow it (a persona, a time range, a limit) or try again.`, { cause: error });
+        }
+        throw error;
+      } finally {
+        reply.raw.off('close', onClose);
+      }
     },
   );
 

@@ -303,3 +303,46 @@ describe('trace store wiring', () => {
     expect((await app.inject('/runs/run-back/trace')).statusCode).toBe(200);
   });
 });
+
+describe('GET /runs stops working once nobody waits for it (issue 36)', () => {
+  /** Replaces the store's listing with one that waits until its signal aborts: when it started, and why it stopped. */
+  function waitingListing(app: Awaited<ReturnType<typeof buildTestApp>>['app']): { started: Promise<void>; aborted: Promise<unknown> } {
+    let started!: () => void;
+    let aborted!: (reason: unknown) => void;
+    const result = { started: new Promise<void>((resolve) => (started = resolve)), aborted: new Promise((resolve) => (aborted = resolve)) };
+    app.traces.listRuns = (query = {}) =>
+      new Promise((_, reject) => {
+        started();
+        query.signal!.addEventListener('abort', () => {
+          aborted(query.signal!.reason);
+          reject(query.signal!.reason);
+        });
+      });
+    return result;
+  }
+
+  it('answers 503 once REQUEST_TIMEOUT passed, saying so', async () => {
+    const { app } = await buildTestApp({ REQUEST_TIMEOUT: '1s', HEADERS_TIMEOUT: '1s' });
+    const { aborted } = waitingListing(app);
+    const response = await app.inject('/runs?requestId=req-1');
+    expect(await aborted).toBeInstanceOf(Error);
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['content-type']).toMatch(PROBLEM);
+    expect(response.json()).toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    expect(response.json().detail).toContain('REQUEST_TIMEOUT (1000 ms)');
+  });
+
+  it('stops the listing when the client closes its connection', async () => {
+    const { app } = await buildTestApp();
+    const { started, aborted } = waitingListing(app);
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = new URL(address);
+    const { connect } = await import('node:net');
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /runs?requestId=req-1 HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TEST_TOKEN}\r\n\r\n`);
+    await started;
+    socket.destroy();
+    expect(String(await aborted)).toContain('the client closed the connection');
+  });
+});

@@ -231,9 +231,13 @@ export interface RunChain {
 
 const MAX_FINDINGS = 20;
 
-/** Folds event statuses and findings into a run's verdict; findings deduplicated, at most 20 of each kind. */
-export function summarizeRun(statuses: Iterable<ChainStatus>, findings: Iterable<ChainFinding>): RunChain {
-  let status: ChainStatus = 'signed';
+/**
+ * Folds event statuses and findings into a run's verdict; findings deduplicated, at most 20
+ * of each kind. A page with no events vouches for nothing: it reads as what an intact link
+ * earns under `signer` (`signed` only with a key, `linked` without), never more.
+ */
+export function summarizeRun(statuses: Iterable<ChainStatus>, findings: Iterable<ChainFinding>, signer: Pick<ChainSigner, 'keyId'>): RunChain {
+  let status: ChainStatus = signer.keyId !== null ? 'signed' : 'linked';
   let any = false;
   for (const each of statuses) {
     status = any ? worse(status, each) : each;

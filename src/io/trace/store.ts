@@ -161,6 +161,8 @@ export interface ListRunsQuery extends Omit<RunFilter, 'traceId' | 'fromMs' | 't
   /** ISO 8601 instants (`from` inclusive, `to` exclusive). */
   from?: string;
   to?: string;
+  /** Stops the work once aborted (the client gone, the request's deadline passed): the listing then rejects. */
+  signal?: AbortSignal;
 }
 
 export interface RunPage {

@@ -134,10 +134,10 @@ describe('a hand-over between two files of a writer', () => {
 
 describe('a run’s verdict', () => {
   it('is the worst event status, and broken once any problem is found', () => {
-    expect(summarizeRun(['signed', 'signed'], [])).toEqual({ status: 'signed', problems: [], notes: [] });
-    expect(summarizeRun(['signed', 'unchained', 'linked'], [{ broken: false, text: 'a note' }])).toEqual({ status: 'unchained', problems: [], notes: ['a note'] });
-    expect(summarizeRun(['signed'], [{ broken: true, text: 'x' }, { broken: true, text: 'x' }])).toEqual({ status: 'broken', problems: ['x'], notes: [] });
+    expect(summarizeRun(['signed', 'signed'], [], { keyId: 'k' })).toEqual({ status: 'signed', problems: [], notes: [] });
+    expect(summarizeRun(['signed', 'unchained', 'linked'], [{ broken: false, text: 'a note' }], { keyId: 'k' })).toEqual({ status: 'unchained', problems: [], notes: ['a note'] });
+    expect(summarizeRun(['signed'], [{ broken: true, text: 'x' }, { broken: true, text: 'x' }], { keyId: 'k' })).toEqual({ status: 'broken', problems: ['x'], notes: [] });
     const many = Array.from({ length: 30 }, (_, i) => ({ broken: true, text: `p${i}` }));
-    expect(summarizeRun(['linked'], many).problems).toHaveLength(21);
+    expect(summarizeRun(['linked'], many, { keyId: null }).problems).toHaveLength(21);
   });
 });

@@ -495,6 +495,21 @@ for (const backend of traceBackends()) {
         await expect(store.readRun('run-paged', { cursor: 'bm90LWEtY3Vyc29y' })).rejects.toMatchObject({ code: 'CC_VALIDATION_FAILED', statusCode: 400 });
       });
 
+      it('says nothing about signing on a page with no events: linked without a key, signed only with one', async () => {
+        for (const signingKey of [null, KEY]) {
+          const storage = await backend.storage();
+          let clock = Date.parse('2026-03-01T12:00:00.000Z');
+          const store = storage.open({ now: () => clock, signingKey });
+          for (let i = 0; i < 2; i++) await store.append(failedEvent('run-emptied', { at: new Date(clock - 1000 + i).toISOString() }));
+          const first = await store.readRun('run-emptied', { limit: 1 });
+          expect(first!.nextCursor).not.toBeNull();
+          // The rest expires before the next page is asked for: an empty last page.
+          clock += 8 * DAY;
+          const empty = await store.readRun('run-emptied', { limit: 1, cursor: first!.nextCursor! });
+          expect(empty).toMatchObject({ events: [], nextCursor: null, chain: { status: signingKey === null ? 'linked' : 'signed', problems: [] } });
+        }
+      });
+
       it(`ends a page once its events delivered ${TRACE_PAGE_CHARS.toLocaleString('en-US')} characters, and always holds one`, async () => {
         const store = (await backend.storage()).open();
         const big = 'x'.repeat(Math.ceil(TRACE_PAGE_CHARS * 0.4));

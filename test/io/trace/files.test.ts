@@ -287,7 +287,7 @@ describe('a full trace volume at start', () => {
 });
 
 describe('bounded index', () => {
-  /** 12 runs over 30 events, some runs spread over many files; one event per file (rotateBytes: 1). */
+  /** 12 runs over 30 events, some runs spread over many files; one event per file (rotateBytes: 1) unless the options say otherwise. */
   async function written(options: Partial<TraceStoreOptions>): Promise<TraceStore> {
     const base = Date.parse('2026-03-01T12:00:00.000Z');
     let clock = base;
@@ -315,11 +315,30 @@ describe('bounded index', () => {
     return runs;
   }
 
+  /**
+   * The same directory as another process finds it: a second store (another writer id) that
+   * only reads, its clock where the writer's stopped, every file younger than rotateMs.
+   */
+  async function reopened(store: TraceStore, options: Partial<TraceStoreOptions>): Promise<TraceStore> {
+    await store.close();
+    return open(store.dir, { now: () => Date.parse('2026-03-01T12:00:30.000Z'), ...options });
+  }
+
   // 4: pages come from scanning evicted files; 12: the first pages come from memory, their counts completed from disk.
-  it.each([4, 12])('holds at most its budget of %i events (plus the file being written) and answers exactly as an unbounded index', async (budget) => {
-    const bounded = await written({ maxIndexedEvents: budget });
+  // One file (rotateBytes: 1 MiB): the file being written is evicted from its start, by this process and by the next one.
+  it.each([
+    { budget: 4, rotateBytes: 1, reader: 'writer' },
+    { budget: 12, rotateBytes: 1, reader: 'writer' },
+    { budget: 4, rotateBytes: 1 << 20, reader: 'writer' },
+    { budget: 4, rotateBytes: 1, reader: 'next process' },
+    { budget: 7, rotateBytes: 1 << 20, reader: 'next process' },
+  ])('holds at most its budget of $budget events (rotateBytes $rotateBytes, read by the $reader) and answers exactly as an unbounded index', async ({ budget, rotateBytes, reader }) => {
+    const writer = await written({ maxIndexedEvents: budget, rotateBytes });
+    // Another process finds every file still young (rotateMs a day): none is complete, yet it evicts them as it scans.
+    const bounded = reader === 'writer' ? writer : await reopened(writer, { maxIndexedEvents: budget, rotateMs: DAY });
     const unbounded = await written({});
-    expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(budget + 1);
+    if (reader !== 'writer') await bounded.listRuns();
+    expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(budget);
     expect(unbounded.stats().indexedEvents).toBe(30);
 
     const listed = await allPages(bounded);
@@ -343,7 +362,7 @@ describe('bounded index', () => {
     ];
     // A listing may read at most one file past its read bound: a bound of one byte pages through the same runs.
     // A listing keeps nothing of the evicted files it read, so one such store answers every query as a fresh one would.
-    const partial = await written({ maxIndexedEvents: budget, maxListingScanBytes: 1 });
+    const partial = await written({ maxIndexedEvents: budget, maxListingScanBytes: 1, rotateBytes });
     for (const query of queries) {
       const found = await allPages(bounded, query);
       expect(found, JSON.stringify(query)).toEqual(await allPages(unbounded, query));
@@ -357,7 +376,7 @@ describe('bounded index', () => {
       expect(run!.events.every((event) => event.verified !== false)).toBe(true);
     }
     expect(await bounded.readRun('run-12')).toBeNull();
-    expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(budget + 1);
+    expect(bounded.stats().indexedEvents).toBeLessThanOrEqual(budget);
   });
 
   it('looks a run up only in the evicted files that may hold it', async () => {
@@ -560,5 +579,95 @@ describe('runs bounded and owned, with the index over its budget (issue 27)', ()
     // A run 8 times longer costs the same per page; only the first page's chain check grows with the file.
     expect(large.perPage / small.perPage).toBeLessThan(1.3);
     expect(large.perPage / small.perPage).toBeGreaterThan(0.7);
+  });
+});
+
+describe('queries cost what they return (issue 36)', () => {
+  /** A file system that records every file the store opens, by name. */
+  function countingFs(): { fs: TraceFs; opened: string[] } {
+    const opened: string[] = [];
+    const fs: TraceFs = {
+      ...fsp,
+      open: (async (path: string, ...rest: unknown[]) => {
+        opened.push(path.slice(path.lastIndexOf('/') + 1));
+        return (fsp.open as (...args: unknown[]) => unknown)(path, ...rest);
+      }) as TraceFs['open'],
+    };
+    return { fs, opened };
+  }
+
+  /**
+   * `matching` one-event runs of request `req-shared`, among as many others and followed by
+   * 200 more, in files of ≈ 16 events: all evicted but the last few (an index of 20 events).
+   */
+  async function withMatches(matching: number) {
+    const base = Date.parse('2026-03-01T12:00:00.000Z');
+    let clock = base;
+    const { fs, opened } = countingFs();
+    const store = open(await traceDir(), { now: () => clock, rotateBytes: 16 * 2600, maxIndexedEvents: 20, fs, maxBatchEvents: 1 });
+    for (let i = 0; i < 2 * matching + 200; i++) {
+      clock = base + i;
+      const requestId = i < 2 * matching && i % 2 === 0 ? 'req-shared' : `req-${i}`;
+      await store.append(failedEvent(`run-${i}`, { at: new Date(clock).toISOString(), requestId }), { newRun: true });
+    }
+    await store.listRuns();
+    opened.length = 0;
+    return { store, opened };
+  }
+
+  // Before, each matching run read its file again: 20 matches made 21 reads of one file, 200 made 205 reads of 5 (after: 1 of 1, and 7 of 7).
+  it.each([20, 200])('reads each trace file at most once for ?requestId= with %i matching runs in evicted files, and pages them exactly', async (matching) => {
+    const { store, opened } = await withMatches(matching);
+    const page = await store.listRuns({ requestId: 'req-shared', limit: 10 });
+    expect(page.runs.map((run) => run.runId)).toEqual(Array.from({ length: 10 }, (_, i) => `run-${2 * (matching - 1 - i)}`));
+    expect(page.nextCursor).not.toBeNull();
+    const reads = new Map<string, number>();
+    for (const name of opened) reads.set(name, (reads.get(name) ?? 0) + 1);
+    // Once for every run found in it, never once per run.
+    expect(Math.max(...reads.values())).toBe(1);
+    // Every matching run, page after page, exactly once.
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const next = await store.listRuns({ requestId: 'req-shared', limit: 100, ...(cursor ? { cursor } : {}) });
+      all.push(...next.runs.map((run) => run.runId));
+      cursor = next.nextCursor ?? undefined;
+    } while (cursor);
+    expect(all).toEqual(Array.from({ length: matching }, (_, i) => `run-${2 * (matching - 1 - i)}`));
+  });
+
+  it('stops reading once the client is gone', async () => {
+    const { store, opened } = await withMatches(100);
+    const gone = new AbortController();
+    gone.abort(new Error('the client closed the connection'));
+    await expect(store.listRuns({ requestId: 'req-shared', signal: gone.signal })).rejects.toThrow();
+    expect(opened).toEqual([]);
+  });
+
+  // Before, a foreign evicted run read its file (its run filter said maybe); an unknown one read nothing.
+  it('answers another caller’s evicted run as an unknown one, reading no file for either', async () => {
+    const base = Date.parse('2026-03-01T12:00:00.000Z');
+    let clock = base;
+    const { fs, opened } = countingFs();
+    const store = open(await traceDir(), { now: () => clock, rotateBytes: 4 * 2600, maxIndexedEvents: 4, fs });
+    for (let i = 0; i < 24; i++) {
+      clock = base + i * 1000;
+      // alice's run and bob's others share files: a filter of callers alone would not tell them apart.
+      const runId = i % 4 === 0 ? 'run-alice' : `run-bob-${i}`;
+      await store.append(failedEvent(runId, { at: new Date(clock).toISOString(), caller: i % 4 === 0 ? 'alice' : 'bob' }));
+    }
+    await store.listRuns();
+    opened.length = 0;
+    expect(await store.readRun('run-alice', { visibleTo: 'bob' })).toBeNull();
+    expect(await store.listRuns({ runId: 'run-alice', visibleTo: 'bob' })).toEqual({ runs: [], nextCursor: null, partial: false });
+    const foreign = opened.splice(0);
+    expect(await store.readRun('run-nobody', { visibleTo: 'bob' })).toBeNull();
+    expect(await store.listRuns({ runId: 'run-nobody', visibleTo: 'bob' })).toEqual({ runs: [], nextCursor: null, partial: false });
+    const unknown = opened.splice(0);
+    expect(foreign).toEqual(unknown);
+    expect(foreign).toEqual([]);
+    // Its owner still reads it whole from the same files.
+    expect((await store.readRun('run-alice', { visibleTo: 'alice' }))!.events).toHaveLength(6);
+    expect((await store.listRuns({ runId: 'run-alice', visibleTo: 'alice' })).runs.map((run) => run.events)).toEqual([6]);
   });
 });

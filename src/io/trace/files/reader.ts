@@ -33,7 +33,7 @@ import {
   type RecordRef,
 } from './format.js';
 import { eventOrder, visible, type EventLocation, type IndexedFile } from './run-index.js';
-import { listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents } from './run-listing.js';
+import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
 import { locate, type FileWriter, type FilesContext } from './writer.js';
 
 const SCAN_CHUNK = 1 << 20;
@@ -170,7 +170,7 @@ export class FileReader {
       }
       if (events.length === 0 && after === null && !page.more) return null;
       const last = page.locations[page.locations.length - 1];
-      return { runId, events, chain: summarizeRun(statuses, findings), nextCursor: page.more && last ? encodeFileCursor(last) : null };
+      return { runId, events, chain: summarizeRun(statuses, findings, signer), nextCursor: page.more && last ? encodeFileCursor(last) : null };
     } catch (error) {
       throw readFailure(error);
     } finally {
@@ -181,21 +181,29 @@ export class FileReader {
   /** Runs newest first from the index and the evicted files that may answer (`run-listing.ts`). */
   async listRuns(query: ListRunsQuery = {}): Promise<RunPage> {
     try {
+      query.signal?.throwIfAborted();
       await this.refresh();
-      return await listRunsFromIndex(this.ctx.index, this.evictedEvents, query, this.ctx.now() - this.ctx.retentionMs, this.listingScanBytes);
+      return await listRunsFromIndex(this.ctx.index, this.evictedEvents, query, this.ctx.now() - this.ctx.retentionMs, this.listingScanBytes, query.signal);
     } catch (error) {
       throw readFailure(error);
     }
   }
 
-  /** An evicted file's events, as a listing reads them. */
+  /** An evicted part's events, as a listing reads them. */
   private readonly evictedEvents: EvictedEvents = {
-    read: async (entry, visit, needle) => {
+    read: async ({ entry, bytes }, visit, keep, signal) => {
       try {
-        await this.scanLines(entry.name, 0, entry.scannedBytes, (line, offset, length) => {
-          const location = this.lineEvent(entry, line, offset, length, false, needle);
-          if (location) visit(location);
-        });
+        await this.scanLines(
+          entry.name,
+          0,
+          bytes,
+          (line, offset, length) => {
+            const location = this.lineEvent(entry, line, offset, length, false, keep);
+            if (location) visit(location);
+          },
+          undefined,
+          signal,
+        );
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
@@ -204,9 +212,9 @@ export class FileReader {
 
   /**
    * The event a line holds, or null (counted as unreadable unless it is a blob, data or
-   * header line). With `needle`, an event line without those bytes is skipped unparsed.
+   * header line). With `keep`, an event line it refuses is skipped unparsed.
    */
-  private lineEvent(entry: IndexedFile, line: Buffer, offset: number, length: number, count: boolean, needle?: Buffer): EventLocation | null {
+  private lineEvent(entry: IndexedFile, line: Buffer, offset: number, length: number, count: boolean, keep?: LineFilter): EventLocation | null {
     const { counters } = this.ctx;
     if (!startsWith(line, EVENT_PREFIX)) {
       if (count && !startsWith(line, BLOB_PREFIX) && !startsWith(line, DATA_PREFIX) && !startsWith(line, FILE_PREFIX)) {
@@ -214,38 +222,47 @@ export class FileReader {
       }
       return null;
     }
-    if (needle && line.indexOf(needle) === -1) return null;
+    if (keep && !keep(line)) return null;
     const stored = parseEventLine(line);
     if (stored) return locate(entry, offset, length, stored);
     if (count) counters.unreadableLines++;
     return null;
   }
 
-  /** Calls `visit` for each complete line from `from` up to `size`; returns where the last complete line ends. */
+  /** Calls `visit` for each complete line from `from` up to `size`; returns where the last complete line ends. Stops with the signal, a read at a time. */
   private async scanLines(
     name: string,
     from: number,
     size: number,
     visit: (line: Buffer, offset: number, length: number) => void,
     opened?: FileHandle,
+    signal?: AbortSignal,
   ): Promise<number> {
     const handle = opened ?? (await this.ctx.fs.open(join(this.ctx.dir, name), 'r'));
     try {
-      const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
+      // One buffer: the incomplete line a read ends with moves to its start, and the next read fills the rest (grown for a longer line).
+      let buffer = Buffer.allocUnsafe(SCAN_CHUNK);
       let position = from;
-      let carry = Buffer.alloc(0);
-      while (position + carry.length < size) {
-        const want = Math.min(chunk.length, size - position - carry.length);
-        const { bytesRead } = await handle.read(chunk, 0, want, position + carry.length);
+      let carried = 0;
+      while (position + carried < size) {
+        signal?.throwIfAborted();
+        if (carried === buffer.length) {
+          const bigger = Buffer.allocUnsafe(2 * buffer.length);
+          buffer.copy(bigger, 0, 0, carried);
+          buffer = bigger;
+        }
+        const want = Math.min(buffer.length - carried, size - position - carried);
+        const { bytesRead } = await handle.read(buffer, carried, want, position + carried);
         if (bytesRead === 0) break;
-        const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+        const data = buffer.subarray(0, carried + bytesRead);
         let start = 0;
         for (let newline = data.indexOf(0x0a, start); newline !== -1; newline = data.indexOf(0x0a, start)) {
           visit(data.subarray(start, newline), position + start, newline - start + 1);
           start = newline + 1;
         }
         position += start;
-        carry = Buffer.from(data.subarray(start));
+        carried = data.length - start;
+        buffer.copy(buffer, 0, start, data.length);
       }
       return position;
     } finally {
@@ -255,21 +272,25 @@ export class FileReader {
 
   /** Reads another writer's file from where the last scan stopped; an incomplete last line waits for next time. */
   private async scanFile(entry: IndexedFile, size: number): Promise<void> {
+    const { index } = this.ctx;
     entry.scannedBytes = await this.scanLines(entry.name, entry.scannedBytes, size, (line, offset, length) => {
       const location = this.lineEvent(entry, line, offset, length, true);
-      if (location) this.ctx.index.add(entry, location);
+      if (!location) return;
+      index.add(entry, location);
+      // Within its budget while it scans, too: a restart on a full directory, another worker's growing file.
+      index.evictOverBudget();
     });
   }
 
   /**
-   * The events of evicted files (those no longer held in memory), read from disk: a read
-   * of every such file within retention or, for one run, of those whose run filter may
-   * hold it. A vanished file holds nothing.
+   * The run's events in evicted parts (no longer held in memory), read from disk: of the
+   * parts whose run filter may hold it — by `visibleTo`, when given, so another caller's run
+   * reads nothing, as an unknown one. A vanished file holds nothing.
    */
-  private async scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId?: string): Promise<void> {
+  private async scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId: string, visibleTo?: string | null): Promise<void> {
     // Event lines without the run id are skipped unparsed.
-    const needle = runId === undefined ? undefined : Buffer.from(`"runId":${JSON.stringify(runId)}`);
-    for (const entry of this.ctx.index.evictedFiles(minAtMs, runId)) await this.evictedEvents.read(entry, visit, needle);
+    const keep = holdingBytes(Buffer.from(`"runId":${JSON.stringify(runId)}`));
+    for (const part of this.ctx.index.evictedParts(minAtMs, runId, visibleTo)) await this.evictedEvents.read(part, visit, keep);
   }
 
   private async listTraceFiles(): Promise<string[]> {
@@ -445,7 +466,7 @@ export class FileReader {
       window.offer(location);
     };
     this.ctx.index.eachLocation(runId, offer);
-    await this.scanEvicted(minAtMs, offer, runId);
+    await this.scanEvicted(minAtMs, offer, runId, visibleTo);
     const candidates = window.list();
     const taken = pageLength(candidates.map((location) => location.summary.chars), limit);
     return { locations: candidates.slice(0, taken), more: candidates.length > taken };

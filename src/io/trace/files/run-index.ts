@@ -37,6 +37,7 @@ export interface EventLocation {
   summary: EventSummary;
 }
 
+
 export interface IndexedFile {
   name: string;
   createdMs: number;
@@ -48,23 +49,28 @@ export interface IndexedFile {
   complete: boolean;
   /** The newest event's time, or the file's creation time while it holds none. */
   newestAtMs: number;
+  /** Runs with events of this file held in memory. */
   runIds: Set<string>;
-  /** Events of this file held in memory (0 once evicted). */
+  /** Events of this file held in memory: those after its evicted part. */
   events: number;
-  /** Its events were dropped from memory to keep the index within its budget; reads scan the file instead. */
-  evicted: boolean;
-  /** Once evicted: what it holds, so a lookup or a listing skips the files that cannot answer it. */
+  /** What those events take in the index (`locationBytes`). */
+  bytes: number;
+  /** Its evicted part — the file's first `facets.bytes` bytes, whose events left memory to keep the index within its budget — or null. */
   facets: FileFacets | null;
 }
 
 /**
- * What an evicted file keeps in memory of its events (a few bytes per event): which run,
- * request and trace ids it may hold (a Bloom filter: no false negatives), exactly which
- * subjects, statuses, outcomes and callers it holds, and its oldest event's time. A listing
- * reads only the files whose facets say they may hold an answer; a worker with no runs reads none.
+ * What the evicted part of a file keeps in memory of its events (a few bytes per event):
+ * which run, request and trace ids it may hold, and which runs of which caller (Bloom
+ * filters: no false negatives), exactly which subjects, statuses, outcomes and callers it
+ * holds, and its oldest and newest event's time. A lookup or a listing reads only the parts
+ * whose facets say they may hold an answer; a worker with no runs reads none.
  */
 export interface FileFacets {
-  ids: IdFilter;
+  /** The part is the file's first `bytes` bytes; the events after it are held in memory. */
+  bytes: number;
+  /** One filter per eviction from the file; null once dropped to keep the index within its bytes (the part may then hold any id). */
+  ids: IdFilter[] | null;
   /** `persona:mars`, `worker:scribe`. */
   subjects: Set<string>;
   statuses: Set<number>;
@@ -72,27 +78,70 @@ export interface FileFacets {
   /** Callers of its events; `''` for an event without one. */
   callers: Set<string>;
   oldestAtMs: number;
+  newestAtMs: number;
 }
 
-function facetsOf(locations: readonly EventLocation[], newestAtMs: number): FileFacets {
-  const ids: string[] = [];
-  const facets: Omit<FileFacets, 'ids'> = { subjects: new Set(), statuses: new Set(), outcomes: new Set(), callers: new Set(), oldestAtMs: newestAtMs };
-  const runs = new Set<string>();
+/** An evicted part as a read chose it: the bytes to read stay those, however far the file is evicted meanwhile. */
+export interface EvictedPart {
+  entry: IndexedFile;
+  bytes: number;
+  newestAtMs: number;
+  facets: FileFacets;
+}
+
+/** Whether a part's id filters may hold `key` (an `idKey` or a `callerRunKey`). */
+export function mayHoldId(facets: FileFacets, key: string): boolean {
+  return facets.ids === null || facets.ids.some((filter) => filter.mayContain(key));
+}
+
+/** The key a caller's run goes under in an id filter, so a lookup of another caller's run reads nothing. */
+export function callerRunKey(caller: string, runId: string): string {
+  return `c:${caller}\u0000${runId}`;
+}
+
+/** About the heap an indexed event takes: its location and summary objects, and their strings. */
+export function locationBytes(location: EventLocation): number {
+  const summary = location.summary;
+  let chars = location.file.length + summary.subject.kind.length + summary.subject.id.length;
+  for (const value of Object.values(summary)) if (typeof value === 'string') chars += value.length;
+  return 480 + 2 * chars;
+}
+
+function facetsBytes(facets: FileFacets): number {
+  let bytes = 256 + 64 * (facets.subjects.size + facets.statuses.size + facets.outcomes.size + facets.callers.size);
+  for (const filter of facets.ids ?? []) bytes += filter.bytes + 64;
+  return bytes;
+}
+
+/** Folds evicted events (those before `bytes`) into a file's facets. */
+function addFacets(known: FileFacets | null, locations: readonly EventLocation[], bytes: number): FileFacets {
+  const facets: FileFacets = known ?? {
+    bytes,
+    ids: [],
+    subjects: new Set(),
+    statuses: new Set(),
+    outcomes: new Set(),
+    callers: new Set(),
+    oldestAtMs: Number.POSITIVE_INFINITY,
+    newestAtMs: Number.NEGATIVE_INFINITY,
+  };
+  facets.bytes = Math.max(facets.bytes, bytes);
+  const ids = new Set<string>();
   for (const { summary, atMs } of locations) {
-    if (!runs.has(summary.runId)) {
-      runs.add(summary.runId);
-      ids.push(idKey('run', summary.runId));
-    }
-    if (summary.requestId !== undefined) ids.push(idKey('request', summary.requestId));
+    ids.add(idKey('run', summary.runId));
+    if (summary.caller !== undefined) ids.add(callerRunKey(summary.caller, summary.runId));
+    if (summary.requestId !== undefined) ids.add(idKey('request', summary.requestId));
     const traceId = traceIdOfEvent(summary);
-    if (traceId !== undefined) ids.push(idKey('trace', traceId));
+    if (traceId !== undefined) ids.add(idKey('trace', traceId));
     facets.subjects.add(`${summary.subject.kind}:${summary.subject.id}`);
     facets.statuses.add(summary.status);
     facets.outcomes.add(summary.outcome);
     facets.callers.add(summary.caller ?? '');
     if (atMs < facets.oldestAtMs) facets.oldestAtMs = atMs;
+    if (atMs > facets.newestAtMs) facets.newestAtMs = atMs;
   }
-  return { ids: new IdFilter(ids, ids.length), ...facets };
+  facets.ids?.push(new IdFilter(ids, ids.size));
+  return facets;
 }
 
 /** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
@@ -132,26 +181,42 @@ export function visible(summary: EventSummary, visibleTo: string | null | undefi
   return visibleTo === undefined || visibleTo === null || summary.caller === visibleTo;
 }
 
+/** The index's budget: what it holds in memory whatever is on disk. */
+export interface IndexBudget {
+  /** Events held (tests set a count; the service bounds bytes). */
+  maxEvents: number;
+  /** Bytes of held events (`locationBytes`); the evicted parts' facets may take as much again. */
+  maxBytes: number;
+}
+
 /**
  * The index of every trace file in the directory: run id → event locations (with each
- * event's summary) for the newest files, within a budget of `maxEvents` events; older
- * complete files keep only their name, times, size and facets (`FileFacets`), and are read
- * from disk when a lookup or a listing their facets cannot rule out asks for them. Own files
- * are indexed as they are written; other writers' files by incremental scans.
+ * event's summary) for the newest events, within a budget of bytes (and, for tests, of
+ * events). Past it, the oldest events leave memory a file part at a time — a complete file
+ * whole, a file still being written (this process's or another's) from its start up to
+ * where it was indexed — and the part keeps only its facets (`FileFacets`); it is read from
+ * disk when a lookup or a listing its facets cannot rule out asks for it. Past as much again
+ * of facets, the oldest parts lose their id filters. Own files are indexed as they are
+ * written; other writers' files by incremental scans, evicting as they go.
  */
 export class RunIndex {
   readonly files = new Map<string, IndexedFile>();
   private readonly runs = new Map<string, EventLocation[]>();
   private events = 0;
-  /** Counts evictions: what was counted in memory before one may be in an evicted file after it. */
+  private heldBytes = 0;
+  private facetBytes = 0;
+  /** Counts evictions: what was counted in memory before one may be in an evicted part after it. */
   generation = 0;
+  readonly budget: IndexBudget;
 
-  constructor(readonly maxEvents: number = Number.POSITIVE_INFINITY) {}
+  constructor(budget: Partial<IndexBudget> = {}) {
+    this.budget = { maxEvents: budget.maxEvents ?? Number.POSITIVE_INFINITY, maxBytes: budget.maxBytes ?? Number.POSITIVE_INFINITY };
+  }
 
   file(name: string, createdMs: number, own: boolean): IndexedFile {
     let entry = this.files.get(name);
     if (!entry) {
-      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, evicted: false, facets: null };
+      entry = { name, createdMs, own, scannedBytes: 0, complete: false, newestAtMs: createdMs, runIds: new Set(), events: 0, bytes: 0, facets: null };
       this.files.set(name, entry);
     }
     return entry;
@@ -162,27 +227,54 @@ export class RunIndex {
     return this.events;
   }
 
+  /** Bytes the index holds: events in memory, and the facets of evicted parts. */
+  get bytes(): number {
+    return this.heldBytes + this.facetBytes;
+  }
+
   add(file: IndexedFile, location: EventLocation): void {
     if (location.atMs > file.newestAtMs) file.newestAtMs = location.atMs;
-    if (file.evicted) return;
+    if (file.facets !== null && location.offset < file.facets.bytes) return;
     const runId = location.summary.runId;
     const locations = this.runs.get(runId);
     if (locations) locations.push(location);
     else this.runs.set(runId, [location]);
     file.runIds.add(runId);
     file.events++;
+    const bytes = locationBytes(location);
+    file.bytes += bytes;
+    this.heldBytes += bytes;
     this.events++;
   }
 
-  private forget(entry: IndexedFile): void {
+  /** The file's events held in memory, in file order. */
+  private heldOf(entry: IndexedFile): EventLocation[] {
+    const name = entry.name;
+    return [...entry.runIds].flatMap((runId) => (this.runs.get(runId) ?? []).filter((location) => location.file === name)).sort((a, b) => a.offset - b.offset);
+  }
+
+  /** Forgets the file's events held in memory before `before` (all of them by default). */
+  private forget(entry: IndexedFile, before = Number.POSITIVE_INFINITY): void {
+    const runIds = new Set<string>();
     for (const runId of entry.runIds) {
-      const remaining = (this.runs.get(runId) ?? []).filter((location) => location.file !== entry.name);
-      if (remaining.length > 0) this.runs.set(runId, remaining);
+      const kept: EventLocation[] = [];
+      for (const location of this.runs.get(runId) ?? []) {
+        if (location.file !== entry.name) kept.push(location);
+        else if (location.offset >= before) {
+          kept.push(location);
+          runIds.add(runId);
+        } else {
+          const bytes = locationBytes(location);
+          entry.bytes -= bytes;
+          this.heldBytes -= bytes;
+          entry.events--;
+          this.events--;
+        }
+      }
+      if (kept.length > 0) this.runs.set(runId, kept);
       else this.runs.delete(runId);
     }
-    this.events -= entry.events;
-    entry.events = 0;
-    entry.runIds = new Set();
+    entry.runIds = runIds;
   }
 
   dropFile(name: string): void {
@@ -190,48 +282,90 @@ export class RunIndex {
     if (!entry) return;
     this.files.delete(name);
     this.forget(entry);
+    if (entry.facets) this.facetBytes -= facetsBytes(entry.facets);
+  }
+
+  private overBudget(): boolean {
+    return this.events > this.budget.maxEvents || this.heldBytes > this.budget.maxBytes;
   }
 
   /**
-   * While more than `maxEvents` events are held, drops the events of the complete file
-   * with the oldest newest event (never one still being written), so memory stays bounded
-   * however long the retention.
+   * While the index holds more than its budget, evicts the events of the file part whose
+   * newest event is oldest — complete files first, whole; then files still being written,
+   * from their start, at least half of what they hold — so memory stays bounded however
+   * long the retention and whoever writes. Returns how many parts it evicted.
    */
   evictOverBudget(): number {
     let evicted = 0;
-    while (this.events > this.maxEvents) {
+    while (this.overBudget()) {
       let oldest: IndexedFile | null = null;
       for (const entry of this.files.values()) {
-        if (entry.evicted || !entry.complete || entry.events === 0) continue;
-        if (!oldest || entry.newestAtMs < oldest.newestAtMs) oldest = entry;
+        if (entry.events === 0) continue;
+        if (!oldest || (entry.complete && !oldest.complete) || (entry.complete === oldest.complete && entry.newestAtMs < oldest.newestAtMs)) oldest = entry;
       }
       if (!oldest) break;
-      const name = oldest.name;
-      const locations = [...oldest.runIds].flatMap((runId) => (this.runs.get(runId) ?? []).filter((location) => location.file === name));
-      oldest.facets = facetsOf(locations, oldest.newestAtMs);
-      this.forget(oldest);
-      oldest.evicted = true;
-      this.generation++;
+      this.evictPart(oldest);
       evicted++;
     }
+    if (this.facetBytes > this.budget.maxBytes) this.dropOldestFilters();
     return evicted;
   }
 
-  /** Whether an evicted file may hold events of the run at or after `minAtMs` (its id filter says maybe). */
+  private evictPart(entry: IndexedFile): void {
+    const held = this.heldOf(entry);
+    // A file still written evicts at least half of what it holds, so parts stay few; a complete one all of it.
+    const least = entry.complete ? held.length : Math.ceil(held.length / 2);
+    let count = 0;
+    let events = this.events;
+    let bytes = this.heldBytes;
+    while (count < held.length && (count < least || events > this.budget.maxEvents || bytes > this.budget.maxBytes)) {
+      bytes -= locationBytes(held[count]!);
+      events--;
+      count++;
+    }
+    const gone = held.slice(0, count);
+    const last = gone[gone.length - 1]!;
+    const before = last.offset + last.length;
+    if (entry.facets) this.facetBytes -= facetsBytes(entry.facets);
+    entry.facets = addFacets(entry.facets, gone, before);
+    this.facetBytes += facetsBytes(entry.facets);
+    this.forget(entry, before);
+    this.generation++;
+  }
+
+  /** Facets past the budget: the oldest parts lose their id filters (a lookup then reads them). */
+  private dropOldestFilters(): void {
+    const parts = [...this.files.values()].filter((entry) => entry.facets?.ids != null).sort((a, b) => a.facets!.newestAtMs - b.facets!.newestAtMs);
+    for (const entry of parts) {
+      if (this.facetBytes <= this.budget.maxBytes) break;
+      this.facetBytes -= facetsBytes(entry.facets!);
+      entry.facets!.ids = null;
+      this.facetBytes += facetsBytes(entry.facets!);
+    }
+  }
+
+  /** Whether an evicted part may hold events of the run at or after `minAtMs` (its id filter says maybe). */
   mayHoldEvicted(runId: string, minAtMs: number): boolean {
     const key = idKey('run', runId);
     for (const entry of this.files.values()) {
-      if (entry.evicted && entry.newestAtMs >= minAtMs && (!entry.facets || entry.facets.ids.mayContain(key))) return true;
+      if (entry.facets && entry.facets.newestAtMs >= minAtMs && mayHoldId(entry.facets, key)) return true;
     }
     return false;
   }
 
-  /** Evicted files that may hold events at or after `minAtMs` (of run `runId`, when given). */
-  evictedFiles(minAtMs: number, runId?: string): IndexedFile[] {
-    const key = runId === undefined ? undefined : idKey('run', runId);
-    return [...this.files.values()].filter(
-      (entry) => entry.evicted && entry.newestAtMs >= minAtMs && (key === undefined || !entry.facets || entry.facets.ids.mayContain(key)),
-    );
+  /**
+   * Evicted parts that may hold events at or after `minAtMs`: of run `runId`, when given,
+   * and of it by caller `visibleTo`, when given (another caller's run reads as an unknown one).
+   */
+  evictedParts(minAtMs: number, runId?: string, visibleTo?: string | null): EvictedPart[] {
+    const key = runId === undefined ? undefined : visibleTo === undefined || visibleTo === null ? idKey('run', runId) : callerRunKey(visibleTo, runId);
+    const parts: EvictedPart[] = [];
+    for (const entry of this.files.values()) {
+      const facets = entry.facets;
+      if (facets === null || facets.newestAtMs < minAtMs || (key !== undefined && !mayHoldId(facets, key))) continue;
+      parts.push({ entry, bytes: facets.bytes, newestAtMs: facets.newestAtMs, facets });
+    }
+    return parts;
   }
 
   /** Every run held in memory, with its locations (in no particular order). */

@@ -1,6 +1,6 @@
 import { latestMatches, pageRequest, runPage, type ListRunsQuery, type RunFilter, type RunPage, type RunPosition, type RunSummary } from '../store.js';
 import { idKey } from './run-id-filter.js';
-import { eventOrder, newerFirst, tally, traceIdOfEvent, visible, type EventLocation, type IndexedFile, type RunIndex, type RunTally } from './run-index.js';
+import { callerRunKey, eventOrder, mayHoldId, newerFirst, tally, traceIdOfEvent, visible, type EventLocation, type EvictedPart, type FileFacets, type RunIndex, type RunTally } from './run-index.js';
 
 /**
  * How many bytes of evicted trace files one listing may read to find runs its filters match
@@ -8,10 +8,41 @@ import { eventOrder, newerFirst, tally, traceIdOfEvent, visible, type EventLocat
  */
 export const MAX_LISTING_SCAN_BYTES = 64 * 1024 * 1024;
 
-/** Reads an evicted file's events back (a vanished file holds none). */
+/** Which event lines of a part a read parses (the others are skipped unparsed). */
+export type LineFilter = (line: Buffer) => boolean;
+
+/** Reads an evicted part's events back (a vanished file holds none). */
 export interface EvictedEvents {
-  /** Calls `visit` for each event of the file; with `needle`, lines without those bytes are skipped unparsed. */
-  read(entry: IndexedFile, visit: (location: EventLocation) => void, needle?: Buffer): Promise<void>;
+  /** Calls `visit` for each event of the part; with `keep`, lines it refuses are skipped unparsed. Stops with the signal. */
+  read(part: EvictedPart, visit: (location: EventLocation) => void, keep?: LineFilter, signal?: AbortSignal): Promise<void>;
+}
+
+/** Lines holding these bytes. */
+export function holdingBytes(needle: Buffer): LineFilter {
+  return (line) => line.indexOf(needle) !== -1;
+}
+
+const RUN_ID_KEY = Buffer.from('"runId":"');
+/** How the writer starts an event line: its own run id comes first. */
+const EVENT_RUN_PREFIX = Buffer.from('{"t":"event","event":{"runId":"');
+
+/** The run id an event line starts with, without parsing it; null when the line does not start as the writer writes one. */
+function ownRunId(line: Buffer): string | null {
+  if (line.length <= EVENT_RUN_PREFIX.length || line.compare(EVENT_RUN_PREFIX, 0, EVENT_RUN_PREFIX.length, 0, EVENT_RUN_PREFIX.length) !== 0) return null;
+  const end = line.indexOf(0x22, EVENT_RUN_PREFIX.length);
+  return end === -1 ? null : line.toString('latin1', EVENT_RUN_PREFIX.length, end);
+}
+
+/** Lines naming one of these runs: every `"runId":"…"` of the line is looked at, so the event's own is among them. */
+export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
+  return (line) => {
+    for (let at = line.indexOf(RUN_ID_KEY); at !== -1; at = line.indexOf(RUN_ID_KEY, at + 1)) {
+      const start = at + RUN_ID_KEY.length;
+      const end = line.indexOf(0x22, start);
+      if (end !== -1 && runIds.has(line.toString('latin1', start, end))) return true;
+    }
+    return false;
+  };
 }
 
 interface Candidate {
@@ -22,28 +53,39 @@ interface Candidate {
 
 /**
  * `GET /runs` on the files backend, from the run index: the events held in memory, and only
- * the evicted files whose facets may hold an answer — for a run, request or trace id, those
+ * the evicted parts whose facets may hold an answer — for a run, request or trace id, those
  * whose id filter says maybe (usually one); otherwise those holding the subject, status,
  * outcome, caller and time asked for, newest first, and no further than the page needs.
- * A run found there is completed from the other files that may hold it (its latest event
- * decides the filters, and every event counts). Past `budget` bytes of files read, the page
- * holds the runs found so far — exactly those newer than every file not read — and its
- * cursor goes on from there (`partial`).
+ * A run found there is completed from the other parts that may hold it (its latest event
+ * decides the filters, and every event counts): the `limit` + 1 newest together, each part
+ * read once for all of them. Past `budget` bytes of parts read, the page holds the runs found
+ * so far — exactly those newer than every part not read — and its cursor goes on from there
+ * (`partial`). The signal stops the work (a client gone, a deadline passed).
  */
-export async function listRunsFromIndex(index: RunIndex, evicted: EvictedEvents, query: ListRunsQuery, minAtMs: number, budget = MAX_LISTING_SCAN_BYTES): Promise<RunPage> {
+export async function listRunsFromIndex(
+  index: RunIndex,
+  evicted: EvictedEvents,
+  query: ListRunsQuery,
+  minAtMs: number,
+  budget = MAX_LISTING_SCAN_BYTES,
+  signal?: AbortSignal,
+): Promise<RunPage> {
   const { limit, filter, after } = pageRequest(query);
-  return new Listing(index, evicted, filter, after, limit, minAtMs).page(budget);
+  return new Listing(index, evicted, filter, after, limit, minAtMs, signal).page(budget);
 }
 
 class Listing {
-  /** What the files read in full hold, per run (visible events within retention). */
+  /** What the parts read in full hold, per run (visible events within retention). */
   private readonly tallies = new Map<string, RunTally>();
   private readonly scanned = new Set<string>();
-  /** What other files hold of a candidate run, read by its id: per run, per file. */
+  /** What other parts hold of a candidate run, read by its id: per run, per file. */
   private readonly extra = new Map<string, Map<string, RunTally>>();
   private readonly confirmed = new Set<string>();
-  /** Runs holding an event of the request or trace asked for. */
+  /** Runs holding an event of the request or trace asked for, in the order found. */
   private readonly matched = new Set<string>();
+  private readonly foundAt = new Map<string, number>();
+  /** Of each part read for the runs asked for: which of them it was read in full for (`covers`). */
+  private readonly coverage = new Map<string, { from: number; to: number; partly: Set<string> }>();
   private readonly byEvent: boolean;
 
   constructor(
@@ -53,75 +95,180 @@ class Listing {
     private readonly after: RunPosition | null,
     private readonly limit: number,
     private readonly minAtMs: number,
+    private readonly signal: AbortSignal | undefined,
   ) {
     this.byEvent = filter.requestId !== undefined || filter.traceId !== undefined;
   }
 
   async page(budget: number): Promise<RunPage> {
     if (this.byEvent || this.filter.runId !== undefined) {
-      // A run, request or trace is looked up by its id: in memory, and in the few files whose id filter may hold it.
+      // A run, request or trace is looked up by its id: in memory, and in the few parts whose id filter may hold it.
       if (this.byEvent) await this.findAsked();
-      // Each such run read from the files that may hold it (a run found in an evicted file is in no tally).
-      for (const runId of this.filter.runId !== undefined ? [this.filter.runId] : [...this.matched]) await this.confirm(runId);
-      const runs = await this.decided(Number.NEGATIVE_INFINITY);
-      return runPage(runs.slice(0, this.limit), runs.length > this.limit);
+      else this.match(this.filter.runId!);
+      return this.asked();
     }
     const sources = this.index
-      .evictedFiles(this.minAtMs)
-      .filter((entry) => this.mayAnswer(entry))
+      .evictedParts(this.minAtMs)
+      .filter((part) => this.mayAnswer(part))
       .sort((a, b) => b.newestAtMs - a.newestAtMs);
     let read = 0;
     let counted = 0;
-    // Newest file first, and no further than the page needs: runs newer than every file not read yet are decided.
+    // Newest part first, and no further than the page needs: runs newer than every part not read yet are decided.
     for (const next of [...sources, null]) {
       const horizon = next === null ? Number.NEGATIVE_INFINITY : next.newestAtMs;
       const runs = await this.decided(horizon);
       if (runs.length > this.limit) return runPage(runs.slice(0, this.limit), true);
       if (next === null) return runPage(runs, false);
-      // A file this page's cursor runs through was read by the page before: it does not count.
+      // A part this page's cursor runs through was read by the page before: it does not count.
       const straddles = this.after !== null && next.newestAtMs > this.after.atMs;
       const stop: RunPosition = { atMs: next.newestAtMs + 1, runId: '-' };
       if (!straddles && counted > 0 && read >= budget && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(runs, false, stop);
       if (!straddles) {
         counted++;
-        read += next.scannedBytes;
+        read += next.bytes;
       }
       await this.scan(next);
     }
     throw new Error('unreachable: the last pass decides the page');
   }
 
-  /** The runs holding an event of the request or trace asked for: in memory, and in the evicted files whose id filter may hold it (lines without it skipped unparsed). */
-  private async findAsked(): Promise<void> {
-    for (const [runId, locations] of this.index.memoryRuns()) {
-      if (locations.some((location) => this.holdsAsked(location))) this.matched.add(runId);
+  /**
+   * The runs asked for by id (matched): the parts that may hold any of them read newest first,
+   * until the `limit` + 1 newest are decided; then those completed from the older parts that
+   * may hold them (every event counts). A part read while finding the runs is not read again
+   * for the runs it was read in full for (`covers`): each part is read once for all of them.
+   */
+  private async asked(): Promise<RunPage> {
+    const sources = this.index
+      .evictedParts(this.minAtMs)
+      .filter((part) => this.mayHoldAsked(part.facets, this.matched))
+      .sort((a, b) => b.newestAtMs - a.newestAtMs);
+    let unread = 0;
+    for (; ; unread++) {
+      const next = sources[unread];
+      const top = this.top(next === undefined ? Number.NEGATIVE_INFINITY : next.newestAtMs);
+      if (next === undefined || top.length > this.limit) break;
+      await this.readFor(next, this.matched);
     }
-    const { requestId, traceId } = this.filter;
-    const key = requestId !== undefined ? idKey('request', requestId) : idKey('trace', traceId!);
-    const needle = Buffer.from(requestId !== undefined ? `"requestId":${JSON.stringify(requestId)}` : `"traceparent":"00-${traceId}-`);
-    for (const entry of this.index.evictedFiles(this.minAtMs)) {
-      if (entry.facets !== null && !entry.facets.ids.mayContain(key)) continue;
-      await this.evicted.read(
-        entry,
-        (location) => {
-          if (this.holdsAsked(location)) this.matched.add(location.summary.runId);
-        },
-        needle,
-      );
+    const top = this.top(Number.NEGATIVE_INFINITY);
+    const shown = new Set(top.slice(0, this.limit).map((candidate) => candidate.position.runId));
+    // Older parts hold only earlier events of a decided run: its count, never its latest.
+    for (const part of sources.slice(unread)) await this.readFor(part, shown);
+    const runs = this.top(Number.NEGATIVE_INFINITY).map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
+    return runPage(runs.slice(0, this.limit), runs.length > this.limit);
+  }
+
+  private match(runId: string): void {
+    if (this.matched.has(runId)) return;
+    this.foundAt.set(runId, this.matched.size);
+    this.matched.add(runId);
+  }
+
+  /** Whether every event of the run in the part was tallied when the part was read. */
+  private covers(part: EvictedPart, runId: string): boolean {
+    const read = this.coverage.get(part.entry.name);
+    const at = this.foundAt.get(runId);
+    if (read === undefined || at === undefined) return false;
+    return at < read.from || (at < read.to && !read.partly.has(runId));
+  }
+
+  /** Whether a part may hold an event of one of the runs (by its caller, when the listing is one caller's). */
+  private mayHoldAsked(facets: FileFacets, runIds: Iterable<string>): boolean {
+    const visibleTo = this.filter.visibleTo;
+    if (facets.ids === null) return true;
+    for (const runId of runIds) if (mayHoldId(facets, visibleTo === undefined || visibleTo === null ? idKey('run', runId) : callerRunKey(visibleTo, runId))) return true;
+    return false;
+  }
+
+  /**
+   * Reads a part for the runs' visible events, unless it was read in full for each of them
+   * that it may hold: what it holds of each replaces what was tallied of it there.
+   */
+  private async readFor(part: EvictedPart, runIds: ReadonlySet<string>): Promise<void> {
+    const needed = [...runIds].filter((runId) => !this.covers(part, runId));
+    if (needed.length === 0 || !this.mayHoldAsked(part.facets, needed)) return;
+    const wanted = new Set(needed);
+    await this.readPart(part, wanted, namingRuns(wanted), () => {});
+    // Read for every run found that it did not cover: it covers them all now.
+    if (runIds === this.matched) this.coverage.set(part.entry.name, { from: this.matched.size, to: this.matched.size, partly: new Set() });
+  }
+
+  /**
+   * Reads a part, tallying the events of `runIds` there (a live set: a run found while
+   * reading counts from then on) into `extra`, replacing what was tallied of them there.
+   * `found` sees each event the filter keeps.
+   */
+  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: EventLocation) => void): Promise<void> {
+    const name = part.entry.name;
+    const tallies = new Map<string, RunTally>();
+    await this.evicted.read(
+      part,
+      (location) => {
+        found(location);
+        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
+      },
+      keep,
+      this.signal,
+    );
+    for (const runId of runIds) {
+      let parts = this.extra.get(runId);
+      const counted = tallies.get(runId);
+      if (counted) {
+        if (!parts) this.extra.set(runId, (parts = new Map()));
+        parts.set(name, counted);
+      } else parts?.delete(name);
     }
   }
 
-  /** Whether an evicted file may hold the latest event of a run the filters match. */
-  private mayAnswer(entry: IndexedFile): boolean {
-    const facets = entry.facets;
-    if (facets === null) return true;
+  /**
+   * The runs holding an event of the request or trace asked for: in memory, and in the
+   * evicted parts whose id filter may hold it (only lines holding it, or naming a run found,
+   * parsed). Those lines are tallied as they are read, so a part covers every run found before
+   * or while it was read — but a run whose earlier lines there were skipped (`partly`).
+   */
+  private async findAsked(): Promise<void> {
+    for (const [runId, locations] of this.index.memoryRuns()) {
+      if (locations.some((location) => this.holdsAsked(location))) this.match(runId);
+    }
+    const { requestId, traceId } = this.filter;
+    const key = requestId !== undefined ? idKey('request', requestId) : idKey('trace', traceId!);
+    const holding = holdingBytes(Buffer.from(requestId !== undefined ? `"requestId":${JSON.stringify(requestId)}` : `"traceparent":"00-${traceId}-`));
+    const naming = namingRuns(this.matched);
+    const parts = this.index
+      .evictedParts(this.minAtMs)
+      .filter((part) => mayHoldId(part.facets, key))
+      .sort((a, b) => b.newestAtMs - a.newestAtMs);
+    for (const part of parts) {
+      const read = { from: this.matched.size, to: this.matched.size, partly: new Set<string>() };
+      // Runs of lines skipped so far; null once a line's run could not be told without parsing it.
+      let skipped: Set<string> | null = new Set<string>();
+      const keep = (line: Buffer) => {
+        if (holding(line) || naming(line)) return true;
+        const runId = ownRunId(line);
+        if (runId === null) skipped = null;
+        else skipped?.add(runId);
+        return false;
+      };
+      await this.readPart(part, this.matched, keep, (location) => {
+        const runId = location.summary.runId;
+        if (!this.holdsAsked(location) || this.matched.has(runId)) return;
+        this.match(runId);
+        if (skipped === null || skipped.has(runId)) read.partly.add(runId);
+      });
+      read.to = this.matched.size;
+      this.coverage.set(part.entry.name, read);
+    }
+  }
+
+  /** Whether an evicted part may hold the latest event of a run the filters match. */
+  private mayAnswer({ facets, newestAtMs }: EvictedPart): boolean {
     const { filter } = this;
     if (filter.persona !== undefined && !facets.subjects.has(`persona:${filter.persona}`)) return false;
     if (filter.worker !== undefined && !facets.subjects.has(`worker:${filter.worker}`)) return false;
     if (filter.status !== undefined && !facets.statuses.has(filter.status)) return false;
     if (filter.outcome !== undefined && !facets.outcomes.has(filter.outcome)) return false;
     if (filter.visibleTo !== undefined && filter.visibleTo !== null && !facets.callers.has(filter.visibleTo)) return false;
-    if (filter.fromMs !== undefined && entry.newestAtMs < filter.fromMs) return false;
+    if (filter.fromMs !== undefined && newestAtMs < filter.fromMs) return false;
     if (filter.toMs !== undefined && facets.oldestAtMs >= filter.toMs) return false;
     // Only an event at or before the cursor can be the latest of a run on a later page.
     if (this.after !== null && facets.oldestAtMs > this.after.atMs) return false;
@@ -136,26 +283,30 @@ class Listing {
     return true;
   }
 
-  private async scan(entry: IndexedFile): Promise<void> {
-    this.scanned.add(entry.name);
-    await this.evicted.read(entry, (location) => {
-      if (!visible(location.summary, this.filter.visibleTo)) return;
-      tally(this.tallies, location, this.minAtMs);
-    });
+  private async scan(part: EvictedPart): Promise<void> {
+    this.scanned.add(part.entry.name);
+    await this.evicted.read(
+      part,
+      (location) => {
+        if (!visible(location.summary, this.filter.visibleTo)) return;
+        tally(this.tallies, location, this.minAtMs);
+      },
+      undefined,
+      this.signal,
+    );
   }
 
   /**
-   * The runs that answer, newest first, whose latest event is after `horizon` (no file not
-   * yet read can hold a later one), each completed from every file that may hold it: at
+   * The runs that answer, newest first, whose latest event is after `horizon` (no part not
+   * yet read can hold a later one), each completed from every part that may hold it: at
    * most `limit + 1` of them.
    */
   private async decided(horizon: number): Promise<RunSummary[]> {
     for (;;) {
       const top = this.top(horizon);
-      let found = false;
-      for (const candidate of top) if (!this.confirmed.has(candidate.position.runId)) found = (await this.confirm(candidate.position.runId)) || found;
+      const fresh = new Set(top.map((candidate) => candidate.position.runId).filter((runId) => !this.confirmed.has(runId)));
       // Completing a run can only find later events of it, or more of them: then pick again.
-      if (!found) return top.map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
+      if (fresh.size === 0 || !(await this.confirm(fresh))) return top.map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
     }
   }
 
@@ -164,7 +315,6 @@ class Listing {
     const size = this.limit + 1;
     const kept: Candidate[] = [];
     const consider = (runId: string, memory: readonly EventLocation[]) => {
-      if (this.byEvent && !this.matched.has(runId)) return;
       const run = this.known(runId, memory);
       if (run === null || run.latest.atMs <= horizon || !latestMatches(run.latest.summary, run.latest.atMs, this.filter)) return;
       const position = { atMs: run.latest.atMs, runId };
@@ -180,8 +330,7 @@ class Listing {
       kept.splice(low, 0, { position, latest: run.latest, events: run.events });
       if (kept.length > size) kept.pop();
     };
-    if (this.filter.runId !== undefined) consider(this.filter.runId, this.index.held(this.filter.runId));
-    else if (this.byEvent) for (const runId of this.matched) consider(runId, this.index.held(runId));
+    if (this.byEvent || this.filter.runId !== undefined) for (const runId of this.matched) consider(runId, this.index.held(runId));
     else {
       for (const [runId, memory] of this.index.memoryRuns()) consider(runId, memory);
       for (const runId of this.tallies.keys()) if (!this.index.holds(runId)) consider(runId, []);
@@ -189,7 +338,7 @@ class Listing {
     return kept;
   }
 
-  /** What is known of a run: its latest visible event within retention and how many it has, in memory, in the files read and in those read for it. */
+  /** What is known of a run: its latest visible event within retention and how many it has, in memory, in the parts read and in those read for it. */
   private known(runId: string, memory: readonly EventLocation[]): { latest: EventLocation; events: number } | null {
     const { minAtMs, filter } = this;
     let latest: EventLocation | null = null;
@@ -210,26 +359,33 @@ class Listing {
     return latest === null ? null : { latest, events };
   }
 
-  /** Reads the run's events in the evicted files not read yet that may hold it (its id filter says maybe); whether it found any. */
-  private async confirm(runId: string): Promise<boolean> {
-    this.confirmed.add(runId);
-    // Event lines without the run id are skipped unparsed.
-    const needle = Buffer.from(`"runId":${JSON.stringify(runId)}`);
-    const parts = this.extra.get(runId) ?? new Map<string, RunTally>();
-    this.extra.set(runId, parts);
-    for (const entry of this.index.evictedFiles(this.minAtMs, runId)) {
-      if (this.scanned.has(entry.name) || parts.has(entry.name)) continue;
-      const found = new Map<string, RunTally>();
-      await this.evicted.read(
-        entry,
-        (location) => {
-          if (location.summary.runId === runId && visible(location.summary, this.filter.visibleTo)) tally(found, location, this.minAtMs);
-        },
-        needle,
-      );
-      const part = found.get(runId);
-      if (part) parts.set(entry.name, part);
+  /**
+   * Reads the runs' events in the evicted parts not read in full that may hold one of them
+   * (their id filters say maybe): each part once for all of them. Whether it found any.
+   */
+  private async confirm(runIds: ReadonlySet<string>): Promise<boolean> {
+    for (const runId of runIds) {
+      this.confirmed.add(runId);
+      if (!this.extra.has(runId)) this.extra.set(runId, new Map());
     }
-    return parts.size > 0;
+    const keep = namingRuns(runIds);
+    let found = false;
+    for (const part of this.index.evictedParts(this.minAtMs)) {
+      if (this.scanned.has(part.entry.name) || !this.mayHoldAsked(part.facets, runIds)) continue;
+      const tallies = new Map<string, RunTally>();
+      await this.evicted.read(
+        part,
+        (location) => {
+          if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
+        },
+        keep,
+        this.signal,
+      );
+      for (const [runId, part_] of tallies) {
+        this.extra.get(runId)!.set(part.entry.name, part_);
+        found = true;
+      }
+    }
+    return found;
   }
 }

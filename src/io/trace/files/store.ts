@@ -35,7 +35,8 @@ import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext,
 export type { TraceFs } from './writer.js';
 export { describeWriteFailure } from './writer.js';
 
-const DEFAULT_MAX_INDEXED_EVENTS = 10_000;
+/** What the run index may hold of events in memory by default (≈ 9,000 events); the evicted parts' facets may take as much again. */
+export const DEFAULT_MAX_INDEX_BYTES = 8 * 1024 * 1024;
 
 /**
  * What the files backend remembers, beyond what every store's writer does (`TraceMemo`):
@@ -70,9 +71,12 @@ export interface FileTraceStoreOptions extends TraceObservers {
   retryIntervalMs?: number;
   writerId?: string;
   /**
-   * At most this many events are indexed in memory (≈ 600 bytes each); older complete
-   * files are read from disk when a run or a listing needs them. See docs/traces.md.
+   * At most this many bytes of events are indexed in memory (default `DEFAULT_MAX_INDEX_BYTES`,
+   * whoever wrote them); older ones are read from disk when a run or a listing needs them,
+   * and the facets kept of them may take as much again. See docs/traces.md.
    */
+  maxIndexBytes?: number;
+  /** At most this many events are indexed in memory (tests set a count; unbounded by default, the bytes bound the index). */
   maxIndexedEvents?: number;
   /**
    * At most this many bytes of evicted files are read by one `listRuns` looking for runs its
@@ -94,8 +98,10 @@ export interface FileTraceStoreOptions extends TraceObservers {
 
 export interface FileTraceStoreStats extends TraceStoreStats, FileCounters {
   backend: 'files';
-  /** Events held in the in-memory index (at most `maxIndexedEvents`, plus the file being written). */
+  /** Events held in the in-memory index (within `maxIndexBytes`). */
   indexedEvents: number;
+  /** What the index holds, in bytes: its events, and the facets of the evicted parts (within twice `maxIndexBytes`). */
+  indexBytes: number;
 }
 
 export interface FileTraceStore extends TraceStore {
@@ -135,7 +141,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     fs: options.fs ?? fsp,
     now: options.now ?? Date.now,
     log,
-    index: new RunIndex(options.maxIndexedEvents ?? DEFAULT_MAX_INDEXED_EVENTS),
+    index: new RunIndex({ maxBytes: options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES, ...(options.maxIndexedEvents !== undefined ? { maxEvents: options.maxIndexedEvents } : {}) }),
     counters,
     synced() {
       counters.fsyncs++;
@@ -225,6 +231,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
       ...counters,
       commits: counters.fsyncs,
       indexedEvents: ctx.index.size,
+      indexBytes: ctx.index.bytes,
       state: commits.state,
     }),
     close,

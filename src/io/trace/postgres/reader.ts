@@ -227,7 +227,7 @@ export class DatabaseReader {
     const nowMs = now();
     const minAtMs = nowMs - retentionMs;
     const found = await pool.query<EventRow>(RUN_EVENTS_SQL, [runId, minAtMs, after?.atMs ?? Number.MIN_SAFE_INTEGER, after?.id ?? '0', limit + 1, visibleTo]);
-    if (found.rows.length === 0) return after === null ? null : { runId, events: [], chain: summarizeRun([], []), nextCursor: null };
+    if (found.rows.length === 0) return after === null ? null : { runId, events: [], chain: summarizeRun([], [], signer), nextCursor: null };
     // The page: `limit` events, fewer once they delivered TRACE_PAGE_CHARS (the stored event says how many).
     const taken = pageLength(found.rows.slice(0, limit).map((row) => storedChars(row.body)), limit);
     const rows = found.rows.slice(0, taken);
@@ -338,7 +338,7 @@ export class DatabaseReader {
     }
     if (events.length === 0 && after === null && !more) return null;
     const last = rows[rows.length - 1]!;
-    return { runId, events, chain: summarizeRun(statuses, findings), nextCursor: more ? encodeEventCursor(`p1.${last.at_ms}.${last.id}`) : null };
+    return { runId, events, chain: summarizeRun(statuses, findings, signer), nextCursor: more ? encodeEventCursor(`p1.${last.at_ms}.${last.id}`) : null };
   }
 
   /**
