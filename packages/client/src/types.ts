@@ -740,7 +740,7 @@ export interface PersonaContextQuery {
   topicId?: string | string[];
   /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
-  /** the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400 */
+  /** the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. An empty or unknown zone never fails the call: it compiles in that default zone with a `timezone-invalid:` warning naming the value */
   timezone?: string;
   /** ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400 */
   now?: string;
