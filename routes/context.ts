@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { PERSONAS } from '../src/core/persona/personas.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
-import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
+import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, timezoneForTrace, topicIdForTrace } from '../src/sources/persona.js';
 import {
@@ -25,6 +26,24 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
   // What depends on the compiled result alone is written once per shared result (a persona within one minute).
   const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, PersonaResultSchema);
   const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);
+  // Before /readyz answers 200: each persona's connect built once per shape of answer, as its first call would.
+  app.warmUp.add({
+    name: 'personas',
+    run: async () => {
+      let fresh = false;
+      // zod compiles an object's fast path on its first parse: the route's validators are built here, not by the first call.
+      PersonaContextQuerySchema.safeParse({});
+      for (const { key } of PERSONAS) {
+        PersonaParamsSchema.safeParse({ persona: key });
+        for (const provider of ['openai', 'gemini'] as const) {
+          const job = personas.persona({ persona: key, now: new Date(), provider });
+          const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer } as const;
+          if (await rehearse(app.brain, delivery, job)) fresh = true;
+        }
+      }
+      return fresh;
+    },
+  });
 
   // Registered before /context/:persona; the router prefers the static segment anyway.
   app.get(

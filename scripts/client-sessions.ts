@@ -90,7 +90,8 @@ export async function generateStaticSessions(): Promise<string> {
   try {
     // An explicit environment, never process.env: the service's defaults, an empty brain.
     const config = loadConfig({ BRAIN_ROOT: join(dir, 'brain'), TRACE_DIR: join(dir, 'traces'), LOG_LEVEL: 'silent' });
-    const app = await buildApp(config);
+    // Nothing to warm for one generation.
+    const app = await buildApp(config, { warmUp: false });
     try {
       const personas = (await app.inject('/personas')).json() as { personas: Array<{ key: string }> };
       const entries: string[] = [];

@@ -654,7 +654,7 @@ export interface Health {
 export interface Ready {
   status: 'ready';
   checks: Array<{
-    /** what was checked: `traces` (appends can be made durable), `brain` (the root is readable) or `load` (under every load-shedding threshold) */
+    /** what was checked: `traces` (appends can be made durable), `brain` (the root is readable), `load` (under every load-shedding threshold) or `warm` (each persona compiled once since the start, so the first call is as fast as the next) */
     name: string;
     ok: boolean;
     /** why it is not ready */
