@@ -425,7 +425,7 @@ export interface RunTrace {
   nextCursor: string | null;
 }
 
-/** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text. */
+/** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text, and an unusable timezone as timezone null and timezoneRejected {reason: "invalid", chars, sha256}. */
 export interface TraceEvent {
   runId: string;
   /** A mid-call refresh: the connect's run it compared with (its own run is `<parentRunId>:refresh`) */
