@@ -14,6 +14,7 @@ import { PROJECT_ROOT } from '../src/config.js';
 import { ensureBrain, type BrainManifest } from './generate-brain.js';
 import { createCluster, createDatabase, destroyCluster, findServerBinaries, type ClusterInfo } from './postgres-cluster.js';
 import { mixedRequests, type MixRequest } from './mix.js';
+import { FIRST_CONNECT_PERSONAS, measureFirstConnects, p50Max, type FirstConnects } from './first-connect.js';
 import { parseStartCommand } from './start-command.js';
 
 /**
@@ -34,6 +35,8 @@ export const TARGETS = {
   /** A line appended to today's memory every 100 ms: mars req/s over the steady (fixed-minute) window. */
   churnRatio: 0.6,
   coldMs: 200,
+  /** The first connect after a start, once /readyz answers 200 (p50 over `BENCH_RESTARTS` starts, each persona), on the bench brain. */
+  firstConnectMs: 200,
   rssMB: 200,
   compilesPerSecond: 50_000,
 } as const;
@@ -76,6 +79,8 @@ const KnobsSchema = z.object({
   BENCH_CHURN: z.enum(['0', '1']).default('1'),
   /** Processes of the second server the persona routes are measured on (`WORKERS`); `0` or `1` skips it. */
   BENCH_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
+  /** Starts of the server, each timed from /readyz 200 to its first connect of each persona (`bench/first-connect.ts`); `0` skips it. */
+  BENCH_RESTARTS: z.coerce.number().int().min(0).max(100).default(10),
   /**
    * An `Accept-Encoding` the persona windows send (e.g. `gzip` or `br`); the same-bytes bare
    * route then answers the same compressed bytes. Unset: no header, as the voice server's
@@ -1343,6 +1348,21 @@ async function main(): Promise<void> {
 
   const serverStop = await stopChild(server, 20_000);
   await stopChild(bare, 5_000);
+  // Ready means warm: the first connect after each of BENCH_RESTARTS starts, alone on the machine.
+  let firstConnects: FirstConnects | null = null;
+  if (knobs.BENCH_RESTARTS > 0) {
+    process.stdout.write(`first connect after ${knobs.BENCH_RESTARTS} starts … `);
+    firstConnects = await measureFirstConnects({
+      restarts: knobs.BENCH_RESTARTS,
+      token,
+      launch: async () => {
+        const restartPort = await freePort();
+        const started = spawnNode(serverEntry, [], { ...serverEnv, PORT: String(restartPort), TRACE_DIR: await mkdtemp(join(traceRoot!, 'restart-')) }, nodeFlags);
+        return { base: `http://127.0.0.1:${restartPort}`, stop: async () => void (await stopChild(started, 20_000)) };
+      },
+    });
+    out('done');
+  }
   const traces = await dirUsage(traceDir);
   if (!keepTraces) await rm(traceRoot, { recursive: true, force: true });
   const cpuProfile = profileDir ? await summarizeProfile(profileDir, 20) : null;
@@ -1409,6 +1429,7 @@ async function main(): Promise<void> {
     rssDistinct:
       distinct?.serverPeakRssMB == null ? ('n/a' as Verdict) : verdict(distinct.serverPeakRssMB <= TARGETS.rssMB, distinct.non2xx === 0 && distinct.errors === 0),
     rssMix: mix?.serverPeakRssMB == null ? ('n/a' as Verdict) : verdict(mix.serverPeakRssMB <= TARGETS.rssMB, mix.non2xx === 0 && mix.errors === 0),
+    firstConnect: firstConnects === null ? ('n/a' as Verdict) : verdict(FIRST_CONNECT_PERSONAS.every((persona) => p50Max(firstConnects!.firstMs[persona]).p50 <= TARGETS.firstConnectMs)),
     compiles: compile.compilesPerSecond === null ? ('n/a' as Verdict) : verdict(compile.compilesPerSecond >= TARGETS.compilesPerSecond),
   };
 
@@ -1439,6 +1460,12 @@ async function main(): Promise<void> {
   }
   for (const line of informational) out(`  (reported) ${line.label}: ${line.ratio === null ? '—' : line.ratio.toFixed(2)}`);
   out(`  cold first request (listening → first 200): ${cold.listeningToFirst200Ms === null ? cold.note : `${fmt.ms(cold.listeningToFirst200Ms)} ms`}  ${fmt.mark(verdicts.cold)} (≤ ${TARGETS.coldMs} ms; spawn → listening ${fmt.ms(cold.spawnToListeningMs)} ms, first request ${fmt.ms(cold.firstRequestMs)} ms)`);
+  if (firstConnects !== null) {
+    const ready = p50Max(firstConnects.readyMs);
+    const figures = FIRST_CONNECT_PERSONAS.map((persona) => ({ persona, ...p50Max(firstConnects!.firstMs[persona]) }));
+    out(`  first connect after start (/readyz 200 → first GET /context/<persona>, ${firstConnects.restarts} starts): ` +
+      `${figures.map(({ persona, p50, max }) => `${persona} p50 ${fmt.ms(p50)} ms, max ${fmt.ms(max)} ms`).join('; ')}  ${fmt.mark(verdicts.firstConnect)} (p50 ≤ ${TARGETS.firstConnectMs} ms; spawn → ready p50 ${fmt.int(ready.p50)} ms)`);
+  }
   out(`  peak RSS (VmHWM) over the run: ${peakRssMB === null ? 'not available (no /proc)' : `${peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: ${startEnv}node ${[...nodeFlags, start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
   if (distinct) {
     out(`  peak RSS during ${knobs.BENCH_DISTINCT_DURATION} s of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
@@ -1495,6 +1522,7 @@ async function main(): Promise<void> {
     brain: { dir: brain.dir, generated: brain.generated, ms: brainMs, manifest: brain.manifest },
     targets: TARGETS,
     cold,
+    firstConnects,
     routes,
     comparisons,
     informational,

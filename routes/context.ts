@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { PERSONAS } from '../src/core/persona/personas.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
-import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
+import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, topicIdForTrace } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, timezoneForTrace, topicIdForTrace } from '../src/sources/persona.js';
 import {
   PersonaContextQuerySchema,
   PersonaContextResponseSchema,
@@ -25,6 +26,24 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
   // What depends on the compiled result alone is written once per shared result (a persona within one minute).
   const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, PersonaResultSchema);
   const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);
+  // Before /readyz answers 200: each persona's connect built once per shape of answer, as its first call would.
+  app.warmUp.add({
+    name: 'personas',
+    run: async () => {
+      let fresh = false;
+      // zod compiles an object's fast path on its first parse: the route's validators are built here, not by the first call.
+      PersonaContextQuerySchema.safeParse({});
+      for (const { key } of PERSONAS) {
+        PersonaParamsSchema.safeParse({ persona: key });
+        for (const provider of ['openai', 'gemini'] as const) {
+          const job = personas.persona({ persona: key, now: new Date(), provider });
+          const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer } as const;
+          if (await rehearse(app.brain, delivery, job)) fresh = true;
+        }
+      }
+      return fresh;
+    },
+  });
 
   // Registered before /context/:persona; the router prefers the static segment anyway.
   app.get(
@@ -107,7 +126,11 @@ get_recent_salience, get_recent_transcripts, read_article), narrowed, renamed or
 by the brain's \`personas/tools.json\`; write-shaped tools only with
 \`VOICE_WRITE_TOOLS=true\`. The tool names the prompt mentions are exactly these.
 
-A call link always connects: an unusable \`topicId\` never fails the call. It gives the
+A call link always connects: an empty or unknown \`timezone\` compiles in the operator's zone
+(heartbeat-state, else \`DEFAULT_TIMEZONE\`) with a \`timezone-invalid:\` warning naming the value
+(PII-scrubbed, escaped, at most 64 characters), traced only by its length and a digest prefix,
+so a refresh of that connect compiles in the operator's zone too (\`POST /compile\` stays strict:
+there an invalid zone is a 400). And an unusable \`topicId\` never fails the call. It gives the
 generic context and a warning that starts with a stable code — \`topic-unsafe:\` (not a
 slug, or given twice: nothing is read), \`topic-missing:\` (no such file) or
 \`topic-unreadable:\` (refused, unreadable, binary or empty) — and is traced like any
@@ -148,8 +171,9 @@ display of every brain file the compile looked for.`,
       const clock = readClock();
       // `now` passed the schema's instant rule.
       const now = query.now === undefined ? new Date(clock.startedAt) : parseInstant(query.now)!;
-      // An unusable topicId still connects; the trace keeps only its length and a digest prefix.
+      // An unusable topicId or timezone still connects; the trace keeps only its length and a digest prefix.
       const topic = topicIdForTrace(query.topicId);
+      const zone = timezoneForTrace(query.timezone);
       return deliverJob(
         request,
         reply,
@@ -163,12 +187,13 @@ display of every brain file the compile looked for.`,
             now: query.now ?? null,
             // The instant the clock line and "today" were computed for: `?now=` with it reproduces the prompt.
             nowUsed: query.now ?? now.toISOString(),
-            timezone: query.timezone ?? null,
+            timezone: zone.timezone,
             sanitize: query.sanitize ?? null,
             topicName: query.topicName !== undefined,
             engine: query.engine ?? null,
             provider: query.provider ?? 'openai',
             ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
+            ...(zone.rejected === undefined ? {} : { timezoneRejected: zone.rejected }),
           },
           format: query.format ?? 'json',
           hud: wantsHud(query.hud),

@@ -38,7 +38,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { public: true, rateLimit: false, overloadExempt: true },
       schema: {
         operationId: 'getReadiness',
-        summary: 'Readiness (brain root readable, trace store writable — probed by opening its first file at start — and not overloaded)',
+        summary: 'Readiness (brain root readable, trace store writable — probed by opening its first file at start — not overloaded, and warm: each persona compiled once since the start)',
         response: {
           200: json(ReadySchema, 'ready'),
           503: problemResponse(503, '`CC_NOT_READY` (with `checks`, each `{name, ok, reason?}`; `load` names the load-shedding threshold the replica is over) or `CC_SHUTTING_DOWN`'),

@@ -3,7 +3,7 @@ import { PERSONAS } from '../src/core/persona/personas.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
-import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TimeZoneSchema, TopicIdSchema } from './ids.js';
+import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
 export const MAX_TOPIC_NAME_INPUT = 1000;
@@ -49,7 +49,16 @@ export const PersonaContextQuerySchema = z.strictObject({
         'adds `topics/<topicId>.md` (newest part kept when over its cap) when it is a slug (`^[a-z0-9][a-z0-9-]*$`, at most 128 chars). Anything else, or a missing file, never fails the call: no topic block and a `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` warning',
     }),
   topicName,
-  timezone: TimeZoneSchema.optional().meta({ description: "the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400" }),
+  // Any text: optional input fails open, as topicId does. An unusable zone is a warning
+  // (`timezone-invalid:`) and the operator's zone, never a 400 (src/sources/persona/zone.ts).
+  timezone: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. An empty or unknown zone never fails the call: it compiles in that default zone with a `timezone-invalid:` warning naming the value",
+      examples: ['Europe/London'],
+    }),
   now: InstantSchema.optional().meta({
     description: 'ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400',
   }),

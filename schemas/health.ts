@@ -4,7 +4,8 @@ export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'He
 
 export const ReadinessResultSchema = z.object({
   name: z.string().meta({
-    description: 'what was checked: `traces` (appends can be made durable), `brain` (the root is readable) or `load` (under every load-shedding threshold)',
+    description:
+      'what was checked: `traces` (appends can be made durable), `brain` (the root is readable), `load` (under every load-shedding threshold) or `warm` (each persona compiled once since the start, so the first call is as fast as the next)',
   }),
   ok: z.boolean(),
   reason: z.string().optional().meta({ description: 'why it is not ready' }),

@@ -258,7 +258,7 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
 }).meta({
   id: 'TraceEvent',
   description:
-    'One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text.',
+    'One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text, and an unusable timezone as timezone null and timezoneRejected {reason: "invalid", chars, sha256}.',
 });
 
 export const RunChainSchema = z.object({

@@ -21,6 +21,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildApp } from '../src/app.js';
 import { loadConfig, PROJECT_ROOT } from '../src/config.js';
+import { getPersona } from '../src/core/persona/personas.js';
 import { clockLine } from '../src/core/time.js';
 
 export const STATIC_SESSIONS_PATH = resolve(PROJECT_ROOT, 'packages/client/src/static-sessions.ts');
@@ -49,10 +50,19 @@ export interface StaticSession {
   after: string;
   /** The Gemini setup's voice and tools (\`provider=gemini\`); its system instruction is the session's instructions. */
   gemini: { voice: string; tools: GeminiSetup['tools'] };
+  /** What the persona cannot see when a live answer from earlier is served again (a stale session): one sentence for its volatile tail. */
+  staleNote: string;
 }
 `;
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** The persona's own sentence for a stale session (core's persona data). */
+function staleNoteOf(key: string): string {
+  const persona = getPersona(key);
+  if (persona === undefined) throw new Error(`${key}: the service lists a persona core does not define`);
+  return persona.staleNote;
+}
 
 interface Answer {
   session: { type: string; instructions: string; audio: { output: { voice: string } }; tools: unknown[] };
@@ -89,8 +99,10 @@ export async function generateStaticSessions(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cc-static-sessions-'));
   try {
     // An explicit environment, never process.env: the service's defaults, an empty brain.
-    const config = loadConfig({ BRAIN_ROOT: join(dir, 'brain'), TRACE_DIR: join(dir, 'traces'), LOG_LEVEL: 'silent' });
-    const app = await buildApp(config);
+    // No load shedding: a cold compile on a busy machine delays the loop, and a generator is no replica under load.
+    const config = loadConfig({ BRAIN_ROOT: join(dir, 'brain'), TRACE_DIR: join(dir, 'traces'), LOG_LEVEL: 'silent', PRESSURE_MAX_EVENT_LOOP_DELAY: '0' });
+    // Nothing to warm for one generation.
+    const app = await buildApp(config, { warmUp: false });
     try {
       const personas = (await app.inject('/personas')).json() as { personas: Array<{ key: string }> };
       const entries: string[] = [];
@@ -101,7 +113,7 @@ export async function generateStaticSessions(): Promise<string> {
             const [response, gemini] = await Promise.all([app.inject(url), app.inject(`${url}&provider=gemini`)]);
             if (response.statusCode !== 200 || gemini.statusCode !== 200) throw new Error(`${key}: the service answered ${response.statusCode}, ${gemini.statusCode} (gemini)`);
             const answer = response.json() as Answer;
-            return { ...split(key, answer, sample), gemini: geminiPart(key, gemini.json() as GeminiAnswer, answer.session) };
+            return { ...split(key, answer, sample), gemini: geminiPart(key, gemini.json() as GeminiAnswer, answer.session), staleNote: staleNoteOf(key) };
           }),
         );
         for (const other of others) if (JSON.stringify(other) !== JSON.stringify(first)) throw new Error(`${key}: more than the clock line differs between instants`);

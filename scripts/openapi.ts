@@ -13,7 +13,7 @@ import { OPENAPI_PATH } from '../routes/meta.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'cc-openapi-'));
 try {
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TRACE_DIR: join(dir, 'traces') }));
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TRACE_DIR: join(dir, 'traces') }), { warmUp: false });
   await app.ready();
   const generated = openapiYaml(app);
   await app.close();

@@ -16,7 +16,9 @@ import { pressurePlugin } from './http/pressure.js';
 import { frameworkErrorProblem, problemPlugin, writeClientErrorProblem } from './http/problem.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
 import { tracesPlugin } from './http/traces.js';
+import { warmUpPlugin } from './http/warm-up.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/zod.js';
+import type { BrainFs } from './io/brain.js';
 import type { TraceFs } from './io/trace/index.js';
 import { createLogger } from './logger.js';
 import { loadO200kBase } from './tokenizer.js';
@@ -51,6 +53,13 @@ export interface BuildOptions {
   traceFs?: TraceFs;
   /** The cache set (default: a new one of `DEFAULT_CACHE_BYTES`); a test may pass a small one. */
   caches?: Caches;
+  /** The brain reader's file system calls; tests inject a slow or changing one. */
+  brainFs?: BrainFs;
+  /**
+   * Build what a first request would before `/readyz` answers 200 (default true). Tests that
+   * count reads or cache operations build the app without it.
+   */
+  warmUp?: boolean;
 }
 
 /** Default for `connectionsCheckIntervalMs` (Node's own is 30 s, which would triple a 10 s HEADERS_TIMEOUT). */
@@ -113,7 +122,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(rateLimitPlugin, config.rateLimit);
   await app.register(cachesPlugin, { caches: options.caches ?? createCaches() });
   await app.register(tracesPlugin, options.traceFs ? { fs: options.traceFs } : {});
-  await app.register(brainPlugin);
+  await app.register(brainPlugin, options.brainFs ? { fs: options.brainFs } : {});
+  await app.register(warmUpPlugin, { enabled: options.warmUp !== false });
   await app.register(problemPlugin);
   await app.register(openapiPlugin);
 

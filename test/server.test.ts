@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir, TEST_TOKEN } from './helpers/app.js';
 import { turnPayload } from '../bench/compile-load.js';
 import { drip, parseRawResponses, rawConnection } from './helpers/security-server.js';
-import { SERVER_ENTRY, spawnCommand, startServer, type ServerProcess } from './helpers/server-process.js';
+import { SERVER_ENTRY, spawnCommand, startServer, untilReady, type ServerProcess } from './helpers/server-process.js';
 
 /** Polls `condition` every 10 ms; fails the test after `timeoutMs`. */
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
@@ -69,7 +69,8 @@ describe('server process', () => {
     const server = startServer({ PORT: '0', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN, ...NO_DELAY_SHEDDING });
     const port = await server.listening();
     await request(`http://127.0.0.1:${port}`).get('/healthz').expect(200);
-    await request(`http://127.0.0.1:${port}`).get('/readyz').expect(200);
+    // Ready once warm: each persona compiled once.
+    await untilReady(port);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.output().stdout).not.toContain(TEST_TOKEN);

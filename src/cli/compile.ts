@@ -13,7 +13,7 @@ import type { CompileJob } from '../sources/job.js';
 import { createPersonaSources, personaOptions } from '../sources/persona.js';
 import { createWorkerSources } from '../sources/worker.js';
 import { CompileRequestSchema } from '../../schemas/compile.js';
-import { EngineSchema, isSlug } from '../../schemas/ids.js';
+import { EngineSchema, isSlug, TimeZoneSchema } from '../../schemas/ids.js';
 
 export interface CompileCommand {
   persona?: string;
@@ -96,6 +96,10 @@ export async function compileInProcess(config: Config, command: CompileCommand) 
       if (value !== undefined && !isSlug(value)) {
         throw new ProblemError('CC_UNSAFE_ID', `${flag} must be a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)`);
       }
+    }
+    // The persona routes fail open on an unusable zone; a flag typed by hand is better refused.
+    if (command.timezone !== undefined && !TimeZoneSchema.safeParse(command.timezone).success) {
+      throw new ProblemError('CC_VALIDATION_FAILED', '--timezone must be an IANA time zone such as UTC or Europe/London');
     }
     if (command.engine !== undefined && !EngineSchema.safeParse(command.engine).success) {
       throw new ProblemError('CC_VALIDATION_FAILED', `--engine must be ${ENGINE_RULE}`);

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createBrain, ROOT_UNREADABLE, type Brain } from '../io/brain.js';
+import { createBrain, ROOT_UNREADABLE, type Brain, type BrainFs } from '../io/brain.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,8 +24,13 @@ async function brainReadable(root: string): Promise<void> {
 
 /** `app.brain` over `config.brainRoot`, keeping what it reads in the cache set's `brain` areas; `/readyz` checks the root. */
 export const brainPlugin = fp(
-  async function brainPlugin(app: FastifyInstance) {
-    app.decorate('brain', createBrain(app.config.brainRoot, app.log.child({ component: 'brain' }), { cache: app.caches.brain, revalidate: app.config.brainRevalidate }));
+  async function brainPlugin(app: FastifyInstance, options: { fs?: BrainFs }) {
+    const brain = createBrain(app.config.brainRoot, app.log.child({ component: 'brain' }), {
+      cache: app.caches.brain,
+      revalidate: app.config.brainRevalidate,
+      ...(options.fs ? { fs: options.fs } : {}),
+    });
+    app.decorate('brain', brain);
     app.readinessChecks.push({ name: 'brain', check: () => brainReadable(app.config.brainRoot) });
   },
   { name: 'brain', dependencies: ['caches'] },

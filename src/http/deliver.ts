@@ -12,7 +12,7 @@ import { sha256Hex } from '../core/digest.js';
 import { hudFor, type Hud, type SnapshotFile } from '../core/hud.js';
 import type { Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
-import type { ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
+import type { Brain, ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
 import type { CompileJob, EtagKey, JobRead, JobResult } from '../sources/job.js';
 import type { AnswerEncoder } from './answer.js';
@@ -203,20 +203,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
 
   const { result } = delivery;
   const { compiled, derived } = result;
-  const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  // A shared result keeps what is derived from it alone (HUD, ETags, answer bytes, trace records); its day keeps the HUD of its reads.
-  const day = delivery.replayed?.derived;
-  const kept = hudFor(derived?.hud ?? day?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
-  const { hud } = kept;
-  const key = etagKey(delivery);
-  // The ETag of the JSON with the HUD holds while the HUD it covers does.
-  if (derived !== undefined && derived.hud !== kept) delete derived.etags['json+hud'];
-  const etag = result.validator?.etag ?? derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
-  if (derived !== undefined) {
-    derived.etags[key] = etag;
-    derived.hud = kept;
-  }
-  if (day !== undefined) day.hud = kept;
+  const { warnings, hud, etag } = described(delivery);
   const notModified = result.validator?.unchanged === true || ifNoneMatchHits(request.headers['if-none-match'], etag);
   const tracing = performance.now();
   try {
@@ -246,6 +233,37 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     .header('server-timing', `read;dur=${readMs.toFixed(2)}, compile;dur=${compileMs.toFixed(2)}, trace;dur=${traceMs.toFixed(2)}`);
   if (notModified) return reply.code(304).send();
   if (delivery.format === 'text') return reply.type('text/plain; charset=utf-8').send(compiled.instructions);
+  // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
+  return reply.type('application/json; charset=utf-8').send(answerBody(delivery, warnings, hud));
+}
+
+/**
+ * The warnings, HUD and ETag of a compiled delivery. A shared result keeps what is derived
+ * from it alone (HUD, ETags, answer bytes, trace records); its day keeps the HUD of its reads.
+ */
+function described(delivery: CompiledDelivery): { warnings: readonly string[]; hud: Hud; etag: string } {
+  const { result } = delivery;
+  const { compiled, derived } = result;
+  const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
+  const day = delivery.replayed?.derived;
+  const kept = hudFor(derived?.hud ?? day?.hud, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
+  const { hud } = kept;
+  const key = etagKey(delivery);
+  // The ETag of the JSON with the HUD holds while the HUD it covers does.
+  if (derived !== undefined && derived.hud !== kept) delete derived.etags['json+hud'];
+  const etag = result.validator?.etag ?? derived?.etags[key] ?? etagFor(result, delivery.format, key === 'json+hud' ? hud : null);
+  if (derived !== undefined) {
+    derived.etags[key] = etag;
+    derived.hud = kept;
+  }
+  if (day !== undefined) day.hud = kept;
+  return { warnings, hud, etag };
+}
+
+/** The JSON answer of a compiled delivery, with a shared result's own part written once and kept from its second answer on. */
+function answerBody(delivery: CompiledDelivery, warnings: readonly string[], hud: Hud): string | Buffer {
+  const { result } = delivery;
+  const { compiled, derived } = result;
   const perRequest = {
     runId: delivery.runId,
     ...(delivery.subject.kind === 'persona' ? { persona: delivery.subject.id } : { worker: delivery.subject.id }),
@@ -261,8 +279,38 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
     if (derived.answered === true) derived.answer = parts;
     derived.answered = true;
   }
-  // A string or Buffer body is sent as it is: the route's response schema describes it, its encoder wrote it.
-  return reply.type('application/json; charset=utf-8').send(delivery.answer.body(perRequest, () => resultMembers(result), parts));
+  return delivery.answer.body(perRequest, () => resultMembers(result), parts);
+}
+
+/**
+ * Everything a delivery of `job` builds but the delivery: read through a brain session,
+ * compiled, described (warnings, HUD, ETag) and its JSON answer written — no trace event,
+ * no metric, no reply. The warm-up's way to build what a first request would. Resolves
+ * true when the session read the brain afresh (nothing it kept was replayed).
+ */
+export async function rehearse(brain: Brain, delivery: Pick<DeliveryRequest, 'route' | 'subject' | 'surface' | 'identifiers' | 'answer'>, job: CompileJob): Promise<boolean> {
+  const session = brain.session();
+  const found = await job.read(session);
+  const result = found.compile();
+  const rehearsed: CompiledDelivery = {
+    ...delivery,
+    runId: 'warm-up',
+    newRun: true,
+    options: found.facts,
+    format: 'json',
+    clock: readClock(),
+    sources: session.sources(),
+    absent: session.absent(),
+    listings: session.listings(),
+    loaded: session.loaded(),
+    replayed: session.replayed(),
+    warnings: found.warnings,
+    timing: { readMs: 0, compileMs: 0 },
+    result,
+  };
+  const { warnings, hud } = described(rehearsed);
+  answerBody(rehearsed, warnings, hud);
+  return rehearsed.replayed === undefined;
 }
 
 /** The members of a response that come from the compiled result: the compile itself and the route's extras. */

@@ -5,9 +5,9 @@
  * and the CLI both call it.
  *
  * Everything degrades and nothing throws for a bad brain: a missing, unsafe, binary or
- * over-size file becomes a warning and the persona still gets its prompt. Only a bad
- * request (unknown persona, invalid zone or instant) throws a `ProblemError`, and the topic
- * route's missing topic is a 404.
+ * over-size file becomes a warning and the persona still gets its prompt, and so does an
+ * unusable topic id or zone. Only an unknown persona throws a `ProblemError` (404), and the
+ * topic route's missing topic is a 404.
  *
  * Per request the work is a few stats (the brain revalidates its cache with one each), a
  * lookup in the persona memo (`PersonaMemo`, areas of the app's cache set) and the compile
@@ -26,6 +26,7 @@ import { compileTopic, readTopicSources, type TopicRequest } from './persona/top
 export { compilePersona, readPersonaSources } from './persona/day.js';
 export { PERSONA_READS, personaOrNotFound, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
 export { compileTopic, readTopicSources, TOPIC_IDENTITY, TOPIC_WARNING, topicIdForTrace, type TopicRequest, type TopicSources } from './persona/topic.js';
+export { TIMEZONE_WARNING, timezoneForTrace } from './persona/zone.js';
 
 /** What a persona's sources remember: the areas of its reading, its topic and its day, and the connects refreshed (`persona/*.ts`). */
 export type PersonaMemo = DayMemo & RefreshMemo;

@@ -41,9 +41,10 @@ export interface TestApp {
 /**
  * Builds the app on a temp trace dir (and the example brain unless BRAIN_ROOT is given)
  * from an explicit environment, never `process.env`; closed after the test. `options` may
- * give the trace store a failing file system. Shared results are frozen (`freezeShared`).
+ * give the trace store a failing file system, the brain a slow one, or turn the warm-up on (it is
+ * off here). Shared results are frozen (`freezeShared`).
  */
-export async function buildTestApp(env: Record<string, string> = {}, options: Pick<BuildOptions, 'traceFs'> = {}): Promise<TestApp> {
+export async function buildTestApp(env: Record<string, string> = {}, options: Pick<BuildOptions, 'traceFs' | 'brainFs' | 'warmUp'> = {}): Promise<TestApp> {
   const traceDir = env['TRACE_DIR'] ?? join(await tempDir('cc-traces-'), 'traces');
   // The test drives the app from its own event loop, so a delay there is the test's work (a property
   // run, a busy loop), not the app's load: load shedding by delay is off unless a test asks for it.
@@ -57,7 +58,8 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Pi
   });
   const logger = createLogger(config, stream);
   // Shared results are frozen: a test that makes code mutate one fails loudly instead of passing on stale bytes.
-  const app = await buildApp(config, { logger, caches: createCaches({ freezeShared: true }), ...options });
+  // No warm-up unless asked: tests count reads, cache operations and readiness checks from a cold start.
+  const app = await buildApp(config, { logger, caches: createCaches({ freezeShared: true }), warmUp: false, ...options });
   await app.ready();
   cleanups.push(() => app.close());
   return {

@@ -78,3 +78,19 @@ export function startServer(env: Record<string, string>, options: StartOptions =
   }
   return { child, exited, output, listening };
 }
+
+/**
+ * Polls `GET /readyz` on `port` until it answers 200 (the server warms each persona first) and
+ * returns how many 503s it saw before; throws after `timeoutMs`.
+ */
+export async function untilReady(port: number, timeoutMs = 60_000): Promise<number> {
+  const { request } = await import('undici');
+  const deadline = Date.now() + timeoutMs;
+  for (let notReady = 0; Date.now() < deadline; notReady++) {
+    const response = await request(`http://127.0.0.1:${port}/readyz`);
+    await response.body.dump();
+    if (response.statusCode === 200) return notReady;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`/readyz on ${port} did not answer 200 within ${timeoutMs} ms`);
+}

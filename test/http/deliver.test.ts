@@ -24,7 +24,7 @@ function deepFreeze<T>(value: T): T {
 async function appDelivering(job: () => CompileJob) {
   // As buildTestApp does: a delay of the test's own event loop (a busy machine) is not the app's load, so no shedding by delay.
   const config = loadConfig({ LOG_LEVEL: 'silent', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces') });
-  const app = await buildApp(config);
+  const app = await buildApp(config, { warmUp: false });
   // A worker compile's answer without the worker job's own extras (recall, receipts): this job has none.
   const answer = createAnswerEncoder(CompiledResponseSchema.omit({ recall: true, receipts: true }), CompiledFieldsSchema);
   app.post('/test-job', async (request, reply) =>

@@ -227,6 +227,40 @@ describe('a call link always connects', () => {
     for (const marker of ['zq', 'jordan-lee']) expect(traced).not.toContain(marker);
   });
 
+  const BAD_ZONES: Array<[string, string, string]> = [
+    ['unknown', 'Mars/Olympus', 'Mars/Olympus'],
+    ['empty', '', ''],
+    ['an address and a line break', encodeURIComponent('zq@example.com\nUTC'), '[email]\\u000aUTC'],
+    ['far too long', 'Zq'.repeat(500), `${'Zq'.repeat(31)}Z…`],
+  ];
+
+  it.each(BAD_ZONES)('regression: an invalid timezone (%s) connects live in the operator zone with a warning naming it, never a 400', async (_label, raw, shown) => {
+    const { app, get } = await harness();
+    const generic = await get(`/context/mars?now=${NOW}`);
+    const body = await get(`/context/mars?now=${NOW}&runId=bad-zone&timezone=${raw}`);
+    // The operator's zone (the example brain's heartbeat): the very prompt a call without a zone gets.
+    expect(body.promptSha256).toBe(generic.promptSha256);
+    expect(body.systemPrompt).toContain('(America/Los_Angeles, UTC-08:00)');
+    expect(body.warnings).toEqual([`timezone-invalid: timezone "${shown}" is not an IANA time zone; compiled in America/Los_Angeles (memory/heartbeat-state.json)`]);
+    const [event] = (await app.inject('/runs/bad-zone/trace')).json().events;
+    expect(event).toMatchObject({ outcome: 'delivered', status: 200, warnings: body.warnings });
+    expect(event.request).toMatchObject({ timezone: null, operatorTimezone: 'America/Los_Angeles', timezoneSource: 'heartbeat' });
+    expect(event.request.timezoneRejected).toEqual({ reason: 'invalid', chars: decodeURIComponent(raw).length, sha256: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(JSON.stringify(event)).not.toContain('example.com');
+    // Its refresh compiles in the operator's zone again: nothing changed, so a 304.
+    const refresh = await app.inject(`/context/mars/refresh?runId=bad-zone&now=${NOW}`);
+    expect(refresh.statusCode, refresh.body).toBe(304);
+    const [refreshed] = (await app.inject('/runs/bad-zone:refresh/trace')).json().events;
+    expect(refreshed.request).toMatchObject({ timezone: null, operatorTimezone: 'America/Los_Angeles' });
+  });
+
+  it('a valid zone in any casing is still the zone, without a warning', async () => {
+    const { get } = await harness();
+    const body = await get(`/context/mars?now=${NOW}&timezone=europe/london`);
+    expect(body.warnings).toEqual([]);
+    expect(body.systemPrompt).toContain('(Europe/London, UTC+00:00)');
+  });
+
   it('a missing topic file gives the generic context and a topic-missing warning', async () => {
     const { get } = await harness();
     const generic = await get(`/context/venus?now=${NOW}`);

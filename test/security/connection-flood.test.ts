@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir, TEST_TOKEN } from '../helpers/app.js';
-import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { startServer, untilReady, type ServerProcess } from '../helpers/server-process.js';
 
 const FLOOD = 1100;
 /** The default MAX_CONNECTIONS (src/config.ts). */
@@ -78,6 +78,8 @@ describe('connection exhaustion (issue 12): idle sockets against the real server
     );
     onTestFinished(() => stop(server));
     const port = await server.listening();
+    // Warm before the flood: this test is about idle sockets, not the start.
+    await untilReady(port);
 
     const flood = await openIdleSockets(port, FLOOD);
     const answers = {

@@ -183,17 +183,17 @@ describe('readPersonaSources', () => {
     expect(unfrozen.compiled.systemPrompt).toBe(first.compiled.systemPrompt);
   });
 
-  it('throws a 404 problem listing the personas for an unknown one, and a 400 for a bad zone (a bad instant is the schema\'s, test/routes/context.test.ts)', async () => {
+  it('throws a 404 problem listing the personas for an unknown one, and fails open on a bad zone (a bad instant is the schema\'s, test/routes/context.test.ts)', async () => {
     const brain = createBrain(await copyExampleBrain(), silent);
     expect(() => personaOrNotFound('jupiter')).toThrow(ProblemError);
     await expect(readPersonaSources(brain.session(), { persona: 'jupiter', now: new Date('2026-11-30T17:05:00Z') }, OPTIONS)).rejects.toMatchObject({
       code: 'CC_NOT_FOUND',
       extensions: { personas: ['mars', 'venus'] },
     });
-    await expect(readPersonaSources(brain.session(), { persona: 'mars', now: new Date('2026-11-30T17:05:00Z'), timezone: 'Nowhere/City' }, OPTIONS)).rejects.toMatchObject({
-      code: 'CC_VALIDATION_FAILED',
-      errors: [{ path: '/query/timezone', message: expect.any(String) }],
-    });
+    // An unusable zone fails open: the operator's zone (here the default) and a warning naming it.
+    const sources = await readPersonaSources(brain.session(), { persona: 'mars', now: new Date('2026-11-30T17:05:00Z'), timezone: 'Nowhere/City' }, { ...OPTIONS, defaultTimeZone: 'Asia/Tokyo' });
+    expect(sources.warnings).toContain('timezone-invalid: timezone "Nowhere/City" is not an IANA time zone; compiled in America/Los_Angeles (memory/heartbeat-state.json)');
+    expect(sources.timeZone).toMatchObject({ timeZone: 'America/Los_Angeles', source: 'heartbeat' });
   });
 });
 

@@ -425,7 +425,7 @@ export interface RunTrace {
   nextCursor: string | null;
 }
 
-/** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text. */
+/** One delivery of a run, as traced before it was sent. `request` holds identifiers and options only, never tokens or prompt text; an unusable topicId on a persona route is recorded as topicId null and topicIdRejected {reason, chars, sha256 (first 16 hex)}, never as its text, and an unusable timezone as timezone null and timezoneRejected {reason: "invalid", chars, sha256}. */
 export interface TraceEvent {
   runId: string;
   /** A mid-call refresh: the connect's run it compared with (its own run is `<parentRunId>:refresh`) */
@@ -654,7 +654,7 @@ export interface Health {
 export interface Ready {
   status: 'ready';
   checks: Array<{
-    /** what was checked: `traces` (appends can be made durable), `brain` (the root is readable) or `load` (under every load-shedding threshold) */
+    /** what was checked: `traces` (appends can be made durable), `brain` (the root is readable), `load` (under every load-shedding threshold) or `warm` (each persona compiled once since the start, so the first call is as fast as the next) */
     name: string;
     ok: boolean;
     /** why it is not ready */
@@ -740,7 +740,7 @@ export interface PersonaContextQuery {
   topicId?: string | string[];
   /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
-  /** the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. Invalid: 400 */
+  /** the operator's IANA zone, in any casing (a canonical zone is spelled as tzdb spells it: america/new_york is America/New_York); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE. An empty or unknown zone never fails the call: it compiles in that default zone with a `timezone-invalid:` warning naming the value */
   timezone?: string;
   /** ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400 */
   now?: string;

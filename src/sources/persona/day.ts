@@ -25,6 +25,7 @@ import { policyKey, throughSnapshot, type SnapshotMemo, type Snapshot } from '..
 import { PERSONA_READS, personaOrNotFound, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
 import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
 import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
+import { usableZone, zoneWarning } from './zone.js';
 
 /**
  * What a persona's day remembers, beside its reading and topic: the day itself with the
@@ -89,7 +90,9 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
   const warnings = new Warnings();
 
   // Everything that does not depend on the date starts at once.
-  const zoneRead = readHeartbeatTimezone(brain, { requested: request.timezone, defaultTimeZone: options.defaultTimeZone }, memo);
+  // An unusable zone fails open: the operator's zone, and a warning naming what was given.
+  const requested = usableZone(request.timezone, memo.time);
+  const zoneRead = readHeartbeatTimezone(brain, { requested, defaultTimeZone: options.defaultTimeZone }, memo);
   const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
   const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
   const settingsRead = brain.read(PERSONA_SETTINGS_FILE, PERSONA_READS.settingsFile);
@@ -111,6 +114,7 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
   for (const warning of zone.unread === undefined ? zone.warnings : zone.warnings.slice(0, -1)) warnings.add(warning);
   if (zone.unread?.code === 'root-unreadable') warnings.unreadable(HEARTBEAT_PATH, 'error', zone.unread);
   else if (zone.unread !== undefined) warnings.add(zone.warnings.at(-1)!);
+  if (request.timezone !== undefined && requested === undefined) warnings.add(zoneWarning(request.timezone, zone));
 
   const prepared = preparePersona(persona, { override, tools, settings }, ascii, options, memo);
   for (const read of [override, tools, settings]) if (read.status !== 'ok' && read.status !== 'missing') warnings.unreadable(read.path, read.status, read.reason);

@@ -37,7 +37,11 @@ export interface PersonaRequest {
   persona: string;
   /** The instant to compile for: the caller's `now`, else the time of the request. */
   now: Date;
-  /** IANA zone; else heartbeat-state, else `defaultTimeZone`. */
+  /**
+   * The caller's IANA zone, as given (any casing); else heartbeat-state, else `defaultTimeZone`.
+   * One `Intl` does not know (empty included) fails open: the operator's zone and a
+   * `timezone-invalid:` warning naming it (`zone.ts`).
+   */
   timezone?: string | undefined;
   /**
    * The caller's topic id, as given: a slug reads `topics/<topicId>.md`; anything else (or a

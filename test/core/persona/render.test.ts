@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CANNOT_SAVE, ENGLISH_ONLY, getPersona, listPersonas, MARS, PERSONAS, sharedHardRules, VENUS, VENUS_TERRITORY } from '../../../src/core/persona/personas.js';
+import { CALL_RULES, CANNOT_SAVE, ENGLISH_ONLY, getPersona, listPersonas, MARS, PERSONAS, sharedHardRules, VENUS, VENUS_TERRITORY } from '../../../src/core/persona/personas.js';
 import { renderPersona, toolNamesInPrompt } from '../../../src/core/persona/render.js';
 import {
   KNOWN_TOOL_NAMES,
@@ -45,6 +45,27 @@ describe('built-in personas', () => {
       }
     }
     for (const rule of sharedHardRules()) expect(rule).toMatch(/^[\u0000-\u007f]*$/);
+    for (const persona of PERSONAS) expect(persona.staleNote).toMatch(/^[\u0000-\u007f]+$/);
+  });
+
+  it("holds the rules a real call relies on, as hard rules of both personas that yield only to the persona's character", () => {
+    const topics = [/connection, the audio, delays or any other technical problem/, /only the operator ends the call: never say goodbye/, /after a silence check in once/, /answer promptly/];
+    for (const persona of PERSONAS) {
+      for (const options of [{}, { overrideText: 'Be brief and kind.' }, { crossLingual: true }]) {
+        const rules = renderPersona(persona, options).sections.find((section) => section.kind === 'hard-rules')!.text;
+        for (const topic of topics) expect(rules, `${persona.key}: ${topic}`).toMatch(topic);
+        for (const rule of CALL_RULES) expect(rules).toContain(`. ${rule}\n`.replace(/\n$/, ''));
+      }
+    }
+    for (const rule of CALL_RULES) expect(rule.startsWith('Unless your character says otherwise')).toBe(true);
+  });
+
+  it('has venus say plainly, without a live context, that she cannot see the calendar or tasks, and each persona say what a stale one hides', () => {
+    const tools = renderPersona(VENUS).sections.find((section) => section.kind === 'tools')!.text;
+    expect(tools).toContain('When you have no live context, you cannot see them right now: say so plainly');
+    expect(tools).not.toContain('Use the live context first');
+    expect(VENUS.staleNote).toContain("you cannot see the operator's calendar, tasks or messages as they are now");
+    expect(MARS.staleNote).toContain("you cannot see the operator's newest notes right now");
   });
 });
 
@@ -122,10 +143,11 @@ describe('venus', () => {
     expect(promptOf(rendered)).toContain(READ_ONLY_SENTENCE);
   });
 
-  it('regression: offers read_article and get_recent_salience, as the voice server does, and keeps the sentence that names get_recent_salience', () => {
+  it('regression: offers read_article and get_recent_salience, as the voice server does, each with its description (a posture line repeating it is gone)', () => {
     const text = promptOf(renderPersona(VENUS));
-    expect(text).toContain("- Use get_recent_salience for what has been taking the operator's attention lately.");
-    expect(text).toContain('- Use read_article when the operator shares a link.');
+    expect(text).toContain('- get_recent_salience: The pages the operator has been most involved with lately');
+    expect(text).toContain('- read_article: Fetch a web page or article by its link');
+    expect(text).not.toContain('- Use get_recent_salience for');
     expect(toolNamesInPrompt(renderPersona(VENUS)).sort()).toEqual([...VENUS.readTools].sort());
   });
 

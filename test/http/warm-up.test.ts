@@ -1,0 +1,106 @@
+/**
+ * Ready means warm (issue 32): before `/readyz` answers 200 each persona is compiled once
+ * and its answer written, so the first connect after a start reads nothing afresh — while
+ * `/healthz` answers throughout, however slow the brain, and nothing is traced.
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, lstat, readFileSync } from 'node:fs';
+import { readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { lstatNow } from '../../src/io/brain/revalidate.js';
+import type { BrainFs } from '../../src/io/brain.js';
+import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+
+/** The brain's file system, counting the files opened (each open checks where its descriptor is) and holding them until `release()`. */
+function gatedFs(hooks: { lstatSync?: (path: string) => void } = {}) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const counts = { opens: 0 };
+  const fs: BrainFs = {
+    lstat,
+    lstatSync: (path) => {
+      hooks.lstatSync?.(path);
+      return lstatNow(path);
+    },
+    readlink: async (path) => {
+      counts.opens++;
+      await gate;
+      return readlink(path);
+    },
+  };
+  return { fs, counts, release };
+}
+
+async function untilReady(app: Awaited<ReturnType<typeof buildTestApp>>['app']) {
+  for (let i = 0; i < 600; i++) {
+    const response = await app.inject('/readyz');
+    if (response.statusCode === 200) return response.json();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('never ready');
+}
+
+describe('warm-up', () => {
+  it('holds /readyz at 503 (warm) while a slow brain is read, never /healthz; then the first connect reads no file afresh and nothing was traced', async () => {
+    const gated = gatedFs();
+    const built = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain() }, { warmUp: true, brainFs: gated.fs });
+    const { app } = built;
+    // The warm-up is waiting on the brain: the process is alive, not ready.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(gated.counts.opens).toBeGreaterThan(0);
+    expect((await app.inject('/healthz')).statusCode).toBe(200);
+    const waiting = await app.inject('/readyz');
+    expect(waiting.statusCode).toBe(503);
+    expect(waiting.json().checks).toContainEqual({ name: 'warm', ok: false, reason: expect.stringContaining('warming up') });
+
+    gated.release();
+    const ready = await untilReady(app);
+    expect(ready.checks).toContainEqual({ name: 'warm', ok: true });
+    const warmed = built.logs.find((line) => line['msg'] === 'warmed up');
+    // Two rounds: the first reads everything, the second finds the brain as the first left it.
+    expect(warmed).toMatchObject({ tasks: ['personas'], rounds: 2, settled: true });
+    expect(built.rawLogs()).not.toContain('You are Mars');
+    expect((await app.inject('/runs')).json().runs).toEqual([]);
+
+    const opened = gated.counts.opens;
+    for (const persona of ['mars', 'venus']) {
+      const response = await app.inject(`/context/${persona}`);
+      expect(response.statusCode).toBe(200);
+    }
+    // Every file the connects rely on was read by the warm-up and only revalidated now.
+    expect(gated.counts.opens).toBe(opened);
+    expect((await app.inject('/runs')).json().runs).toHaveLength(2);
+  }, 60_000);
+
+  it('warms again when the brain changes while it is read at start, until a round finds it unchanged', async () => {
+    const brainRoot = await copyExampleBrain();
+    let changed = false;
+    // The first revalidation (the second round's) finds SOUL.md changed since the first round read it.
+    const gated = gatedFs({
+      lstatSync: () => {
+        if (changed) return;
+        changed = true;
+        appendFileSync(join(brainRoot, 'SOUL.md'), '\n- A line synced in while the service started.\n');
+      },
+    });
+    gated.release();
+    const built = await buildTestApp({ BRAIN_ROOT: brainRoot }, { warmUp: true, brainFs: gated.fs });
+    const { app } = built;
+    await untilReady(app);
+    expect(changed).toBe(true);
+    expect(built.logs.find((line) => line['msg'] === 'warmed up')).toMatchObject({ rounds: 3, settled: true });
+    const opened = gated.counts.opens;
+    // The connect relies on the SOUL.md of now, which the third round read.
+    const soul = (await app.inject('/context/mars')).json().sources.find((source: { path: string }) => source.path === 'SOUL.md');
+    expect(soul.sha256).toBe(createHash('sha256').update(readFileSync(join(brainRoot, 'SOUL.md'))).digest('hex'));
+    expect(gated.counts.opens).toBe(opened);
+  }, 60_000);
+
+  it('has no warm check when the app is built without a warm-up', async () => {
+    const { app } = await buildTestApp();
+    const ready = await app.inject('/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().checks.map((check: { name: string }) => check.name)).not.toContain('warm');
+  });
+});
