@@ -25,7 +25,7 @@ async function brainReadable(root: string): Promise<void> {
 /** `app.brain` over `config.brainRoot`, keeping what it reads in the cache set's `brain` areas; `/readyz` checks the root. */
 export const brainPlugin = fp(
   async function brainPlugin(app: FastifyInstance) {
-    app.decorate('brain', createBrain(app.config.brainRoot, app.log.child({ component: 'brain' }), { cache: app.caches.brain, revalidate: app.config.brainRevalidate }));
+    app.decorate('brain', createBrain(app.config.brainRoot, app.log.child({ component: 'brain' }), { cache: app.caches.brain, revalidate: app.config.brainRevalidate, maxListingEntries: app.config.brainListingMaxEntries }));
     app.readinessChecks.push({ name: 'brain', check: () => brainReadable(app.config.brainRoot) });
   },
   { name: 'brain', dependencies: ['caches'] },

@@ -345,7 +345,7 @@ describe('brain: caching', () => {
   it('lists a directory sorted, and sees a new file after the directory changes', async () => {
     const root = await brainDir({ 'memory/b.md': 'b', 'memory/a.md': 'a', 'memory/sub/c.md': 'c' });
     const brain = createBrain(root, logger());
-    expect(await brain.list('memory')).toEqual({ status: 'ok', path: 'memory', files: ['a.md', 'b.md'], directories: ['sub'] });
+    expect(await brain.list('memory')).toEqual({ status: 'ok', path: 'memory', files: ['a.md', 'b.md'], directories: ['sub'], warnings: [] });
     await writeFile(join(root, 'memory/0.md'), 'new');
     const later = new Date(Date.now() + 5000);
     await utimes(join(root, 'memory'), later, later);
