@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { phaseIssues } from '../src/core/compile.js';
 import { PHASES, SURFACES } from '../src/core/types.js';
-import { ChannelIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, RoleIdSchema, RunIdSchema, TimeZoneSchema, WorkerIdSchema } from './ids.js';
+import { ChannelIdSchema, CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, REFRESH_RUN_SUFFIX, RoleIdSchema, TimeZoneSchema, WorkerIdSchema } from './ids.js';
 
 export const MAX_CAPABILITIES = 64;
 export const MAX_BRIEFING_ITEMS = 64;
@@ -94,7 +94,7 @@ export const CompileRequestSchema = z
       .meta({ description: `recalled material: untrusted content; each at most ${MAX_EVIDENCE_BYTES} UTF-8 bytes; one or more makes the run one with interaction context (recall)` }),
     preferences: PreferencesSchema.optional(),
     engine: EngineSchema.optional(),
-    runId: RunIdSchema.optional().meta({ description: 'the run to trace this compile under (default: a new one)' }),
+    runId: CompileRunIdSchema.optional().meta({ description: `the run to trace this compile under (default: a new one); not one ending in ${REFRESH_RUN_SUFFIX}, which only a refresh opens` }),
     now: InstantSchema.optional().meta({ description: 'ISO 8601 with Z or an offset; default: the time of the request' }),
     timezone: TimeZoneSchema.optional().meta({ description: 'IANA zone, in any casing (a canonical zone is spelled as tzdb spells it); default: memory/heartbeat-state.json, else DEFAULT_TIMEZONE' }),
   })

@@ -3,7 +3,7 @@ import { PERSONAS } from '../src/core/persona/personas.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
-import { EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, RunIdSchema, TopicIdSchema } from './ids.js';
+import { CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, REFRESH_RUN_SUFFIX, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
 export const MAX_TOPIC_NAME_INPUT = 1000;
@@ -20,7 +20,7 @@ const topicName = z
     description:
       "a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: \"Called from the topic '<name>'; no notes on it yet.\")",
   });
-const runId = RunIdSchema.optional().meta({ description: 'the run to trace this delivery under (default: a new one)' });
+const runId = CompileRunIdSchema.optional().meta({ description: `the run to trace this delivery under (default: a new one); not one ending in ${REFRESH_RUN_SUFFIX}, which only a refresh of its connect opens` });
 
 /** The realtime API an answer is shaped for (issue 24). A strict enum: anything else is a 400 naming the field. */
 export const ProviderSchema = z.enum(ANSWER_PROVIDERS).meta({

@@ -62,6 +62,19 @@ export const HudFlagSchema = z
 export const TopicIdSchema = SlugSchema;
 export const PersonaIdSchema = SlugSchema;
 export const RunIdSchema = SafeIdSchema;
+
+/** What a refresh run's id adds to its connect's: `<runId>:refresh` holds the refreshes of one connect. */
+export const REFRESH_RUN_SUFFIX = ':refresh';
+
+/**
+ * `runId` on a compile route: a run id outside the refresh runs' namespace. A run is its
+ * opener's, so a caller who opened `<runId>:refresh` first would own another call's refreshes;
+ * only a refresh of the connect opens it.
+ */
+export const CompileRunIdSchema = RunIdSchema.refine(
+  (id) => !id.endsWith(REFRESH_RUN_SUFFIX),
+  `must not end in ${REFRESH_RUN_SUFFIX}: a connect's refreshes are traced in <runId>${REFRESH_RUN_SUFFIX}, which only GET /context/:persona/refresh opens`,
+);
 export const WorkerIdSchema = SafeIdSchema;
 export const ChannelIdSchema = SafeIdSchema;
 

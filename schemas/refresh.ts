@@ -2,13 +2,11 @@ import { z } from 'zod';
 import type { GeminiContextEvent, OpenAIContextEvent } from '../src/core/persona/refresh.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { AnswerFields } from './compiled.js';
-import { InstantSchema, MAX_ID_LENGTH, RunIdSchema } from './ids.js';
+import { InstantSchema, MAX_ID_LENGTH, REFRESH_RUN_SUFFIX, RunIdSchema } from './ids.js';
 import { MAX_TOPIC_NAME_INPUT } from './context.js';
 
 /** `GET /context/:persona/refresh` (SPEC §4, issue 24): a mid-call refresh against the connect's run. */
 
-/** What a refresh run's id adds to its parent's: the refreshes of one connect go into one run beside it. */
-export const REFRESH_RUN_SUFFIX = ':refresh';
 /** The longest connect run id a refresh takes: its refresh run's id must still be a run id. */
 export const MAX_REFRESHED_RUN_ID = MAX_ID_LENGTH - REFRESH_RUN_SUFFIX.length;
 

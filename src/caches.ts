@@ -32,8 +32,9 @@ export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
  * their latest minutes, with what delivery derived from each (`Derived`: its answer bytes).
  */
 export const CACHE_SHARES = Object.freeze({
-  'brain.files': 0.31,
-  'brain.listings': 0.03,
+  'brain.files': 0.28,
+  // Two listings of BRAIN_LISTING_MAX_ENTRIES (mars's memory/, venus's meetings/) of dated names, about 0.9 MB each.
+  'brain.listings': 0.06,
   'brain.missing': 0.005,
   'compiler.blocks': 0.09,
   'compiler.tokens': 0.0075,

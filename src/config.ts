@@ -107,6 +107,7 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   BRAIN_ROOT: z.string().min(1).optional(),
   BRAIN_REVALIDATE: z.enum(['auto', 'sync', 'async'], 'must be auto, sync or async').default('auto'),
+  BRAIN_LISTING_MAX_ENTRIES: integer(100, 1_000_000).default(10_000),
   TRACE_DIR: z.string().min(1).default('./var/traces'),
   TRACE_RETENTION: duration.default(7 * 86_400_000),
   CONTEXT_COMPILER_TOKENS: z.string().optional(),
@@ -169,6 +170,8 @@ export interface Config {
   readonly brainRoot: string;
   /** How cached brain reads are revalidated: `lstat`s on the event loop, through the thread pool, or `auto` (see `RevalidationMode`). */
   readonly brainRevalidate: 'auto' | 'sync' | 'async';
+  /** Files (and subdirectories) one brain listing keeps: past it, the last by name. */
+  readonly brainListingMaxEntries: number;
   readonly traceDir: string;
   readonly traceRetentionMs: number;
   /** HMAC key for trace chains (TRACE_SIGNING_KEY or its file); null for plain SHA-256 chains. */
@@ -281,6 +284,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     host: vars.HOST,
     brainRoot: resolve(vars.BRAIN_ROOT ?? EXAMPLE_BRAIN),
     brainRevalidate: vars.BRAIN_REVALIDATE,
+    brainListingMaxEntries: vars.BRAIN_LISTING_MAX_ENTRIES,
     traceDir: resolve(vars.TRACE_DIR),
     traceRetentionMs: vars.TRACE_RETENTION,
     traceSigningKey,
@@ -383,6 +387,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     port: config.port,
     brainRoot: config.brainRoot,
     brainRevalidate: config.brainRevalidate,
+    brainListingMaxEntries: config.brainListingMaxEntries,
     traces:
       config.traceDatabaseUrl === null
         ? { backend: 'files', dir: config.traceDir, retentionMs: config.traceRetentionMs, signed: config.traceSigningKey !== null }

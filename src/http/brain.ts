@@ -28,6 +28,7 @@ export const brainPlugin = fp(
     const brain = createBrain(app.config.brainRoot, app.log.child({ component: 'brain' }), {
       cache: app.caches.brain,
       revalidate: app.config.brainRevalidate,
+      maxListingEntries: app.config.brainListingMaxEntries,
       ...(options.fs ? { fs: options.fs } : {}),
     });
     app.decorate('brain', brain);

@@ -15,7 +15,7 @@ import { createConfinement, pathRefusal } from './brain/confine.js';
 import { freshReads, listRelied, readRelied, verify, verifyListing, type ReaderContext } from './brain/read.js';
 import { createRevalidator, lstatNow } from './brain/revalidate.js';
 import { createSession } from './brain/session.js';
-import { DEFAULT_MAX_BYTES, type Brain, type BrainCache, type BrainFs, type BrainLog, type BrainOptions, type CachedFile, type CachedListing, type Lookup } from './brain/types.js';
+import { DEFAULT_LISTING_MAX_ENTRIES, DEFAULT_MAX_BYTES, type Brain, type BrainCache, type BrainFs, type BrainLog, type BrainOptions, type CachedFile, type CachedListing, type Lookup } from './brain/types.js';
 
 export * from './brain/types.js';
 export { ROOT_UNREADABLE, unsafePathReason } from './brain/confine.js';
@@ -34,7 +34,15 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
     listings: createCacheArea<string, CachedListing>('brain.listings', 2 * 1024 * 1024),
     missing: createCacheArea<string, Lookup[]>('brain.missing', 512 * 1024),
   };
-  const base = { confinement, revalidator, cache, log, now: options.now ?? Date.now, defaultMaxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES };
+  const base = {
+    confinement,
+    revalidator,
+    cache,
+    log,
+    now: options.now ?? Date.now,
+    defaultMaxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
+    maxListingEntries: options.maxListingEntries ?? DEFAULT_LISTING_MAX_ENTRIES,
+  };
   const ctx: ReaderContext = { ...base, fresh: freshReads(base) };
   const brain: Brain = {
     root,

@@ -358,6 +358,7 @@ async function readMemory(brain: BrainReader, worker: string, memo: WorkerMemo, 
     if (listing.status !== 'missing') warnings.push(`${dir} could not be listed (${listing.reason.detail})`);
     return NO_MEMORY;
   }
+  warnings.push(...listing.warnings);
   const names = listing.files.filter((name) => name.endsWith('.md'));
   if (names.length > MAX_MEMORY_FILES) warnings.push(`${dir} has ${names.length} files; only the last ${MAX_MEMORY_FILES} by name (the newest) are recalled`);
   const newestFirst = names.slice(-MAX_MEMORY_FILES).reverse();

@@ -345,11 +345,28 @@ describe('brain: caching', () => {
   it('lists a directory sorted, and sees a new file after the directory changes', async () => {
     const root = await brainDir({ 'memory/b.md': 'b', 'memory/a.md': 'a', 'memory/sub/c.md': 'c' });
     const brain = createBrain(root, logger());
-    expect(await brain.list('memory')).toEqual({ status: 'ok', path: 'memory', files: ['a.md', 'b.md'], directories: ['sub'] });
+    expect(await brain.list('memory')).toEqual({ status: 'ok', path: 'memory', files: ['a.md', 'b.md'], directories: ['sub'], warnings: [] });
     await writeFile(join(root, 'memory/0.md'), 'new');
     const later = new Date(Date.now() + 5000);
     await utimes(join(root, 'memory'), later, later);
     expect(await brain.list('memory')).toMatchObject({ files: ['0.md', 'a.md', 'b.md'] });
+  });
+
+  it('keeps the last names of a directory past maxListingEntries, files and subdirectories apart, and says so', async () => {
+    // 40 daily files, 2026-10-01 on, created in no particular order.
+    const days = Array.from({ length: 40 }, (_, i) => new Date(Date.UTC(2026, 9, 1 + ((i * 17) % 40))).toISOString().slice(0, 10) + '.md');
+    const root = await brainDir(Object.fromEntries([...days.map((name) => [`memory/${name}`, 'x']), ['memory/sub/a.md', 'a'], ['memory/other/a.md', 'a']]));
+    const brain = createBrain(root, logger(), { maxListingEntries: 7 });
+    const listed = await brain.list('memory');
+    // More than twice the cap: the kept names were cut while streaming, and are still the newest.
+    expect(listed).toEqual({
+      status: 'ok',
+      path: 'memory',
+      files: [...days].sort().slice(-7),
+      directories: ['other', 'sub'],
+      warnings: ['memory has more than 7 entries (BRAIN_LISTING_MAX_ENTRIES); only the last 7 by name (the newest, for dated names) were listed'],
+    });
+    expect(await createBrain(root, logger(), { maxListingEntries: 42 }).list('memory')).toMatchObject({ files: [...days].sort(), warnings: [] });
   });
 });
 

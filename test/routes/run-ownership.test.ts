@@ -70,6 +70,37 @@ describe('runs belong to the caller that opened them', () => {
     }
   });
 
+  it('regression: B cannot open A’s refresh run first — `<runId>:refresh` is a 400 on every compile route, and A’s refresh then opens it', async () => {
+    const { app } = await twoCallers();
+    const now = '2026-11-30T17:20:00Z';
+    for (const request of [
+      { method: 'GET' as const, url: '/context/venus?runId=call-123:refresh', field: '/query/runId' },
+      { method: 'GET' as const, url: '/context/topic/garden?runId=call-123:refresh', field: '/query/runId' },
+      { method: 'POST' as const, url: '/compile', payload: compile('call-123:refresh'), field: '/body/runId' },
+    ]) {
+      const { field, ...inject } = request;
+      const taken = await app.inject({ ...inject, headers: as(OTHER_TOKEN) });
+      expect(taken.statusCode, request.url).toBe(400);
+      expect(taken.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(taken.json()).toMatchObject({ code: 'CC_VALIDATION_FAILED', errors: [{ path: field }] });
+      expect(taken.json().detail).toMatch(/runId: must not end in :refresh: a connect's refreshes are traced in <runId>:refresh/);
+      expect(taken.headers['x-run-id']).toBeUndefined();
+    }
+    expect((await app.inject({ url: '/runs/call-123:refresh/trace', headers: as(OTHER_TOKEN) })).statusCode).toBe(404);
+
+    const connected = await app.inject({ url: `/context/venus?runId=call-123&now=${now}`, headers: as(TEST_TOKEN) });
+    expect(connected.statusCode).toBe(200);
+    const refreshed = await app.inject({ url: `/context/venus/refresh?runId=call-123&now=2026-11-30T17:25:00Z`, headers: as(TEST_TOKEN) });
+    // Nothing changed since the connect: a 304, traced in the refresh run, which is A's.
+    expect(refreshed.statusCode).toBe(304);
+    expect(refreshed.headers['x-run-id']).toBe('call-123:refresh');
+    expect((await app.inject({ url: '/runs/call-123:refresh/trace', headers: as(TEST_TOKEN) })).json().events[0]).toMatchObject({ caller: 'alice', parentRunId: 'call-123' });
+    // A run id that only contains the word, or ends in another case of it, is anybody's to open.
+    for (const runId of ['call-123:refreshed', 'refresh-call', 'call:Refresh']) {
+      expect((await app.inject({ url: `/context/venus?runId=${runId}`, headers: as(OTHER_TOKEN) })).statusCode, runId).toBe(200);
+    }
+  });
+
   it('lets a caller granted read-all read and list every caller’s runs; it still cannot append to them', async () => {
     const { app } = await twoCallers({ ops: '1', CONTEXT_COMPILER_READ_ALL: 'ops' });
     await app.inject({ method: 'POST', url: '/compile', headers: as(TEST_TOKEN), payload: compile('run-alice') });

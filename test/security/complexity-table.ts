@@ -11,6 +11,7 @@ import { compile } from '../../src/core/compile.js';
 import { parseBlueprint, frontMatterRevision } from '../../src/core/governance.js';
 import { indexMemoryNotes, parseMemoryNotes, rankIndexedMemoryNotes } from '../../src/core/memory-notes.js';
 import { buildMarsLiveContext, buildVenusLiveContext } from '../../src/core/persona/live-context.js';
+import { toGeminiParameters } from '../../src/core/persona/gemini-schema.js';
 import { getPersona } from '../../src/core/persona/personas.js';
 import { renderPersona } from '../../src/core/persona/render.js';
 import { mentionedToolNames, resolveToolReferences } from '../../src/core/persona/tools.js';
@@ -95,6 +96,19 @@ export const ROWS: ComplexityRow[] = [
     run: (text) => {
       const json = JSON.parse(text) as unknown;
       return [ToolsFileSchema.safeParse(json).success, PolicyFileSchema.safeParse(json).success, ConnectionsFileSchema.safeParse(json).success];
+    },
+  },
+  {
+    // Tool parameters declared to Gemini: an allOf of two enums (intersected), and one enum $ref'd by 8 parameters (inlined within the byte cap).
+    name: 'toGeminiParameters (enums in allOf and $ref)',
+    shapes: [whole],
+    run: (text) => {
+      const values = Array.from({ length: text.length >> 3 }, (_, i) => `${i}${text.slice(i * 8, i * 8 + 8)}`);
+      const refs = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`p${i}`, { $ref: '#/$defs/e' }]));
+      return [
+        toGeminiParameters('t', { type: 'object', properties: { x: { allOf: [{ enum: values }, { enum: [...values].reverse() }] } } }),
+        toGeminiParameters('t', { type: 'object', $defs: { e: { enum: values } }, properties: refs }),
+      ];
     },
   },
   {

@@ -727,7 +727,7 @@ export interface CompileRequest {
   };
   /** the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same */
   engine?: string;
-  /** the run to trace this compile under (default: a new one) */
+  /** the run to trace this compile under (default: a new one); not one ending in :refresh, which only a refresh opens */
   runId?: string;
   /** ISO 8601 with Z or an offset; default: the time of the request */
   now?: string;
@@ -744,7 +744,7 @@ export interface PersonaContextQuery {
   timezone?: string;
   /** ISO 8601 instant with Z or an offset; the same now gives the same prompt. Default: the time of the request. Invalid: 400 */
   now?: string;
-  /** the run to trace this delivery under (default: a new one) */
+  /** the run to trace this delivery under (default: a new one); not one ending in :refresh, which only a refresh of its connect opens */
   runId?: string;
   /** `ascii` transliterates typographic Unicode in every delivered block (digests describe the ASCII bytes) */
   sanitize?: 'ascii';
@@ -760,7 +760,7 @@ export interface PersonaContextQuery {
 export interface TopicContextQuery {
   /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
   topicName?: string;
-  /** the run to trace this delivery under (default: a new one) */
+  /** the run to trace this delivery under (default: a new one); not one ending in :refresh, which only a refresh of its connect opens */
   runId?: string;
   /** `ascii` transliterates typographic Unicode in every delivered block (digests describe the ASCII bytes) */
   sanitize?: 'ascii';

@@ -1,14 +1,20 @@
 import { toSingleLine } from '../text.js';
+import { canonicalJson } from './json-schema-merge.js';
 import {
   bound,
   count,
   isPlainObject,
+  jsonBytes,
   lose,
+  MAX_DECLARATION_BYTES,
+  MEMBER_BYTES,
   refuse,
   shown,
   shownList,
+  spend,
   token,
   undeclarable,
+  type EnumFacts,
   type GeminiSchema,
   type Undeclarable,
   type Walk,
@@ -74,19 +80,46 @@ export function valueIs(type: JsonType, value: unknown): boolean {
   }
 }
 
-function distinct(values: readonly unknown[]): unknown[] {
-  const seen = new Set<string>();
-  return values.filter((value) => {
-    const key = JSON.stringify(value);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+export function jsonTypeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/** What the enum `values` holds, read once per walk whatever refers to it. Linear in the values. */
+export function enumFacts(walk: Walk, values: readonly unknown[]): EnumFacts {
+  let facts = walk.enums.get(values);
+  if (facts === undefined) {
+    const types = new Set<string>();
+    for (const value of values) types.add(jsonTypeOf(value));
+    facts = { types, ofType: new Map() };
+    walk.enums.set(values, facts);
+  }
+  return facts;
+}
+
+/** The distinct values of `type` an enum or const allows (equal as JSON values whatever their key order), in order. Linear, once per enum and type. */
+function valuesOf(walk: Walk, allowed: Allowed, type: JsonType): unknown[] {
+  const facts = enumFacts(walk, allowed.values);
+  let values = facts.ofType.get(type);
+  if (values === undefined) {
+    const seen = new Set<string>();
+    values = allowed.values.filter((value) => {
+      if (!valueIs(type, value)) return false;
+      const key = typeof value === 'string' ? value : canonicalJson(value);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    facts.ofType.set(type, values);
+  }
+  return values;
 }
 
 /** The allowed values of one type, said in words when Gemini's enum (strings only) cannot hold them. */
 function sayValues(walk: Walk, type: JsonType, pointer: string, allowed: Allowed, notes: string[]): Undeclarable | undefined {
-  const values = distinct(allowed.values.filter((value) => valueIs(type, value)));
+  const values = valuesOf(walk, allowed, type);
   if (values.length === 0) return { none: `allows no ${type} value` };
   if (type === 'boolean' && values.length === 2) return undefined;
   notes.push(values.length === 1 ? `Must be ${shown(values[0])}.` : `One of ${shownList(values)}.`);
@@ -98,10 +131,15 @@ function stringNode(walk: Walk, schema: Record<string, unknown>, pointer: string
   const notes: string[] = [];
   const node: GeminiSchema = { type: 'STRING' };
   if (allowed !== undefined) {
-    const values = distinct(allowed.values.filter((value) => typeof value === 'string')) as string[];
+    const values = valuesOf(walk, allowed, 'string') as string[];
     if (values.length === 0) return { none: 'allows no string value' };
-    node.format = 'enum';
-    node.enum = values;
+    if (spend(walk, enumBytes(walk, values))) {
+      node.format = 'enum';
+      node.enum = values;
+    } else {
+      notes.push(`One of ${shownList(values)}.`);
+      lose(walk, pointer, allowed.keyword, `${values.length} values take more than is left of the ${KIB} a tool's declaration may take; declared as any string, the first said in the description`);
+    }
   }
   const format = schema.format;
   if (typeof format === 'string' && !(format === 'date-time' && node.enum === undefined)) {
@@ -112,16 +150,31 @@ function stringNode(walk: Walk, schema: Record<string, unknown>, pointer: string
   }
   const pattern = schema.pattern;
   if (typeof pattern === 'string') {
-    if (portablePattern(pattern)) node.pattern = pattern;
-    else {
+    if (portablePattern(pattern)) {
+      if (spend(walk, jsonBytes(pattern) + MEMBER_BYTES)) node.pattern = pattern;
+      else lose(walk, pointer, 'pattern', `pattern ${shown(pattern)} takes more than is left of the ${KIB} a tool's declaration may take; dropped`);
+    } else {
       notes.push(`Must match the regular expression ${shown(pattern, 120)}.`);
       lose(walk, pointer, 'pattern', `pattern ${shown(pattern)} uses syntax RE2 and ECMAScript read differently; said in the description`);
     }
   }
   node.minLength = count(schema, 'minLength');
   node.maxLength = count(schema, 'maxLength');
-  if (typeof schema.default === 'string') node.default = schema.default;
+  if (typeof schema.default === 'string') {
+    if (spend(walk, jsonBytes(schema.default) + MEMBER_BYTES)) node.default = schema.default;
+    else lose(walk, pointer, 'default', `default ${shown(schema.default)} takes more than is left of the ${KIB} a tool's declaration may take; dropped`);
+  }
   return { schema: node, notes };
+}
+
+const KIB = `${MAX_DECLARATION_BYTES / 1024} KiB`;
+
+/** The bytes an enum of `values` takes as JSON, or more than the walk has left: it stops counting there. */
+function enumBytes(walk: Walk, values: readonly string[]): number {
+  const room = walk.budget - walk.spent;
+  let bytes = 2 * MEMBER_BYTES;
+  for (let i = 0; i < values.length && bytes <= room; i++) bytes += jsonBytes(values[i]) + 1;
+  return bytes;
 }
 
 function numberNode(walk: Walk, schema: Record<string, unknown>, type: 'integer' | 'number', pointer: string, allowed: Allowed | undefined): Typed | Undeclarable {

@@ -55,6 +55,13 @@ export interface SchemaLoss {
 export const MAX_SCHEMA_DEPTH = 16;
 /** The most schema nodes one tool's parameters may expand to (an inlining bound as much as a size one). */
 export const MAX_SCHEMA_NODES = 400;
+/**
+ * The most bytes one tool's translated parameters take as JSON (UTF-8). Text of any size —
+ * enums, descriptions, patterns, defaults — is kept in the order it is met while it fits,
+ * and past that dropped or cut, each a loss: the inlining bound (MAX_SCHEMA_NODES) bounds
+ * the nodes, this the bytes one `$ref`'d enum or description repeats into.
+ */
+export const MAX_DECLARATION_BYTES = 64 * 1024;
 /** The most losses reported for one tool; the rest are counted in one last line. */
 export const MAX_LOSSES = 32;
 const MAX_WORDS = 160;
@@ -73,14 +80,27 @@ export function undeclarable<T extends object>(translated: T | Undeclarable): tr
 /** Thrown inside a walk when a tool cannot be translated at all; the entry point turns it into a result. */
 export class Refusal extends Error {}
 
+/** An enum's values as the translation reads them (gemini-schema-typed.ts `enumFacts`). */
+export interface EnumFacts {
+  /** The JSON types of its values (`integer` for a whole number, which is a `number` too). */
+  types: ReadonlySet<string>;
+  /** Its distinct values of one type, in order, as they are asked for. */
+  ofType: Map<string, unknown[]>;
+}
+
 export interface Walk {
   tool: string;
   root: unknown;
   /** `$ref`s being expanded, innermost last: one seen twice is a cycle. */
   refs: string[];
   nodes: number;
+  /** The bytes text of any size may take in this translation, and what it has taken (`spend`). */
+  budget: number;
+  spent: number;
   losses: SchemaLoss[];
   lossCount: number;
+  /** What each enum array holds, read once per walk: one `$ref`'d 130 times is not read 130 times. */
+  enums: WeakMap<readonly unknown[], EnumFacts>;
   /** Translates a child schema (items, a property, a branch) one level deeper. */
   child(schema: unknown, pointer: string, depth: number): Translated;
 }
@@ -95,6 +115,62 @@ export function lose(walk: Walk, pointer: string, keyword: string, lost: string)
   if (walk.losses.some((seen) => seen.pointer === entry.pointer && seen.keyword === keyword && seen.lost === entry.lost)) return;
   walk.lossCount += 1;
   if (walk.losses.length < MAX_LOSSES) walk.losses.push(entry);
+}
+
+/** The UTF-8 bytes of one UTF-16 unit of a string written as JSON (a surrogate counts 3: a pair is 4, a lone one more). */
+function jsonUnitBytes(code: number): number {
+  if (code === 0x22 || code === 0x5c || code === 0x08 || code === 0x0c || code === 0x0a || code === 0x0d || code === 0x09) return 2;
+  if (code < 0x20) return 6;
+  if (code < 0x80) return 1;
+  return code < 0x800 ? 2 : 3;
+}
+
+/** UTF-8 bytes of `value` written as JSON, at least; exact for text without lone surrogates. Linear. */
+export function jsonBytes(value: unknown): number {
+  if (typeof value === 'string') {
+    let bytes = 2;
+    for (let i = 0; i < value.length; i++) bytes += jsonUnitBytes(value.charCodeAt(i));
+    return bytes;
+  }
+  const text = JSON.stringify(value) ?? '';
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdfff ? 2 : 3;
+  }
+  return bytes;
+}
+
+/** Takes `bytes` of the walk's budget for text of any size: false, and nothing taken, when they do not fit. */
+export function spend(walk: Walk, bytes: number): boolean {
+  if (walk.spent + bytes > walk.budget) return false;
+  walk.spent += bytes;
+  return true;
+}
+
+/** A member's key, quotes and separators as the output writes them, for `spend`. */
+export const MEMBER_BYTES = 24;
+
+/**
+ * A description as the budget allows: whole when it fits, else cut (with an ellipsis) to what
+ * is left, a loss; undefined when nothing is left. Reads at most what fits.
+ */
+export function fitDescription(walk: Walk, pointer: string, text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const room = walk.budget - walk.spent - MEMBER_BYTES;
+  let bytes = 0;
+  let fits = 0;
+  while (fits < text.length && bytes + jsonUnitBytes(text.charCodeAt(fits)) <= room) bytes += jsonUnitBytes(text.charCodeAt(fits++));
+  if (fits === text.length) {
+    walk.spent += bytes + MEMBER_BYTES;
+    return text;
+  }
+  lose(walk, pointer, 'description', `cut to fit the ${MAX_DECLARATION_BYTES / 1024} KiB a tool's declaration may take`);
+  // The ellipsis takes 3 bytes where the last char took at least 1.
+  const cut = clampLine(text, fits - 2);
+  if (cut === '') return undefined;
+  walk.spent += jsonBytes(cut) + MEMBER_BYTES - 2;
+  return cut;
 }
 
 /** A JSON value in words for a description or a warning: its JSON text, clamped. */

@@ -1,9 +1,12 @@
-import { mergeSchemas, resolveLocalRef } from './json-schema-merge.js';
-import { NO_PARAMETERS, typed, valueIs, type Allowed, type JsonType, type Typed } from './gemini-schema-typed.js';
+import { canonicalJson, mergeSchemas, resolveLocalRef } from './json-schema-merge.js';
+import { enumFacts, jsonTypeOf, NO_PARAMETERS, typed, type Allowed, type JsonType, type Typed } from './gemini-schema-typed.js';
 import {
   describe,
+  fitDescription,
   isPlainObject,
+  jsonBytes,
   lose,
+  MAX_DECLARATION_BYTES,
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_NODES,
   refuse,
@@ -17,7 +20,7 @@ import {
 } from './gemini-schema-walk.js';
 import type { PersonaTool } from './tools.js';
 
-export { GEMINI_TYPES, MAX_LOSSES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, type GeminiSchema, type GeminiType, type SchemaLoss } from './gemini-schema-walk.js';
+export { GEMINI_TYPES, MAX_DECLARATION_BYTES, MAX_LOSSES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, type GeminiSchema, type GeminiType, type SchemaLoss } from './gemini-schema-walk.js';
 export { portablePattern } from './gemini-schema-typed.js';
 
 /**
@@ -54,32 +57,50 @@ export const GEMINI_FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$/;
  * Translates one tool's parameters. `ok: false` (with the reason) when they cannot be
  * declared to Gemini at all: not one object, a `$ref` cycle or one outside the document,
  * deeper than MAX_SCHEMA_DEPTH or larger than MAX_SCHEMA_NODES once inlined, a malformed
- * keyword. Otherwise the parameters (undefined for none) and every loss of meaning, each
- * with the tool, a JSON Pointer and what was lost, bounded. Pure, deterministic, never
- * throws; the input is not changed.
+ * keyword. Otherwise the parameters (undefined for none), at most MAX_DECLARATION_BYTES as
+ * JSON, and every loss of meaning, each with the tool, a JSON Pointer and what was lost,
+ * bounded. Pure, deterministic, never throws; the input is not changed.
  */
 export function toGeminiParameters(tool: string, parameters: unknown): GeminiParameters {
+  const first = translateWithin(tool, parameters, MAX_DECLARATION_BYTES);
+  if (!first.ok || first.parameters === undefined) return first.result;
+  const bytes = jsonBytes(first.parameters);
+  if (bytes <= MAX_DECLARATION_BYTES) return first.result;
+  // The nodes themselves took the rest: translate again with that much less room for text.
+  const again = translateWithin(tool, parameters, Math.max(0, first.spent - (bytes - MAX_DECLARATION_BYTES)));
+  if (!again.ok || again.parameters === undefined || jsonBytes(again.parameters) <= MAX_DECLARATION_BYTES) return again.result;
+  return { ok: false, reason: `its parameters take more than the ${MAX_DECLARATION_BYTES / 1024} KiB a declaration may once translated` };
+}
+
+type Attempt = { result: GeminiParameters; spent: number } & ({ ok: true; parameters: GeminiSchema | undefined } | { ok: false; parameters?: undefined });
+
+function translateWithin(tool: string, parameters: unknown, budget: number): Attempt {
   const walk: Walk = {
     tool,
     root: parameters,
     // The document itself is being expanded: a `$ref: "#"` inside it is a cycle.
     refs: ['#'],
     nodes: 0,
+    budget,
+    spent: 0,
     losses: [],
     lossCount: 0,
+    enums: new WeakMap(),
     child: (schema, pointer, depth) => translateNode(walk, schema, pointer, depth),
   };
+  const done = (result: GeminiParameters): Attempt =>
+    result.ok ? { result, spent: walk.spent, ok: true, parameters: result.parameters } : { result, spent: walk.spent, ok: false };
   try {
     const out = translateNode(walk, parameters, '', 0);
     const unreported = walk.lossCount - walk.losses.length;
     if (undeclarable(out)) {
-      return out.none === NO_PARAMETERS ? { ok: true, parameters: undefined, losses: walk.losses, unreported } : { ok: false, reason: `its parameters ${out.none}` };
+      return done(out.none === NO_PARAMETERS ? { ok: true, parameters: undefined, losses: walk.losses, unreported } : { ok: false, reason: `its parameters ${out.none}` });
     }
-    if (out.type !== 'OBJECT') return { ok: false, reason: 'its parameters are not one object' };
+    if (out.type !== 'OBJECT') return done({ ok: false, reason: 'its parameters are not one object' });
     const { nullable: _, ...root } = out;
-    return { ok: true, parameters: root, losses: walk.losses, unreported };
+    return done({ ok: true, parameters: root, losses: walk.losses, unreported });
   } catch (error) {
-    if (error instanceof Refusal) return { ok: false, reason: error.message };
+    if (error instanceof Refusal) return done({ ok: false, reason: error.message });
     throw error;
   }
 }
@@ -226,7 +247,7 @@ function alternatives(walk: Walk, schema: Record<string, unknown>, pointer: stri
     notes.push('Exactly one of the alternatives may match.');
     lose(walk, pointer, 'oneOf', "oneOf read as anyOf: Gemini's anyOf lets more than one alternative match; said in the description");
   }
-  return assemble(schema.description, notes, parts, nullable, reasons);
+  return assemble(walk, pointer, schema.description, notes, parts, nullable, reasons);
 }
 
 /**
@@ -261,20 +282,25 @@ function typesOf(walk: Walk, schema: Record<string, unknown>, pointer: string, d
     if (undeclarable(out)) reasons.push(out.none);
     else parts.push(out);
   }
-  return assemble(schema.description, notes, parts, nullable, reasons);
+  return assemble(walk, pointer, schema.description, notes, parts, nullable, reasons);
 }
 
-/** One node from its typed parts: the part itself when there is one, else their `anyOf`. */
-function assemble(own: unknown, notes: string[], parts: readonly Typed[], nullable: boolean, reasons: readonly string[]): Translated {
+/**
+ * One node from its typed parts: the part itself when there is one, else their `anyOf`. A
+ * description written here takes its bytes from the walk's budget; a part's own (a branch
+ * translated already) took them when it was written.
+ */
+function assemble(walk: Walk, pointer: string, own: unknown, notes: string[], parts: readonly Typed[], nullable: boolean, reasons: readonly string[]): Translated {
   if (parts.length === 0) return nullable ? { none: ONLY_NULL } : { none: reasons[0] ?? 'allows no value' };
   const description = typeof own === 'string' ? own : undefined;
   if (parts.length === 1) {
     const [{ schema, notes: partNotes }] = parts as [Typed];
     const base = [description, schema.description].filter((text) => text !== undefined && text.trim() !== '').join(' ');
-    return finish({ ...schema, description: describe(base, [...notes, ...partNotes]), nullable: nullable || schema.nullable ? true : undefined });
+    const said = base === schema.description && notes.length + partNotes.length === 0 ? base : fitDescription(walk, pointer, describe(base, [...notes, ...partNotes]));
+    return finish({ ...schema, description: said || undefined, nullable: nullable || schema.nullable ? true : undefined });
   }
-  const anyOf = parts.map((part) => finish({ ...part.schema, description: describe(part.schema.description, part.notes) }));
-  return finish({ description: describe(description, notes), nullable: nullable ? true : undefined, anyOf });
+  const anyOf = parts.map((part) => finish({ ...part.schema, description: part.notes.length === 0 ? part.schema.description : fitDescription(walk, pointer, describe(part.schema.description, part.notes)) }));
+  return finish({ description: fitDescription(walk, pointer, describe(description, notes)), nullable: nullable ? true : undefined, anyOf });
 }
 
 /** The output's keys, in the order every node is written (so equal schemas are equal bytes). */
@@ -291,7 +317,8 @@ function allowedValues(schema: Record<string, unknown>, pointer: string): Allowe
   const listed = schema.enum as unknown[] | undefined;
   if (Object.hasOwn(schema, 'const')) {
     const value = schema.const;
-    const values = listed === undefined || listed.some((entry) => JSON.stringify(entry) === JSON.stringify(value)) ? [value] : [];
+    const key = canonicalJson(value);
+    const values = listed === undefined || listed.some((entry) => canonicalJson(entry) === key) ? [value] : [];
     return { values, keyword: 'const' };
   }
   return listed === undefined ? undefined : { values: listed, keyword: 'enum' };
@@ -303,13 +330,6 @@ const INFERRED: ReadonlyArray<[JsonType, readonly string[]]> = [
   ['array', ['items', 'prefixItems', 'minItems', 'maxItems', 'uniqueItems', 'contains', 'additionalItems']],
   ['object', ['properties', 'required', 'additionalProperties', 'patternProperties', 'minProperties', 'maxProperties', 'propertyNames', 'dependentRequired', 'dependentSchemas']],
 ];
-
-function jsonTypeOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
-}
 
 /**
  * The types a node declares: its `type`, else those of its enum or const values, else those
@@ -324,7 +344,7 @@ function typeSet(walk: Walk, schema: Record<string, unknown>, pointer: string, a
     if (!Array.isArray(given) || !given.every((name) => typeof name === 'string' && JSON_TYPES.has(name))) refuse(`type at #${pointer} is not a JSON Schema type`);
     names = given as string[];
   } else if (allowed !== undefined) {
-    names = allowed.values.map(jsonTypeOf);
+    names = [...enumFacts(walk, allowed.values).types];
   } else {
     names = INFERRED.filter(([, keywords]) => keywords.some((keyword) => schema[keyword] !== undefined)).map(([type]) => type);
     if (names.length === 0) {
@@ -332,9 +352,11 @@ function typeSet(walk: Walk, schema: Record<string, unknown>, pointer: string, a
       names = ['string', 'null'];
     }
   }
-  const nullable = names.includes('null') && (allowed === undefined || allowed.values.includes(null));
+  const facts = allowed === undefined ? undefined : enumFacts(walk, allowed.values);
+  const nullable = names.includes('null') && (facts === undefined || facts.types.has('null'));
   let types = [...new Set(names.filter((name): name is JsonType => name !== 'null'))];
   if (types.includes('number')) types = types.filter((type) => type !== 'integer');
-  if (allowed !== undefined) types = types.filter((type) => allowed.values.some((value) => valueIs(type, value)));
+  // A whole number is an integer and a number too.
+  if (facts !== undefined) types = types.filter((type) => facts.types.has(type) || (type === 'number' && facts.types.has('integer')));
   return { types, nullable };
 }

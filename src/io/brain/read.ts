@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import type { Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { opendir } from 'node:fs/promises';
 import { loadedFile, type SnapshotFile } from '../../core/hud.js';
 import { quoteForWarning } from '../../core/text.js';
 import { boundsRefusal, NOT_A_DIRECTORY, NOT_A_FILE, pathRefusal, release, type Confinement, type Opened } from './confine.js';
@@ -43,6 +43,7 @@ export interface ReaderContext {
   readonly log: BrainLog;
   readonly now: () => number;
   readonly defaultMaxBytes: number;
+  readonly maxListingEntries: number;
   readonly fresh: TurnBatch<string, FreshRead, ReadResult>;
 }
 
@@ -172,20 +173,21 @@ async function listFresh(ctx: ReaderContext, path: string): Promise<ListResult> 
     if (!info.isDirectory()) return { status: 'refused', path, reason: NOT_A_DIRECTORY };
     // On Linux the entries are read through the walked descriptor itself; elsewhere the
     // directory's identity is checked again once they are read.
-    const entries = await readdir(opened.recheck === undefined ? `/proc/self/fd/${handle.fd}` : opened.where, { withFileTypes: true });
+    const { files, directories, over } = await newestEntries(opened.recheck === undefined ? `/proc/self/fd/${handle.fd}` : opened.where, ctx.maxListingEntries);
     if (opened.recheck !== undefined && !(await opened.recheck())) return { status: 'refused', path, reason: { code: 'outside', detail: 'resolves outside the brain root' } };
-    const filesIn: string[] = [];
-    const directories: string[] = [];
-    for (const entry of entries) {
-      if (entry.isDirectory()) directories.push(entry.name);
-      else if (entry.isFile() || entry.isSymbolicLink()) filesIn.push(entry.name);
-    }
-    const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    const result = { status: 'ok' as const, path, files: filesIn.sort(byName), directories: directories.sort(byName) };
+    const max = ctx.maxListingEntries.toLocaleString('en-US');
+    const warnings = over
+      ? [`${quoteForWarning(path)} has more than ${max} entries (BRAIN_LISTING_MAX_ENTRIES); only the last ${max} by name (the newest, for dated names) were listed`]
+      : [];
+    if (over) ctx.log.warn({ path, maxListingEntries: ctx.maxListingEntries }, 'brain directory listed in part');
+    const result = { status: 'ok' as const, path, files, directories, warnings };
     if (trusted(ctx, opened, info, startedAt)) {
       const lookups = [...opened.lookups, sameLookup(opened.resolved, info)];
-      const names = filesIn.length + directories.length;
-      ctx.cache.listings.set(path, { lookups, result }, 96 * names + 128 * lookups.length + 256);
+      // Weighed as the names' UTF-16 text plus an array slot and string header each.
+      let bytes = 128 * lookups.length + 256;
+      for (const name of files) bytes += 2 * name.length + 40;
+      for (const name of directories) bytes += 2 * name.length + 40;
+      ctx.cache.listings.set(path, { lookups, result }, bytes);
     } else ctx.cache.listings.delete(path);
     return result;
   } catch (error) {
@@ -195,6 +197,39 @@ async function listFresh(ctx: ReaderContext, path: string): Promise<ListResult> 
   } finally {
     release(handle);
   }
+}
+
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The last `max` of `names` by name, sorted; `names` is cut to them. */
+function keepLast(names: string[], max: number): string[] {
+  names.sort(byName);
+  if (names.length > max) names.splice(0, names.length - max);
+  return names;
+}
+
+/**
+ * A directory's files and subdirectories streamed (never one array of every entry), each
+ * kept to the last `max` by name: names are collected up to twice that, then sorted and cut,
+ * so memory is bounded by `max` whatever the directory holds, and the loop yields between
+ * batches, so a huge directory does not hold the event loop.
+ */
+async function newestEntries(where: string, max: number): Promise<{ files: string[]; directories: string[]; over: boolean }> {
+  const files: string[] = [];
+  const directories: string[] = [];
+  let over = false;
+  const dir = await opendir(where, { bufferSize: 256 });
+  for await (const entry of dir) {
+    const names = entry.isDirectory() ? directories : entry.isFile() || entry.isSymbolicLink() ? files : undefined;
+    if (names === undefined) continue;
+    names.push(entry.name);
+    if (names.length >= 2 * max) {
+      keepLast(names, max);
+      over = true;
+    }
+  }
+  over ||= files.length > max || directories.length > max;
+  return { files: keepLast(files, max), directories: keepLast(directories, max), over };
 }
 
 /** Whether a recorded source still has the same bytes (read the same way: bounds, end kept, confinement). */

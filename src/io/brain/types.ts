@@ -52,7 +52,15 @@ export type Unread = { status: 'refused' | 'error'; path: string; reason: Reason
 
 export type ReadResult = BrainFile | { status: 'missing'; path: string } | Unread;
 
-export type ListResult = { status: 'ok'; path: string; files: string[]; directories: string[] } | { status: 'missing'; path: string } | Unread;
+/**
+ * A directory's files and subdirectories, each sorted by name. Past `maxListingEntries` of
+ * either, only the last by name are kept (the newest, where names start with a date) and
+ * `warnings` says so.
+ */
+export type ListResult = { status: 'ok'; path: string; files: string[]; directories: string[]; warnings: readonly string[] } | { status: 'missing'; path: string } | Unread;
+
+/** Files (and, apart, subdirectories) a listing keeps by default (`BRAIN_LISTING_MAX_ENTRIES`). */
+export const DEFAULT_LISTING_MAX_ENTRIES = 10_000;
 
 /**
  * What the trace records of each brain file a compile read (schemas/trace.ts): how it was
@@ -175,6 +183,8 @@ export interface BrainOptions {
   now?: () => number;
   /** How cached results are revalidated (`BRAIN_REVALIDATE`); `auto` by default. */
   revalidate?: RevalidationMode;
+  /** Files (and subdirectories) a listing keeps, the last by name (`BRAIN_LISTING_MAX_ENTRIES`). */
+  maxListingEntries?: number;
 }
 
 /**

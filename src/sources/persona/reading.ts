@@ -92,7 +92,10 @@ export class Warnings {
   }
 
   listing(result: ListResult): string[] {
-    if (result.status === 'ok') return result.files;
+    if (result.status === 'ok') {
+      for (const warning of result.warnings) this.add(warning);
+      return result.files;
+    }
     if (result.status !== 'missing') this.unreadable(result.path, result.status, result.reason);
     return [];
   }

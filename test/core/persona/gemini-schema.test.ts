@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_DECLARATION_BYTES,
   MAX_LOSSES,
   MAX_SCHEMA_DEPTH,
   portablePattern,
@@ -13,6 +14,7 @@ import {
   type GeminiSchema,
   type SchemaLoss,
 } from '../../../src/core/persona/gemini-schema.js';
+import { mergeSchemas } from '../../../src/core/persona/json-schema-merge.js';
 import { geminiViolations } from '../../helpers/gemini-schema.js';
 
 function translate(parameters: unknown): { parameters: GeminiSchema | undefined; losses: SchemaLoss[] } {
@@ -252,6 +254,57 @@ describe('toGeminiParameters', () => {
     expect(long.x?.description?.length).toBeLessThanOrEqual(400);
     const warning = toGeminiFunctionDeclarations([{ type: 'function', name: 'tool', description: 'd', parameters: { type: 'object', properties: { ['x'.repeat(60)]: { not: { const: 'y'.repeat(5000) } } }, additionalProperties: false } }]).warnings;
     for (const line of warning) expect(line.length).toBeLessThan(320);
+  });
+
+  it('regression: a 20,000-value enum $ref’d 130 times is declared in at most 64 KiB, the enums past it as strings with a loss (it wrote 22 MB)', () => {
+    const values = Array.from({ length: 20_000 }, (_, i) => `value-${i}`);
+    const properties = Object.fromEntries(Array.from({ length: 130 }, (_, i) => [`p${i}`, { $ref: '#/$defs/big' }]));
+    const out = translate({ type: 'object', $defs: { big: { type: 'string', enum: values } }, properties });
+    expect(Buffer.byteLength(JSON.stringify(out.parameters))).toBeLessThanOrEqual(MAX_DECLARATION_BYTES);
+    expect(Object.keys(out.parameters?.properties ?? {})).toHaveLength(130);
+    expect(out.parameters?.properties?.p0).toEqual({ type: 'STRING', description: 'One of "value-0", "value-1", "value-2", "value-3", "value-4", "value-5", "value-6", "value-7" or 19992 more.' });
+    expect(out.losses[0]).toMatchObject({ pointer: '#/properties/p0', keyword: 'enum' });
+    expect(out.losses[0]!.lost).toMatch(/^20000 values take more than is left of the 64 KiB a tool's declaration may take; declared as any string/);
+  });
+
+  it('keeps what fits the 64 KiB in order and cuts the rest: an enum that fits stays exact, a long description is cut, each a loss', () => {
+    const small = Array.from({ length: 50 }, (_, i) => `s${i}`);
+    const properties = {
+      mode: { type: 'string', enum: small },
+      ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`note${i}`, { type: 'string', description: `${'word '.repeat(4_000)}${i}`, pattern: '^[a-z]+$' }])),
+    };
+    const out = translate({ type: 'object', properties });
+    const bytes = Buffer.byteLength(JSON.stringify(out.parameters));
+    expect(bytes).toBeLessThanOrEqual(MAX_DECLARATION_BYTES);
+    expect(bytes).toBeGreaterThan(MAX_DECLARATION_BYTES - 2_048);
+    expect(out.parameters?.properties?.mode).toEqual({ type: 'STRING', format: 'enum', enum: small });
+    // 20 KB descriptions: three fit whole, the fourth is cut, the rest keep none of theirs.
+    const said = Array.from({ length: 8 }, (_, i) => out.parameters?.properties?.[`note${i}`]?.description ?? '');
+    expect(said.slice(0, 3).every((text, i) => text.endsWith(` ${i}`))).toBe(true);
+    expect(said[3]!.endsWith('…')).toBe(true);
+    expect(said.slice(4).every((text) => text.length <= 1)).toBe(true);
+    expect(out.losses.map((loss) => `${loss.pointer} ${loss.keyword}`)).toContain('#/properties/note3 description');
+  });
+
+  it('counts the nodes’ own bytes too: an enum that fits the text’s room but not beside 300 parameters is said in words, the tool kept', () => {
+    const names = Array.from({ length: 300 }, (_, i) => `parameter_${String(i).padStart(3, '0')}_${'n'.repeat(44)}`);
+    const properties = Object.fromEntries(names.map((name) => [name, { type: 'integer', minimum: 0, maximum: 9 }]));
+    const big = Array.from({ length: 4_000 }, (_, i) => `choice-${i}`);
+    const out = translate({ type: 'object', properties: { ...properties, pick: { type: 'string', enum: big } }, required: names });
+    expect(Buffer.byteLength(JSON.stringify(out.parameters))).toBeLessThanOrEqual(MAX_DECLARATION_BYTES);
+    expect(Object.keys(out.parameters?.properties ?? {})).toHaveLength(301);
+    expect(out.parameters?.properties?.pick?.enum).toBeUndefined();
+    expect(out.losses.map((loss) => `${loss.pointer} ${loss.keyword}`)).toEqual(['#/properties/pick enum']);
+    // Without the parameters, the same enum fits.
+    expect(one({ type: 'string', enum: big }).x?.enum).toHaveLength(4_000);
+  });
+
+  it('regression: an allOf of two enums keeps the values in both, objects equal whatever their key order (it compared by JSON text, quadratically)', () => {
+    const left = Array.from({ length: 10_000 }, (_, i) => `v${i}`);
+    const right = Array.from({ length: 10_000 }, (_, i) => `v${i * 2}`);
+    expect(one({ allOf: [{ enum: left }, { enum: right }] }).x?.enum).toEqual(left.filter((_, i) => i % 2 === 0));
+    const objects = mergeSchemas({ enum: [{ a: 1, b: [{ c: 2, d: 3 }] }, { a: 2 }, 'x'] }, { enum: [{ b: [{ d: 3, c: 2 }], a: 1 }, 'x', { ['__proto__']: 1 }] });
+    expect(objects).toEqual({ schema: { enum: [{ a: 1, b: [{ c: 2, d: 3 }] }, 'x'] }, conflicts: [] });
   });
 
   it('does not change its input', () => {
