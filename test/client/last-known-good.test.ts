@@ -13,6 +13,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createClient, LAST_KNOWN_GOOD_ENTRIES, type ClientOptions, type FallbackEvent } from '../../packages/client/src/index.js';
+import { STATIC_SESSIONS } from '../../packages/client/src/static-sessions.js';
 import { clockLine } from '../../src/core/time.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
 
@@ -93,8 +94,10 @@ describe('a fallback during an outage', () => {
     expect(newLine).toBe('Current date and time: Wednesday 2 December 2026, 11:30 (America/Los_Angeles, UTC-08:00)');
     // The stable prefix, byte for byte what the cache plan names.
     expect(sha256(instructions.slice(0, stable.prefixChars))).toBe(stable.prefixSha256);
-    // Only the clock line changed, where the volatile tail starts: its live context is the same.
-    expect(instructions).toBe(live.session.instructions.replace(oldLine, newLine));
+    // Only the clock line changed, where the volatile tail starts, and venus says under it what she cannot see now:
+    // its live context is the same.
+    expect(instructions).toBe(live.session.instructions.replace(oldLine, `${newLine}\n${STATIC_SESSIONS.venus.staleNote}`));
+    expect(STATIC_SESSIONS.venus.staleNote).toMatch(/cannot see the operator's calendar, tasks or messages/);
     expect(instructions.indexOf(newLine)).toBe(live.session.instructions.indexOf(oldLine));
     expect(instructions.indexOf(newLine)).toBeGreaterThan(stable.prefixChars);
     expect(instructions).toContain('Live context (advisory)');
@@ -119,7 +122,7 @@ describe('a fallback during an outage', () => {
     await down();
     const stale = await api.realtimeSession('venus', { now: T2 });
     expect(stale).toMatchObject({ source: 'stale', stale: { runId: live.runId } });
-    expect(stale.session.instructions).toBe(live.session.instructions.replace(clockLine(new Date(T1), OPERATOR_ZONE), clockLine(new Date(T2), OPERATOR_ZONE)));
+    expect(stale.session.instructions).toBe(live.session.instructions.replace(clockLine(new Date(T1), OPERATOR_ZONE), `${clockLine(new Date(T2), OPERATOR_ZONE)}\n${STATIC_SESSIONS.venus.staleNote}`));
   });
 
   it('serves a stale Gemini setup for Gemini, and keeps each persona and query apart', async () => {
@@ -130,7 +133,7 @@ describe('a fallback during an outage', () => {
     const stale = await api.geminiSetup('mars', { now: T2, topicId: 'real-estate' });
     expect(stale).toMatchObject({ source: 'stale', stale: { runId: live.runId } });
     const [text, liveText] = [stale.setup.systemInstruction.parts[0]!.text, live.setup.systemInstruction.parts[0]!.text];
-    expect(text).toBe(liveText.replace(clockLine(new Date(T1), OPERATOR_ZONE), clockLine(new Date(T2), OPERATOR_ZONE)));
+    expect(text).toBe(liveText.replace(clockLine(new Date(T1), OPERATOR_ZONE), `${clockLine(new Date(T2), OPERATOR_ZONE)}\n${STATIC_SESSIONS.mars.staleNote}`));
     // Another topic, another persona, another provider: nothing kept for them.
     expect(await api.geminiSetup('mars', { now: T2 })).toMatchObject({ source: 'static' });
     expect(await api.geminiSetup('venus', { now: T2, topicId: 'real-estate' })).toMatchObject({ source: 'static' });
@@ -225,7 +228,7 @@ describe('lastKnownGoodFile', () => {
     const stale = await api.realtimeSession('venus', { now: T2, runId: 'call-2' });
     expect(stale).toMatchObject({ source: 'stale', stale: { runId: 'call-1' } });
     expect(stale.session.instructions).toBe(
-      live.session.instructions.replace(clockLine(new Date(T1), OPERATOR_ZONE), clockLine(new Date(T2), OPERATOR_ZONE)),
+      live.session.instructions.replace(clockLine(new Date(T1), OPERATOR_ZONE), `${clockLine(new Date(T2), OPERATOR_ZONE)}\n${STATIC_SESSIONS.venus.staleNote}`),
     );
     // The operator's zone came back with it.
     const other = await api.realtimeSession('mars', { now: T2 });

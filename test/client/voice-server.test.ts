@@ -21,6 +21,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_SESSION_BUDGET_MS } from '../../packages/client/src/index.js';
+import { STATIC_SESSIONS, type StaticPersona } from '../../packages/client/src/static-sessions.js';
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp } from '../helpers/app.js';
@@ -213,10 +214,12 @@ describe('a voice server built on examples/voice-server.ts never loses a call to
       expect(session.instructions).toContain('Live context (advisory)');
       healthy[persona] = session;
     }
-    /** The persona's session from (e), but for its clock line (the stale one's is of its own minute). */
+    /** The persona's session from (e), but for its clock line (the stale one's is of its own minute) and the persona's stale note under it. */
     const expectStale = (label: string, persona: string, session: Received['session']) => {
       const clock = /Current date and time: [^\n]*/;
-      expect(session.instructions.replace(clock, ''), label).toBe(healthy[persona]!.instructions.replace(clock, ''));
+      const note = `\n${STATIC_SESSIONS[persona as StaticPersona].staleNote}`;
+      expect(session.instructions.replace(clock, '').replace(note, ''), label).toBe(healthy[persona]!.instructions.replace(clock, ''));
+      expect(session.instructions, label).toContain(note);
       expect(session.instructions.length, label).toBeLessThan(64_000);
     };
 

@@ -426,7 +426,7 @@ async function staleResult<S>(
     }
     let session: S | undefined;
     try {
-      session = shape.withText(JSON.parse(kept.shell) as S, `${kept.before}${clockLine(now, kept.timeZone)}${kept.after}`);
+      session = shape.withText(JSON.parse(kept.shell) as S, `${kept.before}${clockLine(now, kept.timeZone)}${staleNoteLine(persona)}${kept.after}`);
     } catch {
       session = undefined;
     }
@@ -438,6 +438,11 @@ async function staleResult<S>(
     return { session, persona, source: 'stale', runId: null, instructionsSha256: sha256(text), stale: { runId: kept.runId, at: new Date(kept.at).toISOString() }, warnings };
   }
   return null;
+}
+
+/** The persona's sentence on what it cannot see now, as a line after the fresh clock line: in the volatile tail, so the stable prefix is the one compiled. */
+function staleNoteLine(persona: string): string {
+  return isStaticPersona(persona) ? `\n${STATIC_SESSIONS[persona].staleNote}` : '';
 }
 
 /** `servedAs`'s static session (or `defaultPersona`'s, when the client has none for it) at `now`, in the query's zone, else the operator's as last answered, else `fallbackTimezone`. */
