@@ -48,6 +48,13 @@ function client(options: Parameters<typeof createClient>[0]) {
   return instance;
 }
 
+/**
+ * For the cases where the service answers: a budget no answer of a working service misses,
+ * however busy the machine (a cold first compile can take over the default second there).
+ * The budget itself is the hung case's business.
+ */
+const ANSWERING_BUDGET_MS = 15_000;
+
 /** A client whose fallbacks are collected. */
 function watched(baseUrl: string, options: Omit<Parameters<typeof createClient>[0], 'baseUrl'> = {}) {
   const fallbacks: FallbackEvent[] = [];
@@ -68,7 +75,7 @@ function expectSendable(session: unknown): void {
 
 describe('realtimeSession() with the service healthy', () => {
   it('returns the service\'s session, its run and its warnings, and tells no one of a fallback', async () => {
-    const { api, fallbacks } = watched(await service());
+    const { api, fallbacks } = watched(await service(), { realtime: { budgetMs: ANSWERING_BUDGET_MS } });
     const result = await api.realtimeSession('venus', { topicId: 'no-such-topic', now: '2026-11-30T17:05:00Z' }, { requestId: 'call-1' });
     expect(result).toMatchObject({ persona: 'venus', source: 'service', fallback: null, runId: expect.any(String) });
     expect(result.warnings).toEqual(['topic-missing: topics/no-such-topic.md does not exist; compiled without a topic']);
@@ -160,7 +167,7 @@ describe('realtimeSession() when the service cannot answer: the static session, 
 
 describe('realtimeSession() for a persona the service does not know', () => {
   it('connects as defaultPersona (venus) from the service, with a warning and onFallback, for an unknown slug and a non-slug alike', async () => {
-    const { api, fallbacks } = watched(await service());
+    const { api, fallbacks } = watched(await service(), { realtime: { budgetMs: ANSWERING_BUDGET_MS } });
     for (const persona of ['jupiter', 'Mars', '../SOUL']) {
       const result = await api.realtimeSession(persona);
       expect(result, persona).toMatchObject({ persona: 'venus', source: 'service', fallback: 'unknown-persona', runId: expect.any(String) });
@@ -201,7 +208,7 @@ describe('realtimeSession() with fallback: false, and the other calls', () => {
     const down = await api.realtimeSession('mars', {}, { fallback: false }).catch((error: unknown) => error);
     expect(down).toBeInstanceOf(ContextCompilerError);
     expect((down as ContextCompilerError).code).toBe('CC_CLIENT_NETWORK');
-    const strict = client({ baseUrl: await service(), realtime: { fallback: false } });
+    const strict = client({ baseUrl: await service(), realtime: { fallback: false, budgetMs: ANSWERING_BUDGET_MS } });
     const unknown = await strict.realtimeSession('jupiter').catch((error: unknown) => error);
     expect(unknown).toMatchObject({ status: 404, code: 'CC_NOT_FOUND' });
     const hung = client({ baseUrl: await fakeService(() => undefined), realtime: { fallback: false, budgetMs: 100 } });
