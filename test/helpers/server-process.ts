@@ -8,7 +8,8 @@ import { buildDist, SERVER_ENTRY } from './build.js';
 export { CLI_ENTRY, SERVER_ENTRY } from './build.js';
 
 // Every file that starts the server or the CLI here runs them from dist/, built before its tests.
-beforeAll(() => buildDist(), 180_000);
+// Generous: on a busy machine the first build (tsc and the viewer) can take minutes, and the other files wait for it.
+beforeAll(() => buildDist(), 600_000);
 
 export interface ServerProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;
