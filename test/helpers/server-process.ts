@@ -66,7 +66,8 @@ export function startServer(env: Record<string, string>, options: StartOptions =
     options.openFiles === undefined
       ? spawnNode([...flags, SERVER_ENTRY], env)
       : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" ${flags.join(' ')} "$1"`, process.execPath, SERVER_ENTRY], env);
-  async function listening(timeoutMs = 20_000): Promise<number> {
+  // A hang bound, not a speed: a server that cannot start exits or never logs; a busy machine can take over 20 s to start one.
+  async function listening(timeoutMs = 120_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const match = /Server listening at http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost):(\d+)/.exec(output().stdout);
