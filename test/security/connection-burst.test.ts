@@ -67,7 +67,7 @@ async function stop(server: ServerProcess): Promise<void> {
 }
 
 describe.skipIf(skipped !== null)('connection burst (issue 25): the listen queue holds a burst, so no caller waits for a SYN retransmit', () => {
-  it('answers every fresh-connection /healthz and /context/mars while 1,200 sockets connect at once, and the kernel drops no SYN', { timeout: 60_000 }, async () => {
+  it('answers every fresh-connection /healthz and /context/mars while 1,200 sockets connect at once, and the kernel drops no SYN', { timeout: 180_000 }, async () => {
     const server = startServer(
       { PORT: '0', TRACE_DIR: join(await tempDir('cc-burst-'), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, ...NO_DELAY_SHEDDING },
       // The open-files limit the default MAX_CONNECTIONS is sized for.
