@@ -216,11 +216,11 @@ describe('client failures without an answer', () => {
       await new Promise((resolve) => silent.close(resolve));
     });
     const { port } = silent.address() as AddressInfo;
-    const started = performance.now();
     const error = await rejection(client({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 }).health());
     expect(error.code).toBe('CC_CLIENT_TIMEOUT');
     expect(error.status).toBe(0);
-    expect(performance.now() - started).toBeLessThan(5000);
+    // The call's own timeout gave up on it, not a default one.
+    expect(error.detail).toBe('no answer within 300 ms');
   });
 
   it('reports a refused connection as a network error', async () => {

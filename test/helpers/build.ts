@@ -25,7 +25,7 @@ export function buildDist(): Promise<void> {
   built ??= (async () => {
     await mkdir(CACHE, { recursive: true });
     try {
-      await promisify(execFile)('flock', [join(CACHE, 'build.lock'), process.execPath, 'scripts/build-if-stale.mjs'], { cwd: PROJECT_ROOT, timeout: 170_000 });
+      await promisify(execFile)('flock', [join(CACHE, 'build.lock'), process.execPath, 'scripts/build-if-stale.mjs'], { cwd: PROJECT_ROOT, timeout: 570_000 });
     } catch (error) {
       const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
       throw new Error(`building dist/ as npm start does failed: ${(error as Error).message}\n${stdout}${stderr}`);

@@ -8,7 +8,8 @@ import { buildDist, SERVER_ENTRY } from './build.js';
 export { CLI_ENTRY, SERVER_ENTRY } from './build.js';
 
 // Every file that starts the server or the CLI here runs them from dist/, built before its tests.
-beforeAll(() => buildDist(), 180_000);
+// Generous: on a busy machine the first build (tsc and the viewer) can take minutes, and the other files wait for it.
+beforeAll(() => buildDist(), 600_000);
 
 export interface ServerProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;
@@ -65,7 +66,8 @@ export function startServer(env: Record<string, string>, options: StartOptions =
     options.openFiles === undefined
       ? spawnNode([...flags, SERVER_ENTRY], env)
       : spawnCommand('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" ${flags.join(' ')} "$1"`, process.execPath, SERVER_ENTRY], env);
-  async function listening(timeoutMs = 20_000): Promise<number> {
+  // A hang bound, not a speed: a server that cannot start exits or never logs; a busy machine can take over 20 s to start one.
+  async function listening(timeoutMs = 120_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const match = /Server listening at http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost):(\d+)/.exec(output().stdout);

