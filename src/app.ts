@@ -51,6 +51,8 @@ export interface BuildOptions {
   traceFs?: TraceFs;
   /** The cache set (default: a new one of `DEFAULT_CACHE_BYTES`); a test may pass a small one. */
   caches?: Caches;
+  /** This app serves as a worker of `WORKERS=N`: `/metrics` answers for every worker (`src/cluster-metrics.ts`). */
+  clusterWorker?: boolean;
 }
 
 /** Default for `connectionsCheckIntervalMs` (Node's own is 30 s, which would triple a 10 s HEADERS_TIMEOUT). */
@@ -103,7 +105,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // First: every answer, shed or refused ones included, carries x-request-id.
   await app.register(correlationPlugin);
-  await app.register(metricsPlugin);
+  await app.register(metricsPlugin, { clusterWorker: options.clusterWorker === true });
   // Before any work: a page on a rebound name gets nothing from a service without tokens.
   await app.register(hostGuardPlugin, { tokens: config.callers.length > 0, allowedHosts: config.allowedHosts });
   // First of the request hooks: an overloaded replica refuses before doing any work.
