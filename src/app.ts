@@ -15,6 +15,7 @@ import { openapiPlugin } from './http/openapi.js';
 import { pressurePlugin } from './http/pressure.js';
 import { frameworkErrorProblem, problemPlugin, writeClientErrorProblem } from './http/problem.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
+import { telemetryPlugin } from './http/telemetry.js';
 import { tracesPlugin } from './http/traces.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/zod.js';
 import type { TraceFs } from './io/trace/index.js';
@@ -106,6 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // First: every answer, shed or refused ones included, carries x-request-id.
   await app.register(correlationPlugin);
   await app.register(metricsPlugin, { clusterWorker: options.clusterWorker === true });
+  await app.register(telemetryPlugin);
   // Before any work: a page on a rebound name gets nothing from a service without tokens.
   await app.register(hostGuardPlugin, { tokens: config.callers.length > 0, allowedHosts: config.allowedHosts });
   // First of the request hooks: an overloaded replica refuses before doing any work.
