@@ -1,4 +1,5 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { createVersionCheck, type ClientLogger } from './compatibility.js';
 import { ContextCompilerError, type ProblemDetails } from './errors.js';
 
 /**
@@ -17,6 +18,8 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Keep-alive connections in the pool. Default 8. */
   connections?: number;
+  /** Where the client warns, once, of a service of another major version than it was built for; default Node's `process.emitWarning`. */
+  logger?: ClientLogger;
 }
 
 export interface CallOptions {
@@ -49,6 +52,7 @@ export function createTransport(options: TransportOptions): Transport {
     keepAliveTimeout: 10_000,
   });
   const authorization = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const checkVersion = createVersionCheck(options.logger);
 
   async function call(path: string, callOptions: CallOptions = {}): Promise<Answer> {
     const search = new URLSearchParams();
@@ -85,6 +89,7 @@ export function createTransport(options: TransportOptions): Transport {
     } catch (error) {
       throw transportError(error, signal, limitMs);
     }
+    checkVersion(header(response.headers, 'x-context-compiler-version'));
     let text: string;
     try {
       text = await response.body.text();
