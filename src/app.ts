@@ -15,6 +15,7 @@ import { openapiPlugin } from './http/openapi.js';
 import { pressurePlugin } from './http/pressure.js';
 import { frameworkErrorProblem, problemPlugin, writeClientErrorProblem } from './http/problem.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
+import { telemetryPlugin } from './http/telemetry.js';
 import { tracesPlugin } from './http/traces.js';
 import { warmUpPlugin } from './http/warm-up.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/zod.js';
@@ -60,6 +61,8 @@ export interface BuildOptions {
    * count reads or cache operations build the app without it.
    */
   warmUp?: boolean;
+  /** This app serves as a worker of `WORKERS=N`: `/metrics` answers for every worker (`src/cluster-metrics.ts`). */
+  clusterWorker?: boolean;
 }
 
 /** Default for `connectionsCheckIntervalMs` (Node's own is 30 s, which would triple a 10 s HEADERS_TIMEOUT). */
@@ -112,7 +115,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // First: every answer, shed or refused ones included, carries x-request-id.
   await app.register(correlationPlugin);
-  await app.register(metricsPlugin);
+  await app.register(metricsPlugin, { clusterWorker: options.clusterWorker === true });
+  await app.register(telemetryPlugin);
   // Before any work: a page on a rebound name gets nothing from a service without tokens.
   await app.register(hostGuardPlugin, { tokens: config.callers.length > 0, allowedHosts: config.allowedHosts });
   // First of the request hooks: an overloaded replica refuses before doing any work.

@@ -102,6 +102,14 @@ const timezone = z.string().refine((name) => isValidTimeZone(name), 'must be an 
  */
 const DEFAULT_LISTEN_BACKLOG = 4096;
 
+/** The samplers `OTEL_TRACES_SAMPLER` names (the OpenTelemetry SDK environment specification's built-in ones). */
+const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+const otlpUrl = z
+  .string()
+  .trim()
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), 'must be an http:// or https:// URL such as http://otel-collector:4318');
+
 const EnvSchema = z.object({
   PORT: integer(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -150,6 +158,17 @@ const EnvSchema = z.object({
   VOICE_WRITE_TOOLS: flag.default(false),
   VOICE_CROSS_LINGUAL: flag.default(false),
   WORKERS: integer(1, 64).default(1),
+  // OpenTelemetry's own variables, as every OTLP SDK reads them (docs/operations.md, "Tracing").
+  OTEL_SDK_DISABLED: z.enum(['true', 'false'], 'must be true or false').default('false'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpUrl.optional(),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).max(256).default('context-compiler'),
+  OTEL_TRACES_SAMPLER: z.enum(SAMPLERS, `must be one of ${SAMPLERS.join(', ')}`).default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z
+    .string()
+    .regex(/^(0|1|0?\.\d+|1\.0+)$/, 'must be a ratio between 0 and 1 such as 0.25')
+    .transform(Number)
+    .default(1),
 });
 
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
@@ -212,6 +231,17 @@ export interface Config {
   readonly voiceCrossLingual: boolean;
   /** Processes serving the port (node:cluster): a primary and this many workers when above 1, each with its own caches and trace writer. */
   readonly workers: number;
+  /** OpenTelemetry spans of the compile routes, exported over OTLP/HTTP; null (the default) when no endpoint is set. */
+  readonly telemetry: TelemetryConfig | null;
+}
+
+export interface TelemetryConfig {
+  /** Where spans are posted: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  readonly tracesUrl: string;
+  readonly serviceName: string;
+  readonly sampler: (typeof SAMPLERS)[number];
+  /** The ratio of the `traceidratio` samplers (`OTEL_TRACES_SAMPLER_ARG`). */
+  readonly samplerRatio: number;
 }
 
 /** The load-shedding thresholds; 0 turns one off. */
@@ -311,7 +341,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     voiceWriteTools: vars.VOICE_WRITE_TOOLS,
     voiceCrossLingual: vars.VOICE_CROSS_LINGUAL,
     workers: vars.WORKERS,
+    telemetry: readTelemetry(vars),
   });
+}
+
+/** The OTLP traces URL and how spans are sampled; null when off (no endpoint, or `OTEL_SDK_DISABLED=true`). */
+function readTelemetry(vars: z.infer<typeof EnvSchema>): TelemetryConfig | null {
+  const base = vars.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const tracesUrl = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : new URL('v1/traces', base.endsWith('/') ? base : `${base}/`).href);
+  if (tracesUrl === undefined || vars.OTEL_SDK_DISABLED === 'true') return null;
+  return Object.freeze({ tracesUrl, serviceName: vars.OTEL_SERVICE_NAME, sampler: vars.OTEL_TRACES_SAMPLER, samplerRatio: vars.OTEL_TRACES_SAMPLER_ARG });
 }
 
 /** Enough for HMAC-SHA256 from a random string: 32 characters (e.g. `openssl rand -hex 32` gives 64). */
@@ -420,6 +459,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
     logLevel: config.logLevel,
     defaultTimezone: config.defaultTimezone,
     voice: { writeTools: config.voiceWriteTools, crossLingual: config.voiceCrossLingual },
+    // The collector's origin only: a URL may carry credentials.
+    tracing: config.telemetry === null ? 'off' : { collector: new URL(config.telemetry.tracesUrl).origin, serviceName: config.telemetry.serviceName, sampler: config.telemetry.sampler },
   };
 }
 

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { ConfigError, describeConfig, DESCRIPTORS_BESIDES_SOCKETS, loadConfig, SHUTDOWN_FLUSH_MS, type Config } from './config.js';
+import { serveClusterMetrics } from './cluster-metrics.js';
 import { createLogger } from './logger.js';
 import { terminalDestination } from './terminal-logs.js';
 
@@ -30,7 +31,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   // Only a process that serves loads the app (Fastify, the routes, the tokenizer: most of a
   // second of CPU); a bad configuration and a cluster's primary exit or supervise without it.
   const { buildApp } = await import('./app.js');
-  const app = await buildApp(config, { logger: log });
+  const app = await buildApp(config, { logger: log, clusterWorker: cluster.isWorker });
 
   // SHUTDOWN_GRACE bounds the requests in flight; the flush margin, the trace store's last batch.
   // A cluster worker leaves SIGINT and SIGTERM to the primary: a terminal's Ctrl-C reaches every
@@ -90,7 +91,8 @@ const MAX_EARLY_EXITS = 5;
 /**
  * WORKERS=N: this process (the primary) forks N workers running this same entry point, which
  * share the port (node:cluster hands each accepted connection to one of them) and each build
- * their own app: caches, rate-limit counts, trace writer. A worker that dies is replaced. On
+ * their own app: caches, rate-limit counts, trace writer. A worker that dies is replaced.
+ * A scrape of `/metrics` answers for every worker (the primary aggregates them). On
  * SIGTERM or SIGINT the primary tells each worker to shut down (a message, not a second
  * signal), so each closes gracefully as a single process does (its own SHUTDOWN_GRACE and
  * trace flush), and exits once all have: 0 when every worker exited cleanly, 1 otherwise or
@@ -138,6 +140,7 @@ function superviseWorkers(config: Config, log: Logger): void {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  serveClusterMetrics();
   for (let i = 0; i < config.workers; i++) fork();
   log.info({ workers: config.workers, port: config.port, host: config.host }, 'started workers');
 }

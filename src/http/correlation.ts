@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { SERVICE_VERSION } from '../version.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,7 +35,9 @@ export function parseTraceparent(header: string | string[] | undefined): string 
 /**
  * Correlation, first of the request hooks: the request id (the caller's `x-request-id` when
  * it is a safe id, else a new UUID; see `genReqId` in `buildApp`) is echoed as
- * `x-request-id` on every answer, problems and shed requests included, and a valid W3C
+ * `x-request-id` on every answer, problems and shed requests included, beside
+ * `x-context-compiler-version` (the service's release, which the client compares with the
+ * major version it was built for), and a valid W3C
  * `traceparent` is kept on the request for the log line and the trace event. An invalid
  * `traceparent` is ignored, never a 400: a caller's tracing must not break its calls.
  */
@@ -42,7 +45,7 @@ export const correlationPlugin = fp(
   async function correlationPlugin(app: FastifyInstance) {
     app.decorateRequest('traceparent', null);
     app.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-request-id', request.id);
+      reply.header('x-request-id', request.id).header('x-context-compiler-version', SERVICE_VERSION);
       const given = request.headers['traceparent'];
       if (given !== undefined) request.traceparent = parseTraceparent(given);
       done();

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../core/digest.js';
 import { hudFor, type Hud, type SnapshotFile } from '../core/hud.js';
-import type { Subject } from '../core/types.js';
+import type { CompiledContext, Subject } from '../core/types.js';
 import { ProblemError } from '../errors.js';
 import type { Brain, ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
 import { compiledEventFields, type TraceEventInput } from '../io/trace/index.js';
@@ -18,6 +18,7 @@ import type { CompileJob, EtagKey, JobRead, JobResult } from '../sources/job.js'
 import type { AnswerEncoder } from './answer.js';
 import { runScope } from './auth.js';
 import { asProblemError, toProblem } from './problem.js';
+import type { CompileFacts } from './telemetry.js';
 
 export type DeliveryFormat = 'json' | 'text';
 
@@ -192,11 +193,16 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   if (!('result' in delivery)) {
     const problem = asProblemError(delivery.error);
     const { status, detail } = toProblem(problem, request);
+    const facts = (reply.compileFacts = compileFacts(delivery, null, delivery.warnings.length, problem.code));
+    const tracing = performance.now();
     try {
       await traces.append({ ...eventBase(request, delivery, status), outcome: 'failed', error: { code: problem.code, status, detail } }, { newRun: delivery.newRun });
     } catch (traceError) {
-      throw notTraced(request, delivery.route, traceError, `The compile failed (${problem.code}, ${status}) and was not traced.`);
+      const refused = notTraced(request, delivery.route, traceError, `The compile failed (${problem.code}, ${status}) and was not traced.`);
+      facts.code = refused.code;
+      throw refused;
     }
+    facts.traceMs = performance.now() - tracing;
     metrics.compileFailures.inc({ route: delivery.route, code: problem.code });
     throw problem;
   }
@@ -205,6 +211,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
   const { compiled, derived } = result;
   const { warnings, hud, etag } = described(delivery);
   const notModified = result.validator?.unchanged === true || ifNoneMatchHits(request.headers['if-none-match'], etag);
+  const facts = (reply.compileFacts = compileFacts(delivery, compiled, warnings.length, null));
   const tracing = performance.now();
   try {
     await traces.append({
@@ -220,9 +227,12 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       ...(result.record?.refresh ? { refresh: result.record.refresh } : {}),
     }, { newRun: delivery.newRun, slot: derived });
   } catch (traceError) {
-    throw notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
+    const refused = notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
+    facts.code = refused.code;
+    throw refused;
   }
   const traceMs = performance.now() - tracing;
+  facts.traceMs = traceMs;
   const { redactions } = compiled;
   if (redactions.email > 0) metrics.redactions.inc({ kind: 'email' }, redactions.email);
   if (redactions.phone > 0) metrics.redactions.inc({ kind: 'phone' }, redactions.phone);
@@ -349,6 +359,26 @@ function eventBase(request: FastifyRequest, delivery: Delivery, status: number):
     ...(delivery.warnings.length > 0 ? { warnings: [...delivery.warnings] } : {}),
     // The event cannot hold its own write time: that is `trace` in Server-Timing and cc_trace_write_duration_seconds.
     timing: { readMs: round(readMs), compileMs: round(compileMs), untilTraceMs: sinceStart },
+  };
+}
+
+/** What the answer's span may say of this delivery (`src/http/telemetry.ts`): identifiers, digests and counts, never text. */
+function compileFacts(delivery: Delivery, compiled: CompiledContext | null, warnings: number, code: string | null): CompileFacts {
+  let cachePrefixTokens: number | null = null;
+  if (compiled !== null) {
+    cachePrefixTokens = 0;
+    for (const boundary of compiled.cache.boundaries) if (boundary.class !== 'volatile') cachePrefixTokens = Math.max(cachePrefixTokens, boundary.tokens);
+  }
+  return {
+    subject: delivery.subject,
+    runId: delivery.runId,
+    provider: compiled?.cache.provider ?? null,
+    promptSha256: compiled?.promptSha256 ?? null,
+    promptTokens: compiled?.tokens.total ?? null,
+    cachePrefixTokens,
+    warnings,
+    traceMs: null,
+    code,
   };
 }
 

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStats } from '../cache-area.js';
+import { clusterMetricsOf } from '../cluster-metrics.js';
 import type { TraceObservers, TraceStoreStats } from '../io/trace/index.js';
 
 declare module 'fastify' {
@@ -66,7 +67,7 @@ export interface Metrics {
   collectReadiness(checks: () => ReadonlyArray<{ name: string; check(): Promise<unknown> }>): void;
   /** Reads of a run that found its hash chain broken. */
   readonly chainBreaks: Counter<never>;
-  /** The Prometheus text exposition of every series. */
+  /** The Prometheus text exposition of every series: of every worker under `WORKERS=N` (`src/cluster-metrics.ts`). */
   render(): Promise<string>;
   /** The `Content-Type` of `render()`. */
   readonly contentType: string;
@@ -75,6 +76,8 @@ export interface Metrics {
 export interface MetricsOptions {
   /** Register prom-client's default process metrics (default true). */
   defaultMetrics?: boolean;
+  /** This app is a worker of a cluster: a scrape answers with every worker's series, aggregated by the primary. */
+  clusterWorker?: boolean;
 }
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
@@ -97,7 +100,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     collectReadiness: (checks) => readinessGauge(registers, checks),
     collectCaches: (stats) => cacheSeries(registers, stats),
     collectTraces: (stats) => traceStoreSeries(registers, stats),
-    render: () => registry.metrics(),
+    render: options.clusterWorker === true ? clusterMetricsOf(registry) : () => registry.metrics(),
     contentType: registry.contentType,
   };
 }

@@ -6,16 +6,14 @@
  * the problem catalogue (from `src/errors.ts`), the headers of a delivery, and that a route
  * answering 304 takes `If-None-Match`.
  */
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import swagger, { type SwaggerTransform } from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { Document, isScalar, isSeq, visit } from 'yaml';
 import { z } from 'zod';
-import { PROJECT_ROOT } from '../config.js';
 import { CATALOG, type ErrorCode } from '../errors.js';
+import { SERVICE_VERSION } from '../version.js';
 import { ProblemSchema } from '../../schemas/problem.js';
 import { problemType } from './problem.js';
 
@@ -135,7 +133,10 @@ Every answer carries \`x-request-id\` (but the 400, 408 and 431 written to the s
 a request exists): the caller's own when it sent a safe id
 (\`[A-Za-z0-9_:-]\`, at most 128 characters), else one the service made; problems repeat it
 as \`requestId\`. A valid W3C \`traceparent\` is recorded with the run (an invalid one is
-ignored), so the caller's trace and the run can be joined.
+ignored), so the caller's trace and the run can be joined; with OTEL_EXPORTER_OTLP_ENDPOINT
+set, each compile is also a span, a child of that \`traceparent\`. Every answer also carries
+\`x-context-compiler-version\`, this service's release, which the client checks against the
+major version it was built for.
 
 Generated from the route schemas (\`npm run openapi\`); do not edit by hand.`;
 
@@ -180,11 +181,10 @@ function routeTransform(): SwaggerTransform {
 /** `app.swagger()` with the document-wide parts; registered before the routes so it sees them all. */
 export const openapiPlugin = fp(
   async function openapiPlugin(app: FastifyInstance) {
-    const { version } = JSON.parse(await readFile(resolve(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'context-compiler', version, description: DESCRIPTION },
+        info: { title: 'context-compiler', version: SERVICE_VERSION, description: DESCRIPTION },
         security: [{ bearer: [] }],
         components: {
           securitySchemes: {

@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
 
 const NOW = '2026-11-30T17:20:00Z';
@@ -67,5 +70,23 @@ describe('correlation', () => {
     await app.inject({ url: '/healthz' });
     await settled();
     expect(requestLines(built.logs).at(-1)).not.toHaveProperty('code');
+  });
+
+  it('names the service release in x-context-compiler-version on every answer: delivered, 304, public, refused, unmatched and invalid', async () => {
+    const { version } = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const auth = { authorization: `Bearer ${TEST_TOKEN}` };
+    const delivered = await app.inject({ url: `/context/mars?now=${NOW}`, headers: auth });
+    const answers = [
+      delivered,
+      await app.inject({ url: `/context/mars?now=${NOW}`, headers: { ...auth, 'if-none-match': delivered.headers.etag as string } }),
+      await app.inject({ url: '/healthz' }),
+      await app.inject({ url: '/context/mars' }),
+      await app.inject({ url: '/nowhere', headers: auth }),
+      await app.inject({ method: 'POST', url: '/compile', headers: auth, payload: { phase: 'later' } }),
+    ];
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 304, 200, 401, 404, 400]);
+    for (const answer of answers) expect(answer.headers['x-context-compiler-version']).toBe(version);
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

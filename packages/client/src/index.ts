@@ -50,6 +50,7 @@ import type {
 
 export type * from './types.js';
 export { ContextCompilerError, type ClientErrorCode, type ProblemDetails } from './errors.js';
+export { SERVICE_MAJOR, type ClientLogger } from './compatibility.js';
 export {
   DEFAULT_PERSONA,
   DEFAULT_PROMPT_LIMIT_CHARS,

@@ -1,4 +1,5 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { createVersionCheck, type ClientLogger } from './compatibility.js';
 import { ContextCompilerError, type ProblemDetails } from './errors.js';
 
 /**
@@ -22,6 +23,8 @@ export interface TransportOptions {
    * `CC_CLIENT_BAD_RESPONSE`). Default 1 MiB. Trace pages may hold up to `TRACE_BODY_BYTES`.
    */
   maxBodyBytes?: number;
+  /** Where the client warns, once, of a service of another major version than it was built for; default Node's `process.emitWarning`. */
+  logger?: ClientLogger;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -62,6 +65,7 @@ export function createTransport(options: TransportOptions): Transport {
     keepAliveTimeout: 10_000,
   });
   const authorization = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const checkVersion = createVersionCheck(options.logger);
 
   async function call(path: string, callOptions: CallOptions = {}): Promise<Answer> {
     const search = new URLSearchParams();
@@ -98,6 +102,7 @@ export function createTransport(options: TransportOptions): Transport {
     } catch (error) {
       throw transportError(error, signal, limitMs);
     }
+    checkVersion(header(response.headers, 'x-context-compiler-version'));
     let text: string;
     try {
       text = await bodyText(response, callOptions.maxBodyBytes ?? maxBodyBytes);
