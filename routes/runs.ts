@@ -53,14 +53,18 @@ backend a listing reads at most 64 MiB of older trace files, and says so with \`
 and a \`nextCursor\` that searches on (docs/traces.md, "Finding a run"). Runs older than
 TRACE_RETENTION are not listed. With several tokens a caller lists only its own runs
 (described by its own latest event, counting its own events) unless CONTEXT_COMPILER_READ_ALL
-names it; a sole token, or none, lists every run.`,
+names it (the answer's \`visibleTo\` then names whose runs are listed); a sole token, or none,
+lists every run.`,
         querystring: RunListQuerySchema,
         response: { 200: json(RunListSchema, 'a page of runs'), ...problems(400, 401, 429, 503) },
       },
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return app.traces.listRuns({ ...request.query, visibleTo: runScope(request).visibleTo });
+      const { visibleTo } = runScope(request);
+      const list = await app.traces.listRuns({ ...request.query, visibleTo });
+      // Said, so an operator reading a short list knows another caller's runs are not in it.
+      return visibleTo === null ? list : { ...list, visibleTo };
     },
   );
 

@@ -34,10 +34,12 @@ Commands:
                                  bytes, tokens, the line range read when only part was taken, the
                                  blocks it became and its share of the budget. Takes the compile
                                  options; --json prints the HUD as JSON.
-  trace <runId>                  Print every traced event of a run, a page at a time; exits 3 when the
-                                 run's hash chain is broken (altered, forged, removed or reordered events).
+  trace <runId>                  Print every traced event of a run, a page at a time, and for a voice call
+                                 its connect and refresh runs; exits 3 when the run's hash chain is broken
+                                 (altered, forged, removed or reordered events).
   runs                           List traced runs, newest first, a page at a time: the minute each was
-                                 compiled for, its subject, topic, role, engine, status and warnings.
+                                 compiled for, its subject, topic, role, engine, status and warnings;
+                                 a call's refresh run under its connect (↳ refresh).
       --persona <p> --worker <w> --status <code> --outcome <delivered|not-modified|failed>
                                  Filters on each run's latest event.
       --run-id <id>              Only this run.

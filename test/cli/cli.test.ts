@@ -113,6 +113,32 @@ describe('context-compiler CLI', () => {
     expect(nothing.stderr).toContain(`run no-such-run delivered no prompt in trace files in ${traceDir}`);
   });
 
+  it('regression: a call is one conversation — runs lists a refresh under its connect, and trace names the call’s parts (a refresh was listed as a run of its own, newest above its connect)', async () => {
+    const traceDir = join(await tempDir(), 'traces');
+    const brainRoot = await copyExampleBrain();
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir, BRAIN_ROOT: brainRoot });
+    expect((await app.inject('/context/mars?runId=cli-call-1&now=2026-11-30T10:00:00Z')).statusCode).toBe(200);
+    expect((await app.inject('/context/mars?runId=cli-call-2&now=2026-11-30T10:01:00Z')).statusCode).toBe(200);
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), '\n- Morning task: call the seed supplier.\n');
+    expect((await app.inject('/context/mars/refresh?runId=cli-call-1&now=2026-11-30T10:05:00Z')).statusCode).toBe(200);
+    await app.close();
+
+    const [list, connect, refresh, alone] = await Promise.all([
+      cli(['runs', '--dir', traceDir]),
+      cli(['trace', 'cli-call-1', '--dir', traceDir]),
+      cli(['trace', 'cli-call-1:refresh', '--dir', traceDir]),
+      cli(['trace', 'cli-call-2', '--dir', traceDir]),
+    ]);
+    expect(list.code).toBe(0);
+    const ids = list.stdout.split('\n').slice(1).map((line) => line.trim().split(/\s{2,}/).at(-1));
+    // Newest first by latest event, but the refresh sits right under its connect, not above it.
+    expect(ids.filter(Boolean)).toEqual(['cli-call-2', 'cli-call-1', '↳ refresh cli-call-1:refresh']);
+    expect(connect.stdout).toContain('call: connect cli-call-1 (this run)\n  ↳ refresh cli-call-1:refresh: 1 event, latest 200 delivered');
+    expect(refresh.stdout).toContain('call: connect cli-call-1\n  ↳ refresh cli-call-1:refresh: 1 event, latest 200 delivered (this run)');
+    expect(refresh.stdout).toContain('(context-compiler trace cli-call-1 for the connect)');
+    expect(alone.stdout).toContain('call: connect cli-call-2 (this run)\n  no mid-call refresh and no reconnect');
+  });
+
   it('regression: compile --brain <a directory that does not exist> exits 4 naming it (it compiled a prompt from nothing and exited 0)', async () => {
     const [missing, fromEnv] = await Promise.all([
       cli(['compile', '--persona', 'mars', '--brain', '/nonexistent']),
