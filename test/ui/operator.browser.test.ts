@@ -124,6 +124,57 @@ const brokenCells = (page: Page, selector: string) =>
       .map((cell) => cell.textContent),
   );
 
+/**
+ * What an accessibility check finds on the page as shown: text below the AA contrast of 4.5:1
+ * against the background it is drawn on, a heading level skipped (h1 then h3), a control inside a
+ * heading (read as part of it). Text in a disabled control is exempt, as AA exempts it.
+ */
+const accessibilityProblems = (page: Page) => page.evaluate(ACCESSIBILITY_SCRIPT) as Promise<string[]>;
+
+/** Runs in the page (the tests are compiled without the DOM's types). */
+const ACCESSIBILITY_SCRIPT = String.raw`(() => {
+    const problems = [];
+    const rgb = (value) => {
+      const found = /rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)/.exec(value);
+      return found ? [Number(found[1]), Number(found[2]), Number(found[3]), found[4] === undefined ? 1 : Number(found[4])] : null;
+    };
+    const luminance = ([r, g, b]) => {
+      const linear = (c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    };
+    const background = (element) => {
+      for (let at = element; at; at = at.parentElement) {
+        const color = rgb(getComputedStyle(at).backgroundColor);
+        if (color && color[3] > 0.5) return color;
+      }
+      return [255, 255, 255];
+    };
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const seen = new Set();
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const element = node.parentElement;
+      if (!element || seen.has(element) || !(node.textContent || '').trim()) continue;
+      seen.add(element);
+      if (element.closest(':disabled, [hidden]') || element.getClientRects().length === 0) continue;
+      const style = getComputedStyle(element);
+      if (style.visibility === 'hidden' || style.display === 'none') continue;
+      const color = rgb(style.color);
+      if (!color) continue;
+      const [fg, bg] = [luminance(color), luminance(background(element))];
+      const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+      if (ratio < 4.5) problems.push('contrast ' + ratio.toFixed(2) + ':1 for "' + node.textContent.trim().slice(0, 30) + '" (' + element.tagName.toLowerCase() + '.' + element.className + ')');
+    }
+    let previous = 0;
+    for (const heading of document.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
+      if (heading.getClientRects().length === 0 && !heading.closest('details')) continue;
+      const level = Number(heading.tagName[1]);
+      if (level > previous + 1) problems.push('h' + level + ' "' + (heading.textContent || '').trim().slice(0, 30) + '" after h' + previous);
+      if (heading.querySelector('button, a, input, select')) problems.push('a control inside h' + level + ' "' + (heading.textContent || '').trim().slice(0, 30) + '"');
+      previous = level;
+    }
+    return problems;
+  })()`;
+
 /** The flow of the issue: log line → runs list → run card → what changed, collecting every figure shown on the way. */
 async function fromLogLineToChangedText(page: Page, width: number): Promise<Record<string, string>> {
   const seen: Record<string, string> = {};
@@ -333,6 +384,9 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(await text(page, 'tr[data-run-id="call-a:refresh"] .call-part-tag')).toBe('↳ refresh');
         expect(await page.locator('tr[data-run-id="call-a:refresh"] input[name="compare"]').count()).toBe(0);
         expect(await noSidewaysScroll(page)).toBe(0);
+        expect(await accessibilityProblems(page), `runs list at ${width} px`).toEqual([]);
+        // Short labels stay whole: the caller column printed "worke / rs".
+        if (width > 640) expect(await brokenCells(page, 'table.runs th, table.runs td.col-caller')).toEqual([]);
 
         // The newest call: compared with the call before it, whose memory differs — not with that call's refresh.
         await page.locator('tr[data-run-id="call-b"]').locator('a.run-link:visible, .run-id-under a:visible').first().click();
@@ -346,6 +400,11 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         await page.locator('section.call-timeline .call-alone').waitFor();
         expect(await page.locator('section.call-timeline a').count()).toBe(0);
         expect(await page.locator('section.call-timeline li').count()).toBe(1);
+        await page.locator('section.hud').waitFor();
+        expect(await accessibilityProblems(page), `run page at ${width} px`).toEqual([]);
+        await page.locator('.run-card a.compare-previous').click();
+        await page.locator('.compare-blocks').waitFor();
+        expect(await accessibilityProblems(page), `compare page at ${width} px`).toEqual([]);
 
         // The first call: its timeline, the connect and then the refresh with what it sent.
         await page.goto(`${base}/ui/#/runs/call-a`);

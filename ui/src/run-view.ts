@@ -6,7 +6,7 @@
  * its prompt before its blocks), and what the hash chain says, folded.
  */
 import { comparableEvent, compareRuns, comparisonLine, latestComparable, type ComparedEvent } from './compare.js';
-import { h, replace, type Child } from './dom.js';
+import { h, headed, replace, type Child } from './dom.js';
 import { failureBox, renderEvent } from './event-view.js';
 import { ApiError } from './api.js';
 import {
@@ -263,7 +263,7 @@ function timeline(trace: RunTrace, panels: HTMLElement[]): HTMLElement {
     );
   });
   const shown = trace.nextCursor === null ? `${trace.events.length} events` : `the first ${trace.events.length} events`;
-  return h('section', { class: 'timeline' }, h('h3', {}, `Events of this run (${shown})`), h('ol', {}, items));
+  return h('section', { class: 'timeline' }, h('h2', {}, `Events of this run (${shown})`), h('ol', {}, items));
 }
 
 /**
@@ -375,7 +375,7 @@ function comparePicker(context: PageContext, trace: RunTrace): HTMLElement {
           ),
     );
   });
-  return h('section', { class: 'compare-with-section' }, h('h3', {}, 'Compare ', button), list);
+  return h('section', { class: 'compare-with-section' }, headed('h2', 'Compare', button), list);
 }
 
 const CHAIN_TEXT: Record<ChainStatus, string> = {
