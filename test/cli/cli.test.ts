@@ -27,6 +27,21 @@ describe('context-compiler CLI', () => {
     expect(badOption.stderr).toContain('--nope');
   });
 
+  it('regression: refuses arguments a command does not take, in one line and where to read more (--task Send the digest compiled the task "Send" and exited 0; a usage error printed the 60-line help)', async () => {
+    const [task, trace, option] = await Promise.all([
+      cli(['compile', '--worker', 'scribe', '--task', 'Send', 'the', 'digest']),
+      cli(['trace', 'run-a', 'run-b']),
+      cli(['runs', '--nope']),
+    ]);
+    expect(task.code).toBe(2);
+    expect(task.stdout).toBe('');
+    expect(task.stderr).toBe('context-compiler: compile does not take "the digest": quote a value with spaces (--task "Send the digest")\nRun "context-compiler help" for the commands and their options.\n');
+    expect(trace.code).toBe(2);
+    expect(trace.stderr.split('\n')[0]).toBe('context-compiler: trace does not take "run-b": quote a value with spaces (--task "Send the digest")');
+    expect(option.code).toBe(2);
+    expect(option.stderr.trimEnd().split('\n')).toHaveLength(2);
+  });
+
   it('refuses an unsafe run id before touching the store', async () => {
     const result = await cli(['trace', '../etc/passwd']);
     expect(result.code).toBe(2);
