@@ -53,7 +53,8 @@ backend a listing reads at most 64 MiB of older trace files, and says so with \`
 and a \`nextCursor\` that searches on (docs/traces.md, "Finding a run"). Runs older than
 TRACE_RETENTION are not listed. With several tokens a caller lists only its own runs
 (described by its own latest event, counting its own events) unless CONTEXT_COMPILER_READ_ALL
-names it; a sole token, or none, lists every run.`,
+names it (the answer's \`visibleTo\` then names whose runs are listed); a sole token, or none,
+lists every run.`,
         querystring: RunListQuerySchema,
         response: { 200: json(RunListSchema, 'a page of runs'), ...problems(400, 401, 429, 503) },
       },
@@ -67,8 +68,11 @@ names it; a sole token, or none, lists every run.`,
         if (!reply.raw.writableEnded) gone.abort(new Error('the client closed the connection'));
       };
       reply.raw.once('close', onClose);
+      const { visibleTo } = runScope(request);
       try {
-        return await app.traces.listRuns({ ...request.query, visibleTo: runScope(request).visibleTo, signal: AbortSignal.any([deadline, gone.signal]) });
+        const list = await app.traces.listRuns({ ...request.query, visibleTo, signal: AbortSignal.any([deadline, gone.signal]) });
+        // Said, so an operator reading a short list knows another caller's runs are not in it.
+        return visibleTo === null ? list : { ...list, visibleTo };
       } catch (error) {
         if (deadline.aborted) {
           throw new ProblemError('CC_TRACE_UNAVAILABLE', `The listing was stopped after REQUEST_TIMEOUT (${app.config.requestTimeoutMs} ms); narrow it (a persona, a time range, a limit) or try again.`, { cause: error });

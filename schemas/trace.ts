@@ -339,6 +339,10 @@ export const RunListSchema = z.object({
     description:
       'True when the listing stopped at its read bound before it could fill the page (the files backend, a filter that matches nothing in the newest trace files): the runs given are exact and newest first, but fewer than `limit`, and `nextCursor` continues the search from where it stopped (docs/traces.md, "Finding a run").',
   }),
+  visibleTo: z.string().optional().meta({
+    description:
+      'Present when the listing holds only this caller’s runs (several tokens, and the caller is not named in CONTEXT_COMPILER_READ_ALL): a run another caller opened is not listed, and reads as an unknown one. Absent when every run is listed.',
+  }),
 }).meta({ id: 'RunList' });
 
 /** A trace id (32 lowercase hex), alone or inside a whole `traceparent` header value. */

@@ -34,7 +34,9 @@ try {
   built = 0;
 }
 const sources = Math.max(...roots.map((root) => newestMtime(root)), ...['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(file).mtimeMs));
+// Said on stderr, so `npm start` on a fresh clone is not 20 silent seconds (stdout may be a pipe a test reads).
 if (sources > built) {
+  process.stderr.write(`building dist/ (${built === 0 ? 'first build' : 'TypeScript sources changed'}; about 20 s)…\n`);
   const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
@@ -46,6 +48,7 @@ try {
   viewerBuilt = 0;
 }
 if (newestMtime('ui', ['.ts', '.html', '.css', '.json']) > viewerBuilt) {
+  process.stderr.write('building the trace viewer into dist/ui…\n');
   const result = spawnSync(process.execPath, ['scripts/build-ui.mjs'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }

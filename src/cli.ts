@@ -34,10 +34,12 @@ Commands:
                                  bytes, tokens, the line range read when only part was taken, the
                                  blocks it became and its share of the budget. Takes the compile
                                  options; --json prints the HUD as JSON.
-  trace <runId>                  Print every traced event of a run, a page at a time; exits 3 when the
-                                 run's hash chain is broken (altered, forged, removed or reordered events).
+  trace <runId>                  Print every traced event of a run, a page at a time, and for a voice call
+                                 its connect and refresh runs; exits 3 when the run's hash chain is broken
+                                 (altered, forged, removed or reordered events).
   runs                           List traced runs, newest first, a page at a time: the minute each was
-                                 compiled for, its subject, topic, role, engine, status and warnings.
+                                 compiled for, its subject, topic, role, engine, status and warnings;
+                                 a call's refresh run under its connect (↳ refresh).
       --persona <p> --worker <w> --status <code> --outcome <delivered|not-modified|failed>
                                  Filters on each run's latest event.
       --run-id <id>              Only this run.
@@ -73,6 +75,15 @@ option the command does not take or that needs another); 3 when trace finds the 
 const COMPILE_OPTIONS: readonly OptionName[] = ['persona', 'topic', 'worker', 'channel', 'message', 'task', 'surface', 'role', 'engine', 'brain', 'now', 'timezone', 'ascii', 'json'];
 const SOURCE_OPTIONS: readonly OptionName[] = ['dir', 'url', 'json'];
 
+/** The arguments (beyond its options) each command takes: more is a usage error, never a value cut short. */
+const COMMAND_ARGUMENTS: Record<string, number> = { serve: 0, compile: 0, hud: 0, trace: 1, runs: 0, diff: 2, migrate: 0 };
+
+/** A usage error is one line, and where to read more: the whole help buried it. */
+function usageError(message: string): number {
+  printError(`context-compiler: ${message}\nRun "context-compiler help" for the commands and their options.\n`);
+  return 2;
+}
+
 /** The options each command takes: any other given is a usage error, never silently ignored. */
 const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   serve: [],
@@ -89,8 +100,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    printError(`context-compiler: ${(error as Error).message}\n\n${HELP}\n`);
-    return 2;
+    return usageError((error as Error).message);
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
@@ -103,6 +113,11 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
     if (allowed === undefined) throw new UsageError(`unknown command "${command}"`);
     const foreign = (Object.keys(values) as OptionName[]).find((name) => name !== 'help' && !allowed.includes(name));
     if (foreign !== undefined) throw new UsageError(`--${foreign} is not an option of ${command}`);
+    const extra = rest.slice(COMMAND_ARGUMENTS[command]);
+    if (extra.length > 0) {
+      // `--task Send the digest` gave the task "Send" and left "the digest" behind.
+      throw new UsageError(`${command} does not take "${extra.join(' ')}": quote a value with spaces (--task "Send the digest")`);
+    }
     // Each command loads what it needs when it runs: a usage error or --help loads none of it.
     switch (command) {
       case 'serve':
@@ -125,10 +140,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
         return 0;
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      printError(`context-compiler: ${error.message}\n\n${HELP}\n`);
-      return 2;
-    }
+    if (error instanceof UsageError) return usageError(error.message);
     // A ConfigError, a ContextCompilerError, a store's or a compile's error: each says what failed.
     printError(`context-compiler: ${error instanceof Error ? error.message : String(error)}\n`);
     return error instanceof BrainMissingError ? EXIT_NO_BRAIN : 1;

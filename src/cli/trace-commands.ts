@@ -8,8 +8,9 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { sha256Hex } from '../core/digest.js';
 import { isSafeId } from '../../schemas/ids.js';
-import { DEFAULT_TRACE_PAGE_EVENTS, MAX_TRACE_PAGE_EVENTS, RunListQuerySchema } from '../../schemas/trace.js';
+import { DEFAULT_TRACE_PAGE_EVENTS, MAX_TRACE_PAGE_EVENTS, RunListQuerySchema, type RunTrace } from '../../schemas/trace.js';
 import { blockTextDiffs, compareRuns, compileMinute, latestComparable } from '../../ui/src/compare.js';
+import { CALL_PARTS, callPartOf } from '../../ui/src/model.js';
 import { EXIT_CHAIN_BROKEN, UsageError } from './exit.js';
 import { formatDiff } from './format-diff.js';
 import { formatRuns } from './format-runs.js';
@@ -55,6 +56,7 @@ export async function trace(args: string[], values: Values, env: NodeJS.ProcessE
   try {
     let cursor = values.cursor;
     let first = 1;
+    let call: string | null = null;
     // One page in memory at a time, whatever the run holds.
     for (;;) {
       const page = await runs.readRun(runId, { limit, ...(cursor === undefined ? {} : { cursor }), verifySources: values['verify-sources'] === true });
@@ -68,17 +70,46 @@ export async function trace(args: string[], values: Values, env: NodeJS.ProcessE
         break;
       }
       await print(formatTrace(page, { prompts: values.prompts === true, first }));
+      if (first === 1) call = callOf(page);
       if (page.nextCursor === null) break;
       await print(`\n(next page: --cursor ${page.nextCursor})\n\n`);
       first += page.events.length;
       cursor = page.nextCursor;
     }
+    if (call !== null && !values.json) await print(await callLines(runs, runId, call));
   } finally {
     await runs.close();
   }
   if (!broken) return 0;
   printError(`context-compiler: the hash chain of run ${runId} is broken: its events were altered, forged, removed or reordered (exit ${EXIT_CHAIN_BROKEN})\n`);
   return EXIT_CHAIN_BROKEN;
+}
+
+/** The connect of the call a run's first page belongs to: a persona connect itself, or the run a refresh or reconnect names as its parent. */
+function callOf(page: RunTrace): string | null {
+  const parent = page.events.find((event) => event.parentRunId !== undefined)?.parentRunId;
+  if (parent !== undefined) return parent;
+  const latest = page.events.at(-1);
+  if (latest === undefined) return null;
+  const part = callPartOf({ runId: page.runId, route: latest.route });
+  if (part !== null) return part.connect;
+  return page.events.some((event) => event.subject.kind === 'persona' && event.route === `GET /context/${event.subject.id}`) ? page.runId : null;
+}
+
+/** The call a run is part of: its connect and every refresh or reconnect run, as found in the store, with how to read each. */
+async function callLines(source: TraceSource, runId: string, connect: string): Promise<string> {
+  const lines = ['', `call: connect ${connect}${connect === runId ? ' (this run)' : ''}`];
+  let parts = 0;
+  for (const part of CALL_PARTS) {
+    const partRunId = `${connect}:${part}`;
+    const [run] = (await source.listRuns({ runId: partRunId, limit: 1 })).runs;
+    if (run === undefined || callPartOf(run) === null) continue;
+    parts += 1;
+    lines.push(`  ↳ ${part} ${partRunId}: ${run.events} event${run.events === 1 ? '' : 's'}, latest ${run.status} ${run.outcome}${partRunId === runId ? ' (this run)' : ''}`);
+  }
+  if (parts === 0) lines.push('  no mid-call refresh and no reconnect');
+  if (connect !== runId) lines.push(`  (context-compiler trace ${connect} for the connect)`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** `runs`: a page of runs, with GET /runs's filters. */

@@ -27,6 +27,21 @@ describe('context-compiler CLI', () => {
     expect(badOption.stderr).toContain('--nope');
   });
 
+  it('regression: refuses arguments a command does not take, in one line and where to read more (--task Send the digest compiled the task "Send" and exited 0; a usage error printed the 60-line help)', async () => {
+    const [task, trace, option] = await Promise.all([
+      cli(['compile', '--worker', 'scribe', '--task', 'Send', 'the', 'digest']),
+      cli(['trace', 'run-a', 'run-b']),
+      cli(['runs', '--nope']),
+    ]);
+    expect(task.code).toBe(2);
+    expect(task.stdout).toBe('');
+    expect(task.stderr).toBe('context-compiler: compile does not take "the digest": quote a value with spaces (--task "Send the digest")\nRun "context-compiler help" for the commands and their options.\n');
+    expect(trace.code).toBe(2);
+    expect(trace.stderr.split('\n')[0]).toBe('context-compiler: trace does not take "run-b": quote a value with spaces (--task "Send the digest")');
+    expect(option.code).toBe(2);
+    expect(option.stderr.trimEnd().split('\n')).toHaveLength(2);
+  });
+
   it('refuses an unsafe run id before touching the store', async () => {
     const result = await cli(['trace', '../etc/passwd']);
     expect(result.code).toBe(2);
@@ -111,6 +126,32 @@ describe('context-compiler CLI', () => {
     );
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain(`run no-such-run delivered no prompt in trace files in ${traceDir}`);
+  });
+
+  it('regression: a call is one conversation — runs lists a refresh under its connect, and trace names the call’s parts (a refresh was listed as a run of its own, newest above its connect)', async () => {
+    const traceDir = join(await tempDir(), 'traces');
+    const brainRoot = await copyExampleBrain();
+    const { app } = await buildTestApp({ TRACE_DIR: traceDir, BRAIN_ROOT: brainRoot });
+    expect((await app.inject('/context/mars?runId=cli-call-1&now=2026-11-30T10:00:00Z')).statusCode).toBe(200);
+    expect((await app.inject('/context/mars?runId=cli-call-2&now=2026-11-30T10:01:00Z')).statusCode).toBe(200);
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), '\n- Morning task: call the seed supplier.\n');
+    expect((await app.inject('/context/mars/refresh?runId=cli-call-1&now=2026-11-30T10:05:00Z')).statusCode).toBe(200);
+    await app.close();
+
+    const [list, connect, refresh, alone] = await Promise.all([
+      cli(['runs', '--dir', traceDir]),
+      cli(['trace', 'cli-call-1', '--dir', traceDir]),
+      cli(['trace', 'cli-call-1:refresh', '--dir', traceDir]),
+      cli(['trace', 'cli-call-2', '--dir', traceDir]),
+    ]);
+    expect(list.code).toBe(0);
+    const ids = list.stdout.split('\n').slice(1).map((line) => line.trim().split(/\s{2,}/).at(-1));
+    // Newest first by latest event, but the refresh sits right under its connect, not above it.
+    expect(ids.filter(Boolean)).toEqual(['cli-call-2', 'cli-call-1', '↳ refresh cli-call-1:refresh']);
+    expect(connect.stdout).toContain('call: connect cli-call-1 (this run)\n  ↳ refresh cli-call-1:refresh: 1 event, latest 200 delivered');
+    expect(refresh.stdout).toContain('call: connect cli-call-1\n  ↳ refresh cli-call-1:refresh: 1 event, latest 200 delivered (this run)');
+    expect(refresh.stdout).toContain('(context-compiler trace cli-call-1 for the connect)');
+    expect(alone.stdout).toContain('call: connect cli-call-2 (this run)\n  no mid-call refresh and no reconnect');
   });
 
   it('regression: compile --brain <a directory that does not exist> exits 4 naming it (it compiled a prompt from nothing and exited 0)', async () => {

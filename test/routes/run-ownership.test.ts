@@ -43,6 +43,8 @@ describe('runs belong to the caller that opened them', () => {
     expect(read.json().detail.replace('run-alice', 'X')).toBe(unknown.json().detail.replace('no-such-run', 'X'));
     expect((await app.inject({ url: '/runs', headers: as(OTHER_TOKEN) })).json().runs).toEqual([]);
     expect((await app.inject({ url: '/runs?worker=scribe', headers: as(OTHER_TOKEN) })).json().runs).toEqual([]);
+    // The listing says whose runs it holds, so an empty one is not read as "no such run anywhere".
+    expect((await app.inject({ url: '/runs?runId=run-alice', headers: as(OTHER_TOKEN) })).json()).toMatchObject({ runs: [], visibleTo: 'bob' });
 
     for (const request of [
       { method: 'POST' as const, url: '/compile', payload: compile('run-alice', 'courier') },
@@ -105,7 +107,9 @@ describe('runs belong to the caller that opened them', () => {
     const { app } = await twoCallers({ ops: '1', CONTEXT_COMPILER_READ_ALL: 'ops' });
     await app.inject({ method: 'POST', url: '/compile', headers: as(TEST_TOKEN), payload: compile('run-alice') });
     await app.inject({ method: 'POST', url: '/compile', headers: as(OTHER_TOKEN), payload: compile('run-bob') });
-    const listed = (await app.inject({ url: '/runs', headers: as(OPS_TOKEN) })).json().runs;
+    const answer = (await app.inject({ url: '/runs', headers: as(OPS_TOKEN) })).json();
+    expect(answer).not.toHaveProperty('visibleTo');
+    const listed = answer.runs;
     expect(listed.map((run: { runId: string; caller: string }) => [run.runId, run.caller]).sort()).toEqual([
       ['run-alice', 'alice'],
       ['run-bob', 'bob'],

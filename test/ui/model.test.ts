@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { RunList as ApiRunList, RunTrace as ApiRunTrace } from '../../schemas/trace.js';
 import { buildHud, loadedFile, sha256Hex } from '../../src/core/index.js';
 import {
+  callPartOf,
   decodeInputLine,
+  groupCalls,
   eventMinute,
   formatShare,
   layoutEvent,
@@ -16,6 +18,7 @@ import {
   runsHash,
   runTracePath,
   type RunList,
+  type RunSummary,
   type RunTrace,
   type TraceEvent,
 } from '../../ui/src/model.js';
@@ -241,5 +244,39 @@ describe('hash routes and API paths', () => {
     await app.traces.append(deliveredEvent('run-listed'));
     const list = acceptsList((await app.inject('/runs')).json());
     expect(list.runs.map((run) => run.runId)).toEqual(['run-listed']);
+  });
+});
+
+describe('a call is one conversation', () => {
+  const run = (runId: string, route: string, at: string): RunSummary => ({
+    runId, route, at, subject: { kind: 'persona', id: 'mars' }, status: 200, outcome: 'delivered', chars: 1, promptSha256: null,
+    events: 1, compiledFor: null, topicId: null, role: null, engine: null, warnings: 0,
+  });
+
+  it('knows a refresh run by its id and the route that traced it, never by its id alone', () => {
+    expect(callPartOf(run('c1:refresh', 'GET /context/mars/refresh', 'x'))).toEqual({ connect: 'c1', part: 'refresh' });
+    expect(callPartOf(run('c1:reconnect', 'GET /context/mars/reconnect', 'x'))).toEqual({ connect: 'c1', part: 'reconnect' });
+    // A caller may name its own connect so; only the refresh route traces into such a run.
+    expect(callPartOf(run('c1:refresh', 'GET /context/mars', 'x'))).toBeNull();
+    expect(callPartOf(run(':refresh', 'GET /context/mars/refresh', 'x'))).toBeNull();
+    expect(callPartOf(run('c1', 'GET /context/mars', 'x'))).toBeNull();
+  });
+
+  it('lists a refresh right under its connect, and one whose connect is on another page where it is', () => {
+    const rows = groupCalls([
+      run('c3', 'GET /context/mars', '2026-11-30T11:00:00Z'),
+      run('c2:refresh', 'GET /context/mars/refresh', '2026-11-30T10:05:00Z'),
+      run('c2', 'GET /context/mars', '2026-11-30T10:00:00Z'),
+      run('c0:refresh', 'GET /context/mars/refresh', '2026-11-30T09:30:00Z'),
+      run('c1', 'GET /context/mars', '2026-11-30T09:00:00Z'),
+    ]);
+    expect(rows.map((row) => [row.run.runId, row.nested])).toEqual([
+      ['c3', false],
+      ['c2', false],
+      ['c2:refresh', true],
+      ['c0:refresh', false],
+      ['c1', false],
+    ]);
+    expect(rows[3]!.callPart).toEqual({ connect: 'c0', part: 'refresh' });
   });
 });

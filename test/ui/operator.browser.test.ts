@@ -124,10 +124,63 @@ const brokenCells = (page: Page, selector: string) =>
       .map((cell) => cell.textContent),
   );
 
+/**
+ * What an accessibility check finds on the page as shown: text below the AA contrast of 4.5:1
+ * against the background it is drawn on, a heading level skipped (h1 then h3), a control inside a
+ * heading (read as part of it). Text in a disabled control is exempt, as AA exempts it.
+ */
+const accessibilityProblems = (page: Page) => page.evaluate(ACCESSIBILITY_SCRIPT) as Promise<string[]>;
+
+/** Runs in the page (the tests are compiled without the DOM's types). */
+const ACCESSIBILITY_SCRIPT = String.raw`(() => {
+    const problems = [];
+    const rgb = (value) => {
+      const found = /rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)/.exec(value);
+      return found ? [Number(found[1]), Number(found[2]), Number(found[3]), found[4] === undefined ? 1 : Number(found[4])] : null;
+    };
+    const luminance = ([r, g, b]) => {
+      const linear = (c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    };
+    const background = (element) => {
+      for (let at = element; at; at = at.parentElement) {
+        const color = rgb(getComputedStyle(at).backgroundColor);
+        if (color && color[3] > 0.5) return color;
+      }
+      return [255, 255, 255];
+    };
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const seen = new Set();
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const element = node.parentElement;
+      if (!element || seen.has(element) || !(node.textContent || '').trim()) continue;
+      seen.add(element);
+      if (element.closest(':disabled, [hidden]') || element.getClientRects().length === 0) continue;
+      const style = getComputedStyle(element);
+      if (style.visibility === 'hidden' || style.display === 'none') continue;
+      const color = rgb(style.color);
+      if (!color) continue;
+      const [fg, bg] = [luminance(color), luminance(background(element))];
+      const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+      if (ratio < 4.5) problems.push('contrast ' + ratio.toFixed(2) + ':1 for "' + node.textContent.trim().slice(0, 30) + '" (' + element.tagName.toLowerCase() + '.' + element.className + ')');
+    }
+    let previous = 0;
+    for (const heading of document.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
+      if (heading.getClientRects().length === 0 && !heading.closest('details')) continue;
+      const level = Number(heading.tagName[1]);
+      if (level > previous + 1) problems.push('h' + level + ' "' + (heading.textContent || '').trim().slice(0, 30) + '" after h' + previous);
+      if (heading.querySelector('button, a, input, select')) problems.push('a control inside h' + level + ' "' + (heading.textContent || '').trim().slice(0, 30) + '"');
+      previous = level;
+    }
+    return problems;
+  })()`;
+
 /** The flow of the issue: log line → runs list → run card → what changed, collecting every figure shown on the way. */
 async function fromLogLineToChangedText(page: Page, width: number): Promise<Record<string, string>> {
   const seen: Record<string, string> = {};
   await page.goto(`${base}/ui/`);
+  // In a narrow window the search is folded under its summary: one more tap.
+  if (width < 640) await page.locator('details.filters-fold > summary').click();
   await page.locator('input[name="requestId"]').fill(loggedRequestId);
   await page.locator('form.filters button[type="submit"]').click();
   await page.waitForURL(new RegExp(`requestId=${loggedRequestId}`));
@@ -139,7 +192,7 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   seen['list chars'] = await text(page, `tr[data-run-id="${runs.changed}"] .col-chars`);
   expect(await noSidewaysScroll(page)).toBe(0);
 
-  await row.locator('a.run-link').click();
+  await row.locator('a.run-link:visible, .run-id-under a:visible').first().click();
   await page.waitForURL(new RegExp(`#/runs/${runs.changed}$`));
   const card = page.locator('section.run-card');
   await card.locator('.vs-line').waitFor();
@@ -306,38 +359,79 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     }
   });
 
-  it('links a Gemini connect and its mid-call refresh run both ways under the summary card, with the setup and the cache plan as Gemini’s', async () => {
-    // Traffic of its own, last in the file, so the listings the cases above count are unchanged.
-    const connect = await send('/context/mars?now=2026-11-30T09:10:00Z&provider=gemini');
-    expect(connect.status).toBe(200);
-    expect(connect.body['setup']).toBeDefined();
-    const refreshed = await fetch(`${base}/context/mars/refresh?runId=${connect.runId}&now=2026-11-30T09:20:00Z`);
-    await refreshed.arrayBuffer();
-    expect(refreshed.status).toBe(304);
-    const refreshRun = `${connect.runId}:refresh`;
-    expect(refreshed.headers.get('x-run-id')).toBe(refreshRun);
+  it('a call is one conversation: the refresh sits under its connect, the call page shows its timeline, and the next connect compares with the connect before it, not with its refresh (it said “the same prompt”)', async () => {
+    // Traffic of its own, last in the file, so the listings the cases above count are unchanged:
+    // two Gemini calls of mars, the first refreshed after a memory file changed between them.
+    const first = await send('/context/mars?now=2026-11-30T09:10:00Z&provider=gemini&runId=call-a');
+    expect(first.status).toBe(200);
+    expect(first.body['setup']).toBeDefined();
+    await appendFile(join(root, 'brain/memory/2026-11-30.md'), '\n- Morning task: call the seed supplier about the late order.\n');
+    const refreshed = await send('/context/mars/refresh?runId=call-a&now=2026-11-30T09:20:00Z');
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.runId).toBe('call-a:refresh');
+    const second = await send('/context/mars?now=2026-11-30T09:30:00Z&provider=gemini&runId=call-b');
+    expect(second.status).toBe(200);
 
-    const { page, problems, close } = await open(1280);
-    try {
-      await page.goto(`${base}/ui/#/runs/${connect.runId}`);
-      const child = page.locator('.run-card + .run-pair a.refresh-run');
-      await child.waitFor();
-      expect(await child.textContent()).toBe(refreshRun);
-      expect(await text(page, 'section.cache .cache-provider')).toBe('gemini: caches nothing');
-      expect(await text(page, 'section.realtime h3')).toBe('Gemini Live setup');
-      expect(await page.locator('section.realtime .copy-session').count()).toBe(0);
+    for (const width of [1280, 420]) {
+      const { page, problems, close } = await open(width);
+      try {
+        // The runs list: newest first, and the refresh right under its connect (it was listed above it, as a run of its own).
+        await page.goto(`${base}/ui/#/runs?persona=mars`);
+        await page.locator('tr[data-run-id="call-a:refresh"]').waitFor();
+        const order = await page.locator('table.runs tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run-id')));
+        expect(order.slice(0, 3)).toEqual(['call-b', 'call-a', 'call-a:refresh']);
+        expect(await page.locator('tr[data-run-id="call-a:refresh"]').getAttribute('class')).toContain('nested');
+        expect(await text(page, 'tr[data-run-id="call-a:refresh"] .call-part-tag')).toBe('↳ refresh');
+        expect(await page.locator('tr[data-run-id="call-a:refresh"] input[name="compare"]').count()).toBe(0);
+        expect(await noSidewaysScroll(page)).toBe(0);
+        expect(await accessibilityProblems(page), `runs list at ${width} px`).toEqual([]);
+        // Short labels stay whole: the caller column printed "worke / rs".
+        if (width > 640) expect(await brokenCells(page, 'table.runs th, table.runs td.col-caller')).toEqual([]);
 
-      await child.click();
-      const parent = page.locator('.run-card + .run-pair a.parent-run');
-      await parent.waitFor();
-      expect(await parent.textContent()).toBe(connect.runId);
-      expect(await text(page, 'article.event .refresh-changes')).toBe('no change since the connect');
-      expect(await text(page, 'article.event .summary a.parent-run')).toBe(connect.runId);
-      await parent.click();
-      await page.locator('.run-card + .run-pair a.refresh-run').waitFor();
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
+        // The newest call: compared with the call before it, whose memory differs — not with that call's refresh.
+        await page.locator('tr[data-run-id="call-b"]').locator('a.run-link:visible, .run-id-under a:visible').first().click();
+        await page.locator('.run-card .vs-line').waitFor();
+        expect(await text(page, '.run-card .previous-run')).toBe('call-a');
+        expect(await text(page, '.run-card .vs-previous')).toContain('vs previous call of mars');
+        expect(await text(page, '.run-card .vs-line')).toMatch(/^\d+ of \d+ blocks differ/);
+        expect(await text(page, '.run-nav')).toContain('← Previous call of mars');
+        expect(await page.locator('.run-card a.compare-previous').getAttribute('href')).toBe('#/compare/call-a/call-b');
+        // A call without refreshes says so, and links no run that does not exist.
+        await page.locator('section.call-timeline .call-alone').waitFor();
+        expect(await page.locator('section.call-timeline a').count()).toBe(0);
+        expect(await page.locator('section.call-timeline li').count()).toBe(1);
+        await page.locator('section.hud').waitFor();
+        expect(await accessibilityProblems(page), `run page at ${width} px`).toEqual([]);
+        await page.locator('.run-card a.compare-previous').click();
+        await page.locator('.compare-blocks').waitFor();
+        expect(await accessibilityProblems(page), `compare page at ${width} px`).toEqual([]);
+
+        // The first call: its timeline, the connect and then the refresh with what it sent.
+        await page.goto(`${base}/ui/#/runs/call-a`);
+        await page.locator('section.call-timeline li[data-part="refresh"]').waitFor();
+        expect(await page.locator('section.call-timeline li').evaluateAll((items) => items.map((item) => item.getAttribute('data-part')))).toEqual(['connect', 'refresh']);
+        const step = await text(page, 'section.call-timeline li[data-part="refresh"]');
+        expect(step).toMatch(/compiled for 2026-11-30 09:20 UTC · 200 sent [\d,]+ chars: live-context \+1 −\d+ lines · run call-a:refresh/);
+        expect(await text(page, 'section.call-timeline li[data-part="connect"]')).toContain('this run, event 1');
+        expect(await text(page, 'section.cache .cache-provider')).toBe('gemini: caches nothing');
+        expect(await text(page, 'section.realtime h3')).toBe('Gemini Live setup');
+        expect(await page.locator('section.realtime .copy-session').count()).toBe(0);
+
+        // The refresh's own page says whose call it is part of, and goes back to the connect.
+        await page.locator('section.call-timeline li[data-part="refresh"] a').click();
+        await page.waitForURL(/#\/runs\/call-a%3Arefresh$/);
+        await page.locator('.run-card a.connect-run').waitFor();
+        expect(await text(page, '.run-card .vs-previous')).toContain('Part of the call connected in run call-a');
+        expect(await text(page, 'section.call-timeline li[data-part="refresh"]')).toContain('this run, event 1');
+        expect(await text(page, 'article.event .summary a.parent-run')).toBe('call-a');
+        await page.locator('.run-nav a.connect-nav').click();
+        await page.waitForURL(/#\/runs\/call-a$/);
+        await page.locator('section.call-timeline li[data-part="refresh"]').waitFor();
+        expect(await noSidewaysScroll(page)).toBe(0);
+        expect(problems).toEqual([]);
+      } finally {
+        await close();
+      }
     }
-  });
+  }, 90_000);
 });

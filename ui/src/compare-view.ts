@@ -145,8 +145,8 @@ function runsSection(comparison: RunComparison): HTMLElement {
   return h(
     'section',
     { class: 'compared-runs' },
-    h('div', { class: 'side', data: { side: 'before' } }, h('h3', {}, 'Before'), runCell(comparison.before)),
-    h('div', { class: 'side', data: { side: 'after' } }, h('h3', {}, 'After'), runCell(comparison.after)),
+    h('div', { class: 'side', data: { side: 'before' } }, h('h2', {}, 'Before'), runCell(comparison.before)),
+    h('div', { class: 'side', data: { side: 'after' } }, h('h2', {}, 'After'), runCell(comparison.after)),
   );
 }
 
@@ -227,7 +227,7 @@ function differencesSection(comparison: RunComparison): HTMLElement {
         ].join('');
     items.push(h('li', { data: { difference: 'realtime' } }, `Realtime session: ${voice}; ${tools}.`));
   }
-  return h('section', { class: 'differences' }, h('h3', {}, 'What differs'), h('ul', { class: 'difference-list' }, items));
+  return h('section', { class: 'differences' }, h('h2', {}, 'What differs'), h('ul', { class: 'difference-list' }, items));
 }
 
 /** A prefix's size: its characters and its tokens as its run's plan counted them (the figure the run page shows). */
@@ -258,7 +258,7 @@ function boundariesSection(comparison: RunComparison): HTMLElement {
   return h(
     'section',
     { class: 'compare-boundaries' },
-    h('h3', {}, 'Cache boundaries'),
+    h('h2', {}, 'Cache boundaries'),
     h(
       'div',
       { class: 'table-wrap' },
@@ -317,7 +317,7 @@ function blocksSection(blocks: BlockChange[], diffs: Map<number, HTMLElement>): 
   return h(
     'section',
     { class: 'compare-blocks' },
-    h('h3', {}, 'Blocks'),
+    h('h2', {}, 'Blocks'),
     h(
       'div',
       { class: 'table-wrap' },

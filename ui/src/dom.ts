@@ -74,3 +74,8 @@ export function replace(parent: Element, ...children: Child[]): void {
   parent.replaceChildren();
   append(parent, children);
 }
+
+/** A section's heading with its buttons beside it, not inside it: a screen reader reads the heading alone. */
+export function headed(tag: 'h2' | 'h3', title: Child, ...controls: Child[]): HTMLElement {
+  return h('div', { class: 'head-row' }, h(tag, {}, title), ...controls);
+}

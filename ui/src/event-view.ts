@@ -5,7 +5,7 @@
  * definition in model.ts: a share is `chars / limitChars` as the HUD computes it, a token
  * count is the plan's (exact, or `≈` for an estimate).
  */
-import { h, type Child } from './dom.js';
+import { h, headed, type Child } from './dom.js';
 import {
   AUTHORITIES,
   eventMinute,
@@ -286,7 +286,7 @@ function blocksSection(layout: EventLayout): HTMLElement {
   return h(
     'section',
     { class: 'blocks-section' },
-    h('h3', {}, `Blocks (${layout.blocks.length}) `, expand),
+    headed('h3', `Blocks (${layout.blocks.length})`, expand),
     h('p', { class: 'muted small' }, 'Share: the block’s characters of the budget’s limit, as the HUD counts it. ≈ marks an estimate (bytes / 4); a block has no exact count of its own.'),
     list,
   );
@@ -667,7 +667,7 @@ function realtimeSection(event: TraceEvent, realtime: TraceRealtime): HTMLElemen
           ),
         ]
       : [
-          h('h3', {}, 'Realtime session ', session !== null ? copy : null),
+          headed('h3', 'Realtime session', session !== null ? copy : null),
           h(
             'p',
             { class: 'muted small' },
@@ -717,10 +717,9 @@ function promptSection(event: TraceEvent): HTMLElement {
   return h(
     'section',
     { class: 'delivered' },
-    h(
+    headed(
       'h3',
-      {},
-      'Delivered prompt ',
+      'Delivered prompt',
       button('Copy instructions', instructions, 'copy-instructions'),
       button('Copy system prompt', system, 'copy-system'),
       input !== null ? button('Copy input prompt', input, 'copy-input') : null,

@@ -208,6 +208,8 @@ export interface RunList {
   nextCursor: string | null;
   /** The listing stopped at its read bound before filling the page: `nextCursor` searches on. */
   partial: boolean;
+  /** The caller whose runs alone are listed (its token reads only its own); absent when every run is. */
+  visibleTo?: string | undefined;
 }
 
 /** An RFC 9457 problem as the service writes it; every member may be missing from a proxy's error. */
@@ -416,6 +418,56 @@ export function tokensNote(tokenizer: string | null): string {
 export function percentOf(chars: number, scaleChars: number): number {
   if (scaleChars <= 0) return 0;
   return Math.min(100, Math.max(0, (chars / scaleChars) * 100));
+}
+
+/** The parts of a call traced as runs of their own beside its connect: `<connect>:refresh`, `<connect>:reconnect`. */
+export const CALL_PARTS = ['refresh', 'reconnect'] as const;
+export type CallPart = (typeof CALL_PARTS)[number];
+
+/**
+ * The connect a run belongs to, when it is a part of a call: a run `<connect>:refresh` traced
+ * by a `…/refresh` route (or `:reconnect` by a `…/reconnect` one). Both are needed: a caller
+ * may name its own connect `x:refresh`, but only the refresh route traces into such a run.
+ */
+export function callPartOf(run: Pick<RunSummary, 'runId' | 'route'>): { connect: string; part: CallPart } | null {
+  for (const part of CALL_PARTS) {
+    const suffix = `:${part}`;
+    if (run.runId.endsWith(suffix) && run.runId.length > suffix.length && run.route.endsWith(`/${part}`)) return { connect: run.runId.slice(0, -suffix.length), part };
+  }
+  return null;
+}
+
+/** A row of the runs list: a run, and the call part nested under its connect (`nested`) when the connect is on the same page. */
+export interface RunRow {
+  run: RunSummary;
+  callPart: { connect: string; part: CallPart } | null;
+  nested: boolean;
+}
+
+/**
+ * The runs of a page with each call part moved right under its connect, when the connect is
+ * on the page (a refresh is traced after its connect, so it is listed above it); a part whose
+ * connect is on another page stays where it is, named as a part of that call.
+ */
+export function groupCalls(runs: readonly RunSummary[]): RunRow[] {
+  const onPage = new Set(runs.map((run) => run.runId));
+  const parts = new Map<string, RunRow[]>();
+  for (const run of runs) {
+    const callPart = callPartOf(run);
+    if (callPart !== null && onPage.has(callPart.connect) && callPart.connect !== run.runId) {
+      const list = parts.get(callPart.connect) ?? [];
+      list.push({ run, callPart, nested: true });
+      parts.set(callPart.connect, list);
+    }
+  }
+  const rows: RunRow[] = [];
+  for (const run of runs) {
+    const callPart = callPartOf(run);
+    if (callPart !== null && parts.get(callPart.connect)?.some((row) => row.run === run)) continue;
+    rows.push({ run, callPart, nested: false });
+    rows.push(...(parts.get(run.runId) ?? []));
+  }
+  return rows;
 }
 
 /** The runs list's filters, as `GET /runs` takes them (and the page's hash keeps them). */

@@ -6,9 +6,12 @@
  * its prompt before its blocks), and what the hash chain says, folded.
  */
 import { comparableEvent, compareRuns, comparisonLine, latestComparable, type ComparedEvent } from './compare.js';
-import { h, replace, type Child } from './dom.js';
+import { h, headed, replace, type Child } from './dom.js';
 import { failureBox, renderEvent } from './event-view.js';
+import { ApiError } from './api.js';
 import {
+  callPartOf,
+  CALL_PARTS,
   compareHash,
   eventMinute,
   formatNumber,
@@ -45,31 +48,116 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   const latest = trace.events[count - 1]!;
   const panels = trace.events.map((event, i) => renderEvent(event, `Event ${i + 1}`, i === count - 1));
   const events = h('div', { class: 'events' }, panels);
-  const versus = h('p', { class: 'vs-previous muted' }, `Looking for the previous run of ${latest.subject.id}…`);
+  const connect = connectOf(trace);
+  const versus = h('p', { class: 'vs-previous muted' }, connect !== null && connect !== trace.runId ? partLine(connect) : `Looking for the previous call of ${latest.subject.id}…`);
+  const call = connect === null ? null : h('section', { class: 'call-timeline' }, h('h2', {}, 'The call'), h('p', { class: 'muted small' }, 'Looking for its refreshes…'));
   replace(
     body,
     runCard(trace, latest, versus),
-    pairLink(trace),
+    call,
     count > 1 || trace.nextCursor !== null ? timeline(trace, panels) : null,
     events,
     trace.nextCursor === null ? null : laterEvents(context, runId, trace.nextCursor, count, events),
     chainSection(trace.chain, trace.nextCursor !== null),
     trace.events.some((event) => event.blocks?.length) ? comparePicker(context, trace) : null,
   );
-  await previousRun(context, trace, latest, versus, previousLink);
+  await Promise.all([
+    call === null || connect === null ? null : callTimeline(context, trace, connect, call),
+    connect !== null && connect !== trace.runId ? connectNav(previousLink, connect) : previousRun(context, trace, latest, versus, previousLink),
+  ]);
 }
 
 /**
- * The other run of a connect-and-refresh pair, linked both ways: a refresh run names its
- * parent in its events; a persona connect's refreshes, if it had any, are in run
- * `<runId>:refresh` (not looked up: a run that never was reads as a 404 there).
+ * The connect of the call a run belongs to: the run itself when it is a persona connect, the
+ * run its events name as parent when it is a part of a call (a mid-call refresh, a
+ * reconnect); null for any other run (a worker compile, a topic).
  */
-function pairLink(trace: RunTrace): HTMLElement | null {
+function connectOf(trace: RunTrace): string | null {
   const parent = trace.events.find((event) => event.parentRunId !== undefined)?.parentRunId;
-  if (parent !== undefined) return h('p', { class: 'run-pair' }, 'Mid-call refreshes of the connect in run ', h('a', { href: runHash(parent), class: 'parent-run' }, parent), '.');
-  if (!trace.events.some((event) => event.subject.kind === 'persona' && event.route === `GET /context/${event.subject.id}`)) return null;
-  const child = `${trace.runId}:refresh`;
-  return h('p', { class: 'run-pair muted' }, 'Its mid-call refreshes, if the call made any: run ', h('a', { href: runHash(child), class: 'refresh-run' }, child), '.');
+  if (parent !== undefined) return parent;
+  const latest = trace.events.at(-1)!;
+  const part = callPartOf({ runId: trace.runId, route: latest.route });
+  if (part !== null) return part.connect;
+  return trace.events.some((event) => event.subject.kind === 'persona' && event.route === `GET /context/${event.subject.id}`) ? trace.runId : null;
+}
+
+function partLine(connect: string): Child[] {
+  return [
+    h('strong', {}, 'Part of the call connected in run '),
+    h('a', { class: 'connect-run', href: runHash(connect) }, connect),
+    '. What changed since the previous call is on that run’s page.',
+  ];
+}
+
+function connectNav(nav: HTMLElement, connect: string): void {
+  replace(nav, ' · ', h('a', { class: 'connect-nav', href: runHash(connect) }, '← The call’s connect'));
+}
+
+/** One event of a call, in the order it was traced, and the run it is in. */
+interface CallStep {
+  runId: string;
+  part: 'connect' | 'refresh' | 'reconnect';
+  index: number;
+  event: TraceEvent;
+}
+
+/** The first page of a run's events, when the run exists (looked up in the runs list first: a missing run is no 404 in the console). */
+async function callRun(context: PageContext, runId: string, known: RunTrace): Promise<RunTrace | null> {
+  if (runId === known.runId) return known;
+  const listed = await context.api.get<RunList>(runListPath({ runId }, 1));
+  if (listed.runs.length === 0) return null;
+  try {
+    return await context.api.get<RunTrace>(runTracePath(runId, { verifySources: false, limit: 100 }));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+/**
+ * The call as one conversation: its connect, then each refresh (with the size and the blocks
+ * of what it sent) and each reconnect, in the order traced, each linked to its run. Only runs
+ * that exist are linked: a call without refreshes says so.
+ */
+async function callTimeline(context: PageContext, trace: RunTrace, connect: string, section: HTMLElement): Promise<void> {
+  const ids: Array<[CallStep['part'], string]> = [['connect', connect], ...CALL_PARTS.map((part): [CallStep['part'], string] => [part, `${connect}:${part}`])];
+  let runs: Array<RunTrace | null>;
+  try {
+    runs = await Promise.all(ids.map(([, runId]) => callRun(context, runId, trace)));
+  } catch (error) {
+    if (context.current()) replace(section, h('h2', {}, 'The call'), problemBox(error));
+    return;
+  }
+  if (!context.current()) return;
+  const steps: CallStep[] = [];
+  runs.forEach((run, i) => run?.events.forEach((event, index) => steps.push({ runId: run.runId, part: ids[i]![0], index, event })));
+  steps.sort((a, b) => a.event.at.localeCompare(b.event.at));
+  const parts = steps.filter((step) => step.part !== 'connect').length;
+  const items = steps.map((step) =>
+    h(
+      'li',
+      { class: step.runId === trace.runId ? 'this-run' : '', data: { part: step.part, runId: step.runId, outcome: step.event.outcome } },
+      h('span', { class: 'part-kind' }, step.part),
+      h('span', { class: 'muted small' }, `compiled for ${eventMinute(step.event)} · `),
+      h('span', { class: `status ${outcomeClass(step.event.outcome)}` }, String(step.event.status)),
+      ` ${stepNote(step)} · `,
+      step.runId === trace.runId ? h('span', { class: 'muted small' }, `this run, event ${step.index + 1}`) : h('a', { href: runHash(step.runId) }, `run ${step.runId}`),
+    ),
+  );
+  const missing = runs[0] === null ? h('p', { class: 'muted small' }, `The connect, run ${connect}, is not in the trace (older than the retention, or another caller’s).`) : null;
+  const none = parts === 0 ? h('p', { class: 'muted small call-alone' }, 'The call made no mid-call refresh and did not reconnect.') : null;
+  replace(section, h('h2', {}, 'The call'), missing, h('ol', {}, items), none);
+}
+
+/** What one step of a call did: the prompt's size at the connect, the change sent by a refresh. */
+function stepNote({ part, event }: CallStep): string {
+  if (event.error) return `failed: ${event.error.code}`;
+  if (event.outcome === 'not-modified') return part === 'refresh' ? 'nothing changed since the connect' : 'not modified (nothing sent again)';
+  if (part === 'refresh' && event.refresh) {
+    const changes = event.refresh.changes.map((change) => `${change.block} +${change.added} −${change.removed} lines`).join(', ');
+    return `sent ${formatNumber(event.refresh.chars)} chars${changes ? `: ${changes}` : ''}`;
+  }
+  return `${formatNumber(event.chars)} chars delivered`;
 }
 
 /** The run at a glance: the latest event's failure and warnings first, in colour; its facts; how it differs from the run before. */
@@ -175,7 +263,7 @@ function timeline(trace: RunTrace, panels: HTMLElement[]): HTMLElement {
     );
   });
   const shown = trace.nextCursor === null ? `${trace.events.length} events` : `the first ${trace.events.length} events`;
-  return h('section', { class: 'timeline' }, h('h3', {}, `Timeline (${shown})`), h('ol', {}, items));
+  return h('section', { class: 'timeline' }, h('h2', {}, `Events of this run (${shown})`), h('ol', {}, items));
 }
 
 /**
@@ -184,15 +272,17 @@ function timeline(trace: RunTrace, panels: HTMLElement[]): HTMLElement {
  */
 async function previousRun(context: PageContext, trace: RunTrace, latest: TraceEvent, versus: HTMLElement, nav: HTMLElement): Promise<void> {
   const subject = latest.subject;
+  const noun = subject.kind === 'persona' ? 'call' : 'run';
   const filter = subject.kind === 'persona' ? { persona: subject.id, to: latest.at } : { worker: subject.id, to: latest.at };
   let previous: RunSummary | undefined;
   let line: Child;
   try {
-    const list = await context.api.get<RunList>(runListPath(filter, 10));
-    previous = list.runs.find((run) => run.runId !== trace.runId && run.outcome !== 'failed');
+    const list = await context.api.get<RunList>(runListPath(filter, PAGE_SIZE));
+    // A call's refreshes and reconnects are parts of it, not calls: connects compare with connects.
+    previous = list.runs.find((run) => run.runId !== trace.runId && run.outcome !== 'failed' && callPartOf(run) === null);
     if (!context.current()) return;
     if (previous === undefined) {
-      replace(versus, `No previous run of ${subject.id} that delivered a prompt.`);
+      replace(versus, `No previous ${noun} of ${subject.id} that delivered a prompt.`);
       return;
     }
     const page = (runId: string) => (cursor: string | null) => context.api.get<RunTrace>(runTracePath(runId, { verifySources: false, cursor, limit: 100 }));
@@ -205,11 +295,11 @@ async function previousRun(context: PageContext, trace: RunTrace, latest: TraceE
   }
   if (!context.current()) return;
   const link = h('a', { class: 'previous-run', href: runHash(previous.runId) }, previous.runId);
-  replace(nav, ' · ', h('a', { href: runHash(previous.runId) }, `← Previous run of ${subject.id}`));
+  replace(nav, ' · ', h('a', { href: runHash(previous.runId) }, `← Previous ${noun} of ${subject.id}`));
   versus.classList.remove('muted');
   replace(
     versus,
-    h('strong', {}, `vs previous run of ${subject.id}`),
+    h('strong', {}, `vs previous ${noun} of ${subject.id}`),
     ' ',
     link,
     h('span', { class: 'muted small' }, ` (${previous.compiledFor ? `compiled for ${eventMinute({ request: { nowUsed: previous.compiledFor }, at: previous.at })}` : `traced ${formatTime(previous.at)}`})`),
@@ -266,7 +356,7 @@ function comparePicker(context: PageContext, trace: RunTrace): HTMLElement {
       return;
     }
     if (!context.current()) return;
-    const others = runs.runs.filter((run) => run.runId !== trace.runId && run.outcome !== 'failed');
+    const others = runs.runs.filter((run) => run.runId !== trace.runId && run.outcome !== 'failed' && callPartOf(run) === null);
     replace(
       list,
       others.length === 0
@@ -285,7 +375,7 @@ function comparePicker(context: PageContext, trace: RunTrace): HTMLElement {
           ),
     );
   });
-  return h('section', { class: 'compare-with-section' }, h('h3', {}, 'Compare ', button), list);
+  return h('section', { class: 'compare-with-section' }, headed('h2', 'Compare', button), list);
 }
 
 const CHAIN_TEXT: Record<ChainStatus, string> = {

@@ -5,7 +5,7 @@
  */
 import { ApiError, type Api } from './api.js';
 import { h, replace, type Child } from './dom.js';
-import { AUTHORITIES, compareHash, FILTER_KEYS, formatNumber, formatTime, runHash, runListPath, runsHash, shortSha, utcMinute, type RunFilter, type RunList, type RunSummary } from './model.js';
+import { AUTHORITIES, compareHash, FILTER_KEYS, formatNumber, formatTime, groupCalls, runHash, runListPath, runsHash, shortSha, utcMinute, type RunFilter, type RunList, type RunRow, type RunSummary } from './model.js';
 
 export interface PageContext {
   api: Api;
@@ -137,10 +137,26 @@ function filterForm(filter: RunFilter): HTMLFormElement {
   return form;
 }
 
+/**
+ * The search form, folded in a narrow window so the runs come first: its summary says what
+ * the list is filtered by. Open in a wide window, where it takes two lines.
+ */
+function foldedFilters(filter: RunFilter): HTMLElement {
+  const active = FILTER_KEYS.filter((key) => key !== 'cursor' && filter[key]).map((key) => `${key} ${filter[key]}`);
+  const fold = h(
+    'details',
+    { class: 'filters-fold' },
+    h('summary', {}, h('span', { class: 'fold-title' }, 'Find a run'), h('span', { class: 'muted small' }, active.length > 0 ? ` · filtered by ${active.join(', ')}` : ' · by request id, run id, traceparent, time, persona, worker or status')),
+    filterForm(filter),
+  );
+  fold.open = !window.matchMedia('(max-width: 640px)').matches;
+  return fold;
+}
+
 export async function renderRunList(context: PageContext, filter: RunFilter): Promise<void> {
   const { main } = context;
   const results = h('div', { class: 'results' }, h('p', { class: 'muted' }, 'Loading runs…'));
-  replace(main, h('h1', {}, 'Runs'), filterForm(filter), results);
+  replace(main, h('h1', {}, 'Runs'), foldedFilters(filter), results);
 
   let list: RunList;
   try {
@@ -152,6 +168,7 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
   if (!context.current()) return;
 
   const filtered = Object.keys(filter).some((key) => key !== 'cursor');
+  const whose = list.visibleTo === undefined ? null : visibleToNote(list.visibleTo);
   const partial = list.partial
     ? h('p', { class: 'partial muted small', role: 'status' }, 'Only the newest trace files were searched for this page; ', h('strong', {}, 'Older →'), ' searches on.')
     : null;
@@ -163,10 +180,63 @@ export async function renderRunList(context: PageContext, filter: RunFilter): Pr
   );
   if (list.runs.length === 0) {
     const empty = filtered || filter.cursor ? 'No runs match.' : 'No runs yet. Every compile (GET /context/mars, POST /compile, …) is traced and shows up here.';
-    replace(results, h('p', { class: 'empty' }, empty), partial, pager);
+    const elsewhere = list.visibleTo !== undefined && filtered ? ` A run another caller opened is not listed here, even when it matches.` : '';
+    replace(results, whose, h('p', { class: 'empty' }, empty, elsewhere), partial, pager);
     return;
   }
-  replace(results, ...runsTable(list.runs), partial, pager);
+  replace(results, whose, ...runsTable(list.runs), partial, pager);
+}
+
+/** Whose runs a token sees, when not every run: said above the list, so a short list is not a mystery. */
+function visibleToNote(caller: string): HTMLElement {
+  return h(
+    'p',
+    { class: 'visible-to', role: 'note' },
+    h('strong', {}, `Showing ${caller}’s runs only.`),
+    ' This token reads the runs it opened; another caller’s runs are not listed, and open as unknown ones. A token named in CONTEXT_COMPILER_READ_ALL sees every run.',
+  );
+}
+
+/**
+ * A run's row. A part of a call (a mid-call refresh or a reconnect) sits right under its
+ * connect, indented and named as such; one whose connect is on another page names it.
+ */
+function runRow({ run, callPart, nested }: RunRow, pickBox: (runId: string) => HTMLInputElement): HTMLElement {
+  const partTag = callPart === null ? null : h('span', { class: 'call-part-tag' }, nested ? `↳ ${callPart.part}` : `${callPart.part} of call`);
+  return h(
+    'tr',
+    { class: nested ? 'call-part nested' : callPart ? 'call-part' : '', data: { runId: run.runId, warnings: String(run.warnings), ...(callPart ? { connect: callPart.connect, callPart: callPart.part } : {}) } },
+    h('td', { class: 'col-pick' }, run.outcome === 'failed' || callPart !== null ? null : pickBox(run.runId)),
+    h(
+      'td',
+      { class: 'col-time' },
+      partTag,
+      whenCell(run.compiledFor, run.at),
+      h('span', { class: 'subject-under' }, ` · ${run.subject.kind} ${run.subject.id}`),
+      // In a narrow window the run id sits under the time, instead of a column one character wide.
+      h('span', { class: 'run-id-under' }, callPart === null ? null : h('span', { class: 'call-part-tag inline' }, nested ? '↳' : `${callPart.part} of`), ' ', h('a', { href: runHash(run.runId) }, run.runId)),
+    ),
+    h('td', { class: 'col-subject' }, h('span', { class: 'subject-kind' }, run.subject.kind), ' ', run.subject.id),
+    h('td', { class: 'col-optional col-topic' }, describeRun(run)),
+    h('td', { class: 'col-optional col-caller' }, run.caller ?? '—'),
+    h('td', { class: 'col-optional' }, run.surface ?? '—'),
+    h(
+      'td',
+      { class: 'col-status' },
+      h('span', { class: `status ${outcomeClass(run.outcome)}` }, String(run.status)),
+      ' ',
+      warningsFlag(run.warnings),
+      h('span', { class: 'outcome' }, run.outcome),
+    ),
+    h('td', { class: 'col-optional col-chars num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
+    h('td', { class: 'col-optional num' }, String(run.events)),
+    h(
+      'td',
+      { class: 'col-run-id' },
+      h('a', { class: 'run-link', href: runHash(run.runId) }, run.runId),
+      callPart !== null && !nested ? h('span', { class: 'muted small call-of' }, ' of ', h('a', { href: runHash(callPart.connect) }, callPart.connect)) : null,
+    ),
+  );
 }
 
 /** The runs, a box to pick two of them for a comparison, and the button that opens it. */
@@ -210,31 +280,9 @@ function runsTable(runs: RunSummary[]): Child[] {
     h(
       'tbody',
       {},
-      runs.map((run) =>
-        h(
-          'tr',
-          { data: { runId: run.runId, warnings: String(run.warnings) } },
-          h('td', { class: 'col-pick' }, run.outcome === 'failed' ? null : pickBox(run.runId)),
-          h('td', { class: 'col-time' }, whenCell(run.compiledFor, run.at)),
-          h('td', { class: 'col-subject' }, h('span', { class: 'subject-kind' }, run.subject.kind), ' ', run.subject.id),
-          h('td', { class: 'col-optional col-topic' }, describeRun(run)),
-          h('td', { class: 'col-optional col-caller' }, run.caller ?? '—'),
-          h('td', { class: 'col-optional' }, run.surface ?? '—'),
-          h(
-            'td',
-            { class: 'col-status' },
-            h('span', { class: `status ${outcomeClass(run.outcome)}` }, String(run.status)),
-            ' ',
-            warningsFlag(run.warnings),
-            h('span', { class: 'outcome' }, run.outcome),
-          ),
-          h('td', { class: 'col-optional col-chars num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
-          h('td', { class: 'col-optional num' }, String(run.events)),
-          h('td', { class: 'col-run-id' }, h('a', { class: 'run-link', href: runHash(run.runId) }, run.runId)),
-        ),
-      ),
+      groupCalls(runs).map((row) => runRow(row, pickBox)),
     ),
   );
-  const note = h('span', { class: 'muted small' }, 'Pick two runs of one persona or worker to compare them.');
+  const note = h('span', { class: 'muted small' }, 'Pick two runs of one persona or worker to compare them (a refresh is read on its call’s page).');
   return [h('div', { class: 'compare-bar' }, compareButton, note), h('div', { class: 'table-wrap' }, table)];
 }
