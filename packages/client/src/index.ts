@@ -1,3 +1,4 @@
+import { createCatchUps } from './catch-up.js';
 import { ContextCompilerError } from './errors.js';
 import {
   connectSession,
@@ -10,7 +11,9 @@ import {
   type RealtimeOptions,
   type RealtimeSessionResult,
   type ServedSession,
+  type SessionResult,
 } from './realtime.js';
+import { asRefresh, type Refresh } from './refresh.js';
 import { createTransport, header, parseJson, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Compiled,
@@ -59,6 +62,9 @@ export {
   type StaticPersona,
 } from './realtime.js';
 
+export { liveConfig, type LiveConfig, type LiveEnums, type LiveSchema } from './gemini-live.js';
+export type { ClientContentRefresh, ConversationItemRefresh, ReconnectRefresh, Refresh } from './refresh.js';
+
 export interface ClientOptions extends TransportOptions {
   /** How `realtimeSession()` connects a call: its budget, fallback, default persona and `onFallback`. */
   realtime?: RealtimeOptions;
@@ -88,12 +94,14 @@ export interface RealtimeSessionOptions extends CallContext, RealtimeOptions {}
 
 /**
  * `refresh()` per call: the ETag of the last refresh (sent as `If-None-Match`, so an answer
- * the session already has is a 304), the event's provider (default: the connect's), the
- * connect's `topicName` when it had one, and the correlation ids.
+ * the session already has is a 304), the event's provider and the realtime model (default:
+ * the connect's; the model chooses the delivery), the connect's `topicName` when it had one,
+ * and the correlation ids.
  */
 export interface RefreshOptions extends CallContext {
   etag?: string | null;
   provider?: 'openai' | 'gemini' | 'azure';
+  model?: string;
   topicName?: string;
   now?: string;
 }
@@ -143,7 +151,8 @@ export interface NotModified {
 /** A delivered compile, with the response's ETag for a later conditional call. */
 export type WithEtag<T> = T & { etag: string | null };
 export type PersonaContext = WithEtag<PersonaCompiled>;
-export type RefreshResult = WithEtag<PersonaRefresh>;
+/** A refresh's answer, by delivery (`Refresh`): narrow on `delivery` before sending. */
+export type RefreshResult = Refresh;
 export type TopicContext = WithEtag<TopicCompiled>;
 export type CompileResult = WithEtag<Compiled>;
 export type PersonaName = 'mars' | 'venus' | (string & {});
@@ -171,6 +180,18 @@ export function createClient(options: ClientOptions) {
     const answer = await compiled<T>(path, callOptions);
     if ('notModified' in answer) throw new ContextCompilerError(304, 'CC_CLIENT_BAD_RESPONSE', 'not modified, but no ETag was sent', null);
     return answer;
+  }
+
+  const catchUps = createCatchUps();
+  /**
+   * A connect's result with the call's run: the service's, or — on a fallback — the id the
+   * client made for it, remembered with what the call was given so its first refresh after
+   * the service recovers catches it up (./catch-up.ts).
+   */
+  function callRun<S>(result: SessionResult<S>, query: ContextQuery & { runId: string; provider: 'openai' | 'gemini' | 'azure' }): SessionResult<S> & { runId: string } {
+    if (result.source === 'service' && result.runId !== null) return { ...result, runId: result.runId };
+    catchUps.remember(query.runId, result.persona, { source: 'static' }, query);
+    return { ...result, runId: query.runId };
   }
 
   const contextPath = (persona: PersonaName) => `/context/${encodeURIComponent(persona)}`;
@@ -228,12 +249,13 @@ export function createClient(options: ClientOptions) {
     realtimeSession: (persona: PersonaName, query: ContextQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> => {
       const { requestId, traceparent, ...realtime } = sessionOptions;
       const headers = correlation({ requestId, traceparent });
+      const callQuery = { ...query, runId: query.runId ?? crypto.randomUUID(), provider: query.provider === 'azure' ? ('azure' as const) : ('openai' as const) };
       return connectSession<RealtimeSession>(
-        (name, limitMs) => served(name, { ...query, provider: query.provider === 'azure' ? 'azure' : 'openai' }, headers, limitMs, SESSION),
+        (name, limitMs) => served(name, callQuery, headers, limitMs, SESSION),
         staticSession,
         { persona, now: query.now, timezone: query.timezone },
         realtimeOptions(options.realtime, realtime),
-      );
+      ).then((result) => callRun(result, callQuery));
     },
     /**
      * `realtimeSession()`'s twin for Gemini Live: `GET /context/:persona?provider=gemini`'s
@@ -245,11 +267,15 @@ export function createClient(options: ClientOptions) {
     geminiSetup: async (persona: PersonaName, query: Omit<ContextQuery, 'provider'> = {}, setupOptions: RealtimeSessionOptions = {}): Promise<GeminiSetupResult> => {
       const { requestId, traceparent, ...realtime } = setupOptions;
       const headers = correlation({ requestId, traceparent });
-      const { session: setup, ...result } = await connectSession<GeminiSetup>(
-        (name, limitMs) => served(name, { ...query, provider: 'gemini' }, headers, limitMs, SETUP),
-        staticGeminiSetup,
-        { persona, now: query.now, timezone: query.timezone },
-        realtimeOptions(options.realtime, realtime),
+      const callQuery = { ...query, runId: query.runId ?? crypto.randomUUID(), provider: 'gemini' as const };
+      const { session: setup, ...result } = callRun(
+        await connectSession<GeminiSetup>(
+          (name, limitMs) => served(name, callQuery, headers, limitMs, SETUP),
+          staticGeminiSetup,
+          { persona, now: query.now, timezone: query.timezone },
+          realtimeOptions(options.realtime, realtime),
+        ),
+        callQuery,
       );
       return { setup, ...result };
     },
@@ -260,9 +286,12 @@ export function createClient(options: ClientOptions) {
      * `{ notModified: true }` when nothing changed (or nothing since `options.etag`). Throws a
      * `ContextCompilerError` when it fails; a call goes on without a refresh.
      */
-    refresh: (persona: PersonaName, runId: string, refreshOptions: RefreshOptions = {}): Promise<RefreshResult | NotModified> => {
+    refresh: async (persona: PersonaName, runId: string, refreshOptions: RefreshOptions = {}): Promise<Refresh | NotModified> => {
       const { etag = null, requestId, traceparent, ...query } = refreshOptions;
-      return compiled<PersonaRefresh>(`${contextPath(persona)}/refresh`, { query: { runId, ...query }, headers: correlation({ requestId, traceparent }) }, etag);
+      const catchUp = catchUps.queryFor(runId, persona);
+      const answer = await compiled<PersonaRefresh>(`${contextPath(persona)}/refresh`, { query: { runId, ...catchUp, ...query }, headers: correlation({ requestId, traceparent }) }, etag);
+      catchUps.forget(runId);
+      return 'notModified' in answer ? answer : asRefresh(answer, 200);
     },
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>

@@ -69,7 +69,7 @@ export interface SessionResult<S> {
   persona: string;
   /** `service`: compiled and traced by the service, as run `runId`; `static`: the client's static session. */
   source: 'service' | 'static';
-  /** The service's run; null for a static session. */
+  /** The call's run: the service's; for a fallback, the id the client made at connect (the client's `realtimeSession()` and `geminiSetup()` fill it in), which holds nothing until the first refresh after the service recovers opens it. */
   runId: string | null;
   /** Why this is not the service's session for the persona asked; null when it is. */
   fallback: FallbackReason | null;
