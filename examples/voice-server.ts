@@ -70,7 +70,8 @@ export async function hangUp(callId: string): Promise<void> {
 // ---- Gemini Live: the server holds the session; a 3.1+ model takes new context only on a new connection, resumed.
 const GEMINI_MODEL = process.env.GEMINI_MODEL ?? 'gemini-3.1-flash-live-preview';
 const geminiBaseUrl = process.env.GEMINI_BASE_URL;
-const ai = new GoogleGenAI({ apiKey: process.env.GEMINI_API_KEY ?? '', ...(geminiBaseUrl === undefined ? {} : { httpOptions: { baseUrl: geminiBaseUrl } }) });
+let ai: GoogleGenAI | undefined; // made on the first Gemini call: an OpenAI-only server never builds it
+const gemini = () => (ai ??= new GoogleGenAI({ apiKey: process.env.GEMINI_API_KEY ?? '', ...(geminiBaseUrl === undefined ? {} : { httpOptions: { baseUrl: geminiBaseUrl } }) }));
 
 interface GeminiCall {
   persona: string;
@@ -92,7 +93,7 @@ export async function connectGemini(persona: string, topicId?: string, callId: s
 
 /** A Live session for the call with `setup`, resuming the call's conversation when it has a handle. */
 function openLive(call: Partial<GeminiCall>, setup: GeminiSetup): Promise<Session> {
-  return ai.live.connect({
+  return gemini().live.connect({
     model: GEMINI_MODEL,
     config: { ...liveConfig(setup, { Modality, Type }), sessionResumption: { handle: call.handle } },
     callbacks: {
