@@ -1,7 +1,10 @@
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The examples import the client package by name, as a voice server does (tsconfig.json's paths for tsc and tsx).
+  resolve: { alias: { '@context-compiler/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',

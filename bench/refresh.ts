@@ -6,7 +6,9 @@
  * answer a 304), then after one memory line is appended to today's note in the brain copy
  * (every answer a 200 carrying the one-line change and its event; no If-None-Match is sent).
  * Prints p50, p90, p99 and max of each, and the answer size of the 200; and, measured in the
- * same run as the yardstick, a connect (`GET /context/mars`, a new minute each).
+ * same run as the yardstick, a connect (`GET /context/mars`, a new minute each). Each phase
+ * runs for one connect per delivery: `conversation-item` (OpenAI), `client-content` (a Gemini
+ * 2.5 Live model) and `reconnect` (Gemini 3.1 Live: the 200 carries the whole setup).
  *
  *   cp -r examples/brain /tmp/refresh-brain
  *   BRAIN_ROOT=/tmp/refresh-brain RATE_LIMIT_MAX=100000 npm start &
@@ -32,7 +34,7 @@ const summary = (times: number[]) => {
 };
 
 /** `calls` refreshes after a warm-up, each a minute later; every answer must be `expected`. */
-async function phase(runId: string, expected: 200 | 304, from: number): Promise<{ times: number[]; bytes: number }> {
+async function phase(runId: string, delivery: string, expected: 200 | 304, from: number): Promise<{ times: number[]; bytes: number }> {
   const times: number[] = [];
   let bytes = 0;
   for (let i = 0; i < WARM_UP + calls; i++) {
@@ -42,26 +44,39 @@ async function phase(runId: string, expected: 200 | 304, from: number): Promise<
     const elapsed = performance.now() - started;
     const status = 'notModified' in answer ? 304 : 200;
     if (status !== expected) throw new Error(`refresh ${i}: ${status}, not ${expected}`);
+    if (!('notModified' in answer) && answer.delivery !== delivery) throw new Error(`refresh ${i}: ${answer.delivery}, not ${delivery}`);
     if (!('notModified' in answer)) bytes = Buffer.byteLength(JSON.stringify(answer));
     if (i >= WARM_UP) times.push(elapsed);
   }
   return { times, bytes };
 }
 
+/** One connect per delivery: the query that makes it. */
+const DELIVERIES = [
+  { delivery: 'conversation-item', query: {} },
+  { delivery: 'client-content', query: { provider: 'gemini', model: 'gemini-2.5-flash-native-audio-preview-12-2025' } },
+  { delivery: 'reconnect', query: { provider: 'gemini', model: 'gemini-3.1-flash-live-preview' } },
+] as const;
+
 try {
-  const connected = await api.context('mars', { now: new Date(CONNECT).toISOString() });
   const connects: number[] = [];
   for (let i = 0; i < WARM_UP + calls; i++) {
     const started = performance.now();
     await api.context('mars', { now: new Date(CONNECT + (i + 1) * 60_000).toISOString() });
     if (i >= WARM_UP) connects.push(performance.now() - started);
   }
-  const unchanged = await phase(connected.runId, 304, 1);
+  const runs: string[] = [];
+  for (const { query } of DELIVERIES) runs.push((await api.context('mars', { now: new Date(CONNECT).toISOString(), ...query })).runId);
+  const unchanged = [];
+  for (const [index, { delivery }] of DELIVERIES.entries()) unchanged.push(await phase(runs[index]!, delivery, 304, 1));
   await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- Felt a quiet joy at the harbour lighthouse after call ${Date.now().toString(36)}.\n`);
-  const changed = await phase(connected.runId, 200, 1);
-  process.stdout.write(`connect          ${summary(connects)}\n`);
-  process.stdout.write(`304 (unchanged)  ${summary(unchanged.times)}\n`);
-  process.stdout.write(`200 (one line)   ${summary(changed.times)}  answer ${changed.bytes} bytes\n`);
+  const changed = [];
+  for (const [index, { delivery }] of DELIVERIES.entries()) changed.push(await phase(runs[index]!, delivery, 200, 1));
+  process.stdout.write(`connect                             ${summary(connects)}\n`);
+  for (const [index, { delivery }] of DELIVERIES.entries()) {
+    process.stdout.write(`304 (unchanged)  ${delivery.padEnd(18)} ${summary(unchanged[index]!.times)}\n`);
+    process.stdout.write(`200 (one line)   ${delivery.padEnd(18)} ${summary(changed[index]!.times)}  answer ${changed[index]!.bytes} bytes\n`);
+  }
 } finally {
   await api.close();
 }

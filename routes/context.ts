@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
+import { sha256Hex } from '../src/core/digest.js';
 import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
@@ -190,8 +191,11 @@ display of every brain file the compile looked for.`,
             timezone: zone.timezone,
             sanitize: query.sanitize ?? null,
             topicName: query.topicName !== undefined,
+            // A digest, never the text: a refresh without the name keeps this topic, one with another name is told so.
+            topicNameSha256: query.topicName === undefined ? null : sha256Hex(query.topicName),
             engine: query.engine ?? null,
             provider: query.provider ?? 'openai',
+            model: query.model ?? null,
             ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
             ...(zone.rejected === undefined ? {} : { timezoneRejected: zone.rejected }),
           },

@@ -3,7 +3,7 @@ import { PERSONAS } from '../src/core/persona/personas.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
-import { CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, PersonaIdSchema, REFRESH_RUN_SUFFIX, TopicIdSchema } from './ids.js';
+import { CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, ModelSchema, PersonaIdSchema, REFRESH_RUN_SUFFIX, TopicIdSchema } from './ids.js';
 
 /** A display label from a URL is clamped to 80 chars later; anything this long is not one. */
 export const MAX_TOPIC_NAME_INPUT = 1000;
@@ -66,6 +66,9 @@ export const PersonaContextQuerySchema = z.strictObject({
   sanitize,
   engine: EngineSchema.optional(),
   provider,
+  model: ModelSchema.optional().meta({
+    description: "the realtime model the call runs on: recorded with the run, it chooses how the call's refreshes are delivered (`GET /context/:persona/refresh`, docs/providers.md)",
+  }),
   hud: HudFlagSchema,
   format: FormatSchema,
 });

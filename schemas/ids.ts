@@ -53,6 +53,9 @@ export const EngineSchema = z
     examples: ['gpt-4.1'],
   });
 
+/** A realtime model name (`?model=`): the same bounded slug as an engine, read only to choose how a refresh is delivered. */
+export const ModelSchema = z.string().regex(ENGINE_PATTERN, `must be ${ENGINE_RULE}`);
+
 /** `?hud=1`: add the heads-up display of the files the compile read to the answer. */
 export const HudFlagSchema = z
   .enum(['1', 'true', '0', 'false'])

@@ -83,7 +83,7 @@ describe('geminiSetup() when the service cannot answer: the static setup, told, 
   it.each(cases)('%s: the static setup, onFallback told once, a warning saying why', async (_label, start, reason) => {
     const { api, fallbacks } = watched(await start());
     const result = await api.geminiSetup('venus', { now: '2026-11-30T17:05:00Z', timezone: 'Europe/London' });
-    expect(result).toMatchObject({ persona: 'venus', source: 'static', fallback: reason, runId: null });
+    expect(result).toMatchObject({ persona: 'venus', source: 'static', fallback: reason, runId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expectSendable(result.setup);
     expect(result.setup.generationConfig.speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName).toBe('Aoede');
     expect(result.setup.systemInstruction.parts[0]!.text.endsWith('Current date and time: Monday 30 November 2026, 17:05 (Europe/London, UTC+00:00)')).toBe(true);

@@ -96,7 +96,7 @@ describe('realtimeSession() when the service cannot answer: the static session, 
   it.each(cases)('%s: a static session, onFallback told once, a warning saying why', async (_label, start, reason, code) => {
     const { api, fallbacks } = watched(await start());
     const result = await api.realtimeSession('mars', { now: '2026-11-30T17:05:00Z', timezone: 'Europe/London' });
-    expect(result).toMatchObject({ persona: 'mars', source: 'static', fallback: reason, runId: null });
+    expect(result).toMatchObject({ persona: 'mars', source: 'static', fallback: reason, runId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expectSendable(result.session);
     expect(result.session.audio.output.voice).toBe('ash');
     expect(result.session.instructions).toMatch(/^<<cc identity \| trusted-directive \| builtin:mars\/identity>>\nYou are Mars/);
@@ -252,7 +252,7 @@ describe('the client\'s session check', () => {
       (value) => (value.tools[0].parameters = []),
       (value) => delete value.tools[0].description,
       (value) => (value.tools = []),
-      (value) => (value.model = 'gpt-realtime'),
+      (value) => (value.model = 'gpt-realtime-2'),
     ];
     fc.assert(
       fc.property(fc.subarray(mutations), (chosen) => {

@@ -166,7 +166,7 @@ describe('a voice server built on examples/voice-server.ts never loses a call to
       expect(connected.sessionMs, label).toBeLessThanOrEqual(BUDGET_MS + 100);
       expect(realtime.received).toHaveLength(before + 1);
       const { model, session } = realtime.received.at(-1)!;
-      expect(model).toBe('gpt-realtime');
+      expect(model).toBe('gpt-realtime-2');
       figures.push(`${label}: session sent after ${connected.sessionMs.toFixed(1)} ms (whole connect ${connected.ms.toFixed(1)} ms)`);
       return { session, ms: connected.sessionMs };
     };

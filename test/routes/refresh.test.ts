@@ -97,18 +97,44 @@ describe('GET /context/:persona/refresh', () => {
     expect((await events(`${connected.runId}:refresh`)).map((event) => event.status)).toEqual([200, 304, 200]);
   });
 
-  it('for gemini, delivers the change as client content that does not end the turn (the connect’s provider by default)', async () => {
+  it('for a Gemini 2.5 Live model, delivers the change as client content that does not end the turn (the connect’s provider and model by default)', async () => {
     const { app, brainRoot, connect } = await harness();
-    const connected = await connect(`/context/mars?now=${NOW}&provider=gemini`);
+    const connected = await connect(`/context/mars?now=${NOW}&provider=gemini&model=gemini-2.5-flash-native-audio-preview-12-2025`);
     await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
     const body = (await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}`)).json();
-    expect(body.provider).toBe('gemini');
+    expect(body).toMatchObject({ provider: 'gemini', delivery: 'client-content' });
+    expect(body.setup).toBeUndefined();
     expect(GeminiContextEventSchema.parse(body.event)).toEqual({ clientContent: { turns: [{ role: 'user', parts: [{ text: body.text }] }], turnComplete: false } });
     expect(body.warnings).toEqual([]);
     // Asked for another form than the connect's: answered, with a warning saying so.
     const openai = (await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}&provider=openai`)).json();
+    expect(openai.delivery).toBe('conversation-item');
     expect(openai.event.type).toBe('conversation.item.create');
     expect(openai.warnings).toEqual(["refresh-provider: the connect was answered for gemini; this refresh's event is openai's"]);
+  });
+
+  it('for Gemini 3.1 Live, which refuses mid-session client content, answers a reconnect: the whole updated setup, traced as one more compile of the run with its parent', async () => {
+    const { app, brainRoot, connect, events } = await harness();
+    const connected = await connect(`/context/mars?now=${NOW}&provider=gemini&model=gemini-3.1-flash-live-preview`);
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
+    const response = await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}`);
+    expect(response.statusCode, response.body).toBe(200);
+    const body = RefreshResponseSchema.parse(response.json());
+    expect(body).toMatchObject({ provider: 'gemini', delivery: 'reconnect', event: null, warnings: [] });
+    // The setup a connect at this minute would get: its instructions hold the new line, the connect's did not.
+    const fresh = (await app.inject(`/context/mars?now=${LATER}&provider=gemini`)).json();
+    expect(body.setup).toEqual(fresh.setup);
+    expect(body.setup!.systemInstruction.parts[0]!.text).toContain(NEW_LINE);
+    expect((connected as unknown as { setup: { systemInstruction: { parts: Array<{ text: string }> } } }).setup.systemInstruction.parts[0]!.text).not.toContain(NEW_LINE);
+    const [event] = await events(`${connected.runId}:refresh`);
+    expect(event).toMatchObject({ parentRunId: connected.runId, status: 200, refresh: { provider: 'gemini', delivery: 'reconnect' }, request: { model: 'gemini-3.1-flash-live-preview', delivery: 'reconnect' } });
+    // A model named on the refresh overrides the connect's; an unknown one is a reconnect, with a warning.
+    const named = (await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}&model=gemini-live-2.5-flash-preview`)).json();
+    expect(named.delivery).toBe('client-content');
+    const unknown = (await app.inject(`/context/mars/refresh?runId=${connected.runId}&now=${LATER}&model=gemini-3-pro-live`)).json();
+    expect(unknown.delivery).toBe('reconnect');
+    expect(unknown.warnings).toEqual([expect.stringMatching(/^delivery-model-unknown: gemini-3-pro-live /)]);
+    expect((await app.inject(`/context/mars/refresh?runId=${connected.runId}&model=Not%20A%20Model`)).statusCode).toBe(400);
   });
 
   it('says what is no longer there: a venus task done mid-call', async () => {
@@ -164,12 +190,65 @@ describe('GET /context/:persona/refresh', () => {
     expect((await app.inject({ url: `/context/mars/refresh?runId=${runId}`, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).statusCode).toBe(404);
   });
 
-  it('warns when the connect had a topicName and the refresh was not given it', async () => {
-    const { app, connect } = await harness();
-    const { runId } = await connect(`/context/mars?now=${NOW}&topicName=Flat%20hunt`);
-    const without = await app.inject(`/context/mars/refresh?runId=${runId}&now=${NOW}`);
-    expect(without.statusCode).toBe(200);
-    expect(without.json().warnings).toContain('refresh-topic-name: the connect was given a topicName; give the same one to refresh, or its topic block differs by its name');
+  it('regression: a refresh without the connect’s topicName keeps the connect’s topic and reports no change; the run keeps a digest of the name, never the text', async () => {
+    const { app, connect, events } = await harness();
+    const { runId } = await connect(`/context/mars?now=${NOW}&topicId=real-estate&topicName=Flat%20hunt`);
+    const [connectEvent] = await events(runId);
+    expect(connectEvent!.request).toMatchObject({ topicName: true, topicNameSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.stringify(connectEvent!.request)).not.toContain('Flat hunt');
+    // Before: a 200 telling the model the topic was "no longer" there.
+    expect((await app.inject(`/context/mars/refresh?runId=${runId}&now=${NOW}`)).statusCode).toBe(304);
     expect((await app.inject(`/context/mars/refresh?runId=${runId}&now=${NOW}&topicName=Flat%20hunt`)).statusCode).toBe(304);
+    const other = await app.inject(`/context/mars/refresh?runId=${runId}&now=${NOW}&topicName=Boat%20hunt`);
+    expect(other.statusCode).toBe(200);
+    expect(other.json().warnings).toContain("refresh-topic-name: this refresh's topicName is not the connect's; its topic block differs by the name");
+  });
+
+  it('catch-up: a call that connected on its static session (no connect in its run) gets its whole live context on its first refresh, which opens the call’s run; later refreshes compare with what it delivered', async () => {
+    const { app, brainRoot, events } = await harness();
+    await writeFile(join(brainRoot, 'memory/2026-11-30.md'), TODAY);
+    // Without a baseline, a run with no connect is still a 404.
+    expect((await app.inject(`/context/mars/refresh?runId=call-1&now=${NOW}`)).statusCode).toBe(404);
+    const first = await app.inject(`/context/mars/refresh?runId=call-1&now=${NOW}&baseline=static&topicId=real-estate&timezone=Europe/London`);
+    expect(first.statusCode, first.body).toBe(200);
+    const body = RefreshResponseSchema.parse(first.json());
+    expect(body).toMatchObject({ runId: 'call-1', parentRunId: 'call-1', delivery: 'conversation-item' });
+    // Everything the static session lacks: the live context and the topic, all of it new.
+    expect(body.changes.map(({ block, removed }) => ({ block, removed }))).toEqual([
+      { block: 'live-context', removed: 0 },
+      { block: 'topic', removed: 0 },
+    ]);
+    const live = (await app.inject(`/context/mars?now=${NOW}&topicId=real-estate&timezone=Europe/London`)).json();
+    expect(body.changes[0]!.added).toBe(live.liveContext.split('\n').filter((line: string) => line.trim() !== '').length);
+    expect(body.text).toContain('Woke early and felt calm about the week.');
+    expect(body.text).toContain('(Europe/London,');
+    const [opened] = await events('call-1');
+    expect(opened).toMatchObject({ runId: 'call-1', route: 'GET /context/mars/refresh', status: 200, request: { baseline: 'static', topicId: 'real-estate', timezone: 'Europe/London' } });
+    expect(opened!.parentRunId).toBeUndefined();
+    // The next refresh compares with what the catch-up delivered: nothing new is a 304, beside the call's run.
+    const second = await app.inject(`/context/mars/refresh?runId=call-1&now=${LATER}`);
+    expect(second.statusCode).toBe(304);
+    expect(second.headers['x-run-id']).toBe('call-1:refresh');
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
+    const third = (await app.inject(`/context/mars/refresh?runId=call-1&now=${LATER}&baseline=static`)).json();
+    expect(third.changes).toEqual([{ block: 'live-context', source: 'builtin:mars/live-context', added: 1, removed: 0 }]);
+    expect(third.warnings).toEqual(['refresh-catch-up-ignored: run call-1 holds its connect; baseline ignored (the connect\'s are used)']);
+    expect((await events('call-1:refresh')).map((event) => [event.status, event.parentRunId])).toEqual([
+      [304, 'call-1'],
+      [200, 'call-1'],
+    ]);
+  });
+
+  it('catch-up from a stale session: compared with the connect it came from, so only what changed since is delivered', async () => {
+    const { app, brainRoot, connect } = await harness();
+    await writeFile(join(brainRoot, 'memory/2026-11-30.md'), TODAY);
+    const { runId: earlier } = await connect(`/context/mars?now=${NOW}`);
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
+    const caught = (await app.inject(`/context/mars/refresh?runId=call-2&now=${LATER}&baseline=stale&baselineRunId=${earlier}`)).json();
+    expect(caught.runId).toBe('call-2');
+    expect(caught.changes).toEqual([{ block: 'live-context', source: 'builtin:mars/live-context', added: 1, removed: 0 }]);
+    expect((await app.inject(`/context/mars/refresh?runId=call-3&baseline=stale`)).statusCode).toBe(400);
+    expect((await app.inject(`/context/mars/refresh?runId=call-3&baseline=stale&baselineRunId=no-such-run`)).statusCode).toBe(404);
+    expect((await app.inject(`/context/mars/refresh?runId=call-3:refresh&baseline=static`)).statusCode).toBe(404);
   });
 });

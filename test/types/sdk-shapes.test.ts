@@ -5,11 +5,15 @@
  * test/layout.test.ts keeps them out of everything that ships.
  *
  * `@google/genai` types Gemini's enums (`Type`, `Modality`) as TypeScript string enums,
- * which no string literal is assignable to, although the wire carries exactly their values.
- * `Wire<T>` is the SDK type as JSON sees it: each string enum replaced by the union of its
- * values (`${Type}` is `"STRING" | "NUMBER" | …`), every other type as it is.
+ * which no string literal is assignable to, although the wire carries exactly their values:
+ * so the raw setup (the WebSocket's JSON) is not the SDK's `LiveConnectConfig`, and the
+ * client's `liveConfig(setup, { Modality, Type })` is — checked here against the SDK's own
+ * types, with no relaxed copy of them. test/types/snippets.test.ts compiles the docs' sends;
+ * test/client/voice-server-refresh.test.ts reads the wire message the SDK makes of it.
  */
-import type { LiveClientMessage, LiveClientSetup, LiveConnectConfig, Schema, Type } from '@google/genai';
+import type { LiveClientMessage, LiveConnectConfig, Modality, Schema, Type } from '@google/genai';
+import type { RealtimeClientEvent } from 'openai/resources/realtime/realtime';
+import type { LiveConfig, LiveSchema, Refresh } from '../../packages/client/src/index.js';
 import type { CallAcceptParams } from 'openai/resources/realtime/calls';
 import type { ClientSecretCreateParams } from 'openai/resources/realtime/client-secrets';
 import type {
@@ -32,8 +36,6 @@ import { geminiViolations } from '../helpers/gemini-schema.js';
 import type { GeminiContextEvent, OpenAIContextEvent } from '../../src/core/persona/refresh.js';
 import type { GeminiContextEventSchema, OpenAIContextEventSchema } from '../../schemas/refresh.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
-
-type Wire<T> = T extends string ? `${T}` : T extends readonly (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
 
 /** The literal members of a `(string & {}) | 'a' | 'b'` union: the values an SDK documents. */
 type Documented<T> = T extends unknown ? (string extends T ? never : T) : never;
@@ -69,44 +71,45 @@ describe('the OpenAI session, typed by the openai SDK', () => {
     expectTypeOf<z.infer<typeof OpenAIContextEventSchema>>().toEqualTypeOf<OpenAIContextEvent>();
     expectTypeOf<OpenAIContextEvent>().toExtend<ConversationItemCreateEvent>();
     expectTypeOf<{ type: 'conversation.item.create'; item: { type: 'message'; role: 'narrator'; content: [] } }>().not.toExtend<ConversationItemCreateEvent>();
+    // The client's refresh, narrowed to its delivery, is a realtime client event; not narrowed, it is not.
+    expectTypeOf<Extract<Refresh, { delivery: 'conversation-item' }>['event']>().toExtend<RealtimeClientEvent>();
+    expectTypeOf<Refresh['event']>().not.toExtend<RealtimeClientEvent>();
   });
 });
 
 describe('the Gemini setup, typed by @google/genai', () => {
-  it('is a Live setup: the first WebSocket message with a model added, and the config of ai.live.connect', () => {
+  it('is, through liveConfig(), the config of ai.live.connect — the raw setup is not (the SDK types its enums)', () => {
     expectTypeOf<GeminiSetupAnswer>().toEqualTypeOf<GeminiSetup>();
     expectTypeOf<Setup>().toEqualTypeOf<GeminiSetupAnswer>();
-    expectTypeOf<{ setup: Setup & { model: string } }>().toExtend<Wire<LiveClientMessage>>();
-    expectTypeOf<Setup>().toExtend<Wire<LiveConnectConfig>>();
-    expectTypeOf<{ setup: GeminiSetupAnswer & { model: string } }>().toExtend<Wire<LiveClientMessage>>();
-    expectTypeOf<GeminiSetupAnswer>().toExtend<Wire<LiveClientSetup>>();
-    expectTypeOf<GeminiSetupAnswer>().toExtend<Wire<LiveConnectConfig>>();
+    expectTypeOf<LiveConfig<Modality, Type>>().toExtend<LiveConnectConfig>();
+    expectTypeOf<Setup>().not.toExtend<LiveConnectConfig>();
   });
 
-  it('delivers a refresh mid-session as client content, a Live client message', () => {
+  it('delivers a refresh mid-session as client content, a Live client message; a reconnect carries the whole setup', () => {
     expectTypeOf<z.infer<typeof GeminiContextEventSchema>>().toEqualTypeOf<GeminiContextEvent>();
-    expectTypeOf<GeminiContextEvent>().toExtend<Wire<LiveClientMessage>>();
+    expectTypeOf<GeminiContextEvent>().toExtend<LiveClientMessage>();
     expectTypeOf<{ clientContent: { turns: Array<{ role: 'system'; parts: [] }> } }>().not.toExtend<GeminiContextEvent>();
+    expectTypeOf<Extract<Refresh, { delivery: 'reconnect' }>['setup']>().toEqualTypeOf<Setup>();
   });
 
   it('declares parameters as the SDK’s Schema, with Gemini’s own type names', () => {
     expectTypeOf<z.infer<typeof GeminiSchemaSchema>>().toEqualTypeOf<GeminiSchema>();
-    expectTypeOf<GeminiSchema>().toExtend<Wire<Schema>>();
+    expectTypeOf<LiveSchema<Type>>().toExtend<Schema>();
     expectTypeOf<GeminiType>().toExtend<`${Type}`>();
     expectTypeOf<`${Type}`>().not.toExtend<GeminiType>(); // TYPE_UNSPECIFIED and NULL are never written
   });
 
   it('refuses what the SDK refuses (the checks can fail)', () => {
-    expectTypeOf<{ type: 'object' }>().not.toExtend<Wire<Schema>>();
-    expectTypeOf<{ type: 'STRING'; maxLength: number }>().not.toExtend<Wire<Schema>>();
-    expectTypeOf<{ generationConfig: { responseModalities: ['audio'] } }>().not.toExtend<Wire<LiveClientSetup>>();
-    expectTypeOf<{ systemInstruction: { parts: [{ txt: string }] } }>().not.toExtend<Wire<LiveClientSetup>>();
+    expectTypeOf<{ type: 'object' }>().not.toExtend<Schema>();
+    expectTypeOf<{ type: Type; maxLength: number }>().not.toExtend<Schema>();
+    expectTypeOf<{ responseModalities: ['AUDIO'] }>().not.toExtend<LiveConnectConfig>();
+    expectTypeOf<LiveConfig<'AUDIO', Type>>().not.toExtend<LiveConnectConfig>();
   });
 
   it('delivers mid-call context as client content that does not end the turn, the form docs/providers.md gives', () => {
     type ContextNote = { clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: false } };
-    expectTypeOf<ContextNote>().toExtend<Wire<LiveClientMessage>>();
-    expectTypeOf<{ clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: 'no' } }>().not.toExtend<Wire<LiveClientMessage>>();
+    expectTypeOf<ContextNote>().toExtend<LiveClientMessage>();
+    expectTypeOf<{ clientContent: { turns: Array<{ role: 'user'; parts: Array<{ text: string }> }>; turnComplete: 'no' } }>().not.toExtend<LiveClientMessage>();
   });
 
   it('every ?provider=gemini answer carries a setup that parses and holds to Gemini’s schema, with the session’s instructions and the Gemini voice', async () => {

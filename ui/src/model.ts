@@ -125,6 +125,8 @@ export function lineRangeText(lines: LineRange | null): string {
 /** A mid-call refresh: what changed since its parent run, by block, as delivered. */
 export interface TraceRefresh {
   provider: 'openai' | 'gemini' | 'azure';
+  /** How it reached the model: a conversation item, client content, or a reconnect with the whole setup. */
+  delivery?: 'conversation-item' | 'client-content' | 'reconnect';
   changes: Array<{ block: string; source: string; added: number; removed: number }>;
   textSha256: string | null;
   chars: number;

@@ -1,3 +1,4 @@
+import { createCatchUps } from './catch-up.js';
 import { ContextCompilerError } from './errors.js';
 import { createLastKnownGood } from './last-known-good.js';
 import {
@@ -11,8 +12,10 @@ import {
   type RealtimeOptions,
   type RealtimeSessionResult,
   type ServedSession,
+  type SessionResult,
   type SessionShape,
 } from './realtime.js';
+import { asRefresh, type Refresh } from './refresh.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, header, parseJson, TRACE_BODY_BYTES, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Compiled,
@@ -80,6 +83,9 @@ export interface ClientRealtimeOptions extends RealtimeOptions {
   lastKnownGoodFile?: string;
 }
 
+export { liveConfig, type LiveConfig, type LiveEnums, type LiveSchema } from './gemini-live.js';
+export type { ClientContentRefresh, ConversationItemRefresh, ReconnectRefresh, Refresh } from './refresh.js';
+
 export interface ClientOptions extends TransportOptions {
   /** How `realtimeSession()` connects a call: its budget, fallback, default persona, `onFallback`, and where the last live sessions are kept. */
   realtime?: ClientRealtimeOptions;
@@ -109,12 +115,14 @@ export interface RealtimeSessionOptions extends CallContext, RealtimeOptions {}
 
 /**
  * `refresh()` per call: the ETag of the last refresh (sent as `If-None-Match`, so an answer
- * the session already has is a 304), the event's provider (default: the connect's), the
- * connect's `topicName` when it had one, and the correlation ids.
+ * the session already has is a 304), the event's provider and the realtime model (default:
+ * the connect's; the model chooses the delivery), the connect's `topicName` when it had one,
+ * and the correlation ids.
  */
 export interface RefreshOptions extends CallContext {
   etag?: string | null;
   provider?: 'openai' | 'gemini' | 'azure';
+  model?: string;
   topicName?: string;
   now?: string;
 }
@@ -164,7 +172,8 @@ export interface NotModified {
 /** A delivered compile, with the response's ETag for a later conditional call. */
 export type WithEtag<T> = T & { etag: string | null };
 export type PersonaContext = WithEtag<PersonaCompiled>;
-export type RefreshResult = WithEtag<PersonaRefresh>;
+/** A refresh's answer, by delivery (`Refresh`): narrow on `delivery` before sending. */
+export type RefreshResult = Refresh;
 export type TopicContext = WithEtag<TopicCompiled>;
 export type CompileResult = WithEtag<Compiled>;
 export type PersonaName = 'mars' | 'venus' | (string & {});
@@ -197,6 +206,19 @@ export function createClient(options: ClientOptions) {
     return answer;
   }
 
+  const catchUps = createCatchUps();
+  /**
+   * A connect's result with the call's run: the service's, or — on a fallback — the id the
+   * client made for it, remembered with what the call was given so its first refresh after
+   * the service recovers catches it up (./catch-up.ts).
+   */
+  function callRun<S>(result: SessionResult<S>, query: ContextQuery & { runId: string }): SessionResult<S> & { runId: string } {
+    if (result.source === 'service' && result.runId !== null) return { ...result, runId: result.runId };
+    const baseline = result.source === 'stale' && result.stale !== null ? { source: 'stale' as const, runId: result.stale.runId } : { source: 'static' as const };
+    catchUps.remember(query.runId, result.persona, baseline, query);
+    return { ...result, runId: query.runId };
+  }
+
   const contextPath = (persona: PersonaName) => `/context/${encodeURIComponent(persona)}`;
   const topicPath = (topicId: string) => `/context/topic/${encodeURIComponent(topicId)}`;
 
@@ -213,13 +235,15 @@ export function createClient(options: ClientOptions) {
     const { requestId, traceparent, ...realtime } = perCall;
     const headers = correlation({ requestId, traceparent });
     const inForce = realtimeOptions(clientRealtime, realtime);
+    // The call's run from the start: the caller's, else one made here, so a fallback call's first refresh can open it.
+    const callQuery = { ...query, runId: query.runId ?? crypto.randomUUID() };
     return connectSession<S>(
-      (name, limitMs) => served(name, query, headers, limitMs, shape, inForce.promptLimitChars),
+      (name, limitMs) => served(name, callQuery, headers, limitMs, shape, inForce.promptLimitChars),
       shape,
       { persona, now: query.now, timezone: query.timezone, keyOf: (name) => lastKnownGoodKey(shape.member, name, query) },
       inForce,
       lastKnownGood,
-    );
+    ).then((result) => callRun(result, callQuery));
   }
   const context = (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>
     fresh<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) });
@@ -274,9 +298,12 @@ export function createClient(options: ClientOptions) {
      * `{ notModified: true }` when nothing changed (or nothing since `options.etag`). Throws a
      * `ContextCompilerError` when it fails; a call goes on without a refresh.
      */
-    refresh: (persona: PersonaName, runId: string, refreshOptions: RefreshOptions = {}): Promise<RefreshResult | NotModified> => {
+    refresh: async (persona: PersonaName, runId: string, refreshOptions: RefreshOptions = {}): Promise<Refresh | NotModified> => {
       const { etag = null, requestId, traceparent, ...query } = refreshOptions;
-      return compiled<PersonaRefresh>(`${contextPath(persona)}/refresh`, { query: { runId, ...query }, headers: correlation({ requestId, traceparent }) }, etag);
+      const catchUp = catchUps.queryFor(runId, persona);
+      const answer = await compiled<PersonaRefresh>(`${contextPath(persona)}/refresh`, { query: { runId, ...catchUp, ...query }, headers: correlation({ requestId, traceparent }) }, etag);
+      catchUps.forget(runId);
+      return 'notModified' in answer ? answer : asRefresh(answer, 200);
     },
     /** `GET /context/:persona?format=text` — just the instructions, as text. */
     contextText: async (persona: PersonaName, query: ContextQuery = {}, callContext: CallContext = {}) =>

@@ -510,6 +510,8 @@ export type TraceOutcome = 'delivered' | 'not-modified' | 'failed';
 /** a mid-call refresh: what changed since its parent run, as delivered */
 export interface TraceRefresh {
   provider: 'openai' | 'gemini' | 'azure';
+  /** how it reached the model (absent in events traced before deliveries were chosen by model) */
+  delivery?: 'conversation-item' | 'client-content' | 'reconnect';
   changes: BlockChange[];
   /** sha256 of the delivered text; null at 304 */
   textSha256: string | null;
@@ -753,6 +755,8 @@ export interface PersonaContextQuery {
   /** the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same */
   engine?: string;
   provider?: Provider;
+  /** the realtime model the call runs on: recorded with the run, it chooses how the call's refreshes are delivered (`GET /context/:persona/refresh`, docs/providers.md) */
+  model?: string;
   /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
   hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
@@ -782,13 +786,17 @@ export interface PersonaRefresh {
   /** the connect's run this refresh compared with */
   parentRunId: string;
   provider: 'openai' | 'gemini' | 'azure';
+  /** how `event` or `setup` reaches the model: `conversation-item` (OpenAI, Azure: send `event` on the session, or its sideband WebSocket), `client-content` (Gemini 2.x Live: `live.sendClientContent(event.clientContent)`), `reconnect` (Gemini 3.1+ Live: connect again with `setup` and the call’s sessionResumption handle; `event` is null) */
+  delivery: 'conversation-item' | 'client-content' | 'reconnect';
   /** the changed lines only, in realtime-safe ASCII: a line saying since when (with the clock of now), then each changed block as the input encodes it — one advisory JSON object per line holding its new lines (`New:`) and those gone (`No longer:`) */
   text: string;
-  /** the provider's event that delivers `text` mid-session; never the whole instructions again */
-  event: OpenAIContextEvent | GeminiContextEvent;
+  /** the provider's event that delivers `text` mid-session, never the whole instructions again; null for a `reconnect` */
+  event: OpenAIContextEvent | GeminiContextEvent | null;
   changes: BlockChange[];
   /** sha256 of the fresh compile's input prompt (the live context now) */
   inputSha256: string | null;
+  /** a `reconnect` only: the whole updated Gemini setup, to send on a new connection with the call’s sessionResumption handle */
+  setup?: GeminiSetup;
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
 }
@@ -826,6 +834,16 @@ export interface RefreshQuery {
   provider?: 'openai' | 'gemini' | 'azure';
   /** the topicName the connect was given, if any: it is not traced as text, so a refresh is told it again (else the topic block differs by its name) */
   topicName?: string;
+  /** the realtime model the call runs on, which chooses the delivery (docs/providers.md): a Gemini Live model that takes mid-session client content gets `client-content`, one that refuses it (3.1 and later) or one not known gets `reconnect`; default: the connect's `model` */
+  model?: string;
   /** ISO 8601 instant to compile for (default: the time of the request) */
   now?: string;
+  /** a catch-up: the call connected on a fallback while the service was out, so `runId` (the id the client made at connect) holds no connect. `static`: the call has the persona's static session, no live context; `stale`: the last good session, the connect of run `baselineRunId`. The refresh then opens run `runId` itself and delivers what the call misses; later refreshes compare with what it delivered. Ignored when `runId` holds a connect */
+  baseline?: 'static' | 'stale';
+  /** with `baseline=stale`: the run of the stale session the call was given (yours, a connect of this persona) */
+  baselineRunId?: string;
+  /** a catch-up only: the topicId the call connected with (a connect reads it from its trace) */
+  topicId?: string;
+  /** a catch-up only: the timezone the call connected with; an empty or unknown zone compiles in the operator's zone with a `timezone-invalid:` warning, never a 400 */
+  timezone?: string;
 }

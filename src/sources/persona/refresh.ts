@@ -4,12 +4,13 @@
  * options and answers with what changed in its live context since.
  */
 import { sha256Hex } from '../../core/digest.js';
+import type { Delivery } from '../../core/persona/delivery.js';
 import { contextEvent, liveContextChanges, parseInputPrompt, refreshText } from '../../core/persona/refresh.js';
 import { ANSWER_PROVIDERS, providerShape, type AnswerProvider } from '../../core/persona/voices.js';
 import { noMemo, type Memo } from '../../core/memo.js';
 import { ProblemError } from '../../errors.js';
 import type { TraceEvent } from '../../../schemas/trace.js';
-import { EngineSchema, TimeZoneSchema } from '../../../schemas/ids.js';
+import { EngineSchema, ModelSchema, TimeZoneSchema } from '../../../schemas/ids.js';
 import type { TraceRefresh } from '../../../schemas/refresh.js';
 import type { CompileJob, JobResult } from '../job.js';
 
@@ -22,8 +23,11 @@ export interface Connect {
   provider: AnswerProvider;
   /** The options the connect was compiled with, validated again (the trace is data, not a request). */
   request: { timezone?: string | undefined; topicId?: string | undefined; sanitize?: 'ascii' | undefined; engine?: string | undefined };
-  /** The connect was given a `topicName` (recorded as a flag only, never its text). */
+  /** The connect was given a `topicName` (recorded as a flag and a digest, never its text). */
   topicName: boolean;
+  topicNameSha256: string | null;
+  /** The realtime model the connect named (`?model=`), which chooses a refresh's delivery. */
+  model: string | undefined;
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -36,7 +40,7 @@ const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
  * not verify, since a refresh would compare with text nobody vouches for.
  */
 export function connectIn(events: readonly TraceEvent[], persona: string, caller: string | undefined): Connect | undefined {
-  const event = events.find((candidate) => candidate.route === `GET /context/${persona}` && candidate.outcome !== 'failed' && candidate.caller === caller);
+  const event = events.find((candidate) => (candidate.route === `GET /context/${persona}` || isCatchUp(candidate, persona)) && candidate.outcome !== 'failed' && candidate.caller === caller);
   if (event === undefined) return undefined;
   if (event.verified !== true) {
     throw new ProblemError('CC_UNPROCESSABLE', `The connect in run ${event.runId} does not verify (its prompts or chain link do not hold); it cannot be refreshed. Connect again.`);
@@ -45,6 +49,7 @@ export function connectIn(events: readonly TraceEvent[], persona: string, caller
   const provider = ANSWER_PROVIDERS.find((name) => name === recorded['provider']) ?? 'openai';
   const timezone = TimeZoneSchema.safeParse(recorded['timezone']);
   const engine = EngineSchema.safeParse(recorded['engine']);
+  const model = ModelSchema.safeParse(recorded['model']);
   return {
     runId: event.runId,
     inputPrompt: event.inputPrompt,
@@ -58,6 +63,36 @@ export function connectIn(events: readonly TraceEvent[], persona: string, caller
       engine: engine.success ? engine.data : undefined,
     },
     topicName: recorded['topicName'] === true,
+    topicNameSha256: typeof recorded['topicNameSha256'] === 'string' ? recorded['topicNameSha256'] : null,
+    model: model.success ? model.data : undefined,
+  };
+}
+
+/**
+ * A catch-up (`?baseline=`): the first refresh of a call that connected on a fallback, traced
+ * as the first event of the call's own run. What it delivered is what the call has since,
+ * so the refreshes after it compare with it, as with a connect.
+ */
+function isCatchUp(event: TraceEvent, persona: string): boolean {
+  return event.route === `GET /context/${persona}/refresh` && event.parentRunId === undefined && typeof event.request['baseline'] === 'string';
+}
+
+/**
+ * The connect a catch-up compares with: what the call was given on its fallback. `static`:
+ * the persona's static session, which holds no live context and no topic; `stale`: the
+ * connect the stale session came from. The options are those the call connected with, as
+ * the client tells them.
+ */
+export function catchUpBaseline(runId: string, stale: Connect | null, options: { provider: AnswerProvider; model: string | undefined; timezone: string | undefined; topicId: string | undefined }): Connect {
+  return {
+    runId,
+    inputPrompt: stale?.inputPrompt ?? null,
+    inputSha256: stale?.inputSha256 ?? null,
+    provider: options.provider,
+    request: { timezone: options.timezone, topicId: options.topicId },
+    topicName: false,
+    topicNameSha256: null,
+    model: options.model,
   };
 }
 
@@ -96,7 +131,9 @@ export function refreshWarnings(connect: Connect, provider: AnswerProvider, topi
     warnings.push(`refresh-provider: the connect was answered for ${connect.provider}; this refresh's event is ${provider}'s`);
   }
   if (connect.topicName && topicName === undefined) {
-    warnings.push('refresh-topic-name: the connect was given a topicName; give the same one to refresh, or its topic block differs by its name');
+    warnings.push("refresh-topic-name: the connect was given a topicName and this refresh none; the connect's topic block is kept as it was, and changes to the topic are not compared");
+  } else if (topicName !== undefined && connect.topicNameSha256 !== null && sha256Hex(topicName) !== connect.topicNameSha256) {
+    warnings.push("refresh-topic-name: this refresh's topicName is not the connect's; its topic block differs by the name");
   }
   return warnings;
 }
@@ -109,31 +146,37 @@ export function refreshWarnings(connect: Connect, provider: AnswerProvider, topi
  * finds what the last one found is a 304 to a caller that sends that ETag — and `unchanged`
  * when nothing changed at all. The shared compile is wrapped, never changed.
  */
-export function refreshJob(persona: CompileJob, connect: Connect, provider: AnswerProvider, warnings: readonly string[]): CompileJob {
+export function refreshJob(persona: CompileJob, connect: Connect, provider: AnswerProvider, delivery: Delivery, topicName: string | undefined, warnings: readonly string[]): CompileJob {
+  // Without the connect's topicName the fresh topic block differs by the name alone: the connect's stands.
+  const keepTopic = connect.topicName && topicName === undefined;
   return {
     async read(brain) {
       const found = await persona.read(brain);
       return {
         warnings: warnings.length === 0 ? found.warnings : [...found.warnings, ...warnings],
         facts: found.facts,
-        compile: () => refreshed(found.compile(), connect, provider),
+        compile: () => refreshed(found.compile(), connect, provider, delivery, keepTopic),
       };
     },
   };
 }
 
-function refreshed(fresh: JobResult, connect: Connect, provider: AnswerProvider): JobResult {
+function refreshed(fresh: JobResult, connect: Connect, provider: AnswerProvider, delivery: Delivery, keepTopic: boolean): JobResult {
   const { compiled } = fresh;
   const shape = providerShape(provider);
-  const changes = liveContextChanges(parseInputPrompt(connect.inputPrompt), parseInputPrompt(compiled.inputPrompt));
+  const connected = parseInputPrompt(connect.inputPrompt);
+  const now = parseInputPrompt(compiled.inputPrompt);
+  const changes = liveContextChanges(connected, keepTopic ? [...now.filter((block) => block.kind !== 'topic'), ...connected.filter((block) => block.kind === 'topic')] : now);
   const clock = compiled.blocks.find((block) => block.kind === 'clock')?.content ?? '';
   const delta = refreshText(changes, clock) ?? '';
   const counts = changes.map(({ block, source, added, removed }) => ({ block, source, added: added.length, removed: removed.length }));
-  const record: TraceRefresh = { provider, changes: counts, textSha256: delta === '' ? null : sha256Hex(delta), chars: delta.length };
-  const etag = `"${sha256Hex(`${connect.inputSha256 ?? '-'}\n${compiled.inputSha256 ?? '-'}\n${shape}`).slice(0, 40)}.refresh"`;
+  const record: TraceRefresh = { provider, delivery, changes: counts, textSha256: delta === '' ? null : sha256Hex(delta), chars: delta.length };
+  const etag = `"${sha256Hex(`${connect.inputSha256 ?? '-'}\n${compiled.inputSha256 ?? '-'}\n${shape}\n${delivery}`).slice(0, 40)}.refresh"`;
+  // A reconnect carries the whole fresh setup (its instructions hold the live context now); the others only the changed lines.
+  const sent = delivery === 'reconnect' ? { event: null, setup: fresh.extra?.['setup'] } : { event: contextEvent(shape, delta) };
   return {
     compiled,
-    extra: { parentRunId: connect.runId, provider, text: delta, event: contextEvent(shape, delta), changes: counts },
+    extra: { parentRunId: connect.runId, provider, delivery, text: delta, changes: counts, ...sent },
     ...(fresh.realtime === undefined ? {} : { realtime: fresh.realtime }),
     record: { refresh: record },
     validator: { etag, unchanged: changes.length === 0 },
