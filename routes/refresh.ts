@@ -78,7 +78,8 @@ this persona is a 404 (nothing traced); a connect whose trace does not verify is
       // Found before anything is traced: a refresh of a run that is not the caller's must not open `<runId>:refresh` for it.
       const readRun: ReadRun = (runId, read) => app.traces.readRun(runId, read);
       const found = await findConnect(readRun, query.runId, persona, scope, app.sourceMemo);
-      const connect = found ?? (query.baseline === undefined ? undefined : await catchUpConnect(readRun, query, persona, scope));
+      const caughtUp = found === undefined && query.baseline !== undefined ? await catchUpConnect(readRun, query, persona, scope) : undefined;
+      const connect = found ?? caughtUp?.connect;
       if (connect === undefined) {
         throw new ProblemError('CC_NOT_FOUND', `No connect of ${persona} to refresh in run ${query.runId}: it never ran here, is older than TRACE_RETENTION, delivered no ${persona} compile among its first ${CONNECT_SEARCH_EVENTS} events, or is not yours.`);
       }
@@ -89,7 +90,7 @@ this persona is a 404 (nothing traced); a connect whose trace does not verify is
       const { delivery, warning } = deliveryFor(provider, model);
       const now = query.now === undefined ? new Date(clock.startedAt) : parseInstant(query.now)!;
       const job = personas.persona({ persona, now, ...connect.request, topicName: query.topicName, provider });
-      const warnings = [...refreshWarnings(connect, provider, query.topicName), ...(warning === null ? [] : [warning]), ...ignoredCatchUpOptions(query, catchUp)];
+      const warnings = [...refreshWarnings(connect, provider, query.topicName), ...(warning === null ? [] : [warning]), ...ignoredCatchUpOptions(query, catchUp), ...(caughtUp?.warnings ?? [])];
       return deliverJob(
         request,
         reply,
@@ -125,18 +126,22 @@ this persona is a 404 (nothing traced); a connect whose trace does not verify is
 /**
  * The connect a catch-up compares with (`?baseline=`), for a call whose run `query.runId`
  * holds no connect: the static session's (no live context), or the stale session's connect
- * (run `baselineRunId`, the caller's own, of this persona). Undefined when the stale connect
- * is not found, or when the run is a refresh run (only a connect's refresh opens one).
+ * (run `baselineRunId`, the caller's own, of this persona). A stale connect no longer found
+ * here (past TRACE_RETENTION, or never traced where this replica reads) is taken as static,
+ * with a warning: the call then gets its whole live context again, never nothing. Undefined
+ * when the run is a refresh run (only a connect's refresh opens one).
  */
-async function catchUpConnect(readRun: ReadRun, query: RefreshQuery, persona: string, scope: { caller: string | undefined; visibleTo: string | null }): Promise<Connect | undefined> {
+async function catchUpConnect(readRun: ReadRun, query: RefreshQuery, persona: string, scope: { caller: string | undefined; visibleTo: string | null }): Promise<{ connect: Connect; warnings: string[] } | undefined> {
   if (query.runId.endsWith(REFRESH_RUN_SUFFIX)) return undefined;
   let stale: Connect | null = null;
+  const warnings: string[] = [];
   if (query.baseline === 'stale') {
     if (query.baselineRunId === undefined) throw new ProblemError('CC_BAD_REQUEST', 'baseline=stale needs baselineRunId: the run of the stale session the call was given.');
     stale = (await findConnect(readRun, query.baselineRunId, persona, scope)) ?? null;
-    if (stale === null) return undefined;
+    if (stale === null) warnings.push(`refresh-baseline-missing: no connect of ${persona} in run ${query.baselineRunId} (the stale session's); the whole live context is delivered, as to a static session`);
   }
-  return catchUpBaseline(query.runId, stale, { provider: query.provider ?? stale?.provider ?? 'openai', model: query.model, timezone: query.timezone, topicId: query.topicId });
+  const connect = catchUpBaseline(query.runId, stale, { provider: query.provider ?? stale?.provider ?? 'openai', model: query.model, timezone: query.timezone, topicId: query.topicId });
+  return { connect, warnings };
 }
 
 /** The catch-up's options given to a refresh that is not one: ignored, and said so. */

@@ -61,7 +61,7 @@ describe('the byte cap on an answer body', () => {
     const huge = await hugeAnswer();
     const { api, fallbacks } = watched(await fakeService((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(huge)));
     const result = await api.realtimeSession('mars', { now: NOW, runId: 'call-1' });
-    expect(result).toMatchObject({ source: 'static', fallback: 'invalid-answer', runId: null });
+    expect(result).toMatchObject({ source: 'static', fallback: 'invalid-answer', runId: 'call-1' });
     expect(result.session.instructions.length).toBeLessThan(20_000);
     expect(result.warnings[0]).toMatch(/^static-session: invalid-answer \(CC_CLIENT_BAD_RESPONSE: the answer body is over 1048576 bytes; the client stopped reading it\)/);
     expect(fallbacks).toMatchObject([{ reason: 'invalid-answer', source: 'static' }]);
@@ -153,10 +153,14 @@ describe('the shape of a session, its instructions and its run', () => {
     const body = await realAnswer('venus');
     const other = watched(await fakeService((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...body, runId: 'someone-else' }))));
     const result = await other.api.realtimeSession('venus', { now: NOW, runId: 'call-7' });
-    expect(result).toMatchObject({ source: 'static', fallback: 'invalid-answer', runId: null });
+    // The call keeps the run it asked for: its first refresh after recovery opens it.
+    expect(result).toMatchObject({ source: 'static', fallback: 'invalid-answer', runId: 'call-7' });
     expect(result.warnings[0]).toContain('the answer is run "someone-else", not the run asked for');
-    // Without a run asked, the service's own is taken; a run id that is not an id is not.
-    expect(await other.api.realtimeSession('venus', { now: NOW })).toMatchObject({ source: 'service', runId: 'someone-else' });
+    // Without a run asked, the client asks with one it made for the call, so another run is never taken;
+    // nor is a run id that is not an id.
+    const unasked = await other.api.realtimeSession('venus', { now: NOW });
+    expect(unasked).toMatchObject({ source: 'static', fallback: 'invalid-answer', runId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(unasked.warnings[0]).toContain('the answer is run "someone-else", not the run asked for');
     const unsafe = watched(await fakeService((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...body, runId: '../../etc' }))));
     expect(await unsafe.api.realtimeSession('venus', { now: NOW })).toMatchObject({ source: 'static', fallback: 'invalid-answer' });
     // The asked run, answered: the service's session.

@@ -88,7 +88,7 @@ describe('a fallback during an outage', () => {
 
     await down();
     const stale = await api.realtimeSession('venus', { now: T2 });
-    expect(stale).toMatchObject({ persona: 'venus', source: 'stale', fallback: 'network', runId: null, stale: { runId: live.runId, at: T1.replace('Z', '.000Z') } });
+    expect(stale).toMatchObject({ persona: 'venus', source: 'stale', fallback: 'network', runId: expect.stringMatching(/^[0-9a-f-]{36}$/), stale: { runId: live.runId, at: T1.replace('Z', '.000Z') } });
     const { instructions } = stale.session;
     const newLine = clockLine(new Date(T2), OPERATOR_ZONE);
     expect(newLine).toBe('Current date and time: Wednesday 2 December 2026, 11:30 (America/Los_Angeles, UTC-08:00)');
@@ -147,18 +147,19 @@ describe('a fallback during an outage', () => {
     fake.answer(unavailable);
     expect((await api.realtimeSession('mars', { now: T1 })).session.instructions.endsWith('(UTC, UTC+00:00)')).toBe(true);
     fake.answer(await replaying('mars'));
-    expect(await api.realtimeSession('mars', { now: T1 })).toMatchObject({ source: 'service' });
+    const live = await api.realtimeSession('mars', { now: T1 });
+    expect(live).toMatchObject({ source: 'service' });
     fake.answer(unavailable);
 
     expect(await api.realtimeSession('mars', { now: T2 })).toMatchObject({ source: 'stale', fallback: 'server-error' });
     const old = await api.realtimeSession('mars', { now: SEVEN_HOURS_LATER });
     expect(old).toMatchObject({ source: 'static', fallback: 'server-error', stale: null });
-    expect(old.warnings[0]).toBe("stale-expired: mars's last live session (run replayed-run) is older than 360 min");
+    expect(old.warnings[0]).toBe(`stale-expired: mars's last live session (run ${live.runId}) is older than 360 min`);
     // The static clock: the operator's zone, as the service last answered (16:01 in Los Angeles), not UTC.
     expect(old.session.instructions.endsWith('Wednesday 2 December 2026, 16:01 (America/Los_Angeles, UTC-08:00)')).toBe(true);
     const tomorrow = await api.realtimeSession('mars', { now: NEXT_DAY }, { staleMaxAgeMs: 24 * 3600_000 });
     expect(tomorrow).toMatchObject({ source: 'static' });
-    expect(tomorrow.warnings[0]).toBe("stale-expired: mars's last live session (run replayed-run) is from another day in America/Los_Angeles");
+    expect(tomorrow.warnings[0]).toBe(`stale-expired: mars's last live session (run ${live.runId}) is from another day in America/Los_Angeles`);
     // staleMaxAgeMs is the caller's: a minute is too old for 2.5 hours.
     expect(await api.realtimeSession('mars', { now: T2 }, { staleMaxAgeMs: 60_000 })).toMatchObject({ source: 'static' });
     // A zone the query names is the one a static clock uses.
@@ -179,7 +180,10 @@ describe('a fallback during an outage', () => {
       ['no cache plan', { ...body, cache: undefined }],
     ];
     for (const [label, answer] of broken) {
-      const fake = await fakeService((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)));
+      // Each answer is for the run the client asked (it names one on every connect).
+      const fake = await fakeService((request, response) =>
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...answer, runId: new URL(request.url!, 'http://x').searchParams.get('runId') })),
+      );
       const { api } = watched(fake.baseUrl);
       expect(await api.realtimeSession('mars', { now: T1 }), label).toMatchObject({ source: 'service' });
       fake.answer(unavailable);

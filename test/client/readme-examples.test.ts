@@ -14,14 +14,14 @@ describe('README code', () => {
   it('is, block for block, the type-checked files in examples/', async () => {
     const readme = await read('README.md');
     const blocks = [...readme.matchAll(/```ts\n([^]*?)```/g)].map((match) => match[1]);
-    expect(blocks).toEqual([await read('examples/client.ts'), await read('examples/voice-server.ts')]);
+    expect(blocks).toEqual([await read('examples/client.ts'), await read('examples/connect.ts')]);
     const tsconfig = JSON.parse(await read('tsconfig.json')) as { include: string[]; compilerOptions: { paths: Record<string, string[]> } };
     expect(tsconfig.include).toContain('examples/**/*.ts');
     expect(tsconfig.compilerOptions.paths['@context-compiler/client']).toEqual(['./packages/client/src/index.ts']);
   });
 
   it('wires a voice server in a dozen lines, from the session the client package returns, one run per call with its run id logged, and every fallback logged', async () => {
-    const example = await read('examples/voice-server.ts');
+    const example = await read('examples/connect.ts');
     expect(example.split('\n').filter((line) => line.trim().length > 0).length).toBeLessThanOrEqual(13);
     expect(example).toContain('await compiler.realtimeSession(persona, { topicId, runId: callId })');
     // Regression: the README's voice server dropped the run id, so a call could not be found in the traces.

@@ -1,13 +1,13 @@
 /**
  * A voice server as its developer runs it, for test/client/voice-server.test.ts: the code of
- * examples/voice-server.ts (the README's) in a process of its own, connecting one call per
+ * examples/connect.ts (the README's) in a process of its own, connecting one call per
  * IPC message, with CONTEXT_COMPILER_URL and REALTIME_CALLS_URL pointing at the test's
  * servers. It reports each connect — how long until the session was handed to the realtime
  * endpoint (the example's fetch), how long the whole connect took, what the endpoint
  * answered — and the timers still keeping it alive right after. Nothing here catches more
  * than a real voice server would: a throw from our client is a failed connect, a crash an exit.
  */
-import { connect } from '../../examples/voice-server.js';
+import { connect } from '../../examples/connect.js';
 
 interface Call {
   id: number;

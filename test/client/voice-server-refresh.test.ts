@@ -163,7 +163,7 @@ describe('examples/voice-server.ts refreshes reach the model', () => {
     await example.hangUp('call-a');
   });
 
-  it('a call that connected on its static session during an outage gets its live context on the first operator turn after recovery, in its own run', async () => {
+  it('a call that connected on a fallback during an outage gets its live context on the first operator turn after recovery, in its own run', async () => {
     await stopService();
     expect(await example.connect('v=0 test offer', 'mars', undefined, 'call-b')).toBe('v=0 test answer');
     await vi.waitFor(() => expect(openai.sidebands.get('rtc_test2')).toEqual([]));
@@ -175,7 +175,10 @@ describe('examples/voice-server.ts refreshes reach the model', () => {
     const sent = OpenAIContextEventSchema.parse(openai.sidebands.get('rtc_test2')![0]);
     expect(sent.item.content[0]!.text).toContain('Woke early and felt calm about the week.');
     const [opened] = await refreshEvents('call-b');
-    expect(opened).toMatchObject({ runId: 'call-b', route: 'GET /context/mars/refresh', status: 200, request: { baseline: 'static' } });
+    // The client connected call-b on call-a's session (stale): the restarted service holds no trace of call-a, so it
+    // delivers the whole live context, as to a static session.
+    expect(opened).toMatchObject({ runId: 'call-b', route: 'GET /context/mars/refresh', status: 200, request: { baseline: 'stale', baselineRunId: 'call-a' } });
+    expect(opened!.warnings).toContainEqual(expect.stringMatching(/^refresh-baseline-missing: no connect of mars in run call-a/));
     expect(opened!.refresh.textSha256).toBe(sha256(sent.item.content[0]!.text));
     await example.hangUp('call-b');
   });

@@ -2,7 +2,7 @@
  * Regression (issue 22): a voice server that swapped our client in exited whenever the
  * client threw — our service down (0.04 s), hung (5 s) or asked for a persona it does not
  * know (404): a context service outage was a voice outage. Here the voice server is the
- * README's own, examples/voice-server.ts, running in a process of its own
+ * README's own, examples/connect.ts, running in a process of its own
  * (voice-server-child.ts) against a stand-in realtime calls endpoint that checks every
  * session it is sent. Calls connect while our service is (a) down, (b) accepting
  * connections but never answering, (c) answering 503, (d) answering 404 for the persona,
@@ -147,7 +147,7 @@ async function voiceServer(serviceUrl: string, realtimeUrl: string) {
   };
 }
 
-describe('a voice server built on examples/voice-server.ts never loses a call to us', () => {
+describe('a voice server built on examples/connect.ts never loses a call to us', () => {
   it('regression: connects a sendable session within the budget + 100 ms while our service is down, hung, answering 503, answering 404, healthy, answering 5 MB in a burst or a drip, and the wrong shape — and never exits', async ({ annotate }) => {
     const port = await freePort();
     const service = servicePort(port);

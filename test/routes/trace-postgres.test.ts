@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
 import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../../bench/compile-load.js';
 import { createCluster, createDatabase, destroyCluster, dropDatabase, startCluster, stopCluster, type ClusterInfo } from '../helpers/postgres.js';
-import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { startServer, untilReady, type ServerProcess } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
 
 /**
@@ -176,7 +176,8 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
     own = await createCluster(cluster.bin!, { fsync: false });
     const env = await serviceEnv(await createDatabase(own.url));
     const service = server(env);
-    const origin = `http://127.0.0.1:${await service.listening()}`;
+    const port = await service.listening();
+    const origin = `http://127.0.0.1:${port}`;
     const pool = newPool(origin, 16);
     const probes = newPool(origin, 2);
     cleanups.push(async () => {
@@ -187,6 +188,8 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
       const response = await probes.request({ method: 'GET', path: '/readyz' });
       return { status: response.statusCode, body: (await response.body.json()) as { detail?: string } };
     };
+    // Ready once warm: each persona compiled once after it listens.
+    await untilReady(port);
     expect((await ready()).status).toBe(200);
 
     const load = driveCompiles(pool, { concurrency: 16, total: 1_000_000, payload: (i) => turnPayload(`outage-${i}`) });
