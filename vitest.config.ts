@@ -8,8 +8,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     // vitest's default is one worker per core but one, so a single worker on 2 cores: while it waits
     // on a child process, a socket or a timer, the other core would idle. Two at least.

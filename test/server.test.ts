@@ -262,9 +262,12 @@ describe('shutdown with a slow client (issue 12)', () => {
   });
 
   it('closes a request still uploading when SHUTDOWN_GRACE ends and exits 0: that request was never answered, so nothing answered is untraced', { timeout: 120_000 }, async () => {
-    const server = startServer({ PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '1s' });
+    // Load shedding off and the warm-up done first: a busy runner would otherwise shed the upload with a 503 at once,
+    // and the server would have nothing in flight to wait for.
+    const server = startServer({ PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '1s', PRESSURE_MAX_EVENT_LOOP_DELAY: '0' });
     stopAfterTest(server);
     const port = await server.listening();
+    await untilReady(port);
     const connection = await rawConnection(port);
     connection.socket.write(
       `POST /compile HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nContent-Type: application/json\r\n` +
