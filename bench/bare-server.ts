@@ -6,7 +6,7 @@ import { createDurableLog } from './durable-log.js';
 // `GET /` returns a constant; `GET /same/:name` returns the very bytes a route of the
 // service answered (registered by the harness after its preflight with `PUT /same/:name`),
 // the HTTP ceiling for that payload; `GET /durable/:name` returns the same bytes after what
-// the service promises before it answers (SPEC §7, "the durable same-body route"): the
+// the service promises before it answers ("the durable same-body route"): the
 // `lstat`s of the brain paths the answer relied on, on the event loop as the service makes
 // them on a local disk, and one hash-chained line of the trace event's size appended with
 // group commit (`PUT /durable/:name` registers both). Route throughput is reported as a

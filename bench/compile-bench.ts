@@ -1,5 +1,5 @@
 /**
- * The in-process compiler benchmark (SPEC §7: ≥ 50,000 compiles/s on the sources of a
+ * The in-process compiler benchmark (the target: ≥ 50,000 compiles/s on the sources of a
  * typical request). `bench/run.ts` calls `measureCompilesPerSecond`; nothing here touches
  * the file system, so the figure is the compiler's alone.
  */

@@ -18,7 +18,7 @@ import { FIRST_CONNECT_PERSONAS, measureFirstConnects, p50Max, type FirstConnect
 import { parseStartCommand } from './start-command.js';
 
 /**
- * Targets of SPEC §7 (2-core machine, 10,000-page brain, durable traces on). Every one is a
+ * The performance targets (2-core machine, 10,000-page brain, durable traces on). Every one is a
  * ratio between windows of the same run, or a bound on this run's own figure.
  */
 export const TARGETS = {
@@ -102,7 +102,7 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   body?: string;
-  /** Whether the SPEC §7 persona targets apply to this route. */
+  /** Whether the persona targets apply to this route. */
   personaTargets: boolean;
 }
 
@@ -852,7 +852,7 @@ async function registerSameBytes(bareBase: string, route: RouteKey, answer: Sent
   if (response.statusCode !== 204) throw new BenchError(`the bare server refused the ${route} body (${response.statusCode})`);
 }
 
-/** What the durable same-body route of a persona repeats before it answers (SPEC §7). */
+/** What the durable same-body route of a persona repeats before it answers. */
 interface DurableWork {
   /** Brain paths `lstat`ed per request: every directory and file on the way to what the answer relied on. */
   paths: string[];
@@ -1393,7 +1393,7 @@ async function main(): Promise<void> {
     };
   });
 
-  // SPEC §7's ratios, each between two windows of this run.
+  // The targets' ratios, each between two windows of this run.
   const comparisons: Comparison[] = [];
   const informational: Array<Omit<Comparison, 'target' | 'direction' | 'verdict'>> = [];
   const info = (label: string, window: WindowResult, reference: WindowResult, ratio: number | null) => ({ label, window: window.index, reference: reference.index, ratio });
@@ -1410,7 +1410,7 @@ async function main(): Promise<void> {
         compare(`${route}: ${name} / durable same-body, p99`, window, floor, window.latencyMs.p99 / floor.latencyMs.p99, TARGETS.durableP99, 'at most'),
       );
     }
-    // Reported, not judged (SPEC §7): the plain HTTP ceiling for the same bytes, and what a new minute costs over a fixed one.
+    // Reported, not judged: the plain HTTP ceiling for the same bytes, and what a new minute costs over a fixed one.
     const same = at('same', route);
     if (same) {
       informational.push(
@@ -1454,7 +1454,7 @@ async function main(): Promise<void> {
   }
   printTable(rows);
   out();
-  out(`targets (SPEC §7; a ratio of two windows above; INVALID = a window answered non-2xx or errors):`);
+  out(`targets (a ratio of two windows above; INVALID = a window answered non-2xx or errors):`);
   for (const comparison of comparisons) {
     out(`  ${comparison.label}: ${comparison.ratio === null ? '—' : comparison.ratio.toFixed(2)}  ${fmt.mark(comparison.verdict)} (${comparison.direction} ${comparison.target})`);
   }

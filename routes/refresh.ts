@@ -14,7 +14,7 @@ import { RefreshQuerySchema, RefreshResponseSchema, RefreshResultSchema, refresh
 import { REFRESH_RUN_SUFFIX } from '../schemas/ids.js';
 
 /**
- * `GET /context/:persona/refresh?runId=`: a mid-call refresh (SPEC §4, issue 24). Compiles
+ * `GET /context/:persona/refresh?runId=`: a mid-call refresh (issue 24). Compiles
  * the persona again with its connect's options and answers what changed in the live
  * context since, with the provider's event that delivers it — or a 304.
  */

@@ -7,7 +7,7 @@ import { GeminiSetupSchema } from './gemini.js';
 import { InstantSchema, MAX_ID_LENGTH, ModelSchema, REFRESH_RUN_SUFFIX, RunIdSchema, TopicIdSchema } from './ids.js';
 import { MAX_TOPIC_NAME_INPUT } from './context.js';
 
-/** `GET /context/:persona/refresh` (SPEC §4, issue 24): a mid-call refresh against the connect's run. */
+/** `GET /context/:persona/refresh` (issue 24): a mid-call refresh against the connect's run. */
 
 /** The longest connect run id a refresh takes: its refresh run's id must still be a run id. */
 export const MAX_REFRESHED_RUN_ID = MAX_ID_LENGTH - REFRESH_RUN_SUFFIX.length;

@@ -3,7 +3,7 @@ import { sha256Hex } from './core/digest.js';
 import { isCallerName } from '../schemas/ids.js';
 
 /**
- * The callers the service knows (SPEC §5, "Authentication"): one per bearer token, each
+ * The callers the service knows: one per bearer token, each
  * with a name that trace events record instead of the token. Tokens come from
  * `CONTEXT_COMPILER_TOKENS` and `CONTEXT_COMPILER_TOKENS_FILE` as `name:token` or a bare
  * token; `CONTEXT_COMPILER_READ_ALL` names the callers that may read every caller's runs.

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 
 /**
- * Host names as the DNS-rebinding guard compares them (SPEC §5): lower case, without a
+ * Host names as the DNS-rebinding guard compares them: lower case, without a
  * port, IPv6 literals in brackets. Pure string handling, linear in the input.
  */
 

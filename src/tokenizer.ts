@@ -12,7 +12,7 @@
  * The ranks are read, when first needed, from the package's `o200k_base.tiktoken` file
  * (OpenAI's own format, shipped beside the code), not imported as its 2.4 MB JavaScript array
  * literal: parsing and compiling that literal left ≈ 20 MB more resident memory and 6 MB more
- * heap in every process (SPEC §7 bounds RSS at 200 MB). `test/tokenizer.test.ts` holds the ranks equal
+ * heap in every process (peak RSS is held under 200 MB). `test/tokenizer.test.ts` holds the ranks equal
  * to the package's array, so the counts are the package's.
  *
  * @see https://github.com/niieani/gpt-tokenizer

@@ -1,5 +1,5 @@
 /**
- * The layout tells the architecture (STYLE.md): arrows only point inward. Each layer's
+ * The layout tells the architecture: arrows only point inward. Each layer's
  * imports are checked here, so a shortcut across layers fails a test, not a review.
  */
 import { readdir, readFile } from 'node:fs/promises';

@@ -309,7 +309,7 @@ function overLimit(used: number, limit: number, blocks: readonly PreparedBlock[]
 }
 
 /**
- * The phase rules (SPEC §5): `start` may carry a task but no message; `turn` carries exactly
+ * The phase rules: `start` may carry a task but no message; `turn` carries exactly
  * one message and no task. Each broken rule names its field; the request schema reports
  * them all, `compile` throws the first.
  */

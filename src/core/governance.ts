@@ -1,5 +1,5 @@
 /**
- * What makes a worker's context governable (SPEC §3, docs/compiler.md "Governance"): the
+ * What makes a worker's context governable (docs/compiler.md "Governance"): the
  * recall policy, the platform blueprint's revision and the receipts of what shaped a
  * prompt. Pure: the sources layer reads the files, these functions decide and describe.
  */

@@ -1,5 +1,5 @@
 /**
- * The compiler's vocabulary (SPEC §3). Everything here is plain data: the IO layer fills a
+ * The compiler's vocabulary. Everything here is plain data: the IO layer fills a
  * `CompileInput` from the brain and the request, `compile()` turns it into a
  * `CompiledContext`, and routes deliver and trace that.
  */

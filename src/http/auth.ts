@@ -82,7 +82,7 @@ export function isPublicRoute(request: FastifyRequest): boolean {
 }
 
 /**
- * Bearer tokens (SPEC §5): every route but the public ones needs one of the callers' tokens,
+ * Bearer tokens: every route but the public ones needs one of the callers' tokens,
  * compared in constant time. The route facts every later hook needs (its pattern, whether
  * it is public) and the caller's principal are read once, first thing; a missing or wrong
  * token is refused in `preParsing`, after the rate limit has counted the attempt and before

@@ -180,7 +180,7 @@ export function ifNoneMatchAny(header: string | string[] | undefined): boolean {
 }
 
 /**
- * Delivers a compile outcome, durably traced first (SPEC §6): the event is appended to
+ * Delivers a compile outcome, durably traced first: the event is appended to
  * `app.traces` and awaited before anything of the prompt leaves. On success the JSON body
  * (or `text/plain` instructions), `ETag`, `Server-Timing`, and 304 when `If-None-Match`
  * already holds these prompts; on failure the problem, through the root error handler.

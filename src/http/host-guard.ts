@@ -40,7 +40,7 @@ export function sameOrigin(origin: string, host: string): boolean {
 }
 
 /**
- * DNS rebinding (SPEC §5): a page on an attacker's name that resolves to 127.0.0.1 runs in
+ * DNS rebinding: a page on an attacker's name that resolves to 127.0.0.1 runs in
  * the person's browser and can reach a loopback service, but its requests carry the
  * attacker's name in `Host` and its origin in `Origin`. Without tokens, a request naming
  * any other host, or sent from another origin, is a 403 problem naming the header — before

@@ -1,5 +1,5 @@
 /**
- * A voice persona's sources (SPEC §4): reads what mars, venus or a topic needs through a
+ * A voice persona's sources: reads what mars, venus or a topic needs through a
  * brain reader (a per-request `BrainSession`, so the trace sees every file) and builds the
  * `CompileInput` plus the persona-only response members. No Fastify here: the HTTP routes
  * and the CLI both call it.
@@ -57,7 +57,7 @@ export function personaOptions(config: { defaultTimezone: string; promptLimitCha
 }
 
 /**
- * The voice personas' compile jobs (SPEC §4), for the persona routes and the CLI: `persona`
+ * The voice personas' compile jobs, for the persona routes and the CLI: `persona`
  * for `GET /context/:persona`, `topic` for `GET /context/topic/:topicId`.
  */
 export function createPersonaSources(options: PersonaOptions, deps: { compiler: Compiler; memo?: PersonaMemo }) {

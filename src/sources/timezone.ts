@@ -25,7 +25,7 @@ export interface HeartbeatZone extends ResolvedTimeZone {
 export const NO_HEARTBEAT_MEMO: HeartbeatMemo = Object.freeze({ heartbeats: noMemo<string, ResolvedTimeZone>(), time: NO_TIME_MEMO });
 
 /**
- * The operator's time zone (SPEC §4): the request's, else `memory/heartbeat-state.json`'s
+ * The operator's time zone: the request's, else `memory/heartbeat-state.json`'s
  * `currentLocation.timezone`, else the default. The file is read only when the request names
  * no zone; parsing and validation are core's `resolveTimeZone`, so a broken file is a
  * warning and never a failure (an invalid request zone is a 400 problem: callers that fail

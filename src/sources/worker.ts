@@ -1,5 +1,5 @@
 /**
- * A worker's sources (SPEC §3, `POST /compile`): reads `workers/<worker>/identity.md` (legacy
+ * A worker's sources (`POST /compile`): reads `workers/<worker>/identity.md` (legacy
  * `charter.md`), `policy.json`, `connections.json`, the role (`roles/<role>.md`) and
  * `memory/*.md`, the channel's `purpose.md` and the platform's `platform/blueprint.md`,
  * through a brain reader, and builds the `CompileInput` with the request's items. No Fastify

@@ -32,7 +32,7 @@ describe('planBrain (the full 10,000-file brain, in memory)', () => {
     expect(planBrain({ seed: 'another-seed', scale: 0.05 }).manifest.sha256).not.toBe(planBrain({ scale: 0.05 }).manifest.sha256);
   });
 
-  it('has 10,000 unique files across every directory of SPEC §2', () => {
+  it('has 10,000 unique files across every directory of the brain layout', () => {
     expect(plan.manifest.totalFiles).toBe(10_000);
     expect(plan.files.length + 1).toBe(10_000); // plus the manifest
     expect(new Set(plan.files.map((f) => f.path)).size).toBe(plan.files.length);

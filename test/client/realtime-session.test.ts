@@ -1,5 +1,5 @@
 /**
- * `realtimeSession()` never loses a call (SPEC §4, issue 22): within its budget it is the
+ * `realtimeSession()` never loses a call (issue 22): within its budget it is the
  * service's session, and when the service is down, hung, failing, answering junk or refusing,
  * it is the persona's static session — told through `onFallback` and `warnings`, never by a
  * throw unless the caller asks for `fallback: false`. Real listening servers on port 0.

@@ -1,6 +1,6 @@
 /**
  * The client's static sessions (and static Gemini setups, issue 24) are the service's own
- * answer for an empty brain (SPEC §4, issue 22): generated from it (scripts/client-sessions.ts), and byte for byte what it
+ * answer for an empty brain (issue 22): generated from it (scripts/client-sessions.ts), and byte for byte what it
  * answers, clock line included, at any instant and zone. A persona, tool or rule changed in
  * the service and not regenerated fails here.
  */

@@ -16,7 +16,7 @@ export interface FoundRegex {
   expression?: string;
 }
 
-/** The folders whose regular expressions see brain or caller text (SPEC §5). */
+/** The folders whose regular expressions see brain or caller text. */
 export const SCANNED_FOLDERS = ['src', 'schemas', 'routes'] as const;
 
 async function typescriptFiles(folder: string): Promise<string[]> {

@@ -19,7 +19,7 @@ export interface IdTarget {
   /** The request with `encoded` placed verbatim in the URL; absent for body fields. */
   rawPath?(encoded: string): string;
   /**
-   * True where an unusable value must not fail the call (a call link's topicId, SPEC §4):
+   * True where an unusable value must not fail the call (a call link's topicId):
    * the answer is a 200 with the generic context and a `topic-unsafe:` warning, and nothing
    * is read for it. Everywhere else an unsafe value is a 400/404 problem.
    */
@@ -62,7 +62,7 @@ export const ID_TARGETS: IdTarget[] = [
 ];
 
 /**
- * Values no identifier may take (SPEC §3), as the route sees them after URL decoding:
+ * Values no identifier may take, as the route sees them after URL decoding:
  * parent segments, literal and double-encoded dots, backslashes, absolute paths, NUL
  * bytes, Unicode look-alikes of `.` and `/`, line breaks, and over-long ids.
  */

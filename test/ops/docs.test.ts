@@ -15,6 +15,17 @@ async function docFiles(): Promise<string[]> {
   return [...DOCS, ...docs];
 }
 
+/** The TypeScript and JavaScript files under `dir` (relative to the project), brains and fixtures' data left out. */
+async function sourceFiles(dir: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(join(PROJECT_ROOT, dir), { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory() && entry.name !== 'brain' && entry.name !== 'node_modules') files.push(...(await sourceFiles(path)));
+    else if (entry.isFile() && /\.(ts|mts|mjs|js)$/.test(entry.name)) files.push(path);
+  }
+  return files;
+}
+
 /** GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to dashes. */
 function anchor(heading: string): string {
   return heading
@@ -32,6 +43,21 @@ describe('the docs stand alone inside the repository', () => {
       lines.forEach((line, i) => {
         if (/\.\.\/shared|SPEC §|SPEC\.md/.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
       });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('nor does the code: no source, test, bench or script cites the spec or the style guide by section', async () => {
+    const found: string[] = [];
+    const cites = new RegExp(['SPEC §', 'SPEC\\.md', 'STYLE\\.md'].join('|'));
+    for (const dir of ['src', 'routes', 'schemas', 'test', 'bench', 'scripts', 'ui/src', 'packages/client/src', 'examples']) {
+      for (const file of await sourceFiles(dir)) {
+        if (file === 'test/ops/docs.test.ts') continue;
+        const lines = (await readFile(join(PROJECT_ROOT, file), 'utf8')).split('\n');
+        lines.forEach((line, i) => {
+          if (cites.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+        });
+      }
     }
     expect(found).toEqual([]);
   });

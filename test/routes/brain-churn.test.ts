@@ -10,7 +10,7 @@ const APPENDS = 60;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /**
- * SPEC §7, brain churn: while a writer appends to today's memory file, every answer reflects
+ * Brain churn: while a writer appends to today's memory file, every answer reflects
  * each append completed before its request began. The answer names the bytes it was compiled
  * from (its `sources[]` sha256 of the file), so each is checked against the file's versions:
  * it must be the version after the appends completed before the request was sent, or a later

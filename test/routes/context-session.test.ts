@@ -1,5 +1,5 @@
 /**
- * The persona answer as the voice server uses it (SPEC §4): `session` goes to the realtime
+ * The persona answer as the voice server uses it: `session` goes to the realtime
  * API unchanged, every tool is one the voice server dispatches, and a call link connects.
  */
 import { readFile, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * `GET /context/:persona/refresh?runId=` (SPEC §4, issue 24): a mid-call refresh compares a
+ * `GET /context/:persona/refresh?runId=` (issue 24): a mid-call refresh compares a
  * fresh compile with the connect's run — 304 when the live context did not change, else the
  * changed lines as one short text and the provider's event — traced as `<runId>:refresh`,
  * each event naming its parent, and only for the caller that connected.

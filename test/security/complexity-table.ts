@@ -1,6 +1,6 @@
 /**
  * Every parser of brain or caller text, and the adversarial inputs it must take in linear
- * time (issue 27, SPEC §5). A new parser is one row: its name, the call, and the shapes that
+ * time (issue 27). A new parser is one row: its name, the call, and the shapes that
  * put an adversarial payload where the parser looks (a task line, a heading, front matter…).
  * Each payload family is measured at n and 8n chars (test/security/complexity.test.ts).
  */

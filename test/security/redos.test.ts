@@ -8,7 +8,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { regexesOf, regexInventory, type FoundRegex } from '../helpers/regex-inventory.js';
 
 /**
- * SPEC §5 "Untrusted text never costs super-linear time", issue 27: every regular expression
+ * "Untrusted text never costs super-linear time", issue 27: every regular expression
  * in src/, schemas/ and routes/ (literals, `new RegExp(...)`, strings given to `match`) is
  * checked by recheck, a ReDoS checker for ECMAScript patterns. Its automaton checker is exact
  * for backtracking engines: a pattern it finds vulnerable fails. Its fuzz checker (used for

@@ -4,7 +4,7 @@ import { sanitizeTopicName } from '../signals/topic.js';
 export const TOPIC_NAME_SOURCE = 'request:topicName';
 
 /**
- * What a call link with a topic name but no notes to load says (SPEC §4: a topic name is
+ * What a call link with a topic name but no notes to load says (a topic name is
  * said, not dropped): one line, the name sanitised as `sanitizeTopicName` does (one line,
  * no control or bidi characters, at most 80 chars). Undefined when no name is left.
  */

@@ -9,7 +9,7 @@ import { cutAtLineBoundary, ELLIPSIS, isRegexSpace, toSingleLine } from '../text
 import { localDate, localTime, NO_TIME_MEMO, type Clock, type TimeMemo } from '../time.js';
 
 /**
- * Live context for the voice personas (SPEC §4): a bounded, advisory snapshot of the brain
+ * Live context for the voice personas: a bounded, advisory snapshot of the brain
  * built from source texts the IO layer read. Every item is one line (no brain text can
  * start a prompt line of its own), PII is scrubbed before anything is clamped (so no cut
  * splits a number and no placeholder is broken), and the whole text is at most 2,500

@@ -2,7 +2,7 @@ import type { ReadToolName, WriteToolName } from './tools.js';
 import type { PersonaVoices } from './voices.js';
 
 /**
- * The built-in voice personas, as data (SPEC §4). Prompt text is plain ASCII prose written
+ * The built-in voice personas, as data. Prompt text is plain ASCII prose written
  * for speech models: no markdown a voice could read aloud, no real names, paths or
  * codenames. Tools are never named in prose directly: a line that needs one says `{name}`
  * (or `{a|b}` for "a or b") and is rendered with the names the session actually offers,

@@ -4,7 +4,7 @@ import type { BlockKind } from '../types.js';
 import type { RealtimeProvider } from './voices.js';
 
 /**
- * A mid-call refresh (SPEC §4, issue 24): what changed in a persona's live context since the
+ * A mid-call refresh (issue 24): what changed in a persona's live context since the
  * connect, said as one short text, and the provider's own event that adds it to a session
  * in progress without resending the instructions (so the provider's cached prefix holds).
  * Pure: the connect's blocks come from its trace, the fresh ones from a compile.

@@ -16,7 +16,7 @@ export interface RealtimeSession {
 }
 
 /**
- * The session for a delivered persona prompt (SPEC §4): the delivered `instructions` made
+ * The session for a delivered persona prompt: the delivered `instructions` made
  * realtime-safe ASCII (`toAscii`; realtime speech APIs have choked on em dashes and smart
  * quotes, so this holds whatever `sanitize` the prompts were asked for — unchanged when they
  * already are ASCII), the persona's voice and its tools, each `{type: "function", name,

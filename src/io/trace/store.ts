@@ -8,7 +8,7 @@ import { DEFAULT_TRACE_PAGE_EVENTS, MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE
 import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
 
 /**
- * The trace store as the rest of the service sees it (SPEC §6, docs/traces.md): one
+ * The trace store as the rest of the service sees it (docs/traces.md): one
  * interface, two backends — files under TRACE_DIR (`files/`), the embedded default, and
  * PostgreSQL (`postgres/`) for several machines. Routes, `deliver()`, the viewer and the
  * CLI only use this interface; `index.ts` picks the backend from the configuration. The

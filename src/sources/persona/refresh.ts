@@ -1,5 +1,5 @@
 /**
- * A mid-call refresh's sources (SPEC §4, issue 24): the connect it compares with, found in
+ * A mid-call refresh's sources (issue 24): the connect it compares with, found in
  * its run's trace, and the compile job that compiles the persona again with the connect's
  * options and answers with what changed in its live context since.
  */

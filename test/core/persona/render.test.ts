@@ -69,7 +69,7 @@ describe('built-in personas', () => {
   });
 });
 
-describe('mars, as SPEC §4 defines it', () => {
+describe('mars, as the product defines it', () => {
   const prompt = promptOf(renderPersona(MARS));
 
   it('holds every rule of its persona definition', () => {

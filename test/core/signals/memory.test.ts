@@ -29,7 +29,7 @@ describe('emotionWords', () => {
     expect(emotionWords("I'm proud of Sam's garden")).toEqual(['proud']);
   });
 
-  // SPEC §4: "the filter holds every word the contract names ... with their inflections".
+  // The contract: "the filter holds every word the contract names ... with their inflections".
   it.each([
     ['feel', ['feel', 'feels', 'feeling', 'feelings', 'felt']],
     ['heart', ['heart', 'hearts']],

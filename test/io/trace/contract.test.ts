@@ -6,7 +6,7 @@ import { buildHud, loadedFile, serializeSnapshot, type Hud } from '../../../src/
 import { deliveredEvent, failedEvent, REALTIME, sha256, STABLE_SYSTEM } from '../../helpers/trace-events.js';
 
 /**
- * One contract for every trace backend (SPEC §6): what the service relies on of a trace
+ * One contract for every trace backend: what the service relies on of a trace
  * store, run against files and against PostgreSQL alike. Backend-specific behaviour (file
  * rotation, the in-memory index, migrations, indexes) has its own suites.
  */
