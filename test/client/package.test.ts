@@ -1,11 +1,14 @@
 /**
  * The client package as a voice server gets it: `npm pack` of packages/client, installed
  * into an empty project from the tarball with nothing but the npm cache (`--offline`: no
- * network), measured, type-checked as a consumer would, and run against a real server.
+ * network), measured, type-checked as a consumer would, and run against a real server —
+ * the README's voice server (examples/connect.ts) among it, built and run from the install.
  * Also the image's own install: the Dockerfile's runtime `npm ci`, which must keep working
  * now that the root is an npm workspace.
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -192,14 +195,16 @@ describe('the client package', () => {
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
           strict: true,
-          noEmit: true,
+          outDir: 'out',
           skipLibCheck: true,
           typeRoots: [join(PROJECT_ROOT, 'node_modules/@types')],
           types: ['node'],
         },
-        files: ['consumer.ts'],
+        files: ['consumer.ts', 'connect-example.ts'],
       }),
     );
+    // The README's voice server (examples/connect.ts) as a voice server's own file: it compiles against the installed package too.
+    await writeFile(join(project, 'connect-example.ts'), await readFile(join(PROJECT_ROOT, 'examples/connect.ts'), 'utf8'));
     await run(process.execPath, [join(PROJECT_ROOT, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project, timeout: 120_000 });
 
     const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
@@ -228,6 +233,34 @@ describe('the client package', () => {
     expect(answer.missing).toEqual({ status: 404, code: 'CC_NOT_FOUND' });
     const trace = await app.inject({ url: `/runs/${answer.venusRunId}/trace`, headers: { authorization: `Bearer ${TEST_TOKEN}` } });
     expect(trace.statusCode).toBe(200);
+
+    // The example, run as built from the installed package: it connects a call through a local stand-in for the realtime calls endpoint.
+    const calls: string[] = [];
+    const realtime = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        calls.push(Buffer.concat(chunks).toString('utf8'));
+        response.writeHead(201, { 'content-type': 'application/sdp', location: '/v1/realtime/calls/rtc_packed' }).end('v=0 packed answer');
+      });
+    });
+    await new Promise<void>((resolve) => realtime.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => realtime.close(() => resolve())));
+    const callsUrl = `http://127.0.0.1:${(realtime.address() as AddressInfo).port}/v1/realtime/calls`;
+    await writeFile(join(project, 'run-example.mjs'), "import { connect } from './out/connect-example.js';\nprocess.stdout.write(await connect('v=0 offer', 'mars', 'real-estate', 'call-packed-1'));\n");
+    const example = await run(process.execPath, ['run-example.mjs'], {
+      cwd: project,
+      timeout: 60_000,
+      env: { PATH: process.env['PATH'] ?? '', CONTEXT_COMPILER_URL: baseUrl, CONTEXT_COMPILER_TOKEN: TEST_TOKEN, OPENAI_API_KEY: 'sk-test', REALTIME_CALLS_URL: callsUrl },
+    });
+    expect(example.stdout.endsWith('v=0 packed answer')).toBe(true);
+    expect(JSON.parse(example.stdout.split('\n')[0]!)).toMatchObject({ msg: 'call connected', callId: 'call-packed-1', persona: 'mars', source: 'service', runId: 'call-packed-1' });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toContain('"type":"realtime"');
+    expect(calls[0]).toContain('"model":"gpt-realtime-2"');
+    expect(calls[0]).toContain('v=0 offer');
+    const call = await app.inject({ url: '/runs/call-packed-1/trace', headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(call.json()).toMatchObject({ events: [{ outcome: 'delivered' }] });
   }, 240_000);
 
   it('leaves the image’s install alone: the Dockerfile’s runtime npm ci installs the service’s production dependencies and no workspace', async () => {
