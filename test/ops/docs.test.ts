@@ -1,12 +1,15 @@
 /**
  * The docs stand alone inside the repository (issue 26): no link or reference leaves it — no
- * `../shared/…`, no "SPEC §7" — and every relative link lands on a file that exists here (and
+ * `../shared/…`, no spec section by number — and every relative link lands on a file that exists here (and
  * on a heading that exists, for a `#fragment`).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
+
+/** A citation of the product spec or the style guide, which the repository does not hold (spelled in parts, so this file is not one). */
+const CITES = new RegExp([['SPEC', '§'].join(' '), ['SPEC', 'md'].join('\\.'), ['STYLE', 'md'].join('\\.')].join('|'));
 
 const DOCS = ['README.md', 'SECURITY.md', 'packages/client/README.md', 'openapi.yaml'];
 
@@ -41,7 +44,7 @@ describe('the docs stand alone inside the repository', () => {
     for (const file of await docFiles()) {
       const lines = (await readFile(join(PROJECT_ROOT, file), 'utf8')).split('\n');
       lines.forEach((line, i) => {
-        if (/\.\.\/shared|SPEC §|SPEC\.md/.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+        if (/\.\.\/shared/.test(line) || CITES.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
       });
     }
     expect(found).toEqual([]);
@@ -49,13 +52,12 @@ describe('the docs stand alone inside the repository', () => {
 
   it('nor does the code: no source, test, bench or script cites the spec or the style guide by section', async () => {
     const found: string[] = [];
-    const cites = new RegExp(['SPEC §', 'SPEC\\.md', 'STYLE\\.md'].join('|'));
     for (const dir of ['src', 'routes', 'schemas', 'test', 'bench', 'scripts', 'ui/src', 'packages/client/src', 'examples']) {
       for (const file of await sourceFiles(dir)) {
         if (file === 'test/ops/docs.test.ts') continue;
         const lines = (await readFile(join(PROJECT_ROOT, file), 'utf8')).split('\n');
         lines.forEach((line, i) => {
-          if (cites.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+          if (CITES.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
         });
       }
     }
