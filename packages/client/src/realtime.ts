@@ -389,7 +389,8 @@ export async function connectSession<S>(
   }
   const now = request.now === undefined || Number.isNaN(Date.parse(request.now)) ? new Date() : new Date(request.now);
   const why = `${reason} (${error.code}: ${brief(error.detail)})`;
-  const result = (await staleResult(lastKnownGood, shape, request, servedAs, options, now, why, warnings)) ?? (await staticResult(lastKnownGood, shape, request, servedAs, options, now, why, warnings));
+  const fallbackCase: FallbackCase<S> = { lastKnownGood, shape, request, servedAs, options, now, why, warnings };
+  const result = (await staleResult(fallbackCase)) ?? (await staticResult(fallbackCase));
   tell(options.onFallback, { persona, servedAs: result.persona, source: result.source, reason, error }, warnings);
   return { ...result, fallback: reason };
 }
@@ -405,17 +406,20 @@ function keep<S>(lastKnownGood: LastKnownGood, shape: SessionShape<S>, request: 
 
 type Fallback<S> = Omit<SessionResult<S>, 'fallback'>;
 
+/** One fallback's case: what was asked, at `now`, why the service's session is not served, and the warnings so far (added to). */
+interface FallbackCase<S> {
+  lastKnownGood: LastKnownGood;
+  shape: SessionShape<S>;
+  request: SessionRequest;
+  servedAs: string;
+  options: ReturnType<typeof realtimeOptions>;
+  now: Date;
+  why: string;
+  warnings: string[];
+}
+
 /** The last session the service answered for `servedAs` (else, for a persona without a static session, for `defaultPersona`) and this query, at `now`; null when none may be served. */
-async function staleResult<S>(
-  lastKnownGood: LastKnownGood,
-  shape: SessionShape<S>,
-  request: SessionRequest,
-  servedAs: string,
-  options: ReturnType<typeof realtimeOptions>,
-  now: Date,
-  why: string,
-  warnings: string[],
-): Promise<Fallback<S> | null> {
+async function staleResult<S>({ lastKnownGood, shape, request, servedAs, options, now, why, warnings }: FallbackCase<S>): Promise<Fallback<S> | null> {
   for (const persona of isStaticPersona(servedAs) ? [servedAs] : [servedAs, options.defaultPersona]) {
     const kept = await lastKnownGood.find(request.keyOf(persona));
     if (kept === undefined || kept.member !== shape.member) continue;
@@ -446,16 +450,7 @@ function staleNoteLine(persona: string): string {
 }
 
 /** `servedAs`'s static session (or `defaultPersona`'s, when the client has none for it) at `now`, in the query's zone, else the operator's as last answered, else `fallbackTimezone`. */
-async function staticResult<S>(
-  lastKnownGood: LastKnownGood,
-  shape: SessionShape<S>,
-  request: SessionRequest,
-  servedAs: string,
-  options: ReturnType<typeof realtimeOptions>,
-  now: Date,
-  why: string,
-  warnings: string[],
-): Promise<Fallback<S>> {
+async function staticResult<S>({ lastKnownGood, shape, request, servedAs, options, now, why, warnings }: FallbackCase<S>): Promise<Fallback<S>> {
   const persona = isStaticPersona(servedAs) ? servedAs : options.defaultPersona;
   if (persona !== servedAs) warnings.push(`unknown-persona: the client has no static session for "${brief(servedAs)}"; connected as ${persona}`);
   warnings.push(`static-session: ${why}; ${persona} connected on its static session, without live context`);
