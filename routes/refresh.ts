@@ -6,7 +6,7 @@ import { runScope } from '../src/http/auth.js';
 import { deliveryFor } from '../src/core/persona/delivery.js';
 import { deliverJob, readClock } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { createPersonaSources, personaOptions, personaOrNotFound } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, personaOrNotFound, timezoneForTrace } from '../src/sources/persona.js';
 import { sha256Hex } from '../src/core/digest.js';
 import { catchUpBaseline, CONNECT_SEARCH_EVENTS, findConnect, refreshJob, refreshWarnings, type Connect, type ReadRun } from '../src/sources/persona/refresh.js';
 import { PersonaParamsSchema } from '../schemas/context.js';
@@ -103,7 +103,8 @@ this persona is a 404 (nothing traced); a connect whose trace does not verify is
           options: {
             now: query.now ?? null,
             nowUsed: query.now ?? now.toISOString(),
-            timezone: connect.request.timezone ?? null,
+            // A catch-up's zone is the caller's text, not a connect's record: kept as a connect keeps it (a bad one as a digest).
+            ...(catchUp ? catchUpZone(connect.request.timezone) : { timezone: connect.request.timezone ?? null }),
             sanitize: connect.request.sanitize ?? null,
             topicName: query.topicName !== undefined,
             topicNameSha256: catchUp && query.topicName !== undefined ? sha256Hex(query.topicName) : null,
@@ -142,6 +143,12 @@ async function catchUpConnect(readRun: ReadRun, query: RefreshQuery, persona: st
   }
   const connect = catchUpBaseline(query.runId, stale, { provider: query.provider ?? stale?.provider ?? 'openai', model: query.model, timezone: query.timezone, topicId: query.topicId });
   return { connect, warnings };
+}
+
+/** What the trace keeps of a catch-up's `timezone`: the zone when it is one, else its length and digest only. */
+function catchUpZone(timezone: string | undefined): { timezone: string | null; timezoneRejected?: { reason: 'invalid'; chars: number; sha256: string } } {
+  const zone = timezoneForTrace(timezone);
+  return zone.rejected === undefined ? { timezone: zone.timezone } : { timezone: null, timezoneRejected: zone.rejected };
 }
 
 /** The catch-up's options given to a refresh that is not one: ignored, and said so. */

@@ -239,6 +239,18 @@ describe('GET /context/:persona/refresh', () => {
     ]);
   });
 
+  it('regression: a catch-up with an unusable timezone compiles in the operator\'s zone and traces only the zone\'s length and digest, as a connect does (it traced the caller\'s text)', async () => {
+    const { app, brainRoot, events } = await harness();
+    await writeFile(join(brainRoot, 'memory/2026-11-30.md'), TODAY);
+    const given = 'call me at +44 20 7946 0958';
+    const caught = await app.inject(`/context/mars/refresh?runId=call-9&now=${NOW}&baseline=static&timezone=${encodeURIComponent(given)}`);
+    expect(caught.statusCode, caught.body).toBe(200);
+    expect(caught.json().warnings).toContainEqual(expect.stringMatching(/^timezone-invalid: /));
+    const [opened] = await events('call-9');
+    expect(opened!.request).toMatchObject({ baseline: 'static', timezone: null, timezoneRejected: { reason: 'invalid', chars: given.length } });
+    expect(JSON.stringify(opened)).not.toContain('7946');
+  });
+
   it('catch-up from a stale session: compared with the connect it came from, so only what changed since is delivered', async () => {
     const { app, brainRoot, connect } = await harness();
     await writeFile(join(brainRoot, 'memory/2026-11-30.md'), TODAY);
