@@ -282,7 +282,7 @@ export function createClient(options: ClientOptions) {
       connect<RealtimeSession>(REALTIME_SESSION, persona, { ...query, provider: query.provider === 'azure' ? 'azure' : 'openai' }, sessionOptions),
     /**
      * `realtimeSession()`'s twin for Gemini Live: `GET /context/:persona?provider=gemini`'s
-     * `setup` within the same budget, else the persona's static Gemini setup — with the same
+     * `setup` within the same budget, else its last live setup for the query (stale), else the persona's static Gemini setup — with the same
      * fallbacks, `onFallback`, `warnings` and `defaultPersona`, never a throw (unless
      * `fallback: false`). Send `{setup: {model, ...result.setup}}` first on the Live API
      * WebSocket, or pass `result.setup` as `config` to `ai.live.connect`.

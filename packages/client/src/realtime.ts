@@ -89,7 +89,7 @@ export interface SessionResult<S> {
   persona: string;
   /** `service`: compiled and traced by the service, as run `runId`; `stale`: the last such session, with a new clock line; `static`: the client's static session. */
   source: SessionSource;
-  /** The call's run: the service's; for a fallback (stale or static), the id the client made at connect (the client's `realtimeSession()` and `geminiSetup()` fill it in), which holds nothing until the first refresh after the service recovers opens it. */
+  /** The call's run: the service's; for a fallback (stale or static), the query's `runId`, else one the client made at connect (the client's `realtimeSession()` and `geminiSetup()` fill it in), which holds nothing until the first refresh after the service recovers opens it. */
   runId: string | null;
   /** sha256 (hex) of the session's instructions exactly as sent, UTF-8: what the call was told. */
   instructionsSha256: string;
