@@ -18,7 +18,7 @@ import { AggregatorRegistry, Gauge, type Registry } from 'prom-client';
 import { ProblemError } from './errors.js';
 
 /** How long the primary waits for each worker's series; a late worker is left out of that scrape. */
-export const WORKER_ANSWER_MS = 3_000;
+const WORKER_ANSWER_MS = 3_000;
 /** How long a worker waits for the primary's aggregate: its wait for the workers, and a margin. */
 const PRIMARY_ANSWER_MS = WORKER_ANSWER_MS + 2_000;
 

@@ -31,7 +31,7 @@ export interface WarmUp {
 }
 
 /** Rounds of the tasks at most: the first reads everything; each later one confirms the brain did not change meanwhile. */
-export const MAX_WARM_ROUNDS = 4;
+const MAX_WARM_ROUNDS = 4;
 
 export interface WarmUpPluginOptions {
   /** false: no warm-up and no `warm` readiness check (tests that count reads or cache operations). */

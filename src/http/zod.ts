@@ -12,7 +12,7 @@ const PART_PREFIX: Record<string, string> = {
 };
 
 /** A 400 lists at most this many `errors[]`, and an unknown-keys message at most this many keys. */
-export const MAX_LISTED = 20;
+const MAX_LISTED = 20;
 /** Chars of one caller key, path and message in a problem (20 keys of 64 fit one message). */
 const MAX_KEY_CHARS = 64;
 const MAX_PATH_CHARS = 200;

@@ -50,8 +50,5 @@ export function createCatchUps(max = 10_000) {
     forget(runId: string): void {
       calls.delete(runId);
     },
-    get size() {
-      return calls.size;
-    },
   };
 }

@@ -10,7 +10,7 @@ import { quoteForWarning } from '../../core/text.js';
 import { isValidTimeZone, MAX_TIMEZONE_LENGTH, NO_TIME_MEMO, zoneSpelling, type ResolvedTimeZone, type TimeMemo } from '../../core/time.js';
 
 /** The stable code that opens the warning for an unusable `timezone`. */
-export const TIMEZONE_WARNING = 'timezone-invalid';
+const TIMEZONE_WARNING = 'timezone-invalid';
 
 /** The caller's zone when it is one `Intl` knows (in any casing), else undefined. */
 export function usableZone(timezone: string | undefined, memo: TimeMemo = NO_TIME_MEMO): string | undefined {
