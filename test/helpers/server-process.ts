@@ -59,8 +59,15 @@ export interface StartOptions {
   nodeFlags?: string[];
 }
 
-/** Starts the server (`dist/src/server.js`) in a child process with exactly the given environment (plus PATH). */
+/**
+ * Starts the server (`dist/src/server.js`) in a child process with the given environment (plus
+ * PATH). Load shedding by event-loop delay is off unless `env` sets it: on a busy machine the
+ * child's loop is late because other processes hold the cores, not because of its own load,
+ * and a test of anything else must not get 503 `CC_OVERLOADED` for it. A test of the
+ * shedding sets `PRESSURE_MAX_EVENT_LOOP_DELAY` itself.
+ */
 export function startServer(env: Record<string, string>, options: StartOptions = {}): ServerProcess {
+  env = { PRESSURE_MAX_EVENT_LOOP_DELAY: '0', ...env };
   const flags = options.nodeFlags ?? [];
   const { child, exited, output } =
     options.openFiles === undefined
