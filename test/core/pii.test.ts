@@ -159,7 +159,7 @@ describe('scrubPii on large adversarial input', () => {
     const text = `${unit.repeat(Math.ceil(size / unit.length)).slice(0, size)}x`;
     const result = scrubPii(text);
     expect(result.text.length).toBeGreaterThan(0);
-  }, 30_000);
+  });
 });
 
 describe('clampRedacted', () => {

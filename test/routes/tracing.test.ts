@@ -319,5 +319,5 @@ describe('group commit over HTTP', () => {
     } finally {
       await pool.close();
     }
-  }, 30_000);
+  });
 });

@@ -38,7 +38,7 @@ beforeAll(async () => {
   const traces = join(dir, 'traces');
   server = startServer({ PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: brain, TRACE_DIR: traces, RATE_LIMIT_MAX: '100000' });
   port = await server.listening();
-}, 30_000);
+});
 
 afterAll(async () => {
   server.child.kill('SIGKILL');

@@ -68,7 +68,7 @@ describe('parseCalendar degradation', () => {
   it('parses a 5 MB calendar, including a 1 MB line of spaces, in bounded time', () => {
     const text = '- 09:00 Standup\n'.repeat(300_000) + `- 09:00${' '.repeat(1_000_000)}x\n`;
     expect(parseCalendar(text).events.length).toBe(300_001);
-  }, 20_000);
+  });
 });
 
 describe('parseCalendar on the example brain', () => {

@@ -160,7 +160,7 @@ describe('soulCore', () => {
   it('degrades to empty text on empty input and stays bounded on 5 MB', () => {
     expect(soulCore('').text).toBe('');
     expect(soulCore(`${'a '.repeat(2_500_000)}`).text.length).toBeLessThanOrEqual(600);
-  }, 20_000);
+  });
 });
 
 describe('recurringThemes', () => {
