@@ -178,6 +178,18 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
       return { session, ms: connected.sessionMs };
     };
 
+    /**
+     * A call that must get the service's live session. The service's first answer for a
+     * persona is a cold compile; on a busy machine it can come later than the budget, and
+     * then the static fallback (`timeout`) is the right answer: the next call, warm, is asked.
+     */
+    const callLive = async (label: string, persona: string) => {
+      for (let attempt = 1; ; attempt++) {
+        const connected = await call(attempt === 1 ? label : `${label} (again: ${attempt})`, persona);
+        if (connected.session.instructions.includes('Live context (advisory)') || attempt === 5) return connected;
+      }
+    };
+
     // (a) Down: nothing listens on the service's port.
     await service.down();
     for (const persona of ['mars', 'venus']) {
@@ -201,7 +213,7 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     // (d) Answering 404 for the persona: the real service connects the default persona (venus);
     // a service that answers 404 to everything gives venus's static session.
     await service.service();
-    const unknown = await call('(d) 404 for jupiter, service', 'jupiter');
+    const unknown = await callLive('(d) 404 for jupiter, service', 'jupiter');
     expect(unknown.session.instructions).toContain('You are Venus');
     expect(unknown.session.instructions).toContain('Live context (advisory)');
     await service.plain((_request, response) => {
@@ -217,7 +229,7 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     await service.service();
     const healthy: Record<string, Received['session']> = {};
     for (const persona of ['mars', 'venus']) {
-      const { session } = await call(`(e) healthy, ${persona}`, persona);
+      const { session } = await callLive(`(e) healthy, ${persona}`, persona);
       expect(session.instructions).toContain('Live context (advisory)');
       healthy[persona] = session;
     }
