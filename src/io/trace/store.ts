@@ -1,6 +1,5 @@
 import type { BaseLogger } from 'pino';
 import type { CompiledContext } from '../../core/types.js';
-import type { SpliceSlot } from './event-record.js';
 import { ProblemError } from '../../errors.js';
 import { parseInstant } from '../../core/time.js';
 import { isCallerName, isSafeId } from '../../../schemas/ids.js';
@@ -30,7 +29,7 @@ export type {
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
 export { MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
-export type { SpliceSlot, TraceMemo } from './event-record.js';
+export type { TraceMemo } from './event-record.js';
 
 /** The callbacks every backend reports its writes through (the metrics plugin's histograms and counter). */
 export interface TraceObservers {
@@ -90,8 +89,11 @@ export interface AppendOptions {
    * event yet and there is no owner or count to check.
    */
   newRun?: boolean;
-  /** Given for an event of a shared result: where the store keeps what the result's later events can splice in. */
-  slot?: SpliceSlot | undefined;
+  /**
+   * Given for an event of a shared result: the result, by which the writer keeps what the
+   * result's later events can splice in (`TraceSplices`). Only its identity is used.
+   */
+  result?: object | undefined;
 }
 
 /** One line of `GET /runs`: a run, described by its most recent event. */
@@ -409,7 +411,7 @@ export interface RunStanding {
 export interface QueuedEvent {
   event: TraceEventInput;
   newRun: boolean;
-  slot?: SpliceSlot | undefined;
+  result?: object | undefined;
 }
 
 /**

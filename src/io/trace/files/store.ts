@@ -216,7 +216,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
           throw unavailable('its run could not be looked up', error);
         }
       }
-      return commits.append({ event, newRun, slot: appendOptions.slot });
+      return commits.append({ event, newRun, result: appendOptions.result });
     },
     readRun: (runId: string, query?: RunReadQuery): Promise<RunTraceView | null> => reader.readRun(runId, query),
     listRuns: (query?: ListRunsQuery): Promise<RunPage> => reader.listRuns(query),

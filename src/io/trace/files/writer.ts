@@ -3,7 +3,7 @@ import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
-import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
+import { eventRecord, TraceSplices, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
 import type { QueuedEvent, TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
 import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
@@ -66,6 +66,8 @@ interface WriterFile {
   blobs: Map<string, string>;
   /** Data records already in this file: sha256 → the JSON of a reference to it. */
   data: Map<string, string>;
+  /** What shared results' later events in this file splice in. */
+  splices: TraceSplices;
   entry: IndexedFile;
 }
 
@@ -331,6 +333,7 @@ export class FileWriter {
         events: 0,
         blobs: new Map(),
         data: new Map(),
+        splices: new TraceSplices(),
         entry,
       };
       return this.file;
@@ -379,7 +382,7 @@ export class FileWriter {
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
-    const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined }> = [];
+    const splices: Array<{ result: object; splice: TraceSplice | undefined }> = [];
     let position = target.size;
     const place = (bytes: Buffer): [number, number] => {
       const at: [number, number] = [position, bytes.length];
@@ -414,9 +417,9 @@ export class FileWriter {
     };
     let link = target.link;
     let lastOffset = target.lastOffset;
-    for (const { event, slot } of batch) {
-      const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target, slot);
-      if (slot !== undefined) splices.push({ slot, splice });
+    for (const { event, result } of batch) {
+      const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target.splices, result);
+      if (result !== undefined) splices.push({ result, splice });
       // The link is one MAC over bytes the write needs anyway.
       const bytes = Buffer.from(eventBody(json));
       const next = signer.link(link, bytes);
@@ -454,10 +457,7 @@ export class FileWriter {
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
     // Only now do the references a splice holds point at durable records.
-    for (const { slot, splice } of splices) {
-      slot.traced = target;
-      if (splice !== undefined) slot.trace = splice;
-    }
+    for (const { result, splice } of splices) target.splices.keep(result, splice);
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
     index.evictOverBudget();
     counters.bytes += bytes.length;

@@ -155,7 +155,7 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
     async append(event, appendOptions = {}) {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append({ event, newRun: appendOptions.newRun === true, slot: appendOptions.slot });
+      return commits.append({ event, newRun: appendOptions.newRun === true, result: appendOptions.result });
     },
     readRun: (runId, query) => reader.readRun(runId, query),
     listRuns: (query) => reader.listRuns(query),
