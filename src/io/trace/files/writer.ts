@@ -211,7 +211,7 @@ export class FileWriter {
     let done = 0;
     while (done < data.length) {
       const { bytesWritten } = await handle.write(data, done, data.length - done, null);
-      if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      if (bytesWritten <= 0) throw new TraceFileError('EIO', 'short write');
       done += bytesWritten;
     }
   }
@@ -370,7 +370,7 @@ export class FileWriter {
       const found = await this.writeTo(target, batch);
       if (!found) return;
       this.moveOn(target, found);
-      if (attempt > 0) throw Object.assign(new Error('trace files keep changing under the writer'), { code: 'EREPLACED' });
+      if (attempt > 0) throw new TraceFileError('EREPLACED', 'trace files keep changing under the writer');
     }
   }
 
@@ -489,6 +489,17 @@ export function locate(entry: IndexedFile, offset: number, length: number, store
 /** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */
 function refJson(sha: string, [offset, length]: [number, number]): string {
   return `["${sha}",${offset},${length}]`;
+}
+
+/** A write failure the writer finds itself, coded as the errno it stands for (or `EREPLACED`), so `describeWriteFailure` reads it as it reads the system's. */
+export class TraceFileError extends Error {
+  override readonly name = 'TraceFileError';
+  constructor(
+    readonly code: 'EIO' | 'EREPLACED',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 const REASONS: Record<string, string> = {
