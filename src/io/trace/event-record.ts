@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../core/digest.js';
+import { envelopeProblem } from './admission.js';
 import { hudProblems } from '../../core/hud.js';
 import { createCacheArea } from '../../cache-area.js';
 import type { Memo } from '../../core/memo.js';
@@ -235,21 +236,9 @@ function ownJson(event: TraceEventInput, fields: string, chars: number): string 
   return `${JSON.stringify(ownHead(event)).slice(0, -1)}${fields},${JSON.stringify(ownTail(event, chars)).slice(1, -1)}`;
 }
 
-/** Whether a parsed value has the fields every stored event has. */
+/** Whether a parsed value has the fields every stored event has, checked as an append checks them (`envelopeProblem`). */
 export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
-  const event = value as Partial<StoredEvent<R>> | null;
-  return (
-    typeof event === 'object' &&
-    event !== null &&
-    typeof event.runId === 'string' &&
-    typeof event.at === 'string' &&
-    Number.isFinite(Date.parse(event.at)) &&
-    typeof event.route === 'string' &&
-    typeof event.subject?.id === 'string' &&
-    typeof event.status === 'number' &&
-    typeof event.outcome === 'string' &&
-    (event.caller === undefined || typeof event.caller === 'string')
-  );
+  return envelopeProblem(value) === null;
 }
 
 function isStoredRealtime<R>(value: StoredEvent<R>['realtime']): value is NonNullable<StoredEvent<R>['realtime']> {

@@ -4,18 +4,8 @@ import { isSafeId } from '../../../../schemas/ids.js';
 import type { Memo } from '../../../core/memo.js';
 import { checkSuccession, summarizeRun, type ChainFinding, type ChainStatus, type Predecessor, type PredecessorState } from '../chain.js';
 import { isStoredEvent, rebuild, type StoredEvent } from '../event-record.js';
-import {
-  decodeEventCursor,
-  encodeEventCursor,
-  eventPageLimit,
-  pageLength,
-  readFailure,
-  type ListRunsQuery,
-  type RunPage,
-  type RunReadQuery,
-  type RunTraceView,
-  type TraceEventView,
-} from '../store.js';
+import { decodeEventCursor, encodeEventCursor, eventPageLimit, pageLength } from '../paging.js';
+import { readFailure, type ListRunsQuery, type RunPage, type RunReadQuery, type RunTraceView, type TraceEventView } from '../store.js';
 import { SEAL_GRACE_MS } from '../store.js';
 import {
   BLOB_PREFIX,

@@ -1,5 +1,5 @@
 import type { Memo } from '../../../core/memo.js';
-import type { QueuedEvent, RunStanding } from '../store.js';
+import type { QueuedEvent, RunStanding } from '../admission.js';
 import type { FileReader } from './reader.js';
 import { eventOrder, type EventLocation } from './run-index.js';
 import type { FilesContext } from './writer.js';

@@ -6,26 +6,8 @@ import type { Memo } from '../../../core/memo.js';
 import { createChainSigner } from '../chain.js';
 import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
-import {
-  admitEvents,
-  checkEvent,
-  closedStore,
-  makeWriterId,
-  MAX_RUN_EVENTS,
-  rotateMsFor,
-  sweepIntervalFor,
-  unavailable,
-  type AppendOptions,
-  type ListRunsQuery,
-  type QueuedEvent,
-  type RunPage,
-  type RunReadQuery,
-  type RunTraceView,
-  type TraceLog,
-  type TraceObservers,
-  type TraceStore,
-  type TraceStoreStats,
-} from '../store.js';
+import { admitEvents, checkEvent, type QueuedEvent } from '../admission.js';
+import { closedStore, makeWriterId, MAX_RUN_EVENTS, rotateMsFor, sweepIntervalFor, unavailable, type AppendOptions, type ListRunsQuery, type RunPage, type RunReadQuery, type RunTraceView, type TraceLog, type TraceObservers, type TraceStore, type TraceStoreStats } from '../store.js';
 import { FileReader, type CheckedChain } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';

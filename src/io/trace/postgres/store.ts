@@ -5,20 +5,8 @@ import type { Pool } from 'pg';
 import { createChainSigner } from '../chain.js';
 import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
-import {
-  admitEvents,
-  checkEvent,
-  closedStore,
-  makeWriterId,
-  MAX_RUN_EVENTS,
-  rotateMsFor,
-  sweepIntervalFor,
-  type QueuedEvent,
-  type TraceLog,
-  type TraceObservers,
-  type TraceStore,
-  type TraceStoreStats,
-} from '../store.js';
+import { admitEvents, checkEvent, type QueuedEvent } from '../admission.js';
+import { closedStore, makeWriterId, MAX_RUN_EVENTS, rotateMsFor, sweepIntervalFor, type TraceLog, type TraceObservers, type TraceStore, type TraceStoreStats } from '../store.js';
 import { describeDatabaseFailure, safeDatabaseError } from './failure.js';
 import { DatabaseReader } from './reader.js';
 import { sweepDatabase } from './retention.js';
