@@ -7,13 +7,13 @@
  * it exactly while a fresh read would give the same.
  */
 import type { SnapshotFile } from '../../core/hud.js';
-import { listingOf, listRelied, readRelied, snapshotOf, type ReaderContext, type Relied } from './read.js';
+import { listingOf, listRelied, readRelied, hudFileOf, type ReaderContext, type Relied } from './read.js';
 import type { BrainSession, CachedFile, CachedListing, ListingRecord, Lookup, SessionRecord, SourceRecord } from './types.js';
 
 /** A new session of the reader `ctx` (whose records are `owner`'s alone). */
 export function createSession(ctx: ReaderContext, owner: object): BrainSession {
   const recorded = new Map<string, SourceRecord>();
-  const snapshot = new Map<string, SnapshotFile>();
+  const hudFiles = new Map<string, SnapshotFile>();
   const absent = new Set<string>();
   const listed = new Map<string, ListingRecord>();
   const relied: Array<Relied | null> = [];
@@ -34,7 +34,7 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         };
         if (readOptions.within !== undefined) record.within = readOptions.within;
         recorded.set(path, record);
-        snapshot.set(path, snapshotOf(result, record.keep, on));
+        hudFiles.set(path, hudFileOf(result, record.keep, on));
       } else if (result.status === 'missing') absent.add(path);
       return result;
     },
@@ -49,7 +49,7 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
     sources: () => merged(replayed?.sources, recorded, (source) => source.path),
     absent: () => merged(replayed?.absent, absent, (path) => path),
     listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
-    loaded: () => merged(replayed?.loaded, snapshot, (file) => file.path),
+    loaded: () => merged(replayed?.loaded, hudFiles, (file) => file.path),
     record() {
       if (replayed !== undefined) return relied.length === 0 ? replayed : null;
       const parts = recordOf(relied);
@@ -60,7 +60,7 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         sources: Object.freeze([...recorded.values()]),
         absent: Object.freeze([...absent]),
         listings: Object.freeze([...listed.values()]),
-        loaded: Object.freeze([...snapshot.values()]),
+        loaded: Object.freeze([...hudFiles.values()]),
         derived: {},
       });
     },

@@ -233,7 +233,7 @@ function resultFields(event: TraceEventInput): string {
 
 /** `JSON.stringify(ownFields(event, chars))` without its closing brace, `fields` (`resultFields`) spliced in where it writes them. */
 function ownJson(event: TraceEventInput, fields: string, chars: number): string {
-  return `${JSON.stringify(ownHead(event)).slice(0, -1)}${fields},${JSON.stringify(ownTail(event, chars)).slice(1, -1)}`;
+  return `${JSON.stringify(ownRequestFields(event)).slice(0, -1)}${fields},${JSON.stringify(ownOutcomeFields(event, chars)).slice(1, -1)}`;
 }
 
 /** Whether a parsed value has the fields every stored event has, checked as an append checks them (`envelopeProblem`). */
@@ -389,16 +389,16 @@ type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'bloc
 /**
  * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
  * HUD and segments go in by reference), in the order they are written: what the request
- * was (`ownHead`), the compiled result's inline fields (`inlineResult`), then how it went
- * (`ownTail`). Field by field rather than a rest spread of the event, which costs more on
+ * was (`ownRequestFields`), the compiled result's inline fields (`inlineResult`), then how it went
+ * (`ownOutcomeFields`). Field by field rather than a rest spread of the event, which costs more on
  * this per-event path; the type lists every other field of TraceEventInput, so a new one
  * cannot be left out, and `ownJson` writes the same three parts.
  */
 function ownFields(event: TraceEventInput, chars: number): OwnFields {
-  return { ...ownHead(event), ...inlineResult(event), ...ownTail(event, chars) };
+  return { ...ownRequestFields(event), ...inlineResult(event), ...ownOutcomeFields(event, chars) };
 }
 
-function ownHead(event: TraceEventInput) {
+function ownRequestFields(event: TraceEventInput) {
   return {
     runId: event.runId,
     parentRunId: event.parentRunId,
@@ -415,7 +415,7 @@ function ownHead(event: TraceEventInput) {
   };
 }
 
-function ownTail(event: TraceEventInput, chars: number) {
+function ownOutcomeFields(event: TraceEventInput, chars: number) {
   return {
     warnings: event.warnings,
     absent: event.absent,

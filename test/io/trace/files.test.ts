@@ -8,7 +8,7 @@ import { IdFilter } from '../../../src/io/trace/files/run-id-filter.js';
 import { TraceFileError } from '../../../src/io/trace/files/writer.js';
 import { TraceStoreError } from '../../../src/io/trace/group-commit.js';
 import { noMemo } from '../../../src/core/memo.js';
-import { createFileTraceStore as createTraceStore, privateFilesMemo, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';
+import { createFileTraceStore as createTraceStore, privateTraceStoreMemo, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';
 import { tempDir } from '../../helpers/app.js';
 import { faultyFs } from '../../helpers/faulty-fs.js';
 import { deliveredEvent, failedEvent, STABLE_SYSTEM } from '../../helpers/trace-events.js';
@@ -543,7 +543,7 @@ describe('runs bounded and owned, with the index over its budget (issue 27)', ()
   });
 
   it('regression: the cap and the owner hold when the store remembers nothing of evicted files (its memos are cache areas that may drop any entry)', async () => {
-    const store = await spread({ maxRunEvents: 5, memo: { ...privateFilesMemo(), chains: noMemo(), evictedRuns: noMemo() } });
+    const store = await spread({ maxRunEvents: 5, memo: { ...privateTraceStoreMemo(), chains: noMemo(), evictedRuns: noMemo() } });
     await expect(store.append(failedEvent('run-0', { caller: 'bob' }))).rejects.toMatchObject({ code: 'CC_RUN_OWNED' });
     await store.append(failedEvent('run-0', { caller: 'alice' }));
     await expect(store.append(failedEvent('run-0', { caller: 'alice' }))).rejects.toMatchObject({ code: 'CC_RUN_FULL' });

@@ -28,7 +28,7 @@ export interface FileCounters {
   filesDeleted: number;
   /** Files this writer found truncated, grown, replaced or removed under it, and left for a new one. */
   filesDisturbed: number;
-  /** Lines skipped on read because they could not be parsed (a torn tail after a crash). */
+  /** Lines skipped on read because they could not be parsed (a torn last line after a crash). */
   unreadableLines: number;
 }
 
@@ -438,7 +438,7 @@ export class FileWriter {
       await target.handle.datasync();
       this.ctx.synced();
     } catch (error) {
-      await this.discardTail(target);
+      await this.cutToDurable(target);
       throw error;
     }
     const found = await this.disturbance(target, position);
@@ -471,7 +471,7 @@ export class FileWriter {
    * effort (truncating frees space, so it works on a full disk); if it fails too, the file
    * is retired anyway, and the next file's header says where the acknowledged part ended.
    */
-  private async discardTail(target: WriterFile): Promise<void> {
+  private async cutToDurable(target: WriterFile): Promise<void> {
     try {
       await target.handle.truncate(target.size);
       await target.handle.datasync();
