@@ -1,47 +1,15 @@
 import { ProblemError } from '../../errors.js';
 import { parseInstant } from '../../core/time.js';
 import { MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS, traceIdOf } from '../../../schemas/trace.js';
-import type { TraceEventInput } from '../../../schemas/trace.js';
-import type { ListedFields, ListRunsQuery, RunFilter, RunPage, RunReadQuery, RunSummary } from './store.js';
+import type { ListRunsQuery, RunFilter, RunPage, RunReadQuery, RunSummary } from './store.js';
 
 /**
  * Paging, the same for both backends: which page of runs (`GET /runs`) or of a run's events
- * (`GET /runs/:runId`) a query asks for, what a listing shows of a run and which runs it
- * keeps, and the two opaque cursors that say where the next page starts.
+ * (`GET /runs/:runId`) a query asks for, which runs a listing keeps, and the two opaque
+ * cursors that say where the next page starts.
  */
 
 const MAX_PAGE = 100;
-
-/** A short recorded string (an id, an instant), or null: a tampered record cannot put a long text in a listing. */
-function shortText(value: unknown): string | null {
-  return typeof value === 'string' && value.length <= 128 ? value : null;
-}
-
-/**
- * The listed fields of an event (both backends): the minute compiled for (`nowUsed`), the
- * topic asked for, the role played (its receipt, else the role asked for), the engine, how
- * many warnings, and the correlation ids.
- */
-export function listedFields(event: Pick<TraceEventInput, 'request' | 'receipts' | 'warnings' | 'requestId' | 'traceparent'>): ListedFields {
-  const request: Record<string, unknown> = event.request ?? {};
-  const fields: ListedFields = {
-    compiledFor: shortText(request['nowUsed']),
-    topicId: shortText(request['topicId']),
-    role: shortText(event.receipts?.role?.id) ?? shortText(request['role']),
-    engine: shortText(request['engine']),
-    warnings: Array.isArray(event.warnings) ? event.warnings.length : 0,
-  };
-  const requestId = shortText(event.requestId);
-  if (requestId !== null) fields.requestId = requestId;
-  const traceparent = shortText(event.traceparent);
-  if (traceparent !== null) fields.traceparent = traceparent;
-  return fields;
-}
-
-/** The trace id of a recorded traceparent (`00-<trace id>-<parent id>-<flags>`). */
-export function traceIdOfTraceparent(traceparent: string | undefined): string | undefined {
-  return traceparent === undefined || traceparent.length < 35 ? undefined : traceparent.slice(3, 35);
-}
 
 /** Where a page of runs ends: the last run's latest event time and its id. */
 export interface RunPosition {
