@@ -5,14 +5,14 @@
  * creates it and hands each area to its one user: the brain reader, the compiler (`src/core`
  * keeps no state of its own; its token counts included), the persona and worker sources,
  * and the trace store. Each area holds one kind of value under one kind of key, declared
- * with its user (`BrainCache`, `CompilerMemo`, `PersonaMemo`, `WorkerMemo`, `FilesMemo`).
+ * with its user (`BrainCache`, `CompilerMemo`, `PersonaMemo`, `WorkerMemo`, `TraceStoreMemo`).
  * What is remembered never changes an answer, only its cost.
  */
 import { createCacheArea, type CacheArea, type CacheStats } from './cache-area.js';
 import type { CompilerMemo } from './core/compile.js';
 import type { TimeMemo } from './core/time.js';
 import type { BrainCache } from './io/brain.js';
-import type { FilesMemo } from './io/trace/files/store.js';
+import type { TraceStoreMemo } from './io/trace/files/store.js';
 import type { SourceMemo } from './sources/memo.js';
 
 export type { CacheArea, CacheStats } from './cache-area.js';
@@ -81,7 +81,7 @@ export interface Caches {
   readonly brain: BrainCache;
   readonly compiler: CompilerMemo;
   readonly sources: SourceMemo;
-  readonly trace: FilesMemo;
+  readonly trace: TraceStoreMemo;
   /** Every area with its entries and estimated bytes. */
   stats(): CacheStats[];
   /** Forgets everything (answers stay correct; the next requests pay to fill it again). */

@@ -225,7 +225,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
       ...(result.record?.recall ? { recall: result.record.recall } : {}),
       ...(result.record?.receipts ? { receipts: result.record.receipts } : {}),
       ...(result.record?.refresh ? { refresh: result.record.refresh } : {}),
-    }, { newRun: delivery.newRun, slot: derived });
+    }, { newRun: delivery.newRun, result: derived === undefined ? undefined : result });
   } catch (traceError) {
     const refused = notTraced(request, delivery.route, traceError, 'No prompt was delivered.');
     facts.code = refused.code;

@@ -9,7 +9,6 @@ import type { KeptHud } from '../core/hud.js';
 import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext } from '../core/types.js';
 import type { BrainSession } from '../io/brain.js';
-import type { SpliceSlot } from '../io/trace/event-record.js';
 import type { TraceRefresh } from '../../schemas/refresh.js';
 
 export interface CompileJob {
@@ -57,10 +56,11 @@ export type EtagKey = 'json' | 'json+hud' | 'text';
 /**
  * What delivery derives from a shared result, owned by the result and filled lazily by the
  * first delivery that needs each part: its ETag per format, its answer's per-result JSON
- * (`src/http/answer.ts`), its HUD, and the trace records its later events splice in. The
- * only part of a shared result that ever changes; what it describes never does.
+ * (`src/http/answer.ts`) and its HUD. The only part of a shared result that ever changes;
+ * what it describes never does. (The trace writer keeps what it derives from the result
+ * itself, keyed by the result: `TraceSplices`.)
  */
-export interface Derived extends SpliceSlot {
+export interface Derived {
   /** By representation; the `json+hud` one holds while `hud` is the HUD it covers. */
   etags: Partial<Record<EtagKey, string>>;
   answer?: ReadonlyArray<readonly Uint8Array[] | null>;

@@ -260,12 +260,12 @@ export async function verifyListing(ctx: ReaderContext, record: ListingRecord): 
   return result;
 }
 
-/** A file read as a HUD's snapshot describes it, kept on its cache entry (counted once per version and bounds). */
-export function snapshotOf(result: BrainFile, keep: 'head' | 'tail', relied: Relied | null): SnapshotFile {
+/** A file read as the HUD describes it, kept on its cache entry (counted once per version and bounds). */
+export function hudFileOf(result: BrainFile, keep: 'head' | 'tail', relied: Relied | null): SnapshotFile {
   const entry = relied?.kind === 'file' ? relied.entry : undefined;
-  if (entry?.snapshot !== undefined) return entry.snapshot;
+  if (entry?.hudFile !== undefined) return entry.hudFile;
   const file = loadedFile({ path: result.path, size: result.size, sha256: result.sha256, bytes: result.textBytes, truncated: result.truncated, keep, text: result.text });
-  if (entry !== undefined) entry.snapshot = file;
+  if (entry !== undefined) entry.hudFile = file;
   return file;
 }
 

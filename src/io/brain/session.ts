@@ -7,21 +7,22 @@
  * it exactly while a fresh read would give the same.
  */
 import type { SnapshotFile } from '../../core/hud.js';
-import { listingOf, listRelied, readRelied, snapshotOf, type ReaderContext, type Relied } from './read.js';
+import { listingOf, listRelied, readRelied, hudFileOf, type ReaderContext, type Relied } from './read.js';
 import type { BrainSession, CachedFile, CachedListing, ListingRecord, Lookup, SessionRecord, SourceRecord } from './types.js';
 
 /** A new session of the reader `ctx` (whose records are `owner`'s alone). */
 export function createSession(ctx: ReaderContext, owner: object): BrainSession {
   const recorded = new Map<string, SourceRecord>();
-  const snapshot = new Map<string, SnapshotFile>();
+  const hudFiles = new Map<string, SnapshotFile>();
   const absent = new Set<string>();
   const listed = new Map<string, ListingRecord>();
-  const relied: Array<Relied | null> = [];
+  /** What each read and listing answered from, in order: what a replay must confirm. */
+  const answeredFrom: Array<Relied | null> = [];
   let replayed: SessionRecord | undefined;
   return {
     async read(path, readOptions = {}) {
-      const { result, relied: on } = await readRelied(ctx, path, readOptions);
-      relied.push(on);
+      const { result, relied } = await readRelied(ctx, path, readOptions);
+      answeredFrom.push(relied);
       if (result.status === 'ok' && !recorded.has(path)) {
         const record: SourceRecord = {
           path,
@@ -34,14 +35,14 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         };
         if (readOptions.within !== undefined) record.within = readOptions.within;
         recorded.set(path, record);
-        snapshot.set(path, snapshotOf(result, record.keep, on));
+        hudFiles.set(path, hudFileOf(result, record.keep, relied));
       } else if (result.status === 'missing') absent.add(path);
       return result;
     },
     async list(path) {
-      const { result, relied: on } = await listRelied(ctx, path);
-      relied.push(on);
-      if (result.status === 'ok' && !listed.has(path)) listed.set(path, listingOf(result, on));
+      const { result, relied } = await listRelied(ctx, path);
+      answeredFrom.push(relied);
+      if (result.status === 'ok' && !listed.has(path)) listed.set(path, listingOf(result, relied));
       else if (result.status === 'missing') absent.add(path);
       return result;
     },
@@ -49,10 +50,10 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
     sources: () => merged(replayed?.sources, recorded, (source) => source.path),
     absent: () => merged(replayed?.absent, absent, (path) => path),
     listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
-    loaded: () => merged(replayed?.loaded, snapshot, (file) => file.path),
+    loaded: () => merged(replayed?.loaded, hudFiles, (file) => file.path),
     record() {
-      if (replayed !== undefined) return relied.length === 0 ? replayed : null;
-      const parts = recordOf(relied);
+      if (replayed !== undefined) return answeredFrom.length === 0 ? replayed : null;
+      const parts = recordOf(answeredFrom);
       if (parts === null) return null;
       return Object.freeze({
         reader: owner,
@@ -60,7 +61,7 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         sources: Object.freeze([...recorded.values()]),
         absent: Object.freeze([...absent]),
         listings: Object.freeze([...listed.values()]),
-        loaded: Object.freeze([...snapshot.values()]),
+        loaded: Object.freeze([...hudFiles.values()]),
         derived: {},
       });
     },
@@ -79,22 +80,22 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
 }
 
 /** The cache entries, misses and listings a session's reads relied on, and all their lookups; null when one read cannot be replayed. */
-function recordOf(relied: ReadonlyArray<Relied | null>): Pick<SessionRecord, 'files' | 'missing' | 'directories' | 'lookups'> | null {
+function recordOf(answeredFrom: ReadonlyArray<Relied | null>): Pick<SessionRecord, 'files' | 'missing' | 'directories' | 'lookups'> | null {
   const files: Array<{ key: string; entry: CachedFile }> = [];
   const missing: Array<{ path: string; lookups: Lookup[] }> = [];
   const directories: Array<{ path: string; entry: CachedListing }> = [];
   const lookups: Lookup[] = [];
-  for (const on of relied) {
-    if (on === null) return null;
-    if (on.kind === 'file') {
-      files.push({ key: on.key, entry: on.entry });
-      lookups.push(...on.entry.lookups);
-    } else if (on.kind === 'missing') {
-      missing.push({ path: on.path, lookups: on.lookups });
-      lookups.push(...on.lookups);
-    } else if (on.kind === 'listing') {
-      directories.push({ path: on.path, entry: on.entry });
-      lookups.push(...on.entry.lookups);
+  for (const relied of answeredFrom) {
+    if (relied === null) return null;
+    if (relied.kind === 'file') {
+      files.push({ key: relied.key, entry: relied.entry });
+      lookups.push(...relied.entry.lookups);
+    } else if (relied.kind === 'missing') {
+      missing.push({ path: relied.path, lookups: relied.lookups });
+      lookups.push(...relied.lookups);
+    } else if (relied.kind === 'listing') {
+      directories.push({ path: relied.path, entry: relied.entry });
+      lookups.push(...relied.entry.lookups);
     }
   }
   return { files, missing, directories, lookups };

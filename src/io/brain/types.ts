@@ -105,7 +105,7 @@ export interface BrainSession extends BrainReader {
   absent(): readonly string[];
   /** Directories listed, in first-listed order, each once. */
   listings(): readonly ListingRecord[];
-  /** Files read successfully, in first-read order, each once, as a HUD snapshot describes them (tokens, line range). */
+  /** Files read successfully, in first-read order, each once, as the HUD describes them (tokens, line range). */
   loaded(): readonly SnapshotFile[];
   /**
    * What this session's reads relied on, to replay in a later session: every read answered
@@ -208,8 +208,8 @@ export interface Lookup {
 export interface CachedFile {
   lookups: Lookup[];
   result: BrainFile;
-  /** The file as a HUD's snapshot describes it, for the way it was read (computed once per version). */
-  snapshot?: SnapshotFile;
+  /** The file as the HUD describes it, for the way it was read (computed once per version). */
+  hudFile?: SnapshotFile;
 }
 
 export interface CachedListing {

@@ -70,7 +70,7 @@ export function readerFor(signer: ChainSigner, mac: ChainMac, keyId: string | nu
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-/** The fixed-size tail a chained record ends with: `,"p":"<previous>","c":"<link>"}` (before the newline). */
+/** The fixed-size seal a chained record ends with: `,"p":"<previous>","c":"<link>"}` (before the newline). */
 export const SEAL_BYTES = 6 + 64 + 7 + 64 + 2;
 
 /** Closes a record body (a JSON object without its closing brace) with its chain fields and a newline. */
@@ -106,7 +106,7 @@ export function linkHolds(check: ChainSigner, sealed: Sealed): boolean {
 /**
  * Where a writer's previous segment (a file) ended, as the next one records it in its
  * header: enough to tell a retention delete from a removal, and a clean hand-over from a
- * cut tail.
+ * file cut short.
  */
 export interface Predecessor {
   /** Its name, so a reader finds it. */

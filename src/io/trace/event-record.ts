@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../core/digest.js';
+import { envelopeProblem } from './admission.js';
 import { hudProblems } from '../../core/hud.js';
 import { createCacheArea } from '../../cache-area.js';
 import type { Memo } from '../../core/memo.js';
@@ -127,13 +128,11 @@ export class RecordDigests {
 
 /**
  * What one scope of references (a trace file, a day in the database) wrote for an event of
- * a shared result: the result's own fields and its references, as JSON. Kept on the result
- * itself (`SpliceSlot`) and spliced into the result's later events written to the same
- * scope, so they serialise only their own small fields.
+ * a shared result: the result's own fields and its references, as JSON. Kept by the writer
+ * (`TraceSplices`) and spliced into the result's later events written to the same scope, so
+ * they serialise only their own small fields.
  */
 export interface TraceSplice {
-  /** The scope the references point into. */
-  readonly scope: object;
   /** The HUD it was written with: a later delivery of the result may have built another. */
   readonly hud: unknown;
   /** `,"promptSha256":…,"inputSha256":…,"budget":…,"tokens":…,"redactions":…` as JSON.stringify writes them (absent ones left out). */
@@ -146,15 +145,27 @@ export interface TraceSplice {
 }
 
 /**
- * Where a shared result keeps its splice (its `Derived`). The splice is made by the result's
- * second event in a scope, not its first: most results are delivered once (a voice session
- * connects at its own minute), and strings kept from every first event would outlive the
- * young generation with the result for nothing.
+ * Where a trace writer keeps what it derives from the shared results it wrote events of, one
+ * per scope of references (a trace file, a day in the database), keyed by the result: a
+ * `WeakMap`, so an entry lasts no longer than its result or its scope, and the result holds
+ * nothing of the writer. The splice is made by the result's second event in a scope, not its
+ * first: most results are delivered once (a voice session connects at its own minute), and
+ * strings kept from every first event would outlive the young generation with the result for
+ * nothing — the first event leaves only a mark (`null`).
  */
-export interface SpliceSlot {
-  /** The scope the result's first event was written to. */
-  traced?: object;
-  trace?: TraceSplice;
+export class TraceSplices {
+  private readonly byResult = new WeakMap<object, TraceSplice | null>();
+
+  /** The result's splice in this scope; null when only its first event was written here; undefined when none was. */
+  get(result: object): TraceSplice | null | undefined {
+    return this.byResult.get(result);
+  }
+
+  /** Keeps what `eventRecord` gave for an event of `result`, once that event is durable: only then do its references point at stored records. */
+  keep(result: object, splice: TraceSplice | undefined): void {
+    if (splice !== undefined) this.byResult.set(result, splice);
+    else if (!this.byResult.has(result)) this.byResult.set(result, null);
+  }
 }
 
 function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, refs: Refs): string {
@@ -166,15 +177,15 @@ function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, 
  * The event as stored, as JSON text (an object), and its own fields for an index. Segment
  * texts, block summaries (only their summary fields: a compiled block passed whole would
  * store its content a second time), source records, the cache plan, a persona's tools and
- * the HUD become references, spliced in as ready JSON. An event of a shared result whose
- * `slot` holds a splice for this `scope` (and the same HUD) takes the result's fields and
- * references from it; otherwise they are written, and from the result's second event in
- * the scope `splice` is what the caller keeps in the slot once the event is durable. Byte
- * for byte the same either way.
+ * the HUD become references, spliced in as ready JSON. An event of a shared `result` whose
+ * scope's `splices` hold a splice for it (made with the same HUD) takes the result's fields
+ * and references from it; otherwise they are written, and from the result's second event in
+ * the scope `splice` is what the writer keeps (`TraceSplices.keep`) once the event is
+ * durable. Byte for byte the same either way.
  */
-export function eventRecord<R>(event: TraceEventInput, refs: Refs, scope: object, slot?: SpliceSlot): { stored: StoredEvent<R>; json: string; splice?: TraceSplice } {
-  const kept = slot?.trace;
-  if (kept !== undefined && kept.scope === scope && kept.hud === event.hud) {
+export function eventRecord<R>(event: TraceEventInput, refs: Refs, splices?: TraceSplices, result?: object): { stored: StoredEvent<R>; json: string; splice?: TraceSplice } {
+  const kept = result === undefined ? undefined : splices?.get(result);
+  if (kept != null && kept.hud === event.hud) {
     const sources = sourceReferences(event.sources, refs);
     return { stored: ownFields(event, kept.chars) as StoredEvent<R>, json: `${ownJson(event, kept.fields, kept.chars)}${kept.parts}${sources}${kept.segments}}` };
   }
@@ -200,7 +211,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, scope: object
   }
   const fields = resultFields(event);
   const json = `${ownJson(event, fields, chars)}${parts}${sourceRefs}${segmentRefs}}`;
-  const splice = slot?.traced === scope && segments !== undefined ? { scope, hud, fields, chars, parts, segments: segmentRefs } : undefined;
+  const splice = kept !== undefined && segments !== undefined ? { hud, fields, chars, parts, segments: segmentRefs } : undefined;
   return { stored: ownFields(event, chars) as StoredEvent<R>, json, ...(splice ? { splice } : {}) };
 }
 
@@ -222,24 +233,12 @@ function resultFields(event: TraceEventInput): string {
 
 /** `JSON.stringify(ownFields(event, chars))` without its closing brace, `fields` (`resultFields`) spliced in where it writes them. */
 function ownJson(event: TraceEventInput, fields: string, chars: number): string {
-  return `${JSON.stringify(ownHead(event)).slice(0, -1)}${fields},${JSON.stringify(ownTail(event, chars)).slice(1, -1)}`;
+  return `${JSON.stringify(ownRequestFields(event)).slice(0, -1)}${fields},${JSON.stringify(ownOutcomeFields(event, chars)).slice(1, -1)}`;
 }
 
-/** Whether a parsed value has the fields every stored event has. */
+/** Whether a parsed value has the fields every stored event has, checked as an append checks them (`envelopeProblem`). */
 export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
-  const event = value as Partial<StoredEvent<R>> | null;
-  return (
-    typeof event === 'object' &&
-    event !== null &&
-    typeof event.runId === 'string' &&
-    typeof event.at === 'string' &&
-    Number.isFinite(Date.parse(event.at)) &&
-    typeof event.route === 'string' &&
-    typeof event.subject?.id === 'string' &&
-    typeof event.status === 'number' &&
-    typeof event.outcome === 'string' &&
-    (event.caller === undefined || typeof event.caller === 'string')
-  );
+  return envelopeProblem(value) === null;
 }
 
 function isStoredRealtime<R>(value: StoredEvent<R>['realtime']): value is NonNullable<StoredEvent<R>['realtime']> {
@@ -390,16 +389,16 @@ type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'bloc
 /**
  * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
  * HUD and segments go in by reference), in the order they are written: what the request
- * was (`ownHead`), the compiled result's inline fields (`inlineResult`), then how it went
- * (`ownTail`). Field by field rather than a rest spread of the event, which costs more on
+ * was (`ownRequestFields`), the compiled result's inline fields (`inlineResult`), then how it went
+ * (`ownOutcomeFields`). Field by field rather than a rest spread of the event, which costs more on
  * this per-event path; the type lists every other field of TraceEventInput, so a new one
  * cannot be left out, and `ownJson` writes the same three parts.
  */
 function ownFields(event: TraceEventInput, chars: number): OwnFields {
-  return { ...ownHead(event), ...inlineResult(event), ...ownTail(event, chars) };
+  return { ...ownRequestFields(event), ...inlineResult(event), ...ownOutcomeFields(event, chars) };
 }
 
-function ownHead(event: TraceEventInput) {
+function ownRequestFields(event: TraceEventInput) {
   return {
     runId: event.runId,
     parentRunId: event.parentRunId,
@@ -416,7 +415,7 @@ function ownHead(event: TraceEventInput) {
   };
 }
 
-function ownTail(event: TraceEventInput, chars: number) {
+function ownOutcomeFields(event: TraceEventInput, chars: number) {
   return {
     warnings: event.warnings,
     absent: event.absent,

@@ -30,6 +30,11 @@ export interface GroupCommitOptions<T> extends Pick<TraceObservers, 'observeWrit
   describe(error: unknown): string;
 }
 
+/** Why the store cannot make appends durable now, as a health check rejects with it: a reason fit for a public readiness answer. */
+export class TraceStoreError extends Error {
+  override readonly name = 'TraceStoreError';
+}
+
 interface Pending<T> {
   item: T;
   startedAt: number;
@@ -82,10 +87,10 @@ export class GroupCommit<T> {
    * failure state, so appends fail fast until a retry works.
    */
   async health(probe: () => Promise<void>): Promise<void> {
-    if (this.closed) throw new Error('trace store is closed');
+    if (this.closed) throw new TraceStoreError('trace store is closed');
     if (this.failure) {
       if (this.retryDue()) await this.recover();
-      if (this.failure) throw new Error(this.failure.reason);
+      if (this.failure) throw new TraceStoreError(this.failure.reason);
       return;
     }
     if (this.flushing) return;
@@ -93,7 +98,7 @@ export class GroupCommit<T> {
       await probe();
     } catch (error) {
       if (!this.failure && !this.closed) this.fail(error);
-      throw new Error(this.options.describe(error));
+      throw new TraceStoreError(this.options.describe(error));
     }
   }
 

@@ -1,10 +1,10 @@
 import type { Config } from '../../config.js';
-import { createFileTraceStore, type FilesMemo, type TraceFs } from './files/store.js';
+import { createFileTraceStore, type TraceStoreMemo, type TraceFs } from './files/store.js';
 import { createPostgresTraceStore } from './postgres/store.js';
 import type { TraceLog, TraceObservers, TraceStore } from './store.js';
 
 export * from './store.js';
-export { createFileTraceStore, describeWriteFailure, privateFilesMemo, type FileTraceStore, type FilesMemo, type FileTraceStoreOptions, type FileTraceStoreStats, type TraceFs } from './files/store.js';
+export { createFileTraceStore, describeWriteFailure, privateTraceStoreMemo, type FileTraceStore, type TraceStoreMemo, type FileTraceStoreOptions, type FileTraceStoreStats, type TraceFs } from './files/store.js';
 export {
   createPostgresTraceStore,
   migrateTraceDatabase,
@@ -17,7 +17,7 @@ export interface TraceStoreFromConfigOptions extends TraceObservers {
   /** The files backend's file system; tests inject a full or failing one. */
   fs?: TraceFs;
   /** What the store remembers: the app's cache set's `trace` areas (the PostgreSQL store uses those of every store). */
-  memo?: FilesMemo;
+  memo?: TraceStoreMemo;
 }
 
 /**

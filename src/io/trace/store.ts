@@ -1,18 +1,16 @@
 import type { BaseLogger } from 'pino';
 import type { CompiledContext } from '../../core/types.js';
-import type { SpliceSlot } from './event-record.js';
 import { ProblemError } from '../../errors.js';
-import { parseInstant } from '../../core/time.js';
-import { isCallerName, isSafeId } from '../../../schemas/ids.js';
-import { DEFAULT_TRACE_PAGE_EVENTS, MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS, traceIdOf } from '../../../schemas/trace.js';
-import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome, TraceSubject } from '../../../schemas/trace.js';
+import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome } from '../../../schemas/trace.js';
 
 /**
  * The trace store as the rest of the service sees it (docs/traces.md): one
  * interface, two backends — files under TRACE_DIR (`files/`), the embedded default, and
  * PostgreSQL (`postgres/`) for several machines. Routes, `deliver()`, the viewer and the
  * CLI only use this interface; `index.ts` picks the backend from the configuration. The
- * event model itself is `schemas/trace.ts` (zod); the types here are inferred from it.
+ * event model itself is `schemas/trace.ts` (zod); the types here are inferred from it. What
+ * both backends share beside it: `paging.ts` (pages, cursors, listed fields) and
+ * `admission.ts` (which events and runs an append takes).
  */
 
 export type {
@@ -30,7 +28,7 @@ export type {
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
 export { MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
-export type { SpliceSlot, TraceMemo } from './event-record.js';
+export type { TraceMemo } from './event-record.js';
 
 /** The callbacks every backend reports its writes through (the metrics plugin's histograms and counter). */
 export interface TraceObservers {
@@ -62,8 +60,6 @@ export function compiledEventFields(compiled: CompiledContext): TraceCompiledFie
 /** A stored event as `readRun` returns it: the prompts rebuilt from their segments and checked. */
 export type TraceEventView = TraceEvent;
 
-const TRACE_OUTCOMES: readonly TraceOutcome[] = ['delivered', 'not-modified', 'failed'];
-
 /** A page of a run as `readRun` returns it: its events in order, what the chains around them say, and where the next page starts. */
 export interface RunTraceView {
   runId: string;
@@ -90,8 +86,11 @@ export interface AppendOptions {
    * event yet and there is no owner or count to check.
    */
   newRun?: boolean;
-  /** Given for an event of a shared result: where the store keeps what the result's later events can splice in. */
-  slot?: SpliceSlot | undefined;
+  /**
+   * Given for an event of a shared result: the result, by which the writer keeps what the
+   * result's later events can splice in (`TraceSplices`). Only its identity is used.
+   */
+  result?: object | undefined;
 }
 
 /** One line of `GET /runs`: a run, described by its most recent event. */
@@ -263,176 +262,3 @@ export function readFailure(error: unknown): ProblemError {
   return error instanceof ProblemError ? error : new ProblemError('CC_TRACE_UNAVAILABLE', 'Traces cannot be read right now.', { cause: error });
 }
 
-/** Rejects an event the store must not write (a bug in the caller, never user input). */
-export function checkEvent(event: TraceEventInput): void {
-  const problem = eventProblem(event);
-  if (problem) throw new ProblemError('CC_INTERNAL', `trace event is malformed: ${problem}`);
-}
-
-// Field checks rather than a schema parse: this runs on every append, and the event holds
-// the whole prompt; the deliver path builds it from validated parts.
-function eventProblem(event: TraceEventInput): string | null {
-  if (typeof event !== 'object' || event === null) return 'not an object';
-  if (typeof event.runId !== 'string' || !isSafeId(event.runId)) return 'runId is not a safe id';
-  if (typeof event.at !== 'string' || !Number.isFinite(Date.parse(event.at))) return 'at is not an ISO time';
-  if (typeof event.route !== 'string') return 'route is missing';
-  const subject = event.subject as Partial<TraceSubject> | undefined;
-  if (!subject || (subject.kind !== 'persona' && subject.kind !== 'worker') || typeof subject.id !== 'string') return 'subject is invalid';
-  if (event.caller !== undefined && (typeof event.caller !== 'string' || !isCallerName(event.caller))) return 'caller is not a caller name';
-  if (!Number.isInteger(event.status)) return 'status is not an integer';
-  if (!TRACE_OUTCOMES.includes(event.outcome)) return 'outcome is invalid';
-  if (typeof event.request !== 'object' || event.request === null) return 'request is missing';
-  const segments = event.segments;
-  if (segments !== undefined) {
-    const texts = (list: unknown) => Array.isArray(list) && list.every((piece) => typeof piece === 'string');
-    if (!texts(segments.system) || !texts(segments.input)) return 'segments must be arrays of strings';
-  }
-  return null;
-}
-
-/** Where a page of runs ends: the last run's latest event time and its id. */
-export interface RunPosition {
-  atMs: number;
-  runId: string;
-}
-
-function encodeCursor(position: RunPosition): string {
-  return Buffer.from(`${position.atMs}.${position.runId}`, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): RunPosition | null {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^(-?\d{1,16})\.([A-Za-z0-9_:-]{1,128})$/.exec(text);
-  return match ? { atMs: Number(match[1]), runId: match[2]! } : null;
-}
-
-/** The page size, filter and position a `listRuns` query asks for; a cursor this service did not issue is a 400. */
-export function pageRequest(query: ListRunsQuery): { limit: number; filter: RunFilter; after: RunPosition | null } {
-  const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(query.limit ?? 20)));
-  let after = null;
-  if (query.cursor !== undefined) {
-    after = decodeCursor(query.cursor);
-    if (!after) {
-      throw new ProblemError('CC_VALIDATION_FAILED', '/query/cursor: not a cursor this service issued', {
-        errors: [{ path: '/query/cursor', message: 'not a cursor this service issued' }],
-      });
-    }
-  }
-  const filter: RunFilter = {};
-  if (query.persona !== undefined) filter.persona = query.persona;
-  if (query.worker !== undefined) filter.worker = query.worker;
-  if (query.status !== undefined) filter.status = query.status;
-  if (query.outcome !== undefined) filter.outcome = query.outcome;
-  if (query.visibleTo !== undefined && query.visibleTo !== null) filter.visibleTo = query.visibleTo;
-  if (query.runId !== undefined) filter.runId = query.runId;
-  if (query.requestId !== undefined) filter.requestId = query.requestId;
-  if (query.traceparent !== undefined) {
-    const traceId = traceIdOf(query.traceparent);
-    if (traceId === undefined) throw invalidQuery('traceparent', 'must be a W3C traceparent or its 32-hex trace id');
-    filter.traceId = traceId;
-  }
-  for (const [name, key] of [['from', 'fromMs'], ['to', 'toMs']] as const) {
-    const text = query[name];
-    if (text === undefined) continue;
-    const ms = parseInstant(text)?.getTime();
-    if (ms === undefined) throw invalidQuery(name, 'must be an ISO 8601 date and time with Z or an offset');
-    filter[key] = ms;
-  }
-  return { limit, filter, after };
-}
-
-function invalidQuery(name: string, message: string): ProblemError {
-  return new ProblemError('CC_VALIDATION_FAILED', `/query/${name}: ${message}`, { errors: [{ path: `/query/${name}`, message }] });
-}
-
-/** Whether a run's latest event passes the filters that apply to it: subject, status, outcome and the time range. */
-export function latestMatches(latest: Pick<RunSummary, 'subject' | 'status' | 'outcome'>, atMs: number, filter: RunFilter): boolean {
-  if (filter.persona !== undefined && (latest.subject.kind !== 'persona' || latest.subject.id !== filter.persona)) return false;
-  if (filter.worker !== undefined && (latest.subject.kind !== 'worker' || latest.subject.id !== filter.worker)) return false;
-  if (filter.status !== undefined && latest.status !== filter.status) return false;
-  if (filter.outcome !== undefined && latest.outcome !== filter.outcome) return false;
-  if (filter.fromMs !== undefined && atMs < filter.fromMs) return false;
-  if (filter.toMs !== undefined && atMs >= filter.toMs) return false;
-  return true;
-}
-
-/** The page as `listRuns` returns it: a cursor only when more runs follow (or, for a partial page, where the search stopped). */
-export function runPage(runs: RunSummary[], more: boolean, stoppedAt: RunPosition | null = null): RunPage {
-  const last = runs[runs.length - 1];
-  if (stoppedAt !== null) return { runs, nextCursor: encodeCursor(stoppedAt), partial: true };
-  return { runs, nextCursor: more && last ? encodeCursor({ atMs: Date.parse(last.at), runId: last.runId }) : null, partial: false };
-}
-
-/** The page size a `readRun` query asks for. */
-export function eventPageLimit(query: RunReadQuery): number {
-  return Math.max(1, Math.min(MAX_TRACE_PAGE_EVENTS, Math.floor(query.limit ?? MAX_TRACE_PAGE_EVENTS)));
-}
-
-/**
- * How many of `chars` (each event's delivered characters, in order) one page takes: at most
- * `limit`, and no more once they add up to `TRACE_PAGE_CHARS` — but always one.
- */
-export function pageLength(chars: readonly number[], limit: number): number {
-  let total = 0;
-  let taken = 0;
-  while (taken < chars.length && taken < limit) {
-    if (taken > 0 && total + chars[taken]! > TRACE_PAGE_CHARS) break;
-    total += chars[taken]!;
-    taken++;
-  }
-  return taken;
-}
-
-/** An event cursor's text, opaque to callers: `<backend tag>.<fields>`, base64url. */
-export function encodeEventCursor(fields: string): string {
-  return Buffer.from(fields, 'utf8').toString('base64url');
-}
-
-/** The fields of an event cursor this service issued; a 400 for anything else. */
-export function decodeEventCursor(cursor: string, parse: (text: string) => boolean): string {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!parse(text)) {
-    throw new ProblemError('CC_VALIDATION_FAILED', '/query/cursor: not a cursor this service issued for this run', {
-      errors: [{ path: '/query/cursor', message: 'not a cursor this service issued for this run' }],
-    });
-  }
-  return text;
-}
-
-/** How a run stands for an append: its owner (the caller of its first event) and its events. */
-export interface RunStanding {
-  owner: string | undefined;
-  events: number;
-}
-
-/** An event waiting in group commit, with what the caller said about its run. */
-export interface QueuedEvent {
-  event: TraceEventInput;
-  newRun: boolean;
-  slot?: SpliceSlot | undefined;
-}
-
-/**
- * Which events of a batch may be written (null) and which are refused (the problem): an
- * event whose run was opened by another caller is `CC_RUN_OWNED`, one whose run holds
- * `max` events `CC_RUN_FULL`. `standing` holds every run of the batch not new (absent: no
- * event yet) and is updated as events are admitted, so a batch counts its own events.
- * A run whose first event has no caller (without tokens, or before callers were named)
- * belongs to nobody: its events are shown only to callers who read every run.
- */
-export function admitEvents(batch: readonly QueuedEvent[], standing: Map<string, RunStanding>, max = MAX_RUN_EVENTS): Array<ProblemError | null> {
-  return batch.map(({ event, newRun }) => {
-    if (newRun) return null;
-    const run = standing.get(event.runId) ?? { owner: undefined, events: 0 };
-    if (run.events > 0 && run.owner !== undefined && run.owner !== event.caller) {
-      return new ProblemError('CC_RUN_OWNED', `Run ${event.runId} was opened by another caller: send another runId (or none, for a new run).`);
-    }
-    if (run.events >= max) {
-      return new ProblemError('CC_RUN_FULL', `Run ${event.runId} holds ${max.toLocaleString('en-US')} events, the most a run may hold: send another runId (or none, for a new run).`, {
-        extensions: { limit: max },
-      });
-    }
-    standing.set(event.runId, { owner: run.events === 0 ? event.caller : run.owner, events: run.events + 1 });
-    return null;
-  });
-}

@@ -54,6 +54,31 @@ for (const backend of traceBackends()) {
         expect(await store.readRun('run-1')).toBeNull();
       });
 
+      it('writes the later events of a shared result from what the writer kept of it, reading back the same, and keeps nothing on the result', async () => {
+        const reused = (store: TraceStore) => {
+          const stats = store.stats() as unknown as Record<string, number>;
+          return stats['blobsReused'] ?? stats['recordsReused']!;
+        };
+        // The result as delivery hands it over: frozen, so a store that kept anything on it would throw.
+        const result = Object.freeze({});
+        const event = deliveredEvent('shared-0', { hud: marsHud() });
+        const spliced = (await backend.storage()).open();
+        const plain = (await backend.storage()).open();
+        for (let i = 0; i < 4; i++) {
+          await spliced.append({ ...event, runId: `shared-${i}` }, { result });
+          await plain.append({ ...event, runId: `shared-${i}` });
+        }
+        // From the third event on, the result's references are spliced in, not looked up again.
+        expect(reused(spliced)).toBeLessThan(reused(plain));
+        for (let i = 0; i < 4; i++) {
+          const [fast, afresh] = await Promise.all([spliced.readRun(`shared-${i}`), plain.readRun(`shared-${i}`)]);
+          expect(fast!.events[0]!.verified).toBe(true);
+          const { systemPrompt, inputPrompt, blocks, cache, hud } = afresh!.events[0]!;
+          expect(fast!.events[0]).toMatchObject({ systemPrompt, inputPrompt, blocks, cache, hud });
+        }
+        expect(Object.keys(result)).toEqual([]);
+      });
+
       it('rebuilds the exact delivered prompts and checks them against the recorded digests', async () => {
         const store = (await backend.storage()).open();
         const event = deliveredEvent('run-1');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../../src/caches.js';
 import { createCompiler, type CompileInput, type CompiledContext } from '../../../src/core/index.js';
 import { buildHud, missingFile } from '../../../src/core/hud.js';
-import { eventRecord, privateTraceMemo, RecordDigests, type Refs, type SpliceSlot } from '../../../src/io/trace/event-record.js';
+import { eventRecord, privateTraceMemo, RecordDigests, type Refs, TraceSplices } from '../../../src/io/trace/event-record.js';
 import { compiledEventFields, type TraceEventInput } from '../../../src/io/trace/index.js';
 import { O200K_BASE } from '../../../src/tokenizer.js';
 import { voicePersona } from '../../core/golden/cases.js';
@@ -132,28 +132,22 @@ function personaMinutes() {
   return { compileAt, deliver, tools };
 }
 
-/** A scope of references's identity, as the writers pass it (their file, or their day). */
-const SCOPE = {};
-
-/** `eventRecord`, and what the writers keep in the slot once the event is durable. */
-function written(event: TraceEventInput, refs: Refs, scope: object, slot?: SpliceSlot) {
-  const record = eventRecord(event, refs, scope, slot);
-  if (slot !== undefined) {
-    slot.traced = scope;
-    if (record.splice !== undefined) slot.trace = record.splice;
-  }
+/** `eventRecord`, and what the writers keep of a shared `result` once the event is durable. */
+function written(event: TraceEventInput, refs: Refs, splices: TraceSplices, result?: object) {
+  const record = eventRecord(event, refs, splices, result);
+  if (result !== undefined) splices.keep(result, record.splice);
   return record;
 }
 
 /**
  * Writes `event` through a scope that remembers (the writers': memoised digests, and the
- * splice its shared result keeps in `slot`) and one that writes it afresh, and expects the
+ * splice they keep for its shared `result`) and one that writes it afresh, and expects the
  * very same bytes and records from both. The splice is kept once the event is written, as
  * the writers keep it once the event is durable.
  */
-function expectSameAsPlain(event: TraceEventInput, remembering: Scope, plain: Scope, slot?: SpliceSlot) {
-  const fast = written(event, remembering.refs, SCOPE, slot);
-  const afresh = eventRecord(event, plain.refs, {});
+function expectSameAsPlain(event: TraceEventInput, remembering: Scope, plain: Scope, splices: TraceSplices, result?: object) {
+  const fast = written(event, remembering.refs, splices, result);
+  const afresh = eventRecord(event, plain.refs);
   expect(fast.json).toBe(afresh.json);
   expect(fast.stored).toEqual(afresh.stored);
   expect(remembering.placed).toEqual(plain.placed);
@@ -170,12 +164,7 @@ describe('eventRecord, minute after minute', () => {
       const remembering = makeScope(true);
       // The plain write: a fresh scope fed the same events, without splices or memos.
       const plain = makeScope(false);
-      const slots = new Map<object, SpliceSlot>();
-      const slotOf = (event: TraceEventInput) => {
-        let slot = slots.get(event.segments!);
-        if (slot === undefined) slots.set(event.segments!, (slot = {}));
-        return slot;
-      };
+      const splices = new TraceSplices();
       const minutes = ['2026-11-30T16:58:00Z', '2026-11-30T16:59:00Z', '2026-11-30T17:00:00Z', '2026-11-30T17:01:00Z', '2026-12-02T07:59:00Z', '2026-12-02T08:00:00Z'].map(compileAt);
       const events: TraceEventInput[] = [];
       for (const compiled of minutes) events.push(deliver(compiled));
@@ -184,7 +173,7 @@ describe('eventRecord, minute after minute', () => {
       // The same tools in another voice.
       events.push(deliver(compileAt('2026-11-30T17:03:00Z'), { realtime: { voice: 'verse', tools } }));
       for (const event of events) {
-        const { json } = expectSameAsPlain(event, remembering, plain, slotOf(event));
+        const { json } = expectSameAsPlain(event, remembering, plain, splices, event.segments);
         const parsed = JSON.parse(json) as { segments: { system: unknown[] }; cache: unknown };
         expect(parsed.segments.system).toHaveLength(event.segments!.system.length);
       }
@@ -196,19 +185,19 @@ describe('eventRecord, minute after minute', () => {
   it('splices the record a shared result kept: an event written again looks up its sources alone', () => {
     const { compileAt, deliver } = personaMinutes();
     const scope = fileScope();
-    const slot: SpliceSlot = {};
+    const splices = new TraceSplices();
     const compiled = compileAt('2026-11-30T17:05:00Z');
-    const first = written(deliver(compiled), scope.refs, SCOPE, slot);
+    const first = written(deliver(compiled), scope.refs, splices, compiled);
     expect(scope.lookups.block).toBe(compiled.blocks.length);
     // Kept from the second event on: most results are delivered once.
     expect(first.splice).toBeUndefined();
-    expect(written(deliver(compiled), scope.refs, SCOPE, slot).splice).toBeDefined();
+    expect(written(deliver(compiled), scope.refs, splices, compiled).splice).toBeDefined();
     const before = { ...scope.lookups };
-    const again = written(deliver(compiled), scope.refs, SCOPE, slot);
+    const again = written(deliver(compiled), scope.refs, splices, compiled);
     expect(scope.lookups).toEqual(before);
     expect(again.splice).toBeUndefined();
     // Another scope (a new trace file) refers to its own records: written afresh.
-    eventRecord(deliver(compiled), scope.refs, {}, slot);
+    eventRecord(deliver(compiled), scope.refs, new TraceSplices(), compiled);
     expect(scope.lookups.block).toBe(before.block + compiled.blocks.length);
   });
 
@@ -236,28 +225,31 @@ describe('eventRecord of a shared compiled result', () => {
       ...extra,
     });
     const { refs } = fileScope();
-    const slot: SpliceSlot = {};
+    const splices = new TraceSplices();
+    // The shared result as delivery hands it over: frozen, so a writer that kept anything on it would throw.
+    const shared = Object.freeze({ compiled: result });
     const events = [delivery('run-1'), delivery('run-2'), delivery('run-3', { absent: [{ path: 'personas/mars.md' }] }), delivery('run-4', { status: 304, outcome: 'not-modified' })];
     for (const event of events) {
-      const fast = written(event, refs, SCOPE, slot);
-      const afresh = eventRecord(event, refs, SCOPE);
+      const fast = written(event, refs, splices, shared);
+      const afresh = eventRecord(event, refs);
       expect(fast.json).toBe(afresh.json);
       expect(fast.stored).toEqual(afresh.stored);
       expect(JSON.parse(fast.json).segments.system).toHaveLength(result.segments!.system.length);
     }
-    expect(slot.trace).toMatchObject({ scope: SCOPE, chars: expect.any(Number) });
+    expect(splices.get(shared)).toMatchObject({ chars: expect.any(Number) });
+    expect(Object.keys(shared)).toEqual(['compiled']);
   });
 
   it('writes an event afresh when its HUD is not the one the splice was written with', () => {
     const result = deliveredEvent('result');
     const { refs } = fileScope();
-    const slot: SpliceSlot = {};
-    written(result, refs, SCOPE, slot);
-    written(result, refs, SCOPE, slot);
-    expect(slot.trace).toBeDefined();
+    const splices = new TraceSplices();
+    written(result, refs, splices, result);
+    written(result, refs, splices, result);
+    expect(splices.get(result)).toBeTruthy();
     const changed = { ...result, hud: { ...result.hud!, usedChars: 999 } };
-    const again = eventRecord(changed, refs, SCOPE, slot);
-    expect(again.json).toBe(eventRecord(changed, refs, SCOPE).json);
+    const again = eventRecord(changed, refs, splices, result);
+    expect(again.json).toBe(eventRecord(changed, refs).json);
     expect(again.splice).toBeDefined();
   });
 });

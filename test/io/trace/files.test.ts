@@ -5,8 +5,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdFilter } from '../../../src/io/trace/files/run-id-filter.js';
+import { TraceFileError } from '../../../src/io/trace/files/writer.js';
+import { TraceStoreError } from '../../../src/io/trace/group-commit.js';
 import { noMemo } from '../../../src/core/memo.js';
-import { createFileTraceStore as createTraceStore, privateFilesMemo, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';
+import { createFileTraceStore as createTraceStore, privateTraceStoreMemo, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';
 import { tempDir } from '../../helpers/app.js';
 import { faultyFs } from '../../helpers/faulty-fs.js';
 import { deliveredEvent, failedEvent, STABLE_SYSTEM } from '../../helpers/trace-events.js';
@@ -250,6 +252,27 @@ describe('a file truncated under the running writer (an operator "clearing" it, 
     const run = await open(dir).readRun('raced');
     expect(run?.events.map((event) => [event.verified, event.chain])).toEqual([[true, 'linked']]);
     expect(run?.chain.problems).toEqual([]);
+  });
+
+  it('gives up on a batch whose every file is emptied under it: a typed EREPLACED failure, and health says why', async () => {
+    const dir = await traceDir();
+    const { fs, state } = faultyFs();
+    const store = open(dir, { fs, retryIntervalMs: 60_000 });
+    await store.append(deliveredEvent('before'));
+    const emptyEveryFile = async (path: string) => {
+      await truncate(path, 0);
+      state.beforeWrite = emptyEveryFile;
+    };
+    state.beforeWrite = emptyEveryFile;
+    const refused = await store.append(deliveredEvent('raced')).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'CC_TRACE_UNAVAILABLE', statusCode: 503 });
+    expect((refused as Error).cause).toBeInstanceOf(TraceFileError);
+    expect((refused as Error).cause).toMatchObject({ code: 'EREPLACED' });
+    state.beforeWrite = null;
+    const health = await store.health().catch((error: unknown) => error);
+    expect(health).toBeInstanceOf(TraceStoreError);
+    expect((health as Error).message).toBe('trace directory is not writable (TRACE_DIR): trace file removed or replaced (EREPLACED)');
+    await store.close();
   });
 
   it('is noticed by a health check without traffic', async () => {
@@ -520,7 +543,7 @@ describe('runs bounded and owned, with the index over its budget (issue 27)', ()
   });
 
   it('regression: the cap and the owner hold when the store remembers nothing of evicted files (its memos are cache areas that may drop any entry)', async () => {
-    const store = await spread({ maxRunEvents: 5, memo: { ...privateFilesMemo(), chains: noMemo(), evictedRuns: noMemo() } });
+    const store = await spread({ maxRunEvents: 5, memo: { ...privateTraceStoreMemo(), chains: noMemo(), evictedRuns: noMemo() } });
     await expect(store.append(failedEvent('run-0', { caller: 'bob' }))).rejects.toMatchObject({ code: 'CC_RUN_OWNED' });
     await store.append(failedEvent('run-0', { caller: 'alice' }));
     await expect(store.append(failedEvent('run-0', { caller: 'alice' }))).rejects.toMatchObject({ code: 'CC_RUN_FULL' });

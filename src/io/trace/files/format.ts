@@ -166,7 +166,7 @@ function eventTime(line: Buffer, offset: number): string {
 }
 
 /**
- * Checks one file's chain, line by line in file order (only complete lines: a torn tail
+ * Checks one file's chain, line by line in file order (only complete lines: a torn last line
  * is never seen). The header must match the file's name and hold its own link; every
  * event line must hold its link and continue from the line before it.
  */
@@ -287,8 +287,8 @@ export function parseBlobLine(line: string, expectedSha: string): string | null 
 
 /** Parses a data line whose JSON text hashes to the sha256 expected; undefined otherwise. */
 export function parseDataLine(line: string, expectedSha: string): unknown {
-  const head = `{"t":"data","sha":"${expectedSha}","data":`;
+  const prefix = `{"t":"data","sha":"${expectedSha}","data":`;
   const end = line.endsWith('\n') ? line.length - 2 : line.length - 1;
-  if (!line.startsWith(head) || line[end] !== '}') return undefined;
-  return parseRecordJson(line.slice(head.length, end), expectedSha);
+  if (!line.startsWith(prefix) || line[end] !== '}') return undefined;
+  return parseRecordJson(line.slice(prefix.length, end), expectedSha);
 }

@@ -4,18 +4,8 @@ import { isSafeId } from '../../../../schemas/ids.js';
 import type { Memo } from '../../../core/memo.js';
 import { checkSuccession, summarizeRun, type ChainFinding, type ChainStatus, type Predecessor, type PredecessorState } from '../chain.js';
 import { isStoredEvent, rebuild, type StoredEvent } from '../event-record.js';
-import {
-  decodeEventCursor,
-  encodeEventCursor,
-  eventPageLimit,
-  pageLength,
-  readFailure,
-  type ListRunsQuery,
-  type RunPage,
-  type RunReadQuery,
-  type RunTraceView,
-  type TraceEventView,
-} from '../store.js';
+import { decodeEventCursor, encodeEventCursor, eventPageLimit, pageLength } from '../paging.js';
+import { readFailure, type ListRunsQuery, type RunPage, type RunReadQuery, type RunTraceView, type TraceEventView } from '../store.js';
 import { SEAL_GRACE_MS } from '../store.js';
 import {
   BLOB_PREFIX,
@@ -83,7 +73,7 @@ export class FileReader {
   constructor(
     private readonly ctx: FilesContext,
     private readonly writer: FileWriter,
-    /** Checked file chains, by file name: an area of the app's cache set (`FilesMemo.chains`). */
+    /** Checked file chains, by file name: an area of the app's cache set (`TraceStoreMemo.chains`). */
     private readonly chains: Memo<string, CheckedChain>,
     /** Bytes of evicted files one listing may read (`run-listing.ts`). */
     private readonly listingScanBytes = MAX_LISTING_SCAN_BYTES,
@@ -388,9 +378,9 @@ export class FileReader {
   private async headerOf(name: string, files: OpenFiles): Promise<{ prev: Predecessor | null; p: string } | null> {
     const handle = await files.open(name);
     if (!handle) return null;
-    const head = await readRange(handle, 0, HEADER_READ_BYTES);
-    const end = head.indexOf(0x0a);
-    const header = end === -1 ? null : chainHeader(parseFileHeader(head.subarray(0, end)));
+    const start = await readRange(handle, 0, HEADER_READ_BYTES);
+    const end = start.indexOf(0x0a);
+    const header = end === -1 ? null : chainHeader(parseFileHeader(start.subarray(0, end)));
     return header ? { prev: header.prev, p: header.p } : null;
   }
 

@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../event-record.js';
-import { listedFields, traceIdOfTraceparent, type RunPosition, type RunSummary } from '../store.js';
+import type { RunPosition } from '../paging.js';
+import { listedFields, traceIdOfTraceparent, type RunSummary } from '../store.js';
 import { idKey, IdFilter } from './run-id-filter.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;

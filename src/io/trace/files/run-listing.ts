@@ -1,4 +1,5 @@
-import { latestMatches, pageRequest, runPage, type ListRunsQuery, type RunFilter, type RunPage, type RunPosition, type RunSummary } from '../store.js';
+import { latestMatches, pageRequest, runPage, type RunPosition } from '../paging.js';
+import { type ListRunsQuery, type RunFilter, type RunPage, type RunSummary } from '../store.js';
 import { idKey } from './run-id-filter.js';
 import { callerRunKey, eventOrder, mayHoldId, newerFirst, tally, traceIdOfEvent, visible, type EventLocation, type EvictedPart, type FileFacets, type RunIndex, type RunTally } from './run-index.js';
 

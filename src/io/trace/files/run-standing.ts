@@ -1,5 +1,5 @@
 import type { Memo } from '../../../core/memo.js';
-import type { QueuedEvent, RunStanding } from '../store.js';
+import type { QueuedEvent, RunStanding } from '../admission.js';
 import type { FileReader } from './reader.js';
 import { eventOrder, type EventLocation } from './run-index.js';
 import type { FilesContext } from './writer.js';
@@ -9,7 +9,7 @@ const EVICTED_TTL_MS = 60_000;
 /** At most this often an append's lookup brings the index up to date with other writers' files. */
 const REFRESH_MS = 1000;
 
-/** What evicted files hold of one run, as read at one moment: an area of the app's cache set (`FilesMemo.evictedRuns`) keeps it by run id. */
+/** What evicted files hold of one run, as read at one moment: an area of the app's cache set (`TraceStoreMemo.evictedRuns`) keeps it by run id. */
 export interface EvictedPart {
   /** The index's eviction count when it was read: valid while no file was evicted since. */
   generation: number;

@@ -6,26 +6,8 @@ import type { Memo } from '../../../core/memo.js';
 import { createChainSigner } from '../chain.js';
 import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
-import {
-  admitEvents,
-  checkEvent,
-  closedStore,
-  makeWriterId,
-  MAX_RUN_EVENTS,
-  rotateMsFor,
-  sweepIntervalFor,
-  unavailable,
-  type AppendOptions,
-  type ListRunsQuery,
-  type QueuedEvent,
-  type RunPage,
-  type RunReadQuery,
-  type RunTraceView,
-  type TraceLog,
-  type TraceObservers,
-  type TraceStore,
-  type TraceStoreStats,
-} from '../store.js';
+import { admitEvents, checkEvent, type QueuedEvent } from '../admission.js';
+import { closedStore, makeWriterId, MAX_RUN_EVENTS, rotateMsFor, sweepIntervalFor, unavailable, type AppendOptions, type ListRunsQuery, type RunPage, type RunReadQuery, type RunTraceView, type TraceLog, type TraceObservers, type TraceStore, type TraceStoreStats } from '../store.js';
 import { FileReader, type CheckedChain } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
@@ -39,19 +21,20 @@ export { describeWriteFailure } from './writer.js';
 export const DEFAULT_MAX_INDEX_BYTES = 8 * 1024 * 1024;
 
 /**
- * What the files backend remembers, beyond what every store's writer does (`TraceMemo`):
- * the chains of files it checked and what evicted files hold of runs it looked up. Areas
- * of the app's cache set, so `caches.stats()` counts them.
+ * What a trace store remembers, whichever backend: the app's cache set's `trace` areas, so
+ * `caches.stats()` counts them. Every store's writer uses the `TraceMemo` part (all a
+ * PostgreSQL store uses); the files backend adds the chains of files it checked and what
+ * evicted files hold of runs it looked up.
  */
-export interface FilesMemo extends TraceMemo {
+export interface TraceStoreMemo extends TraceMemo {
   /** By file name; an entry holds while the file's stat is the one it was checked at. */
   readonly chains: Memo<string, CheckedChain>;
   /** By run id; an entry holds while no file was evicted since and for a minute at most. */
   readonly evictedRuns: Memo<string, EvictedPart>;
 }
 
-/** Areas of a files store's own, for one built without the app's cache set (a test, the CLI). */
-export function privateFilesMemo(maxBytes = 16 * 1024 * 1024): FilesMemo {
+/** Areas of a store's own, for one built without the app's cache set (a test, the CLI). */
+export function privateTraceStoreMemo(maxBytes = 16 * 1024 * 1024): TraceStoreMemo {
   return { ...privateTraceMemo(maxBytes / 2), chains: createCacheArea('trace.chains', maxBytes / 2 - 512 * 1024), evictedRuns: createCacheArea('trace.evictedRuns', 512 * 1024) };
 }
 
@@ -86,7 +69,7 @@ export interface FileTraceStoreOptions extends TraceObservers {
   /** File system functions; tests inject failures here. */
   fs?: TraceFs;
   /** What the store remembers between events and reads: the app's cache set's `trace` areas (else its own). */
-  memo?: FilesMemo;
+  memo?: TraceStoreMemo;
   /** TRACE_SIGNING_KEY: chains are HMAC-SHA256 under this key instead of plain SHA-256 (docs/traces.md). */
   signingKey?: string | null;
   /**
@@ -153,7 +136,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
     rotateMs: options.rotateMs ?? rotateMsFor(retentionMs),
     busy: () => commits.busy,
   };
-  const memo = options.memo ?? privateFilesMemo();
+  const memo = options.memo ?? privateTraceStoreMemo();
   const writer = new FileWriter(ctx, new RecordDigests(memo), options.rotateBytes ?? 32 * 1024 * 1024);
   const reader = new FileReader(ctx, writer, memo.chains, options.maxListingScanBytes);
   const standings = new RunStandings(ctx, reader, memo.evictedRuns);
@@ -216,7 +199,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
           throw unavailable('its run could not be looked up', error);
         }
       }
-      return commits.append({ event, newRun, slot: appendOptions.slot });
+      return commits.append({ event, newRun, result: appendOptions.result });
     },
     readRun: (runId: string, query?: RunReadQuery): Promise<RunTraceView | null> => reader.readRun(runId, query),
     listRuns: (query?: ListRunsQuery): Promise<RunPage> => reader.listRuns(query),

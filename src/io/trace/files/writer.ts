@@ -3,8 +3,9 @@ import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
-import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
-import type { QueuedEvent, TraceLog } from '../store.js';
+import { eventRecord, TraceSplices, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
+import type { QueuedEvent } from '../admission.js';
+import type { TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
 import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
 import { summarize } from './run-index.js';
@@ -27,7 +28,7 @@ export interface FileCounters {
   filesDeleted: number;
   /** Files this writer found truncated, grown, replaced or removed under it, and left for a new one. */
   filesDisturbed: number;
-  /** Lines skipped on read because they could not be parsed (a torn tail after a crash). */
+  /** Lines skipped on read because they could not be parsed (a torn last line after a crash). */
   unreadableLines: number;
 }
 
@@ -66,6 +67,8 @@ interface WriterFile {
   blobs: Map<string, string>;
   /** Data records already in this file: sha256 → the JSON of a reference to it. */
   data: Map<string, string>;
+  /** What shared results' later events in this file splice in. */
+  splices: TraceSplices;
   entry: IndexedFile;
 }
 
@@ -209,7 +212,7 @@ export class FileWriter {
     let done = 0;
     while (done < data.length) {
       const { bytesWritten } = await handle.write(data, done, data.length - done, null);
-      if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      if (bytesWritten <= 0) throw new TraceFileError('EIO', 'short write');
       done += bytesWritten;
     }
   }
@@ -331,6 +334,7 @@ export class FileWriter {
         events: 0,
         blobs: new Map(),
         data: new Map(),
+        splices: new TraceSplices(),
         entry,
       };
       return this.file;
@@ -367,7 +371,7 @@ export class FileWriter {
       const found = await this.writeTo(target, batch);
       if (!found) return;
       this.moveOn(target, found);
-      if (attempt > 0) throw Object.assign(new Error('trace files keep changing under the writer'), { code: 'EREPLACED' });
+      if (attempt > 0) throw new TraceFileError('EREPLACED', 'trace files keep changing under the writer');
     }
   }
 
@@ -379,7 +383,7 @@ export class FileWriter {
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
     const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
-    const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined }> = [];
+    const splices: Array<{ result: object; splice: TraceSplice | undefined }> = [];
     let position = target.size;
     const place = (bytes: Buffer): [number, number] => {
       const at: [number, number] = [position, bytes.length];
@@ -414,9 +418,9 @@ export class FileWriter {
     };
     let link = target.link;
     let lastOffset = target.lastOffset;
-    for (const { event, slot } of batch) {
-      const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target, slot);
-      if (slot !== undefined) splices.push({ slot, splice });
+    for (const { event, result } of batch) {
+      const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target.splices, result);
+      if (result !== undefined) splices.push({ result, splice });
       // The link is one MAC over bytes the write needs anyway.
       const bytes = Buffer.from(eventBody(json));
       const next = signer.link(link, bytes);
@@ -434,7 +438,7 @@ export class FileWriter {
       await target.handle.datasync();
       this.ctx.synced();
     } catch (error) {
-      await this.discardTail(target);
+      await this.cutToDurable(target);
       throw error;
     }
     const found = await this.disturbance(target, position);
@@ -454,10 +458,7 @@ export class FileWriter {
     for (const [sha, ref] of freshBlobs) target.blobs.set(sha, ref);
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
     // Only now do the references a splice holds point at durable records.
-    for (const { slot, splice } of splices) {
-      slot.traced = target;
-      if (splice !== undefined) slot.trace = splice;
-    }
+    for (const { result, splice } of splices) target.splices.keep(result, splice);
     for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
     index.evictOverBudget();
     counters.bytes += bytes.length;
@@ -470,7 +471,7 @@ export class FileWriter {
    * effort (truncating frees space, so it works on a full disk); if it fails too, the file
    * is retired anyway, and the next file's header says where the acknowledged part ended.
    */
-  private async discardTail(target: WriterFile): Promise<void> {
+  private async cutToDurable(target: WriterFile): Promise<void> {
     try {
       await target.handle.truncate(target.size);
       await target.handle.datasync();
@@ -489,6 +490,17 @@ export function locate(entry: IndexedFile, offset: number, length: number, store
 /** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */
 function refJson(sha: string, [offset, length]: [number, number]): string {
   return `["${sha}",${offset},${length}]`;
+}
+
+/** A write failure the writer finds itself, coded as the errno it stands for (or `EREPLACED`), so `describeWriteFailure` reads it as it reads the system's. */
+export class TraceFileError extends Error {
+  override readonly name = 'TraceFileError';
+  constructor(
+    readonly code: 'EIO' | 'EREPLACED',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 const REASONS: Record<string, string> = {

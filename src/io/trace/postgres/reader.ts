@@ -2,24 +2,9 @@ import { isSafeId } from '../../../../schemas/ids.js';
 import { sha256Hex } from '../../../core/digest.js';
 import { readerFor, RETENTION_GRACE_MS, summarizeRun, type ChainFinding, type ChainStatus } from '../chain.js';
 import { isStoredEvent, parseRecordJson, rebuild, type StoredEvent } from '../event-record.js';
-import {
-  decodeEventCursor,
-  encodeEventCursor,
-  eventPageLimit,
-  pageLength,
-  pageRequest,
-  readFailure,
-  runPage,
-  type ListRunsQuery,
-  type RunFilter,
-  type RunPage,
-  type RunPosition,
-  type RunReadQuery,
-  type RunStanding,
-  type RunSummary,
-  type RunTraceView,
-  type TraceEventView,
-} from '../store.js';
+import { type RunStanding } from '../admission.js';
+import { decodeEventCursor, encodeEventCursor, eventPageLimit, pageLength, pageRequest, runPage, type RunPosition } from '../paging.js';
+import { readFailure, type ListRunsQuery, type RunFilter, type RunPage, type RunReadQuery, type RunSummary, type RunTraceView, type TraceEventView } from '../store.js';
 import { databaseErrorCode, safeDatabaseError } from './failure.js';
 import { headBody, parseSegmentHeader, segmentId, type SegmentHeader } from './segment.js';
 import { DAY_MS, recordKey, type DatabaseContext, type RecordKind } from './writer.js';

@@ -5,20 +5,8 @@ import type { Pool } from 'pg';
 import { createChainSigner } from '../chain.js';
 import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
-import {
-  admitEvents,
-  checkEvent,
-  closedStore,
-  makeWriterId,
-  MAX_RUN_EVENTS,
-  rotateMsFor,
-  sweepIntervalFor,
-  type QueuedEvent,
-  type TraceLog,
-  type TraceObservers,
-  type TraceStore,
-  type TraceStoreStats,
-} from '../store.js';
+import { admitEvents, checkEvent, type QueuedEvent } from '../admission.js';
+import { closedStore, makeWriterId, MAX_RUN_EVENTS, rotateMsFor, sweepIntervalFor, type TraceLog, type TraceObservers, type TraceStore, type TraceStoreStats } from '../store.js';
 import { describeDatabaseFailure, safeDatabaseError } from './failure.js';
 import { DatabaseReader } from './reader.js';
 import { sweepDatabase } from './retention.js';
@@ -155,7 +143,7 @@ export function createPostgresTraceStore(url: string, log: TraceLog, options: Po
     async append(event, appendOptions = {}) {
       if (closed) throw closedStore();
       checkEvent(event);
-      return commits.append({ event, newRun: appendOptions.newRun === true, slot: appendOptions.slot });
+      return commits.append({ event, newRun: appendOptions.newRun === true, result: appendOptions.result });
     },
     readRun: (runId, query) => reader.readRun(runId, query),
     listRuns: (query) => reader.listRuns(query),

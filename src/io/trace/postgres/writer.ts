@@ -1,8 +1,9 @@
 import type { Pool } from 'pg';
 import { GENESIS_LINK, type ChainSigner } from '../chain.js';
 import type { Memo } from '../../../core/memo.js';
-import { eventRecord, type RecordDigests, type Refs, type TraceSplice } from '../event-record.js';
-import { listedFields, traceIdOfTraceparent, type QueuedEvent, type TraceEventInput, type TraceLog } from '../store.js';
+import { eventRecord, TraceSplices, type RecordDigests, type Refs, type TraceSplice } from '../event-record.js';
+import { type QueuedEvent } from '../admission.js';
+import { listedFields, traceIdOfTraceparent, type TraceEventInput, type TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
 import { withConnection } from './checkout.js';
 import { migrate } from './schema.js';
@@ -84,7 +85,7 @@ export class DatabaseWriter {
    * every batch since it began committed, so replaced when one fails, and with it any
    * reference to a record that batch would have stored.
    */
-  private scope: { day: number } | null = null;
+  private scope: { day: number; splices: TraceSplices } | null = null;
   private notice: { atMs: number; text: string } | null = null;
 
   constructor(
@@ -221,7 +222,7 @@ export class DatabaseWriter {
 
   /** One statement for the whole batch; false when the segment was not where this writer left it (nothing was written). */
   private async writeTo(target: Segment, batch: QueuedEvent[]): Promise<boolean> {
-    const { rows, fresh, splices, seq, link, prevAtMs, newestMs } = this.rowsFor(target, batch);
+    const { rows, fresh, toKeep, seq, link, prevAtMs, newestMs } = this.rowsFor(target, batch);
     const head = this.ctx.signer.link(link, headBody(target.id, seq));
     // Typed arrays (unnest). Tried as one JSON parameter per table instead: this process spent
     // 5–10 % less CPU per append, but the server parsing it made 15–25 % fewer appends/s on the
@@ -249,10 +250,7 @@ export class DatabaseWriter {
     this.ctx.counters.recordsWritten += fresh.length;
     for (const record of fresh) this.known.set(recordKey(record.day, record.sha, record.kind), true, 96);
     // Only now do the references a splice holds point at stored records.
-    for (const { slot, splice, scope } of splices) {
-      slot.traced = scope;
-      if (splice !== undefined) slot.trace = splice;
-    }
+    for (const { splices, result, splice } of toKeep) splices.keep(result, splice);
     target.lastSeq = seq;
     target.lastLink = link;
     target.lastAtMs = prevAtMs;
@@ -281,17 +279,17 @@ export class DatabaseWriter {
       json: (value) => refs.data(digests.object(value)),
     };
     const rows = eventColumns();
-    const splices: Array<{ slot: NonNullable<QueuedEvent['slot']>; splice: TraceSplice | undefined; scope: object }> = [];
+    const toKeep: Array<{ splices: TraceSplices; result: object; splice: TraceSplice | undefined }> = [];
     let link = target.lastLink;
     let seq = target.lastSeq;
     let prevAtMs = target.lastAtMs;
     let newestMs = target.newestMs;
-    for (const { event, slot } of batch) {
+    for (const { event, result } of batch) {
       const atMs = Date.parse(event.at);
       day = Math.floor(atMs / DAY_MS);
-      if (this.scope?.day !== day) this.scope = { day };
-      const { stored, json, splice } = eventRecord<string>(event, refs, this.scope, slot);
-      if (slot !== undefined) splices.push({ slot, splice, scope: this.scope });
+      if (this.scope?.day !== day) this.scope = { day, splices: new TraceSplices() };
+      const { stored, json, splice } = eventRecord<string>(event, refs, this.scope.splices, result);
+      if (result !== undefined) toKeep.push({ splices: this.scope.splices, result, splice });
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
       const next = signer.link(link, Buffer.from(body));
@@ -302,7 +300,7 @@ export class DatabaseWriter {
     }
     // A fixed order, so two replicas storing the same new records never wait on each other in a cycle.
     const fresh = [...records.values()].sort((a, b) => a.day - b.day || (a.sha < b.sha ? -1 : a.sha > b.sha ? 1 : 0) || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
-    return { rows, fresh, splices, seq, link, prevAtMs, newestMs };
+    return { rows, fresh, toKeep, seq, link, prevAtMs, newestMs };
   }
 
   /** `commit`, again after a deadlock or a serialization failure (at most RETRIES times); any other failure as a safe error. */
