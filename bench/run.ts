@@ -24,6 +24,7 @@ import { measureDistinct, measureMix } from './scenarios/distinct.js';
 import { firstConnects } from './scenarios/first-connect.js';
 import { preflight as runPreflight } from './scenarios/preflight.js';
 import { measureRouteWindows } from './scenarios/route-windows.js';
+import { measureRunsByRequest } from './scenarios/runs-by-request.js';
 import { compareWorkers } from './scenarios/workers.js';
 
 async function main(): Promise<void> {
@@ -65,8 +66,9 @@ async function main(): Promise<void> {
   const workers = knobs.BENCH_WORKERS > 1 ? await compareWorkers(bench, windows) : null;
   const serverStop = await stopChild(bench.server.spawned, 20_000);
   await stopChild(bench.bare.spawned, 5_000);
-  // Alone on the machine from here.
+  // Alone on the machine from here: the starts, then the trace store's query.
   const connects = await firstConnects(bench);
+  const runsByRequest = await measureRunsByRequest(knobs.BENCH_RUNS_MATCHING);
   const traces = await dirUsage(bench.traceDir);
   if (knobs.BENCH_KEEP_TRACES !== '1') await rm(bench.traceRoot, { recursive: true, force: true });
   const cpuProfile = bench.server.profileDir ? await summarizeProfile(bench.server.profileDir, 20) : null;
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
     backends,
     workers,
     firstConnects: connects,
+    runsByRequest,
     traces,
     serverStop,
     cpuProfile,

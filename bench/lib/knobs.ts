@@ -26,6 +26,8 @@ export const TARGETS = {
   firstConnectMs: 200,
   rssMB: 200,
   compilesPerSecond: 50_000,
+  /** `GET /runs?requestId=` with its matching runs in evicted files: the files backend's median at most this multiple of PostgreSQL's. */
+  runsByRequestRatio: 2,
 } as const;
 
 /** How often the churn window's writer appends a line to today's memory file. */
@@ -70,6 +72,8 @@ const KnobsSchema = z.object({
   BENCH_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
   /** Starts of the server, each timed from /readyz 200 to its first connect of each persona (`bench/first-connect.ts`); `0` skips it. */
   BENCH_RESTARTS: z.coerce.number().int().min(0).max(100).default(10),
+  /** Runs of one request id for the `GET /runs?requestId=` row (`bench/runs-by-request.ts`), among 6× as many others; `0` skips it. */
+  BENCH_RUNS_MATCHING: z.coerce.number().int().min(0).max(100_000).default(2000),
   /**
    * An `Accept-Encoding` the persona windows send (e.g. `gzip` or `br`); the same-bytes bare
    * route then answers the same compressed bytes. Unset: no header, as the voice server's
@@ -98,6 +102,7 @@ const SMOKE: Record<string, string> = {
   BENCH_OUT: join(tmpdir(), 'cc-bench-smoke-out'),
   BENCH_WORKERS: '0',
   BENCH_RESTARTS: '1',
+  BENCH_RUNS_MATCHING: '20',
 };
 
 /** The `BENCH_*` settings from the environment, or a `BenchError` naming each bad one. */

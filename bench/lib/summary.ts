@@ -5,6 +5,7 @@ import type { Cold } from '../scenarios/cold.js';
 import type { BackendComparison } from '../scenarios/backends.js';
 import { firstConnectVerdict, printFirstConnects } from '../scenarios/first-connect.js';
 import type { DurableWork, Preflight } from '../scenarios/preflight.js';
+import { printRunsByRequest, runsByRequestVerdict, type RunsByRequest } from '../scenarios/runs-by-request.js';
 import type { WorkersComparison } from '../scenarios/workers.js';
 import { printBackends } from '../scenarios/backends.js';
 import { printWorkers } from '../scenarios/workers.js';
@@ -32,6 +33,7 @@ export interface RunResults {
   backends: BackendComparison | null;
   workers: WorkersComparison | null;
   firstConnects: FirstConnects | null;
+  runsByRequest: RunsByRequest | null;
   traces: { files: number; bytes: number };
   serverStop: { code: number | null; signal: NodeJS.Signals | null; ms: number };
   cpuProfile: ProfileSummary | null;
@@ -48,6 +50,7 @@ export async function report(bench: Bench, r: RunResults): Promise<void> {
     rssMix: rssVerdict(r.mix),
     firstConnect: firstConnectVerdict(r.firstConnects),
     compiles: r.compile.compilesPerSecond === null ? 'n/a' : verdict(r.compile.compilesPerSecond >= TARGETS.compilesPerSecond),
+    runsByRequest: runsByRequestVerdict(r.runsByRequest),
   } as const;
   const startEnv = startEnvText(bench);
   const { cold, distinct, mix } = r;
@@ -67,6 +70,7 @@ export async function report(bench: Bench, r: RunResults): Promise<void> {
       `${fmt.mark(verdicts.rssMix)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(mix.requests)} requests from ${knobs.BENCH_MIX_CONNECTIONS} clients: 70 % compile, 10 % each mars, venus, topic)`);
   }
   out(`  in-process compiles/s (distinct inputs): ${r.compile.compilesPerSecond === null ? r.compile.note : fmt.int(r.compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);
+  if (r.runsByRequest) printRunsByRequest(r.runsByRequest, verdicts.runsByRequest);
   out(`traces written: ${r.traces.files} files, ${(r.traces.bytes / 1e6).toFixed(1)} MB; server stopped in ${r.serverStop.ms} ms (exit ${r.serverStop.code ?? r.serverStop.signal}); ${bench.server.spawned.logLines()} warn/error log lines`);
   if (r.workers) printWorkers(r.workers);
   if (r.backends) printBackends(r.backends);
@@ -101,6 +105,7 @@ export async function report(bench: Bench, r: RunResults): Promise<void> {
       acceptEncoding: bench.encoding ?? null,
       server: { ...bench.serverEnv, CONTEXT_COMPILER_TOKENS: '[bench token]', TRACE_DIR: '[temp dir]', nodeFlags: bench.nodeFlags, entry: bench.start.entry, asNpmStart: knobs.BENCH_NODE_OPTIONS === undefined },
       trace: knobs.BENCH_TRACE,
+      runsMatching: knobs.BENCH_RUNS_MATCHING,
     },
     brain: { dir: bench.brain.dir, generated: bench.brain.generated, ms: r.brainMs, manifest: bench.brain.manifest },
     targets: TARGETS,
@@ -115,6 +120,7 @@ export async function report(bench: Bench, r: RunResults): Promise<void> {
     distinctCompile: distinct,
     mixedDistinct: mix,
     compile: r.compile,
+    runsByRequest: r.runsByRequest,
     verdicts,
     traces: { ...r.traces, kept: knobs.BENCH_KEEP_TRACES === '1' ? bench.traceDir : null },
     traceBackends: r.backends,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
+import { findServerBinaries } from '../../bench/postgres-cluster.js';
 import { buildDist } from '../helpers/build.js';
 
 interface Report {
@@ -19,6 +20,7 @@ interface Report {
   routes: Array<{ key: string; preflight: { status: number } }>;
   durable: Record<string, { paths: string[]; eventBytes: number }>;
   firstConnects: { restarts: number; firstMs: Record<string, number[]> } | null;
+  runsByRequest: { matchingRuns: number; files: { runs: number }; postgres: { runs: number } | string; filesOverPostgres: number | null } | null;
   verdicts: Record<string, string>;
   warnings: string[];
 }
@@ -74,10 +76,20 @@ describe('BENCH_SMOKE=1 npm run bench', () => {
     ]);
     expect(report.comparisons.every((c) => c.ratio !== null && Number.isFinite(c.ratio))).toBe(true);
     expect(report.informational).toHaveLength(6);
-    expect(Object.keys(report.verdicts).sort()).toEqual(['cold', 'compiles', 'firstConnect', 'rss', 'rssDistinct', 'rssMix']);
+    expect(Object.keys(report.verdicts).sort()).toEqual(['cold', 'compiles', 'firstConnect', 'rss', 'rssDistinct', 'rssMix', 'runsByRequest']);
     expect(report.firstConnects?.restarts).toBe(1);
     expect(stdout).toMatch(/^targets \(a ratio of two windows above/m);
     expect(report.warnings).toEqual([]);
   });
 
+  it('queries GET /runs?requestId= on both trace backends and reports their ratio', () => {
+    expect(report.runsByRequest?.matchingRuns).toBe(20);
+    expect(report.runsByRequest?.files.runs).toBe(20);
+    if (findServerBinaries()) {
+      expect(report.runsByRequest?.postgres).toMatchObject({ runs: 20 });
+      expect(report.runsByRequest?.filesOverPostgres).toBeGreaterThan(0);
+      expect(report.verdicts['runsByRequest']).toMatch(/^(pass|fail)$/);
+      expect(stdout).toMatch(/^ {2}GET \/runs\?requestId= \(20 matching runs in evicted files, 160 events\), files \/ PostgreSQL, median ms: /m);
+    }
+  });
 });
