@@ -15,7 +15,7 @@ import { dirUsage } from './lib/machine.js';
 import { BenchError, cleanUp, stopChild } from './lib/processes.js';
 import { summarizeProfile } from './lib/profile.js';
 import { checkBuilt, startServers } from './lib/servers.js';
-import { report } from './lib/summary.js';
+import { report } from './lib/report.js';
 import { compareBackends } from './scenarios/backends.js';
 import { restoreChurn } from './scenarios/churn.js';
 import { measureCold } from './scenarios/cold.js';
