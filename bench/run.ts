@@ -12,7 +12,7 @@ import { ensureBrain } from './generate-brain.js';
 import { fmt, out } from './lib/format.js';
 import { parseKnobs } from './lib/knobs.js';
 import { dirUsage } from './lib/machine.js';
-import { BenchError, cleanUp, stopChild } from './lib/processes.js';
+import { BenchError, cleanUp, cleanUpOnExit, stopChild } from './lib/processes.js';
 import { summarizeProfile } from './lib/profile.js';
 import { checkBuilt, startServers } from './lib/servers.js';
 import { report } from './lib/report.js';
@@ -28,6 +28,7 @@ import { measureRunsByRequest } from './scenarios/runs-by-request.js';
 import { compareWorkers } from './scenarios/workers.js';
 
 async function main(): Promise<void> {
+  cleanUpOnExit();
   const knobs = parseKnobs(process.env);
   const runStarted = performance.now();
   const startedAt = new Date();

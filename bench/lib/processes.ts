@@ -32,15 +32,18 @@ export async function cleanUp(): Promise<void> {
   await Promise.all(pending.map((undo) => undo().catch(() => undefined)));
 }
 
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`\nbench: ${signal}, stopping the servers\n`);
-    running.load?.stop();
-    void cleanUp().finally(() => process.exit(130));
+/** Makes an exit kill every child still running, and SIGINT or SIGTERM stop the load and clean up before exiting. */
+export function cleanUpOnExit(): void {
+  process.on('exit', () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\nbench: ${signal}, stopping the servers\n`);
+      running.load?.stop();
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
 }
 
 export interface Spawned {

@@ -32,19 +32,21 @@ export function startChurn(brainDir: string, manifest: Pick<BrainManifest, 'endD
   let writing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let forget = () => {};
-  const ready = (async () => {
-    const size = (await stat(file)).size;
-    await writeFile(join(brainDir, CHURN_MARKER), JSON.stringify({ path, size }));
-    forget = onCleanUp(() => restoreChurn(brainDir));
-    timer = setInterval(() => {
-      writing = writing.then(() => appendFile(file, `- ${String(appended++).padStart(5, '0')}: I feel a small hope about the churn line that just landed.\n`));
-    }, CHURN_INTERVAL_MS);
-  })();
-  return async () => {
+  // The writer stops before the file is cut back, on a signal or a failure too: an append after the cut would stay.
+  const stop = async () => {
     await ready;
     clearInterval(timer);
     await writing;
     await restoreChurn(brainDir);
     forget();
   };
+  const ready = (async () => {
+    const size = (await stat(file)).size;
+    await writeFile(join(brainDir, CHURN_MARKER), JSON.stringify({ path, size }));
+    forget = onCleanUp(stop);
+    timer = setInterval(() => {
+      writing = writing.then(() => appendFile(file, `- ${String(appended++).padStart(5, '0')}: I feel a small hope about the churn line that just landed.\n`));
+    }, CHURN_INTERVAL_MS);
+  })();
+  return stop;
 }
