@@ -1,6 +1,6 @@
 /**
  * The in-process compiler benchmark (the target: ≥ 50,000 compiles/s on the sources of a
- * typical request). `bench/run.ts` calls `measureCompilesPerSecond`; nothing here touches
+ * typical request). `npm run bench` calls `measureCompilesPerSecond` (`bench/scenarios/compiler.ts`); nothing here touches
  * the file system, so the figure is the compiler's alone.
  */
 import { performance } from 'node:perf_hooks';

@@ -2,7 +2,7 @@
  * The first connect after a start (issue 32: ready means warm): `restarts` times, start the
  * server as `npm start` does, wait until `/readyz` answers 200, then time the first
  * `GET /context/mars` and, after it, the first `GET /context/venus` — no `now`, as a voice
- * server connects — and stop it. `bench/run.ts` reports it as a row on the bench brain
+ * server connects — and stop it. `npm run bench` reports it as a row on the bench brain
  * (`BENCH_RESTARTS`); on its own it measures any brain:
  *
  *   npm run build && node dist/bench/first-connect.js examples/brain [restarts=10]

@@ -9,16 +9,21 @@
  * every request), the third a new minute (the day's reads replayed, a new compile). Counted: functions under src/, routes/ and schemas/
  * (closures included, module bodies left out), the files that hold them, and those files'
  * lines. A measurement, not a test.
+ *
+ * `--table` prints only the counts table docs/architecture.md shows (between its
+ * `<!-- walk:begin -->` and `<!-- walk:end -->` comments); `--write` writes it there.
+ * test/ops/architecture-walk.test.ts fails when the doc and the walk disagree.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const path = process.argv[2] ?? '/context/mars?now=2026-11-30T17:30:00Z';
+const flags = new Set(process.argv.slice(2).filter((arg) => arg.startsWith('--')));
+const path = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? '/context/mars?now=2026-11-30T17:30:00Z';
 /** The requests the processes send, in order: the path (cold), again (warm), then at the next minute. */
 const requests = [path, path, path.replace(/T(\d\d):(\d\d)/, (_all, hour: string, minute: string) => `T${hour}:${String((Number(minute) + 1) % 60).padStart(2, '0')}`)];
 const OWN = /^(src|routes|schemas)\//;
@@ -39,8 +44,16 @@ async function countCalls(times: number): Promise<void> {
   const { createLogger } = await import('../src/logger.js');
   const { loadConfig, PROJECT_ROOT } = await import('../src/config.js');
   const dir = await mkdtemp(join(tmpdir(), 'cc-walk-'));
-  const config = loadConfig({ BRAIN_ROOT: join(PROJECT_ROOT, 'examples/brain'), TRACE_DIR: join(dir, 'traces'), LOG_LEVEL: 'silent' });
-  const app = await buildApp(config, { logger: createLogger(config) });
+  // Load shedding off: on a busy machine (or under coverage) a shed request would walk another path.
+  const config = loadConfig({
+    BRAIN_ROOT: join(PROJECT_ROOT, 'examples/brain'),
+    TRACE_DIR: join(dir, 'traces'),
+    LOG_LEVEL: 'silent',
+    PRESSURE_MAX_EVENT_LOOP_DELAY: '0',
+    PRESSURE_MAX_HEAP_USED: '0',
+  });
+  // No warm-up: it compiles each persona in the background once the app is ready, and would run beside the requests walked.
+  const app = await buildApp(config, { logger: createLogger(config), warmUp: false });
   await app.ready();
   for (const url of requests.slice(0, times)) {
     const response = await app.inject({ method: 'GET', url });
@@ -83,19 +96,67 @@ function lines(file: string): number {
   return readFileSync(fileURLToPath(new URL(`../${file}`, import.meta.url)), 'utf8').split('\n').length - 1;
 }
 
-function report(label: string, files: Map<string, string[]>): void {
+interface Walked {
+  label: string;
+  /** The table's name for it. */
+  kind: string;
+  files: Map<string, string[]>;
+}
+
+function totals(files: Map<string, string[]>) {
   const all = [...files.values()].flat();
-  const read = [...files.keys()].reduce((sum, file) => sum + lines(file), 0);
-  process.stdout.write(`${label}: ${files.size} files, ${all.length} functions (${all.filter((name) => name !== '(anonymous)').length} named); the files hold ${read} lines\n`);
+  return { files: files.size, functions: all.length, named: all.filter((name) => name !== '(anonymous)').length, lines: [...files.keys()].reduce((sum, file) => sum + lines(file), 0) };
+}
+
+function report({ label, files }: Walked): void {
+  const { functions, named, lines: read } = totals(files);
+  process.stdout.write(`${label}: ${files.size} files, ${functions} functions (${named} named); the files hold ${read} lines\n`);
   for (const [file, list] of [...files].sort((a, b) => a[0].localeCompare(b[0]))) {
     process.stdout.write(`  ${file}: ${list.length} (${list.filter((name) => name !== '(anonymous)').join(', ')})\n`);
   }
 }
 
+/**
+ * The counts as the markdown table docs/architecture.md holds between its walk markers: files
+ * and their lines, which depend on the code alone. The function count is left out of it: a
+ * closure or two more or less runs with how soon a trace's fsync returns (a tmpfs, a busy disk).
+ */
+function countsTable(walked: readonly Walked[]): string {
+  const int = (n: number) => n.toLocaleString('en-US');
+  return [
+    `| \`GET ${path}\` | files | lines in those files |`,
+    '|---|---:|---:|',
+    ...walked.map(({ kind, files }) => {
+      const count = totals(files);
+      return `| ${kind} | ${int(count.files)} | ${int(count.lines)} |`;
+    }),
+  ].join('\n');
+}
+
+const WALK_BEGIN = '<!-- walk:begin -->';
+const WALK_END = '<!-- walk:end -->';
+
+/** `doc` with the text between its walk markers replaced by `table`. */
+function withCounts(doc: string, table: string): string {
+  const begin = doc.indexOf(WALK_BEGIN);
+  const end = doc.indexOf(WALK_END);
+  if (begin < 0 || end < begin) throw new Error(`the doc has no ${WALK_BEGIN} … ${WALK_END} section`);
+  return `${doc.slice(0, begin + WALK_BEGIN.length)}\n${table}\n${doc.slice(end)}`;
+}
+
 if (process.env['WALK_TIMES'] !== undefined) await countCalls(Number(process.env['WALK_TIMES']));
 else {
   const counts = [0, 1, 2, 3].map(run);
-  report(`GET ${path}, cold`, ran(counts[0]!, counts[1]!));
-  report(`GET ${path}, warm (the same minute again)`, ran(counts[1]!, counts[2]!));
-  report(`GET ${requests[2]}, a new minute`, ran(counts[2]!, counts[3]!));
+  const walked: Walked[] = [
+    { label: `GET ${path}, cold`, kind: 'cold (every file read, every block compiled)', files: ran(counts[0]!, counts[1]!) },
+    { label: `GET ${path}, warm (the same minute again)`, kind: 'warm (the same minute again)', files: ran(counts[1]!, counts[2]!) },
+    { label: `GET ${requests[2]}, a new minute`, kind: 'a new minute', files: ran(counts[2]!, counts[3]!) },
+  ];
+  const table = countsTable(walked);
+  if (flags.has('--table')) process.stdout.write(`${table}\n`);
+  else if (flags.has('--write')) {
+    const doc = fileURLToPath(new URL('../docs/architecture.md', import.meta.url));
+    writeFileSync(doc, withCounts(readFileSync(doc, 'utf8'), table));
+    process.stdout.write(`${table}\nwritten to docs/architecture.md\n`);
+  } else walked.forEach(report);
 }

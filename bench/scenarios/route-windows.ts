@@ -1,0 +1,61 @@
+import { fmt, out } from '../lib/format.js';
+import { CHURN_INTERVAL_MS, type RouteKey } from '../lib/knobs.js';
+import { assertRunning } from '../lib/processes.js';
+import { newMinutePaths, type Target } from '../lib/requests.js';
+import type { Bench } from '../lib/servers.js';
+import { measureWindow, type WindowOptions, type WindowResult } from '../lib/window.js';
+import { startChurn } from './churn.js';
+import type { Preflight } from './preflight.js';
+
+interface Planned {
+  target: Target;
+  options?: WindowOptions;
+}
+
+/**
+ * The windows, in order: every route between constant bare windows; each persona at a fixed
+ * minute, then its same-bytes bare route and its durable same-body route, then a new minute
+ * on every request (and mars under churn).
+ */
+function plan(bench: Bench, preflight: Preflight): Planned[] {
+  const { knobs, brain } = bench;
+  const bare = bench.bare.target;
+  const planned: Planned[] = [{ target: bare }];
+  for (const target of bench.targets) {
+    planned.push({ target });
+    if (target.personaTargets) {
+      const route = target.key as RouteKey;
+      const same = preflight.same.get(route);
+      if (same) planned.push({ target: same });
+      const floor = preflight.durable.get(route);
+      if (floor) planned.push({ target: floor });
+      planned.push({
+        target: { ...target, key: 'minute', route, label: `${target.label}, a new minute every request` },
+        options: { nextPath: newMinutePaths(new URL(target.url).pathname, brain.manifest) },
+      });
+      if (route === 'mars' && knobs.BENCH_CHURN === '1') {
+        planned.push({
+          target: { ...target, key: 'churn', route, label: `${target.label}, today's memory appended every ${CHURN_INTERVAL_MS} ms` },
+          options: { during: () => startChurn(brain.dir, brain.manifest) },
+        });
+      }
+    }
+    planned.push({ target: bare });
+  }
+  return planned;
+}
+
+/** Every route's windows, the bare ones measured on the bare server, the rest on the service. */
+export async function measureRouteWindows(bench: Bench, preflight: Preflight): Promise<WindowResult[]> {
+  const planned = plan(bench, preflight);
+  const windows: WindowResult[] = [];
+  for (const [index, { target, options }] of planned.entries()) {
+    process.stdout.write(`[${index + 1}/${planned.length}] ${target.label.trim()} … `);
+    const bareSide = target.key === 'bare' || target.key === 'same' || target.key === 'durable';
+    const window = await measureWindow(index, target, bench.knobs, bareSide ? { pids: () => [bench.bare.spawned.pid] } : bench.server.measured, options);
+    windows.push(window);
+    out(fmt.window(window));
+    assertRunning(bench.server.spawned, target.label.trim());
+  }
+  return windows;
+}

@@ -1,0 +1,44 @@
+/**
+ * docs/architecture.md's counts table (the files and lines one `GET /context/mars` crosses,
+ * cold, warm and at a new minute) is the walk's own output: `bench/walk.ts` is run
+ * once here, and the doc must hold exactly the table it prints. The counts depend on the code
+ * alone (the walk turns off warm-up and load shedding), never on the machine's speed.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config.js';
+
+const WRITE = 'node --import tsx bench/walk.ts --write';
+let walked: string;
+
+beforeAll(async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/walk.ts', '--table'], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', TMPDIR: process.env['TMPDIR'] ?? '/tmp' },
+    timeout: 280_000,
+    maxBuffer: 1 << 20,
+  });
+  walked = stdout.trim();
+}, 300_000);
+
+describe('docs/architecture.md and bench/walk.ts', () => {
+  it('the walk prints a table of the three requests', () => {
+    expect(walked.split('\n').map((line) => line.split('|')[1]?.trim())).toEqual([
+      '`GET /context/mars?now=2026-11-30T17:30:00Z`',
+      '---',
+      'cold (every file read, every block compiled)',
+      'warm (the same minute again)',
+      'a new minute',
+    ]);
+  });
+
+  it('the doc holds exactly the counts the walk gives today', async () => {
+    const doc = await readFile(join(PROJECT_ROOT, 'docs/architecture.md'), 'utf8');
+    const section = /<!-- walk:begin -->\n([\s\S]*?)\n?<!-- walk:end -->/.exec(doc);
+    expect(section, 'docs/architecture.md has lost its <!-- walk:begin --> … <!-- walk:end --> markers').not.toBeNull();
+    expect(section![1]!.trim(), `docs/architecture.md's walk counts differ from the code's: run \`${WRITE}\``).toBe(walked);
+  });
+});
