@@ -35,8 +35,9 @@ Commands:
                                  blocks it became and its share of the budget. Takes the compile
                                  options; --json prints the HUD as JSON.
   trace <runId>                  Print every traced event of a run, a page at a time, and for a voice call
-                                 its connect and refresh runs; exits 3 when the run's hash chain is broken
-                                 (altered, forged, removed or reordered events).
+                                 its connect and refresh runs: each event's input (live context, topic,
+                                 task) first, its JSON lines decoded a line each; exits 3 when the run's
+                                 hash chain is broken (altered, forged, removed or reordered events).
   runs                           List traced runs, newest first, a page at a time: the minute each was
                                  compiled for, its subject, topic, role, engine, status and warnings;
                                  a call's refresh run under its connect (↳ refresh).
@@ -59,7 +60,7 @@ Commands:
       --json                     Print one page (trace, runs) or the comparison (diff) as JSON.
       --verify-sources           trace, with --url: mark brain files that changed since the run, paths
                                  that appeared and directories whose files changed.
-      --prompts                  trace: also print the exact delivered prompts.
+      --prompts                  trace: also print the exact delivered system prompt.
   status                         Is the service ready (/readyz, check by check), how many compiles failed
                                  (by problem code) and how many connects were answered without a session
                                  (the voice server fell back), counted since the service started (/metrics);
