@@ -136,11 +136,14 @@ describe('the npm the package tests spawn', () => {
 describe('the client package', () => {
   it('regression: the documented install line works today (the package is not published: `npm install @context-compiler/client` failed)', async () => {
     // The line both READMEs give, run as given: packed from this repository, installed from the tarball.
-    const install = ['npm pack --workspace @context-compiler/client --pack-destination ../voice-server', 'npm install ./context-compiler-client-0.1.0.tgz'];
-    for (const readme of ['README.md', 'packages/client/README.md']) {
+    // Regression: --pack-destination into a folder that did not exist failed; the folder is made first.
+    const install = ['mkdir -p ../voice-server && npm ci && npm pack --workspace @context-compiler/client --pack-destination ../voice-server', 'npm install ./context-compiler-client-0.1.0.tgz'];
+    for (const readme of ['README.md', 'packages/client/README.md', 'docs/voice-server.md']) {
       const text = await readFile(join(PROJECT_ROOT, readme), 'utf8');
       for (const line of install) expect(text, readme).toContain(line);
       expect(text, readme).not.toMatch(/^npm install @context-compiler\/client\b/m);
+      // Regression: the examples named a host that resolves only inside compose; they take CONTEXT_COMPILER_URL, else loopback.
+      expect(text, readme).not.toContain("'http://context-compiler:8080'");
     }
   });
 
