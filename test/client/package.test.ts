@@ -183,9 +183,9 @@ describe('the client package', () => {
     expect(bytes).toBeLessThan(3 * 1024 * 1024);
     const client = join(project, 'node_modules/@context-compiler/client');
     expect((await readdir(join(client, 'dist'))).sort()).toEqual(
-      ['catch-up', 'clock', 'compatibility', 'errors', 'gemini-live', 'index', 'last-known-good', 'realtime', 'refresh', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
+      ['catch-up', 'clock', 'compatibility', 'errors', 'fallback-counts', 'gemini-live', 'index', 'last-known-good', 'realtime', 'refresh', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
     );
-    const declarations = (await Promise.all(['index', 'types', 'errors', 'last-known-good', 'realtime', 'static-sessions', 'clock', 'transport', 'compatibility', 'catch-up', 'gemini-live', 'refresh'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
+    const declarations = (await Promise.all(['index', 'types', 'errors', 'last-known-good', 'realtime', 'static-sessions', 'clock', 'transport', 'compatibility', 'catch-up', 'gemini-live', 'refresh', 'fallback-counts'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
     expect(declarations).not.toMatch(/from '(zod|undici|node:[^']+)'/);
 
     // A consumer's TypeScript compiles against the published declarations (strict, as shipped).
