@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createClient, type FallbackEvent } from '@context-compiler/client';
 
 const logFallback = ({ persona, servedAs, source, reason }: FallbackEvent) => process.stderr.write(`context-compiler fallback: ${persona} connected as ${servedAs}, ${source} session (${reason})\n`);
-const compiler = createClient({ baseUrl: process.env.CONTEXT_COMPILER_URL ?? 'http://context-compiler:8080', token: process.env.CONTEXT_COMPILER_TOKEN, realtime: { onFallback: logFallback } });
+const compiler = createClient({ baseUrl: process.env.CONTEXT_COMPILER_URL ?? 'http://127.0.0.1:8080', token: process.env.CONTEXT_COMPILER_TOKEN, realtime: { onFallback: logFallback } });
 
 export async function connect(sdpOffer: string, persona: string, topicId?: string, callId = randomUUID()): Promise<string> {
   const { session, runId, source } = await compiler.realtimeSession(persona, { topicId, runId: callId }); // one run per call: pass callId on every compile of it

@@ -5,7 +5,7 @@ import type { RealtimeClientEvent } from 'openai/resources/realtime/realtime';
 import WebSocket from 'ws';
 
 const logFallback = ({ persona, servedAs, source, reason }: FallbackEvent) => process.stderr.write(`context-compiler fallback: ${persona} connected as ${servedAs}, ${source} session (${reason})\n`);
-const compiler = createClient({ baseUrl: process.env.CONTEXT_COMPILER_URL ?? 'http://context-compiler:8080', token: process.env.CONTEXT_COMPILER_TOKEN, realtime: { onFallback: logFallback } });
+const compiler = createClient({ baseUrl: process.env.CONTEXT_COMPILER_URL ?? 'http://127.0.0.1:8080', token: process.env.CONTEXT_COMPILER_TOKEN, realtime: { onFallback: logFallback } });
 const log = (fields: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(fields)}\n`);
 
 // ---- OpenAI Realtime over WebRTC: the browser holds the media and the data channel; we relay the SDP offer.

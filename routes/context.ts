@@ -5,6 +5,8 @@ import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
+import { withRefreshDelivery } from '../src/http/refresh-delivery.js';
+import { deliveryFor } from '../src/core/persona/delivery.js';
 import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, timezoneForTrace, topicIdForTrace } from '../src/sources/persona.js';
 import {
   PersonaContextQuerySchema,
@@ -38,7 +40,8 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
         PersonaParamsSchema.safeParse({ persona: key });
         for (const provider of ['openai', 'gemini'] as const) {
           const job = personas.persona({ persona: key, now: new Date(), provider });
-          const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer } as const;
+          const answerMembers = { delivery: deliveryFor(provider, undefined).delivery };
+          const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer, answerMembers } as const;
           if (await rehearse(app.brain, delivery, job)) fresh = true;
         }
       }
@@ -58,7 +61,13 @@ like a persona prompt so it is digested and traced: the topic is the one advisor
 of \`inputPrompt\` (\`{"block":"topic",...}\`), ready for a session's data channel;
 \`systemPrompt\` is only a short built-in frame (identity, runtime policy, voice scope)
 with no clock, so the \`ETag\` changes only when the topic does. The trace subject is
-\`persona: topic\`. A missing or unusable topic is a 404 (traced as a failed delivery).`,
+\`persona: topic\`. A missing or unusable topic is a 404 (traced as a failed delivery).
+
+\`delivery\` says how the topic reaches the call's model mid-session, chosen by \`provider\`
+and \`model\` as a refresh's is (docs/providers.md): \`conversation-item\` (OpenAI, Azure),
+\`client-content\` (a Gemini Live model that takes client content mid-session), or
+\`reconnect\` (Gemini 3.1 and later: put it in the setup of a new connection; a model not
+known gets it too, with a \`delivery-model-unknown:\` warning).`,
         params: TopicParamsSchema,
         querystring: TopicContextQuerySchema,
         response: {
@@ -72,6 +81,8 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
     async (request, reply) => {
       const { topicId } = request.params;
       const { query } = request;
+      const provider = query.provider ?? 'openai';
+      const { delivery, job } = withRefreshDelivery(provider, query.model, personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize, provider: query.provider }));
       return deliverJob(
         request,
         reply,
@@ -81,13 +92,14 @@ with no clock, so the \`ETag\` changes only when the topic does. The trace subje
           subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
           surface: 'voice',
           identifiers: { topicId },
-          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined, provider: query.provider ?? 'openai' },
+          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined, provider, model: query.model ?? null, delivery },
           format: query.format ?? 'json',
           hud: wantsHud(query.hud),
           clock: readClock(),
           answer: topicAnswer,
+          answerMembers: { delivery },
         },
-        personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize, provider: query.provider }),
+        job,
       );
     },
   );
@@ -152,6 +164,13 @@ translated to the schema subset Gemini takes (what a translation loses is said i
 description and in \`warnings\`, \`gemini-schema:\`). The cache plan is judged for the
 provider (\`cache.provider\`; Gemini Live caches nothing). Anything else is a 400.
 
+\`model\` names the realtime model the call runs on; it is recorded with the run and chooses
+how the call's refreshes reach the model, which \`delivery\` says as the refresh will answer
+it (docs/providers.md): \`conversation-item\` (OpenAI, Azure), \`client-content\` (a Gemini
+Live model that takes client content mid-session), \`reconnect\` (Gemini 3.1 and later; a
+Gemini model not known, or none named, gets it too, with a \`delivery-model-unknown:\`
+warning).
+
 \`engine\` names the model or engine the prompt is for; it enters \`cache.routeKey\` only (two
 engines never share one; every boundary hash stays). \`?hud=1\` adds \`hud\`, the heads-up
 display of every brain file the compile looked for.`,
@@ -175,6 +194,21 @@ display of every brain file the compile looked for.`,
       // An unusable topicId or timezone still connects; the trace keeps only its length and a digest prefix.
       const topic = topicIdForTrace(query.topicId);
       const zone = timezoneForTrace(query.timezone);
+      const provider = query.provider ?? 'openai';
+      const { delivery, job } = withRefreshDelivery(
+        provider,
+        query.model,
+        personas.persona({
+          persona,
+          now,
+          timezone: query.timezone,
+          topicId: query.topicId,
+          topicName: query.topicName,
+          sanitize: query.sanitize,
+          engine: query.engine,
+          provider: query.provider,
+        }),
+      );
       return deliverJob(
         request,
         reply,
@@ -194,8 +228,9 @@ display of every brain file the compile looked for.`,
             // A digest, never the text: a refresh without the name keeps this topic, one with another name is told so.
             topicNameSha256: query.topicName === undefined ? null : sha256Hex(query.topicName),
             engine: query.engine ?? null,
-            provider: query.provider ?? 'openai',
+            provider,
             model: query.model ?? null,
+            delivery,
             ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
             ...(zone.rejected === undefined ? {} : { timezoneRejected: zone.rejected }),
           },
@@ -203,17 +238,9 @@ display of every brain file the compile looked for.`,
           hud: wantsHud(query.hud),
           clock,
           answer: personaAnswer,
+          answerMembers: { delivery },
         },
-        personas.persona({
-          persona,
-          now,
-          timezone: query.timezone,
-          topicId: query.topicId,
-          topicName: query.topicName,
-          sanitize: query.sanitize,
-          engine: query.engine,
-          provider: query.provider,
-        }),
+        job,
       );
     },
   );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
+import { DELIVERIES } from '../src/core/persona/delivery.js';
 import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
 import { CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, ModelSchema, PersonaIdSchema, REFRESH_RUN_SUFFIX, TopicIdSchema } from './ids.js';
@@ -67,7 +68,7 @@ export const PersonaContextQuerySchema = z.strictObject({
   engine: EngineSchema.optional(),
   provider,
   model: ModelSchema.optional().meta({
-    description: "the realtime model the call runs on: recorded with the run, it chooses how the call's refreshes are delivered (`GET /context/:persona/refresh`, docs/providers.md)",
+    description: "the realtime model the call runs on: recorded with the run, it chooses how the call's refreshes are delivered (`delivery`; `GET /context/:persona/refresh`, docs/providers.md)",
   }),
   hud: HudFlagSchema,
   format: FormatSchema,
@@ -83,6 +84,9 @@ export const TopicContextQuerySchema = z.strictObject({
   runId,
   sanitize,
   provider: ProviderSchema.optional().meta({ description: 'the realtime API the topic is for: only the cache plan differs (`gemini` caches nothing); default `openai`' }),
+  model: ModelSchema.optional().meta({
+    description: 'the realtime model the call runs on: it chooses how the topic reaches the model mid-session (`delivery`, as a refresh is delivered; docs/providers.md)',
+  }),
   hud: HudFlagSchema,
   format: FormatSchema,
 });
@@ -90,6 +94,11 @@ export const TopicContextQuerySchema = z.strictObject({
 export type TopicContextQuery = z.infer<typeof TopicContextQuerySchema>;
 
 const persona = z.string().meta({ description: 'the persona compiled (`topic` on the topic route)' });
+/** Per request, not per compiled result: the same prompt is answered to calls on different models. */
+const delivery = z.enum(DELIVERIES).meta({
+  description:
+    "how a mid-call refresh reaches this call's model (`provider` and `model`; docs/providers.md), as `GET /context/:persona/refresh` will answer it: `conversation-item` (OpenAI, Azure), `client-content` (a Gemini Live model that takes mid-session client content), `reconnect` (Gemini 3.1+ Live, or a model not known, with a `delivery-model-unknown:` warning)",
+});
 const { sources, warnings, hud } = AnswerFields;
 const surface = z.literal('voice');
 
@@ -133,6 +142,7 @@ export const PersonaContextResponseSchema = z
     ...personaExtra,
     warnings,
     surface,
+    delivery,
     ...personaRealtime,
     hud,
   })
@@ -154,6 +164,7 @@ export const TopicContextResponseSchema = z
     ...topicExtra,
     warnings,
     surface,
+    delivery,
     hud,
   })
   .meta({ id: 'TopicCompiled', description: 'the topic block alone, compiled behind a short built-in frame' });

@@ -35,8 +35,9 @@ Commands:
                                  blocks it became and its share of the budget. Takes the compile
                                  options; --json prints the HUD as JSON.
   trace <runId>                  Print every traced event of a run, a page at a time, and for a voice call
-                                 its connect and refresh runs; exits 3 when the run's hash chain is broken
-                                 (altered, forged, removed or reordered events).
+                                 its connect and refresh runs: each event's input (live context, topic,
+                                 task) first, its JSON lines decoded a line each; exits 3 when the run's
+                                 hash chain is broken (altered, forged, removed or reordered events).
   runs                           List traced runs, newest first, a page at a time: the minute each was
                                  compiled for, its subject, topic, role, engine, status and warnings;
                                  a call's refresh run under its connect (↳ refresh).
@@ -59,7 +60,13 @@ Commands:
       --json                     Print one page (trace, runs) or the comparison (diff) as JSON.
       --verify-sources           trace, with --url: mark brain files that changed since the run, paths
                                  that appeared and directories whose files changed.
-      --prompts                  trace: also print the exact delivered prompts.
+      --prompts                  trace: also print the exact delivered system prompt.
+  status                         Is the service ready (/readyz, check by check), how many compiles failed
+                                 (by problem code) and how many connects were answered without a session
+                                 (the voice server fell back), counted since the service started (/metrics);
+                                 exits 1 when it is not ready or cannot be reached.
+      --url <url>                The service (default: CONTEXT_COMPILER_URL, else http://127.0.0.1:8080;
+                                 token from CONTEXT_COMPILER_TOKEN).  --json prints it as JSON.
   migrate                        Create or migrate the PostgreSQL trace tables (TRACE_DATABASE_URL or
                                  TRACE_DATABASE_URL_FILE); the service also does it at start.
   help                           Show this help.
@@ -68,7 +75,7 @@ Text from a trace, a brain or a service is printed inert: terminal escape sequen
 and bidi characters are shown as markers such as ⟨U+001B⟩ (in JSON, as \\u escapes).
 
 Exit status: 0 on success; 1 on a failed command (no such run, a service or store that cannot be
-read, a compile that fails); 2 on a usage error (an unknown command or option, a bad value, an
+read, a compile that fails, a service that is not ready); 2 on a usage error (an unknown command or option, a bad value, an
 option the command does not take or that needs another); 3 when trace finds the run's chain broken;
 4 when the brain directory (--brain or BRAIN_ROOT) does not exist.`;
 
@@ -76,7 +83,7 @@ const COMPILE_OPTIONS: readonly OptionName[] = ['persona', 'topic', 'worker', 'c
 const SOURCE_OPTIONS: readonly OptionName[] = ['dir', 'url', 'json'];
 
 /** The arguments (beyond its options) each command takes: more is a usage error, never a value cut short. */
-const COMMAND_ARGUMENTS: Record<string, number> = { serve: 0, compile: 0, hud: 0, trace: 1, runs: 0, diff: 2, migrate: 0 };
+const COMMAND_ARGUMENTS: Record<string, number> = { serve: 0, compile: 0, hud: 0, trace: 1, runs: 0, diff: 2, status: 0, migrate: 0 };
 
 /** A usage error is one line, and where to read more: the whole help buried it. */
 function usageError(message: string): number {
@@ -92,6 +99,7 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   trace: [...SOURCE_OPTIONS, 'verify-sources', 'prompts', 'limit', 'cursor'],
   runs: [...SOURCE_OPTIONS, 'limit', 'cursor', 'persona', 'worker', 'status', 'outcome', 'run-id', 'request-id', 'traceparent', 'from', 'to'],
   diff: SOURCE_OPTIONS,
+  status: ['url', 'json'],
   migrate: [],
 };
 
@@ -135,6 +143,8 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
       case 'diff':
         await (await import('./cli/trace-commands.js')).diff(rest, values, env);
         return 0;
+      case 'status':
+        return await (await import('./cli/status-command.js')).status(values, env);
       default:
         await (await import('./cli/trace-commands.js')).migrate(env);
         return 0;

@@ -171,6 +171,9 @@ const EnvSchema = z.object({
     .default(1),
 });
 
+/** Every environment variable the service reads: docs/configuration.md documents each. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 /** Accepts what @fastify/rate-limit accepts for `timeWindow`: ms, or "N unit(s)". */
 function parseRateWindow(text: string): number | undefined {
   const trimmed = text.trim();

@@ -7,7 +7,7 @@ import { table } from './table.js';
  */
 
 export interface FormatOptions {
-  /** Print the exact delivered prompts after each event. */
+  /** Print the exact delivered system prompt after each event (the input is always printed, decoded). */
   prompts?: boolean;
   /** The number of the page's first event in the run (1 for the first page). */
   first?: number;
@@ -51,6 +51,33 @@ function eventVerdict(event: RunTrace['events'][number]): string {
   return 'PROMPTS DO NOT MATCH THEIR DIGESTS';
 }
 
+/** One line of an input prompt: a JSON object of a block's kind, authority, source and text; null when the line is not one. */
+function inputLineOf(line: string): { block: string; authority: string; source: string; text: string } | null {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed === null || typeof parsed !== 'object') return null;
+    const { block, authority, source, text } = parsed as Record<string, unknown>;
+    return typeof block === 'string' && typeof authority === 'string' && typeof source === 'string' && typeof text === 'string' ? { block, authority, source, text } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An input prompt for people: each of its JSON lines decoded into a heading (the block, its
+ * source and authority) and the block's text, a line each — instead of one escaped line of
+ * thousands of characters. A line that is not a block's is printed as delivered.
+ */
+export function decodedInput(inputPrompt: string): string[] {
+  const lines: string[] = [];
+  for (const line of inputPrompt.replace(/\n$/, '').split('\n')) {
+    const decoded = inputLineOf(line);
+    if (decoded === null) lines.push(`    ${line}`);
+    else lines.push(`    [${decoded.block}] ${decoded.source} (${decoded.authority})`, ...decoded.text.split('\n').map((text) => `      ${text}`));
+  }
+  return lines;
+}
+
 /** The line a page opens with: the whole run when it is one page, else which of its events. */
 function heading(trace: RunTrace, first: number): string {
   const count = trace.events.length;
@@ -79,6 +106,8 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     const correlation = [event.caller && `caller ${event.caller}`, event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`].filter(Boolean);
     if (correlation.length > 0) lines.push(`  ${correlation.join('  ')}`);
     if (event.error) lines.push(`  error ${event.error.code} (${event.error.status}): ${event.error.detail}`);
+    // What changes per call first, readable: the live context, topic and task, a line each.
+    if (event.inputPrompt) lines.push('  input (background data and task input, decoded; --json for the exact JSON lines):', ...decodedInput(event.inputPrompt));
     if (event.blocks && event.blocks.length > 0) {
       lines.push('  blocks:');
       lines.push(
@@ -149,7 +178,8 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
     if (event.promptSha256) lines.push(`  promptSha256 ${event.promptSha256}${event.inputSha256 ? `  inputSha256 ${event.inputSha256}` : ''}`);
     if (options.prompts && event.systemPrompt !== null) {
       lines.push('', '----- systemPrompt -----', event.systemPrompt);
-      if (event.inputPrompt) lines.push('----- inputPrompt -----', event.inputPrompt.replace(/\n$/, ''));
+      // The input is printed decoded under the event's first line: not twice.
+      if (event.inputPrompt) lines.push('----- inputPrompt: decoded under the event above (--json for its exact JSON lines) -----');
       lines.push('----- end -----');
     }
   });

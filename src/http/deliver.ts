@@ -55,6 +55,8 @@ export interface DeliveryRequest {
   clock: RequestClock;
   /** The route's JSON writer (`createAnswerEncoder` over its response schema). */
   answer: AnswerEncoder;
+  /** Members of the JSON answer the request decides, not the compiled result (a persona's refresh `delivery`, chosen by its model). */
+  answerMembers?: Readonly<Record<string, unknown>>;
 }
 
 /** A delivery, merged from the request, what its job read, and its outcome. */
@@ -281,6 +283,7 @@ function answerBody(delivery: CompiledDelivery, warnings: readonly string[], hud
     warnings,
     surface: delivery.surface,
     phase: delivery.identifiers['phase'],
+    ...delivery.answerMembers,
     ...(delivery.hud === true ? { hud } : {}),
   };
   const parts = derived === undefined ? undefined : (derived.answer ?? delivery.answer.resultParts(resultMembers(result), compiled));
@@ -298,7 +301,7 @@ function answerBody(delivery: CompiledDelivery, warnings: readonly string[], hud
  * no metric, no reply. The warm-up's way to build what a first request would. Resolves
  * true when the session read the brain afresh (nothing it kept was replayed).
  */
-export async function rehearse(brain: Brain, delivery: Pick<DeliveryRequest, 'route' | 'subject' | 'surface' | 'identifiers' | 'answer'>, job: CompileJob): Promise<boolean> {
+export async function rehearse(brain: Brain, delivery: Pick<DeliveryRequest, 'route' | 'subject' | 'surface' | 'identifiers' | 'answer' | 'answerMembers'>, job: CompileJob): Promise<boolean> {
   const session = brain.session();
   const found = await job.read(session);
   const result = found.compile();

@@ -121,3 +121,32 @@ describe('formatTrace: what joins a run to the caller, and the cache plan it rec
     expect(formatTrace(trace({ cache }))).toContain('980 tokens  below the cache minimum\n');
   });
 });
+
+describe('formatTrace: the input prompt, decoded', () => {
+  const input = [
+    JSON.stringify({ block: 'live-context', authority: 'advisory', source: 'builtin:venus/live-context', text: 'Live context (advisory): a snapshot.\nTasks:\n- [P1] Send the "digest" \\ today' }),
+    JSON.stringify({ block: 'topic', authority: 'advisory', source: 'topics/garden.md', text: 'Topic: garden' }),
+    'not a block line',
+  ].join('\n');
+
+  it('regression: prints each input line decoded, a block heading and its text a line each (it printed one escaped JSON line), under the event’s first line', () => {
+    const text = formatTrace(trace({ systemPrompt: 'You are Venus.', inputPrompt: `${input}\n`, sources: [{ path: 'tasks/open.md', size: 10, mtimeMs: 1, sha256: SHA }] }));
+    const lines = text.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('  input ('));
+    expect(at).toBe(lines.findIndex((line) => line.startsWith('#1 ')) + 1);
+    expect(lines.slice(at + 1, at + 8)).toEqual([
+      '    [live-context] builtin:venus/live-context (advisory)',
+      '      Live context (advisory): a snapshot.',
+      '      Tasks:',
+      '      - [P1] Send the "digest" \\ today',
+      '    [topic] topics/garden.md (advisory)',
+      '      Topic: garden',
+      '    not a block line',
+    ]);
+    expect(text).not.toContain('{"block"');
+    // --prompts adds the system prompt exactly, and does not print the input twice.
+    const withPrompts = formatTrace(trace({ systemPrompt: 'You are Venus.', inputPrompt: `${input}\n` }), { prompts: true });
+    expect(withPrompts).toContain('----- systemPrompt -----\nYou are Venus.\n----- inputPrompt: decoded under the event above (--json for its exact JSON lines) -----\n----- end -----\n');
+    expect(withPrompts.split('Live context (advisory): a snapshot.')).toHaveLength(2);
+  });
+});

@@ -59,7 +59,7 @@ function expectSendable(setup: unknown): void {
 describe('geminiSetup() with the service healthy', () => {
   it("returns the service's setup for provider=gemini, its run and warnings, and tells no one", async () => {
     const { api, fallbacks } = watched(await service(), { budgetMs: 60_000 });
-    const result = await api.geminiSetup('mars', { topicId: 'no-such-topic', now: '2026-11-30T17:05:00Z' });
+    const result = await api.geminiSetup('mars', { topicId: 'no-such-topic', now: '2026-11-30T17:05:00Z', model: 'gemini-3.1-flash-live-preview' });
     expect(result).toMatchObject({ persona: 'mars', source: 'service', fallback: null, runId: expect.any(String) });
     expect(result).not.toHaveProperty('session');
     expectSendable(result.setup);
@@ -67,7 +67,10 @@ describe('geminiSetup() with the service healthy', () => {
     expect(result.warnings).toEqual(['topic-missing: topics/no-such-topic.md does not exist; compiled without a topic']);
     expect(fallbacks).toEqual([]);
     const [event] = (await api.trace(result.runId!)).events;
-    expect(event!.request).toMatchObject({ provider: 'gemini' });
+    expect(event!.request).toMatchObject({ provider: 'gemini', model: 'gemini-3.1-flash-live-preview', delivery: 'reconnect' });
+    // Without a model, the call's refreshes get the conservative delivery, and the connect says so.
+    const unnamed = await api.geminiSetup('mars', { now: '2026-11-30T17:05:00Z' });
+    expect(unnamed.warnings).toEqual([expect.stringMatching(/^delivery-model-unknown: no model was named/)]);
   });
 });
 

@@ -136,11 +136,14 @@ describe('the npm the package tests spawn', () => {
 describe('the client package', () => {
   it('regression: the documented install line works today (the package is not published: `npm install @context-compiler/client` failed)', async () => {
     // The line both READMEs give, run as given: packed from this repository, installed from the tarball.
-    const install = ['npm pack --workspace @context-compiler/client --pack-destination ../voice-server', 'npm install ./context-compiler-client-0.1.0.tgz'];
-    for (const readme of ['README.md', 'packages/client/README.md']) {
+    // Regression: --pack-destination into a folder that did not exist failed; the folder is made first.
+    const install = ['mkdir -p ../voice-server && npm ci && npm pack --workspace @context-compiler/client --pack-destination ../voice-server', 'npm install ./context-compiler-client-0.1.0.tgz'];
+    for (const readme of ['README.md', 'packages/client/README.md', 'docs/voice-server.md']) {
       const text = await readFile(join(PROJECT_ROOT, readme), 'utf8');
       for (const line of install) expect(text, readme).toContain(line);
       expect(text, readme).not.toMatch(/^npm install @context-compiler\/client\b/m);
+      // Regression: the examples named a host that resolves only inside compose; they take CONTEXT_COMPILER_URL, else loopback.
+      expect(text, readme).not.toContain("'http://context-compiler:8080'");
     }
   });
 
@@ -180,9 +183,9 @@ describe('the client package', () => {
     expect(bytes).toBeLessThan(3 * 1024 * 1024);
     const client = join(project, 'node_modules/@context-compiler/client');
     expect((await readdir(join(client, 'dist'))).sort()).toEqual(
-      ['catch-up', 'clock', 'compatibility', 'errors', 'gemini-live', 'index', 'last-known-good', 'realtime', 'refresh', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
+      ['catch-up', 'clock', 'compatibility', 'errors', 'fallback-counts', 'gemini-live', 'index', 'last-known-good', 'realtime', 'refresh', 'static-sessions', 'transport', 'types'].flatMap((name) => [`${name}.d.ts`, `${name}.js`]),
     );
-    const declarations = (await Promise.all(['index', 'types', 'errors', 'last-known-good', 'realtime', 'static-sessions', 'clock', 'transport', 'compatibility', 'catch-up', 'gemini-live', 'refresh'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
+    const declarations = (await Promise.all(['index', 'types', 'errors', 'last-known-good', 'realtime', 'static-sessions', 'clock', 'transport', 'compatibility', 'catch-up', 'gemini-live', 'refresh', 'fallback-counts'].map((name) => readFile(join(client, `dist/${name}.d.ts`), 'utf8')))).join('\n');
     expect(declarations).not.toMatch(/from '(zod|undici|node:[^']+)'/);
 
     // A consumer's TypeScript compiles against the published declarations (strict, as shipped).

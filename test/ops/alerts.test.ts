@@ -2,8 +2,10 @@
  * The runbook's alerts (docker/prometheus/alerts.yml, docs/operations.md "Runbook"): every
  * series they read is one /metrics exposes, and — where Prometheus's promtool is installed —
  * the rules and the scrape config pass `promtool check`, and the rules' unit tests
- * (alerts.test.yml: load shedding, trace writes failing, a broken chain, not ready, down)
- * pass `promtool test rules`.
+ * (alerts.test.yml: load shedding, trace writes failing, a broken chain, not ready, down,
+ * compile failures, slow connects, client fallbacks) pass `promtool test rules`. The client
+ * fallbacks' series is the voice server's own (docs/voice-server.md), and each alert's
+ * runbook entry is in docs/operations.md.
  */
 import { execFile } from 'node:child_process';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
@@ -19,6 +21,8 @@ const DIR = join(PROJECT_ROOT, 'docker/prometheus');
 const run = promisify(execFile);
 /** Series Prometheus makes itself, not the service. */
 const PROMETHEUS_OWN = new Set(['up']);
+/** Series the voice server exports from the client (`fallbackCounts()`), as docs/voice-server.md shows: not on the service's /metrics. */
+const VOICE_SERVER_OWN = new Set(['cc_client_fallbacks_total']);
 
 interface Rule {
   alert: string;
@@ -38,17 +42,39 @@ describe('alert rules', () => {
     const types = new Map([...metrics.body.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
     const missing: string[] = [];
     const found = await rules();
-    expect(found.map((rule) => rule.alert)).toEqual(expect.arrayContaining(['ContextCompilerSheddingLoad', 'ContextCompilerTraceWritesFailing', 'ContextCompilerTraceChainBroken', 'ContextCompilerNotReady']));
+    expect(found.map((rule) => rule.alert)).toEqual(
+      expect.arrayContaining([
+        'ContextCompilerSheddingLoad',
+        'ContextCompilerTraceWritesFailing',
+        'ContextCompilerTraceChainBroken',
+        'ContextCompilerNotReady',
+        'ContextCompilerInternalErrors',
+        'ContextCompilerBudgetExceeded',
+        'ContextCompilerSlowConnects',
+        'ContextCompilerClientStaticFallbacks',
+        'ContextCompilerClientStaleFallbacks',
+      ]),
+    );
     for (const rule of found) {
       const series = [...rule.expr.matchAll(/\b(cc_[a-z0-9_]+|nodejs_[a-z0-9_]+|process_[a-z0-9_]+|up)\b/g)].map((match) => match[1]!);
       expect(series.length, rule.alert).toBeGreaterThan(0);
       for (const name of series) {
         const histogram = /^(.*)_(bucket|sum|count)$/.exec(name);
-        const known = PROMETHEUS_OWN.has(name) || types.has(name) || (histogram !== null && types.get(histogram[1]!) === 'histogram');
+        const known = PROMETHEUS_OWN.has(name) || VOICE_SERVER_OWN.has(name) || types.has(name) || (histogram !== null && types.get(histogram[1]!) === 'histogram');
         if (!known) missing.push(`${rule.alert}: ${name}`);
       }
     }
     expect(missing).toEqual([]);
+    // The voice server's series is the one its docs tell it to export, with the labels the rules read.
+    const voiceServer = await readFile(join(PROJECT_ROOT, 'docs/voice-server.md'), 'utf8');
+    expect(voiceServer).toContain("name: 'cc_client_fallbacks_total'");
+    expect(voiceServer).toContain("labelNames: ['persona', 'source', 'reason']");
+    // Every alert's runbook entry exists.
+    const operations = await readFile(join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
+    const anchors = new Set([...operations.matchAll(/^#{2,4} (.+)$/gm)].map((match) => match[1]!.toLowerCase().replace(/[^a-z0-9 -]/g, '').replaceAll(' ', '-')));
+    const runbooks = (parse(await readFile(join(DIR, 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; annotations: { runbook_url: string } }> }> }).groups.flatMap((group) => group.rules);
+    expect(runbooks.filter((rule) => !anchors.has(rule.annotations.runbook_url.replace('docs/operations.md#', ''))).map((rule) => rule.alert)).toEqual([]);
+    for (const rule of runbooks) expect(operations, rule.alert).toContain(`\`${rule.alert}\``);
     // Readiness is scraped check by check, as /readyz answers it.
     expect(metrics.body).toMatch(/^cc_ready\{check="brain"\} 1$/m);
     expect(metrics.body).toMatch(/^cc_ready\{check="traces"\} 1$/m);
@@ -70,7 +96,7 @@ describe('alert rules', () => {
       await writeFile(join(dir, 'prometheus.yml'), config);
       await copyFile(join(DIR, 'alerts.yml'), join(dir, 'alerts.yml'));
       const config_ = await run(promtool.path!, ['check', 'config', join(dir, 'prometheus.yml')]);
-      expect(`${config_.stdout}${config_.stderr}`).toMatch(/SUCCESS: 7 rules found/);
+      expect(`${config_.stdout}${config_.stderr}`).toMatch(/SUCCESS: 12 rules found/);
     });
   });
 });

@@ -50,7 +50,10 @@ describe('scripts/build-if-stale.mjs (npm start builds first when the sources ar
   it('rebuilds when the client package sources, or tsconfig.build.json, changed since the last build', async () => {
     const root = await project();
     for (const path of ['tsconfig.json', 'tsconfig.build.json', 'src/server.ts', 'packages/client/src/index.ts']) await dated(root, path, 0);
-    await startService(root);
+    // Regression: `npm start` on a fresh clone was about 20 silent seconds; it says it is building, on stderr.
+    const first = await startService(root);
+    expect(first.stderr).toMatch(/^building dist\/ \(first build; about 20 s\)…\n/);
+    expect(first.stdout).toBe('');
     expect(await built(root)).toContain("'one'");
     await dated(root, 'dist/src/server.js', 10);
 
@@ -59,9 +62,9 @@ describe('scripts/build-if-stale.mjs (npm start builds first when the sources ar
     expect(await built(root)).toContain("'two'");
     await dated(root, 'dist/src/server.js', 30);
 
-    // Older than the build: left alone.
+    // Older than the build: left alone, and nothing said.
     await dated(root, 'packages/client/src/index.ts', 25, "export const version = 'three';\n");
-    await startService(root);
+    expect((await startService(root)).stderr).not.toContain('building dist/');
     expect(await built(root)).toContain("'two'");
 
     await dated(root, 'tsconfig.build.json', 40, JSON.stringify({ extends: './tsconfig.json', compilerOptions: { removeComments: true }, include: ['src/**/*.ts'] }));

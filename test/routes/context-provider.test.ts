@@ -2,7 +2,10 @@
  * `?provider=` on the persona and topic routes (issue 24): `gemini` answers Gemini Live's
  * `setup` instead of `session` for both personas and every topic case, `azure` answers
  * OpenAI's shape, anything else is a 400; the ETag, the cache plan and the trace say which.
+ * `?model=` on both: the answer says which refresh delivery the model gets (issue 33).
  */
+import { appendFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GeminiSetupSchema } from '../../schemas/gemini.js';
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
@@ -108,6 +111,54 @@ describe('an unknown provider', () => {
       const problem = response.json();
       expect(problem.code).toBe('CC_VALIDATION_FAILED');
       expect(JSON.stringify(problem.errors), url).toContain('provider');
+    }
+    expect((await app.inject('/runs')).json().runs).toEqual([]);
+  });
+});
+
+describe('?model= on the persona and topic routes', () => {
+  /** Each model's delivery, as the refresh of the same connect answers it. */
+  const MODELS = [
+    { query: '', delivery: 'conversation-item', unknown: false },
+    { query: 'provider=azure&model=my-deployment', delivery: 'conversation-item', unknown: false },
+    { query: 'provider=gemini&model=gemini-2.5-flash-native-audio-preview-12-2025', delivery: 'client-content', unknown: false },
+    { query: 'provider=gemini&model=gemini-3.1-flash-live-preview', delivery: 'reconnect', unknown: false },
+    { query: 'provider=gemini&model=gemini-3-pro-live', delivery: 'reconnect', unknown: true },
+    { query: 'provider=gemini', delivery: 'reconnect', unknown: true },
+  ] as const;
+
+  it('say which refresh delivery the model gets, as its refresh answers it, traced with the run; an unknown Gemini model gets the reconnect with a warning', async () => {
+    const { get, app, trace, brainRoot } = await harness();
+    // Today's note with one line, so the line appended below is a change of the live context (not one of six that pushes the weakest out).
+    await writeFile(join(brainRoot, 'memory/2026-11-30.md'), '# 2026-11-30\n\n- Woke early and felt calm about the week.\n');
+    for (const [i, model] of MODELS.entries()) {
+      const runId = `model-${i}`;
+      const { body } = await get(`/context/mars?now=${NOW}&runId=${runId}&${model.query}`);
+      expect(body.delivery, model.query).toBe(model.delivery);
+      expect(body.warnings.some((warning: string) => warning.startsWith('delivery-model-unknown:')), model.query).toBe(model.unknown);
+      const [event] = await trace(runId);
+      expect(event!.request, model.query).toMatchObject({ delivery: model.delivery });
+      const { body: topic } = await get(`/context/topic/real-estate?runId=topic-${runId}&${model.query}`);
+      expect(topic.delivery, model.query).toBe(model.delivery);
+      expect(topic.warnings.some((warning: string) => warning.startsWith('delivery-model-unknown:')), model.query).toBe(model.unknown);
+      const [topicEvent] = await trace(`topic-${runId}`);
+      expect(topicEvent!.request, model.query).toMatchObject({ delivery: model.delivery, model: /model=([^&]+)/.exec(model.query)?.[1] ?? null });
+    }
+    // What the connect said is what its refresh does.
+    await appendFile(join(brainRoot, 'memory/2026-11-30.md'), '- Felt a quiet joy at the harbour lighthouse.\n');
+    for (const [i, model] of MODELS.entries()) {
+      const refresh = await app.inject(`/context/mars/refresh?runId=model-${i}&now=2026-11-30T17:09:00Z`);
+      expect(refresh.statusCode, model.query).toBe(200);
+      expect(refresh.json().delivery, model.query).toBe(model.delivery);
+    }
+  });
+
+  it('is a 400 naming the field when it is not a model name, on the topic route too, and nothing is traced', async () => {
+    const { app } = await harness();
+    for (const url of [`/context/mars?model=Not%20A%20Model`, '/context/topic/real-estate?model=Not%20A%20Model']) {
+      const response = await app.inject(url);
+      expect(response.statusCode, url).toBe(400);
+      expect(JSON.stringify(response.json().errors), url).toContain('model');
     }
     expect((await app.inject('/runs')).json().runs).toEqual([]);
   });

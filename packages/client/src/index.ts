@@ -1,4 +1,5 @@
 import { createCatchUps } from './catch-up.js';
+import { createFallbackCounts, type FallbackCount } from './fallback-counts.js';
 import { ContextCompilerError } from './errors.js';
 import { createLastKnownGood } from './last-known-good.js';
 import {
@@ -8,6 +9,7 @@ import {
   lastKnownGoodKey,
   REALTIME_SESSION,
   realtimeOptions,
+  type FallbackEvent,
   type GeminiSetupResult,
   type RealtimeOptions,
   type RealtimeSessionResult,
@@ -68,6 +70,7 @@ export {
   type SessionSource,
   type StaticPersona,
 } from './realtime.js';
+export type { FallbackCount } from './fallback-counts.js';
 export { LAST_KNOWN_GOOD_CHARS, LAST_KNOWN_GOOD_ENTRIES } from './last-known-good.js';
 export { DEFAULT_MAX_BODY_BYTES, TRACE_BODY_BYTES } from './transport.js';
 
@@ -207,6 +210,7 @@ export function createClient(options: ClientOptions) {
   }
 
   const catchUps = createCatchUps();
+  const fallbackCounts = createFallbackCounts();
   /**
    * A connect's result with the call's run: the service's, or — on a fallback — the id the
    * client made for it, remembered with what the call was given so its first refresh after
@@ -234,7 +238,15 @@ export function createClient(options: ClientOptions) {
   function connect<S>(shape: SessionShape<S>, persona: PersonaName, query: ContextQuery, perCall: RealtimeSessionOptions) {
     const { requestId, traceparent, ...realtime } = perCall;
     const headers = correlation({ requestId, traceparent });
-    const inForce = realtimeOptions(clientRealtime, realtime);
+    const options = realtimeOptions(clientRealtime, realtime);
+    // Every fallback is counted, whatever onFallback is in force for this call (and if it throws).
+    const inForce = {
+      ...options,
+      onFallback: (event: FallbackEvent) => {
+        fallbackCounts.add(event);
+        return options.onFallback?.(event);
+      },
+    };
     // The call's run from the start: the caller's, else one made here, so a fallback call's first refresh can open it.
     const callQuery = { ...query, runId: query.runId ?? crypto.randomUUID() };
     return connectSession<S>(
@@ -291,6 +303,13 @@ export function createClient(options: ClientOptions) {
       const { session: setup, ...result } = await connect<GeminiSetup>(GEMINI_SETUP, persona, { ...query, provider: 'gemini' }, setupOptions);
       return { setup, ...result };
     },
+    /**
+     * The calls of `realtimeSession()` and `geminiSetup()` that did not get the service's
+     * session for the persona asked, since this client was created, by the persona served,
+     * `source` and `reason` (a copy): for the voice server's own metrics, read at each scrape
+     * (`cc_client_fallbacks_total`; docs/voice-server.md).
+     */
+    fallbackCounts: (): FallbackCount[] => fallbackCounts.list(),
     /**
      * `GET /context/:persona/refresh` — mid-call: what changed in the persona's live context
      * since the connect of run `runId` (the `runId` of `realtimeSession()`, `geminiSetup()` or

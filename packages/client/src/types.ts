@@ -51,6 +51,8 @@ export interface PersonaCompiled {
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
+  /** how a mid-call refresh reaches this call's model (`provider` and `model`; docs/providers.md), as `GET /context/:persona/refresh` will answer it: `conversation-item` (OpenAI, Azure), `client-content` (a Gemini Live model that takes mid-session client content), `reconnect` (Gemini 3.1+ Live, or a model not known, with a `delivery-model-unknown:` warning) */
+  delivery: 'conversation-item' | 'client-content' | 'reconnect';
   /** OpenAI and Azure (not with `provider=gemini`): the realtime session to send */
   session?: RealtimeSession;
   /** Gemini only (`provider=gemini`), instead of `session`: the Live setup to send */
@@ -313,6 +315,8 @@ export interface TopicCompiled {
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
+  /** how a mid-call refresh reaches this call's model (`provider` and `model`; docs/providers.md), as `GET /context/:persona/refresh` will answer it: `conversation-item` (OpenAI, Azure), `client-content` (a Gemini Live model that takes mid-session client content), `reconnect` (Gemini 3.1+ Live, or a model not known, with a `delivery-model-unknown:` warning) */
+  delivery: 'conversation-item' | 'client-content' | 'reconnect';
   /** with `?hud=1`: the heads-up display of the files this compile read (always in the trace) */
   hud?: Hud;
 }
@@ -755,7 +759,7 @@ export interface PersonaContextQuery {
   /** the model or engine the prompt is for (a bounded slug such as `gpt-4.1`): it enters the route key only, so two engines never share one; boundary hashes stay the same */
   engine?: string;
   provider?: Provider;
-  /** the realtime model the call runs on: recorded with the run, it chooses how the call's refreshes are delivered (`GET /context/:persona/refresh`, docs/providers.md) */
+  /** the realtime model the call runs on: recorded with the run, it chooses how the call's refreshes are delivered (`delivery`; `GET /context/:persona/refresh`, docs/providers.md) */
   model?: string;
   /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
   hud?: '0' | '1' | 'true' | 'false';
@@ -772,6 +776,8 @@ export interface TopicContextQuery {
   sanitize?: 'ascii';
   /** the realtime API the topic is for: only the cache plan differs (`gemini` caches nothing); default `openai` */
   provider?: Provider;
+  /** the realtime model the call runs on: it chooses how the topic reaches the model mid-session (`delivery`, as a refresh is delivered; docs/providers.md) */
+  model?: string;
   /** `1` (or `true`) adds `hud`, the heads-up display of every brain file the compile looked for; the trace records it either way */
   hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
