@@ -1,6 +1,22 @@
 import { latestMatches, pageRequest, runPage, type ListRunsQuery, type RunFilter, type RunPage, type RunPosition, type RunSummary } from '../store.js';
 import { idKey } from './run-id-filter.js';
-import { callerRunKey, eventOrder, mayHoldId, newerFirst, tally, traceIdOfEvent, visible, type EventLocation, type EvictedPart, type FileFacets, type RunIndex, type RunTally } from './run-index.js';
+import {
+  callerRunKey,
+  eventOrder,
+  isWhole,
+  mayHoldId,
+  newerFirst,
+  tally,
+  traceIdOfEvent,
+  visible,
+  type EventLocation,
+  type EventSummary,
+  type EvictedPart,
+  type FileFacets,
+  type ListedEvent,
+  type RunIndex,
+  type RunTally,
+} from './run-index.js';
 
 /**
  * How many bytes of evicted trace files one listing may read to find runs its filters match
@@ -11,10 +27,16 @@ export const MAX_LISTING_SCAN_BYTES = 64 * 1024 * 1024;
 /** Which event lines of a part a read parses (the others are skipped unparsed). */
 export type LineFilter = (line: Buffer) => boolean;
 
-/** Reads an evicted part's events back (a vanished file holds none). */
+/** Reads an evicted part's events back for one listing (a vanished file holds none). */
 export interface EvictedEvents {
-  /** Calls `visit` for each event of the part; with `keep`, lines it refuses are skipped unparsed. Stops with the signal. */
-  read(part: EvictedPart, visit: (location: EventLocation) => void, keep?: LineFilter, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `visit` for each event of the part, as its head (`event-head.ts`) where the line
+   * starts as the writer writes one; with `keep`, lines it refuses are skipped unread. Stops
+   * with the signal.
+   */
+  read(part: EvictedPart, visit: (event: ListedEvent) => void, keep?: LineFilter, signal?: AbortSignal): Promise<void>;
+  /** The whole summary of an event read as a head (its one line read again); null when the line no longer holds it. */
+  summary(event: ListedEvent): Promise<EventSummary | null>;
 }
 
 /** Lines holding these bytes. */
@@ -33,9 +55,14 @@ function ownRunId(line: Buffer): string | null {
   return end === -1 ? null : line.toString('latin1', EVENT_RUN_PREFIX.length, end);
 }
 
-/** Lines naming one of these runs: every `"runId":"…"` of the line is looked at, so the event's own is among them. */
+/**
+ * Lines naming one of these runs: the run id the line starts with, as the writer writes one;
+ * otherwise every `"runId":"…"` of the line is looked at, so the event's own is among them.
+ */
 export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
   return (line) => {
+    const own = ownRunId(line);
+    if (own !== null) return runIds.has(own);
     for (let at = line.indexOf(RUN_ID_KEY); at !== -1; at = line.indexOf(RUN_ID_KEY, at + 1)) {
       const start = at + RUN_ID_KEY.length;
       const end = line.indexOf(0x22, start);
@@ -47,7 +74,7 @@ export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
 
 interface Candidate {
   position: RunPosition;
-  latest: EventLocation;
+  latest: ListedEvent;
   events: number;
 }
 
@@ -117,12 +144,12 @@ class Listing {
     for (const next of [...sources, null]) {
       const horizon = next === null ? Number.NEGATIVE_INFINITY : next.newestAtMs;
       const runs = await this.decided(horizon);
-      if (runs.length > this.limit) return runPage(runs.slice(0, this.limit), true);
-      if (next === null) return runPage(runs, false);
+      if (runs.length > this.limit) return runPage(await this.summaries(runs.slice(0, this.limit)), true);
+      if (next === null) return runPage(await this.summaries(runs), false);
       // A part this page's cursor runs through was read by the page before: it does not count.
       const straddles = this.after !== null && next.newestAtMs > this.after.atMs;
       const stop: RunPosition = { atMs: next.newestAtMs + 1, runId: '-' };
-      if (!straddles && counted > 0 && read >= budget && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(runs, false, stop);
+      if (!straddles && counted > 0 && read >= budget && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(await this.summaries(runs), false, stop);
       if (!straddles) {
         counted++;
         read += next.bytes;
@@ -154,8 +181,21 @@ class Listing {
     const shown = new Set(top.slice(0, this.limit).map((candidate) => candidate.position.runId));
     // Older parts hold only earlier events of a decided run: its count, never its latest.
     for (const part of sources.slice(unread)) await this.readFor(part, shown);
-    const runs = this.top(Number.NEGATIVE_INFINITY).map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
-    return runPage(runs.slice(0, this.limit), runs.length > this.limit);
+    const runs = this.top(Number.NEGATIVE_INFINITY);
+    return runPage(await this.summaries(runs.slice(0, this.limit)), runs.length > this.limit);
+  }
+
+  /**
+   * The page's runs as listed: each with its latest event's whole summary — read again, one
+   * line each, for a latest read as a head — and its count. A line gone meanwhile drops its run.
+   */
+  private async summaries(candidates: readonly Candidate[]): Promise<RunSummary[]> {
+    const runs: RunSummary[] = [];
+    for (const { latest, events } of candidates) {
+      const summary = isWhole(latest) ? latest.summary : await this.evicted.summary(latest);
+      if (summary !== null) runs.push({ ...summary, events });
+    }
+    return runs;
   }
 
   private match(runId: string): void {
@@ -198,7 +238,7 @@ class Listing {
    * reading counts from then on) into `extra`, replacing what was tallied of them there.
    * `found` sees each event the filter keeps.
    */
-  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: EventLocation) => void): Promise<void> {
+  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: ListedEvent) => void): Promise<void> {
     const name = part.entry.name;
     const tallies = new Map<string, RunTally>();
     await this.evicted.read(
@@ -276,7 +316,7 @@ class Listing {
   }
 
   /** An event of the request or trace asked for, that the caller may see. */
-  private holdsAsked(location: EventLocation): boolean {
+  private holdsAsked(location: ListedEvent): boolean {
     if (location.atMs < this.minAtMs || !visible(location.summary, this.filter.visibleTo)) return false;
     if (this.filter.requestId !== undefined && location.summary.requestId !== this.filter.requestId) return false;
     if (this.filter.traceId !== undefined && traceIdOfEvent(location.summary) !== this.filter.traceId) return false;
@@ -301,12 +341,12 @@ class Listing {
    * yet read can hold a later one), each completed from every part that may hold it: at
    * most `limit + 1` of them.
    */
-  private async decided(horizon: number): Promise<RunSummary[]> {
+  private async decided(horizon: number): Promise<Candidate[]> {
     for (;;) {
       const top = this.top(horizon);
       const fresh = new Set(top.map((candidate) => candidate.position.runId).filter((runId) => !this.confirmed.has(runId)));
       // Completing a run can only find later events of it, or more of them: then pick again.
-      if (fresh.size === 0 || !(await this.confirm(fresh))) return top.map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
+      if (fresh.size === 0 || !(await this.confirm(fresh))) return top;
     }
   }
 
@@ -339,9 +379,9 @@ class Listing {
   }
 
   /** What is known of a run: its latest visible event within retention and how many it has, in memory, in the parts read and in those read for it. */
-  private known(runId: string, memory: readonly EventLocation[]): { latest: EventLocation; events: number } | null {
+  private known(runId: string, memory: readonly EventLocation[]): { latest: ListedEvent; events: number } | null {
     const { minAtMs, filter } = this;
-    let latest: EventLocation | null = null;
+    let latest: ListedEvent | null = null;
     let events = 0;
     for (const location of memory) {
       if (location.atMs < minAtMs || !visible(location.summary, filter.visibleTo)) continue;
