@@ -1,4 +1,5 @@
 import { latestMatches, pageRequest, runPage, type ListRunsQuery, type RunFilter, type RunPage, type RunPosition, type RunSummary } from '../store.js';
+import { ProblemError } from '../../../errors.js';
 import { idKey } from './run-id-filter.js';
 import {
   callerRunKey,
@@ -23,6 +24,19 @@ import {
  * before it answers with what it found (`partial`) and a cursor that goes on from there.
  */
 export const MAX_LISTING_SCAN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * About the bytes one listing may hold of the runs it tallies (≈ 10,000 runs found by a
+ * request or trace id). A listing by request, trace or run id that finds more refuses
+ * (`CC_TRACE_UNAVAILABLE`, saying why); a listing by subject, status, outcome, caller or time
+ * stops there as at its read bound (`partial`), one part past it at most.
+ */
+export const MAX_LISTING_TALLY_BYTES = 8 * 1024 * 1024;
+
+/** About the heap one run's tally of one part takes: the tally, the head of its latest event and its map entries. */
+const TALLY_BYTES = 640;
+/** About the heap a run found by its request or trace takes in the sets that track it. */
+const MATCH_BYTES = 160;
 
 /** Which event lines of a part a read parses (the others are skipped unparsed). */
 export type LineFilter = (line: Buffer) => boolean;
@@ -87,7 +101,8 @@ interface Candidate {
  * decides the filters, and every event counts): the `limit` + 1 newest together, each part
  * read once for all of them. Past `budget` bytes of parts read, the page holds the runs found
  * so far — exactly those newer than every part not read — and its cursor goes on from there
- * (`partial`). The signal stops the work (a client gone, a deadline passed).
+ * (`partial`). The signal stops the work (a client gone, a deadline passed). What it tallies
+ * is bounded by `maxTallyBytes` (`MAX_LISTING_TALLY_BYTES`).
  */
 export async function listRunsFromIndex(
   index: RunIndex,
@@ -96,9 +111,10 @@ export async function listRunsFromIndex(
   minAtMs: number,
   budget = MAX_LISTING_SCAN_BYTES,
   signal?: AbortSignal,
+  maxTallyBytes = MAX_LISTING_TALLY_BYTES,
 ): Promise<RunPage> {
   const { limit, filter, after } = pageRequest(query);
-  return new Listing(index, evicted, filter, after, limit, minAtMs, signal).page(budget);
+  return new Listing(index, evicted, filter, after, limit, minAtMs, signal, maxTallyBytes).page(budget);
 }
 
 class Listing {
@@ -114,6 +130,8 @@ class Listing {
   /** Of each part read for the runs asked for: which of them it was read in full for (`covers`). */
   private readonly coverage = new Map<string, { from: number; to: number; partly: Set<string> }>();
   private readonly byEvent: boolean;
+  /** About the bytes the tallies and sets above hold (`TALLY_BYTES`, `MATCH_BYTES`). */
+  private heldBytes = 0;
 
   constructor(
     private readonly index: RunIndex,
@@ -123,8 +141,24 @@ class Listing {
     private readonly limit: number,
     private readonly minAtMs: number,
     private readonly signal: AbortSignal | undefined,
+    private readonly maxHeldBytes: number,
   ) {
     this.byEvent = filter.requestId !== undefined || filter.traceId !== undefined;
+  }
+
+  /**
+   * Counts what a new tally or match holds. A listing by id refuses past its bound — its page
+   * could not be told without every run it finds; a listing by subject and time checks it
+   * before each part it reads (`page`).
+   */
+  private hold(bytes: number): void {
+    this.heldBytes += bytes;
+    if (this.heldBytes > this.maxHeldBytes && (this.byEvent || this.filter.runId !== undefined)) {
+      throw new ProblemError(
+        'CC_TRACE_UNAVAILABLE',
+        `More runs hold this ${this.filter.requestId !== undefined ? 'request id' : 'trace id'} than one listing keeps in memory (${this.matched.size} found so far); list them by time instead (from, to).`,
+      );
+    }
   }
 
   async page(budget: number): Promise<RunPage> {
@@ -149,7 +183,8 @@ class Listing {
       // A part this page's cursor runs through was read by the page before: it does not count.
       const straddles = this.after !== null && next.newestAtMs > this.after.atMs;
       const stop: RunPosition = { atMs: next.newestAtMs + 1, runId: '-' };
-      if (!straddles && counted > 0 && read >= budget && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(await this.summaries(runs), false, stop);
+      const bounded = read >= budget || this.heldBytes >= this.maxHeldBytes;
+      if (!straddles && counted > 0 && bounded && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(await this.summaries(runs), false, stop);
       if (!straddles) {
         counted++;
         read += next.bytes;
@@ -198,8 +233,21 @@ class Listing {
     return runs;
   }
 
+  /** Folds an event into tallies, counting what a new one holds. */
+  private tally(tallies: Map<string, RunTally>, event: ListedEvent): void {
+    const runId = event.summary.runId;
+    if (event.atMs >= this.minAtMs && !tallies.has(runId)) this.hold(TALLY_BYTES + 2 * runId.length);
+    tally(tallies, event, this.minAtMs);
+  }
+
+  /** A run's tally of a part replaced or dropped: what it held is free. */
+  private release(runId: string): void {
+    this.heldBytes -= TALLY_BYTES + 2 * runId.length;
+  }
+
   private match(runId: string): void {
     if (this.matched.has(runId)) return;
+    this.hold(MATCH_BYTES + 2 * runId.length);
     this.foundAt.set(runId, this.matched.size);
     this.matched.add(runId);
   }
@@ -245,7 +293,7 @@ class Listing {
       part,
       (location) => {
         found(location);
-        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
+        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) this.tally(tallies, location);
       },
       keep,
       this.signal,
@@ -255,8 +303,9 @@ class Listing {
       const counted = tallies.get(runId);
       if (counted) {
         if (!parts) this.extra.set(runId, (parts = new Map()));
+        if (parts.has(name)) this.release(runId);
         parts.set(name, counted);
-      } else parts?.delete(name);
+      } else if (parts?.delete(name)) this.release(runId);
     }
   }
 
@@ -328,8 +377,7 @@ class Listing {
     await this.evicted.read(
       part,
       (location) => {
-        if (!visible(location.summary, this.filter.visibleTo)) return;
-        tally(this.tallies, location, this.minAtMs);
+        if (visible(location.summary, this.filter.visibleTo)) this.tally(this.tallies, location);
       },
       undefined,
       this.signal,
@@ -416,13 +464,15 @@ class Listing {
       await this.evicted.read(
         part,
         (location) => {
-          if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
+          if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) this.tally(tallies, location);
         },
         keep,
         this.signal,
       );
       for (const [runId, part_] of tallies) {
-        this.extra.get(runId)!.set(part.entry.name, part_);
+        const parts = this.extra.get(runId)!;
+        if (parts.has(part.entry.name)) this.release(runId);
+        parts.set(part.entry.name, part_);
         found = true;
       }
     }
