@@ -1,4 +1,5 @@
 import * as fsp from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -606,17 +607,28 @@ describe('runs bounded and owned, with the index over its budget (issue 27)', ()
 });
 
 describe('queries cost what they return (issue 36)', () => {
-  /** A file system that records every file the store opens, by name. */
-  function countingFs(): { fs: TraceFs; opened: string[] } {
+  /**
+   * A file system that records every file the store opens, by name, and every read of one
+   * from its start (`scanned`: a listing reading the file through, as a rescan would again).
+   */
+  function countingFs(): { fs: TraceFs; opened: string[]; scanned: string[] } {
     const opened: string[] = [];
+    const scanned: string[] = [];
     const fs: TraceFs = {
       ...fsp,
       open: (async (path: string, ...rest: unknown[]) => {
-        opened.push(path.slice(path.lastIndexOf('/') + 1));
-        return (fsp.open as (...args: unknown[]) => unknown)(path, ...rest);
+        const name = path.slice(path.lastIndexOf('/') + 1);
+        opened.push(name);
+        const handle = (await (fsp.open as (...args: unknown[]) => unknown)(path, ...rest)) as FileHandle;
+        const read = handle.read.bind(handle) as (...args: unknown[]) => unknown;
+        handle.read = ((...args: unknown[]) => {
+          if (args[3] === 0) scanned.push(name);
+          return read(...args);
+        }) as FileHandle['read'];
+        return handle;
       }) as TraceFs['open'],
     };
-    return { fs, opened };
+    return { fs, opened, scanned };
   }
 
   /**
@@ -626,7 +638,7 @@ describe('queries cost what they return (issue 36)', () => {
   async function withMatches(matching: number) {
     const base = Date.parse('2026-03-01T12:00:00.000Z');
     let clock = base;
-    const { fs, opened } = countingFs();
+    const { fs, opened, scanned } = countingFs();
     const store = open(await traceDir(), { now: () => clock, rotateBytes: 16 * 2600, maxIndexedEvents: 20, fs, maxBatchEvents: 1 });
     for (let i = 0; i < 2 * matching + 200; i++) {
       clock = base + i;
@@ -635,19 +647,23 @@ describe('queries cost what they return (issue 36)', () => {
     }
     await store.listRuns();
     opened.length = 0;
-    return { store, opened };
+    scanned.length = 0;
+    return { store, opened, scanned };
   }
 
   // Before, each matching run read its file again: 20 matches made 21 reads of one file, 200 made 205 reads of 5 (after: 1 of 1, and 7 of 7).
   it.each([20, 200])('reads each trace file at most once for ?requestId= with %i matching runs in evicted files, and pages them exactly', async (matching) => {
-    const { store, opened } = await withMatches(matching);
+    const { store, opened, scanned } = await withMatches(matching);
     const page = await store.listRuns({ requestId: 'req-shared', limit: 10 });
     expect(page.runs.map((run) => run.runId)).toEqual(Array.from({ length: 10 }, (_, i) => `run-${2 * (matching - 1 - i)}`));
     expect(page.nextCursor).not.toBeNull();
-    const reads = new Map<string, number>();
-    for (const name of opened) reads.set(name, (reads.get(name) ?? 0) + 1);
-    // Once for every run found in it, never once per run.
-    expect(Math.max(...reads.values())).toBe(1);
+    // Once for every run found in it, never once per run: opened once, and read through once.
+    for (const names of [opened, scanned]) {
+      const reads = new Map<string, number>();
+      for (const name of names) reads.set(name, (reads.get(name) ?? 0) + 1);
+      expect(Math.max(...reads.values())).toBe(1);
+    }
+    expect(new Set(scanned)).toEqual(new Set(opened));
     // Every matching run, page after page, exactly once.
     const all: string[] = [];
     let cursor: string | undefined;

@@ -22,11 +22,14 @@ import {
   type FileChain,
   type RecordRef,
 } from './format.js';
-import { eventOrder, visible, type EventLocation, type IndexedFile } from './run-index.js';
+import { readHead } from './event-head.js';
+import { eventOrder, summarize, visible, type EventLocation, type EvictedPart, type IndexedFile } from './run-index.js';
 import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
 import { locate, type FileWriter, type FilesContext } from './writer.js';
 
 const SCAN_CHUNK = 1 << 20;
+/** Where an event line starts after another line. */
+const EVENT_LINE = Buffer.concat([Buffer.from('\n'), EVENT_PREFIX]);
 /** A header line is a few hundred bytes: names, times, counts. */
 const HEADER_READ_BYTES = 4096;
 
@@ -168,37 +171,68 @@ export class FileReader {
     }
   }
 
-  /** Runs newest first from the index and the evicted files that may answer (`run-listing.ts`). */
+  /** Runs newest first from the index and the evicted files that may answer (`run-listing.ts`); each file opened once for the listing. */
   async listRuns(query: ListRunsQuery = {}): Promise<RunPage> {
+    const files = this.openFiles();
     try {
       query.signal?.throwIfAborted();
       await this.refresh();
-      return await listRunsFromIndex(this.ctx.index, this.evictedEvents, query, this.ctx.now() - this.ctx.retentionMs, this.listingScanBytes, query.signal);
+      return await listRunsFromIndex(this.ctx.index, this.listingReads(files), query, this.ctx.now() - this.ctx.retentionMs, this.listingScanBytes, query.signal);
     } catch (error) {
       throw readFailure(error);
+    } finally {
+      await files.close();
     }
   }
 
-  /** An evicted part's events, as a listing reads them. */
-  private readonly evictedEvents: EvictedEvents = {
-    read: async ({ entry, bytes }, visit, keep, signal) => {
-      try {
+  /**
+   * Evicted parts as a listing reads them: each event line it keeps as its head, parsed whole
+   * only when it does not start as the writer writes one; the whole summary read again, one
+   * line, for the few runs a page shows.
+   */
+  private listingReads(files: OpenFiles): EvictedEvents {
+    return {
+      read: async ({ entry, bytes }, visit, keep, signal) => {
+        const handle = await files.open(entry.name);
+        if (!handle) return;
         await this.scanLines(
           entry.name,
           0,
           bytes,
           (line, offset, length) => {
-            const location = this.lineEvent(entry, line, offset, length, false, keep);
-            if (location) visit(location);
+            if (keep && !keep(line)) return;
+            const head = readHead(line);
+            if (head) visit({ file: entry.name, fileCreatedMs: entry.createdMs, offset, length, ...head });
+            else {
+              const location = this.lineEvent(entry, line, offset, length, false);
+              if (location) visit(location);
+            }
           },
-          undefined,
+          handle,
           signal,
+          true,
         );
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
-    },
-  };
+      },
+      summary: async (event) => {
+        const handle = await files.open(event.file);
+        const stored = handle ? parseEventLine(await readRange(handle, event.offset, event.length)) : null;
+        if (!stored || stored.runId !== event.summary.runId || Date.parse(stored.at) !== event.atMs) return null;
+        return summarize(stored);
+      },
+    };
+  }
+
+  /** An evicted part's events, read whole; with `keep`, lines it refuses are skipped unparsed. */
+  private async readEvicted({ entry, bytes }: EvictedPart, visit: (location: EventLocation) => void, keep: LineFilter): Promise<void> {
+    try {
+      await this.scanLines(entry.name, 0, bytes, (line, offset, length) => {
+        const location = this.lineEvent(entry, line, offset, length, false, keep);
+        if (location) visit(location);
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
 
   /**
    * The event a line holds, or null (counted as unreadable unless it is a blob, data or
@@ -219,7 +253,12 @@ export class FileReader {
     return null;
   }
 
-  /** Calls `visit` for each complete line from `from` up to `size`; returns where the last complete line ends. Stops with the signal, a read at a time. */
+  /**
+   * Calls `visit` for each complete line from `from` up to `size` — with `eventsOnly`, each
+   * event line, the others skipped by a search for the next (most lines are blob and data
+   * records) — and returns where the last complete line ends. Stops with the signal, a read
+   * at a time.
+   */
   private async scanLines(
     name: string,
     from: number,
@@ -227,6 +266,7 @@ export class FileReader {
     visit: (line: Buffer, offset: number, length: number) => void,
     opened?: FileHandle,
     signal?: AbortSignal,
+    eventsOnly = false,
   ): Promise<number> {
     const handle = opened ?? (await this.ctx.fs.open(join(this.ctx.dir, name), 'r'));
     try {
@@ -246,9 +286,28 @@ export class FileReader {
         if (bytesRead === 0) break;
         const data = buffer.subarray(0, carried + bytesRead);
         let start = 0;
-        for (let newline = data.indexOf(0x0a, start); newline !== -1; newline = data.indexOf(0x0a, start)) {
-          visit(data.subarray(start, newline), position + start, newline - start + 1);
-          start = newline + 1;
+        if (eventsOnly) {
+          // `start` is where a line starts: an event line is visited; otherwise the search jumps to the next one, or past the last newline.
+          for (;;) {
+            if (start + EVENT_PREFIX.length > data.length || data.compare(EVENT_PREFIX, 0, EVENT_PREFIX.length, start, start + EVENT_PREFIX.length) !== 0) {
+              const next = data.indexOf(EVENT_LINE, start);
+              if (next === -1) {
+                const last = data.lastIndexOf(0x0a);
+                if (last >= start) start = last + 1;
+                break;
+              }
+              start = next + 1;
+            }
+            const newline = data.indexOf(0x0a, start);
+            if (newline === -1) break;
+            visit(data.subarray(start, newline), position + start, newline - start + 1);
+            start = newline + 1;
+          }
+        } else {
+          for (let newline = data.indexOf(0x0a, start); newline !== -1; newline = data.indexOf(0x0a, start)) {
+            visit(data.subarray(start, newline), position + start, newline - start + 1);
+            start = newline + 1;
+          }
         }
         position += start;
         carried = data.length - start;
@@ -280,7 +339,7 @@ export class FileReader {
   private async scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId: string, visibleTo?: string | null): Promise<void> {
     // Event lines without the run id are skipped unparsed.
     const keep = holdingBytes(Buffer.from(`"runId":${JSON.stringify(runId)}`));
-    for (const part of this.ctx.index.evictedParts(minAtMs, runId, visibleTo)) await this.evictedEvents.read(part, visit, keep);
+    for (const part of this.ctx.index.evictedParts(minAtMs, runId, visibleTo)) await this.readEvicted(part, visit, keep);
   }
 
   private async listTraceFiles(): Promise<string[]> {

@@ -38,6 +38,22 @@ export interface EventLocation {
   summary: EventSummary;
 }
 
+/**
+ * The fields of an event that a listing filters and orders by: all it reads of an evicted
+ * event line (`event-head.ts`) until the run makes its page.
+ */
+export type HeadSummary = Pick<EventSummary, 'runId' | 'subject' | 'caller' | 'status' | 'outcome' | 'requestId' | 'traceparent'>;
+
+/** An event as a listing ranks it: one held in memory (its whole summary), or an evicted line's head. */
+export interface ListedEvent extends EventPosition {
+  length: number;
+  summary: HeadSummary;
+}
+
+/** Whether a listed event carries its whole summary (one held in memory, or a line read whole). */
+export function isWhole(event: ListedEvent): event is EventLocation {
+  return 'route' in event.summary;
+}
 
 export interface IndexedFile {
   name: string;
@@ -147,12 +163,12 @@ function addFacets(known: FileFacets | null, locations: readonly EventLocation[]
 
 /** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
 export interface RunTally {
-  latest: EventLocation;
+  latest: ListedEvent;
   events: number;
 }
 
 /** Folds one event of an evicted file into the tallies (events before `minAtMs` are ignored). */
-export function tally(tallies: Map<string, RunTally>, location: EventLocation, minAtMs: number): void {
+export function tally(tallies: Map<string, RunTally>, location: ListedEvent, minAtMs: number): void {
   if (location.atMs < minAtMs) return;
   const runId = location.summary.runId;
   const known = tallies.get(runId);
@@ -178,7 +194,7 @@ export function eventOrder(a: EventPosition, b: EventPosition): number {
 }
 
 /** Whether a caller scoped to `visibleTo` may see the event (a caller reading every run sees all). */
-export function visible(summary: EventSummary, visibleTo: string | null | undefined): boolean {
+export function visible(summary: Pick<EventSummary, 'caller'>, visibleTo: string | null | undefined): boolean {
   return visibleTo === undefined || visibleTo === null || summary.caller === visibleTo;
 }
 

@@ -1,7 +1,24 @@
 import { latestMatches, pageRequest, runPage, type RunPosition } from '../paging.js';
 import { type ListRunsQuery, type RunFilter, type RunPage, type RunSummary } from '../store.js';
+import { ProblemError } from '../../../errors.js';
 import { idKey } from './run-id-filter.js';
-import { callerRunKey, eventOrder, mayHoldId, newerFirst, tally, traceIdOfEvent, visible, type EventLocation, type EvictedPart, type FileFacets, type RunIndex, type RunTally } from './run-index.js';
+import {
+  callerRunKey,
+  eventOrder,
+  isWhole,
+  mayHoldId,
+  newerFirst,
+  tally,
+  traceIdOfEvent,
+  visible,
+  type EventLocation,
+  type EventSummary,
+  type EvictedPart,
+  type FileFacets,
+  type ListedEvent,
+  type RunIndex,
+  type RunTally,
+} from './run-index.js';
 
 /**
  * How many bytes of evicted trace files one listing may read to find runs its filters match
@@ -9,13 +26,32 @@ import { callerRunKey, eventOrder, mayHoldId, newerFirst, tally, traceIdOfEvent,
  */
 export const MAX_LISTING_SCAN_BYTES = 64 * 1024 * 1024;
 
+/**
+ * About the bytes one listing may hold of the runs it tallies (≈ 10,000 runs found by a
+ * request or trace id). A listing by request, trace or run id that finds more refuses
+ * (`CC_TRACE_UNAVAILABLE`, saying why); a listing by subject, status, outcome, caller or time
+ * stops there as at its read bound (`partial`), one part past it at most.
+ */
+export const MAX_LISTING_TALLY_BYTES = 8 * 1024 * 1024;
+
+/** About the heap one run's tally of one part takes: the tally, the head of its latest event and its map entries. */
+const TALLY_BYTES = 640;
+/** About the heap a run found by its request or trace takes in the sets that track it. */
+const MATCH_BYTES = 160;
+
 /** Which event lines of a part a read parses (the others are skipped unparsed). */
 export type LineFilter = (line: Buffer) => boolean;
 
-/** Reads an evicted part's events back (a vanished file holds none). */
+/** Reads an evicted part's events back for one listing (a vanished file holds none). */
 export interface EvictedEvents {
-  /** Calls `visit` for each event of the part; with `keep`, lines it refuses are skipped unparsed. Stops with the signal. */
-  read(part: EvictedPart, visit: (location: EventLocation) => void, keep?: LineFilter, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `visit` for each event of the part, as its head (`event-head.ts`) where the line
+   * starts as the writer writes one; with `keep`, lines it refuses are skipped unread. Stops
+   * with the signal.
+   */
+  read(part: EvictedPart, visit: (event: ListedEvent) => void, keep?: LineFilter, signal?: AbortSignal): Promise<void>;
+  /** The whole summary of an event read as a head (its one line read again); null when the line no longer holds it. */
+  summary(event: ListedEvent): Promise<EventSummary | null>;
 }
 
 /** Lines holding these bytes. */
@@ -34,9 +70,14 @@ function ownRunId(line: Buffer): string | null {
   return end === -1 ? null : line.toString('latin1', EVENT_RUN_PREFIX.length, end);
 }
 
-/** Lines naming one of these runs: every `"runId":"…"` of the line is looked at, so the event's own is among them. */
+/**
+ * Lines naming one of these runs: the run id the line starts with, as the writer writes one;
+ * otherwise every `"runId":"…"` of the line is looked at, so the event's own is among them.
+ */
 export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
   return (line) => {
+    const own = ownRunId(line);
+    if (own !== null) return runIds.has(own);
     for (let at = line.indexOf(RUN_ID_KEY); at !== -1; at = line.indexOf(RUN_ID_KEY, at + 1)) {
       const start = at + RUN_ID_KEY.length;
       const end = line.indexOf(0x22, start);
@@ -48,7 +89,7 @@ export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
 
 interface Candidate {
   position: RunPosition;
-  latest: EventLocation;
+  latest: ListedEvent;
   events: number;
 }
 
@@ -61,7 +102,8 @@ interface Candidate {
  * decides the filters, and every event counts): the `limit` + 1 newest together, each part
  * read once for all of them. Past `budget` bytes of parts read, the page holds the runs found
  * so far — exactly those newer than every part not read — and its cursor goes on from there
- * (`partial`). The signal stops the work (a client gone, a deadline passed).
+ * (`partial`). The signal stops the work (a client gone, a deadline passed). What it tallies
+ * is bounded by `maxTallyBytes` (`MAX_LISTING_TALLY_BYTES`).
  */
 export async function listRunsFromIndex(
   index: RunIndex,
@@ -70,9 +112,10 @@ export async function listRunsFromIndex(
   minAtMs: number,
   budget = MAX_LISTING_SCAN_BYTES,
   signal?: AbortSignal,
+  maxTallyBytes = MAX_LISTING_TALLY_BYTES,
 ): Promise<RunPage> {
   const { limit, filter, after } = pageRequest(query);
-  return new Listing(index, evicted, filter, after, limit, minAtMs, signal).page(budget);
+  return new Listing(index, evicted, filter, after, limit, minAtMs, signal, maxTallyBytes).page(budget);
 }
 
 class Listing {
@@ -88,6 +131,8 @@ class Listing {
   /** Of each part read for the runs asked for: which of them it was read in full for (`covers`). */
   private readonly coverage = new Map<string, { from: number; to: number; partly: Set<string> }>();
   private readonly byEvent: boolean;
+  /** About the bytes the tallies and sets above hold (`TALLY_BYTES`, `MATCH_BYTES`). */
+  private heldBytes = 0;
 
   constructor(
     private readonly index: RunIndex,
@@ -97,8 +142,24 @@ class Listing {
     private readonly limit: number,
     private readonly minAtMs: number,
     private readonly signal: AbortSignal | undefined,
+    private readonly maxHeldBytes: number,
   ) {
     this.byEvent = filter.requestId !== undefined || filter.traceId !== undefined;
+  }
+
+  /**
+   * Counts what a new tally or match holds. A listing by id refuses past its bound — its page
+   * could not be told without every run it finds; a listing by subject and time checks it
+   * before each part it reads (`page`).
+   */
+  private hold(bytes: number): void {
+    this.heldBytes += bytes;
+    if (this.heldBytes > this.maxHeldBytes && (this.byEvent || this.filter.runId !== undefined)) {
+      throw new ProblemError(
+        'CC_TRACE_UNAVAILABLE',
+        `More runs hold this ${this.filter.requestId !== undefined ? 'request id' : 'trace id'} than one listing keeps in memory (${this.matched.size} found so far); list them by time instead (from, to).`,
+      );
+    }
   }
 
   async page(budget: number): Promise<RunPage> {
@@ -118,12 +179,13 @@ class Listing {
     for (const next of [...sources, null]) {
       const horizon = next === null ? Number.NEGATIVE_INFINITY : next.newestAtMs;
       const runs = await this.decided(horizon);
-      if (runs.length > this.limit) return runPage(runs.slice(0, this.limit), true);
-      if (next === null) return runPage(runs, false);
+      if (runs.length > this.limit) return runPage(await this.summaries(runs.slice(0, this.limit)), true);
+      if (next === null) return runPage(await this.summaries(runs), false);
       // A part this page's cursor runs through was read by the page before: it does not count.
       const straddles = this.after !== null && next.newestAtMs > this.after.atMs;
       const stop: RunPosition = { atMs: next.newestAtMs + 1, runId: '-' };
-      if (!straddles && counted > 0 && read >= budget && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(runs, false, stop);
+      const bounded = read >= budget || this.heldBytes >= this.maxHeldBytes;
+      if (!straddles && counted > 0 && bounded && (this.after === null || newerFirst(this.after, stop) < 0)) return runPage(await this.summaries(runs), false, stop);
       if (!straddles) {
         counted++;
         read += next.bytes;
@@ -155,12 +217,38 @@ class Listing {
     const shown = new Set(top.slice(0, this.limit).map((candidate) => candidate.position.runId));
     // Older parts hold only earlier events of a decided run: its count, never its latest.
     for (const part of sources.slice(unread)) await this.readFor(part, shown);
-    const runs = this.top(Number.NEGATIVE_INFINITY).map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
-    return runPage(runs.slice(0, this.limit), runs.length > this.limit);
+    const runs = this.top(Number.NEGATIVE_INFINITY);
+    return runPage(await this.summaries(runs.slice(0, this.limit)), runs.length > this.limit);
+  }
+
+  /**
+   * The page's runs as listed: each with its latest event's whole summary — read again, one
+   * line each, for a latest read as a head — and its count. A line gone meanwhile drops its run.
+   */
+  private async summaries(candidates: readonly Candidate[]): Promise<RunSummary[]> {
+    const runs: RunSummary[] = [];
+    for (const { latest, events } of candidates) {
+      const summary = isWhole(latest) ? latest.summary : await this.evicted.summary(latest);
+      if (summary !== null) runs.push({ ...summary, events });
+    }
+    return runs;
+  }
+
+  /** Folds an event into tallies, counting what a new one holds. */
+  private tally(tallies: Map<string, RunTally>, event: ListedEvent): void {
+    const runId = event.summary.runId;
+    if (event.atMs >= this.minAtMs && !tallies.has(runId)) this.hold(TALLY_BYTES + 2 * runId.length);
+    tally(tallies, event, this.minAtMs);
+  }
+
+  /** A run's tally of a part replaced or dropped: what it held is free. */
+  private release(runId: string): void {
+    this.heldBytes -= TALLY_BYTES + 2 * runId.length;
   }
 
   private match(runId: string): void {
     if (this.matched.has(runId)) return;
+    this.hold(MATCH_BYTES + 2 * runId.length);
     this.foundAt.set(runId, this.matched.size);
     this.matched.add(runId);
   }
@@ -199,14 +287,14 @@ class Listing {
    * reading counts from then on) into `extra`, replacing what was tallied of them there.
    * `found` sees each event the filter keeps.
    */
-  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: EventLocation) => void): Promise<void> {
+  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: ListedEvent) => void): Promise<void> {
     const name = part.entry.name;
     const tallies = new Map<string, RunTally>();
     await this.evicted.read(
       part,
       (location) => {
         found(location);
-        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
+        if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) this.tally(tallies, location);
       },
       keep,
       this.signal,
@@ -216,8 +304,9 @@ class Listing {
       const counted = tallies.get(runId);
       if (counted) {
         if (!parts) this.extra.set(runId, (parts = new Map()));
+        if (parts.has(name)) this.release(runId);
         parts.set(name, counted);
-      } else parts?.delete(name);
+      } else if (parts?.delete(name)) this.release(runId);
     }
   }
 
@@ -277,7 +366,7 @@ class Listing {
   }
 
   /** An event of the request or trace asked for, that the caller may see. */
-  private holdsAsked(location: EventLocation): boolean {
+  private holdsAsked(location: ListedEvent): boolean {
     if (location.atMs < this.minAtMs || !visible(location.summary, this.filter.visibleTo)) return false;
     if (this.filter.requestId !== undefined && location.summary.requestId !== this.filter.requestId) return false;
     if (this.filter.traceId !== undefined && traceIdOfEvent(location.summary) !== this.filter.traceId) return false;
@@ -289,8 +378,7 @@ class Listing {
     await this.evicted.read(
       part,
       (location) => {
-        if (!visible(location.summary, this.filter.visibleTo)) return;
-        tally(this.tallies, location, this.minAtMs);
+        if (visible(location.summary, this.filter.visibleTo)) this.tally(this.tallies, location);
       },
       undefined,
       this.signal,
@@ -302,12 +390,12 @@ class Listing {
    * yet read can hold a later one), each completed from every part that may hold it: at
    * most `limit + 1` of them.
    */
-  private async decided(horizon: number): Promise<RunSummary[]> {
+  private async decided(horizon: number): Promise<Candidate[]> {
     for (;;) {
       const top = this.top(horizon);
       const fresh = new Set(top.map((candidate) => candidate.position.runId).filter((runId) => !this.confirmed.has(runId)));
       // Completing a run can only find later events of it, or more of them: then pick again.
-      if (fresh.size === 0 || !(await this.confirm(fresh))) return top.map(({ latest, events }): RunSummary => ({ ...latest.summary, events }));
+      if (fresh.size === 0 || !(await this.confirm(fresh))) return top;
     }
   }
 
@@ -340,9 +428,9 @@ class Listing {
   }
 
   /** What is known of a run: its latest visible event within retention and how many it has, in memory, in the parts read and in those read for it. */
-  private known(runId: string, memory: readonly EventLocation[]): { latest: EventLocation; events: number } | null {
+  private known(runId: string, memory: readonly EventLocation[]): { latest: ListedEvent; events: number } | null {
     const { minAtMs, filter } = this;
-    let latest: EventLocation | null = null;
+    let latest: ListedEvent | null = null;
     let events = 0;
     for (const location of memory) {
       if (location.atMs < minAtMs || !visible(location.summary, filter.visibleTo)) continue;
@@ -377,13 +465,15 @@ class Listing {
       await this.evicted.read(
         part,
         (location) => {
-          if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) tally(tallies, location, this.minAtMs);
+          if (runIds.has(location.summary.runId) && visible(location.summary, this.filter.visibleTo)) this.tally(tallies, location);
         },
         keep,
         this.signal,
       );
       for (const [runId, part_] of tallies) {
-        this.extra.get(runId)!.set(part.entry.name, part_);
+        const parts = this.extra.get(runId)!;
+        if (parts.has(part.entry.name)) this.release(runId);
+        parts.set(part.entry.name, part_);
         found = true;
       }
     }
