@@ -255,6 +255,13 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
   }),
   /** What the event's chain link proves (docs/traces.md, "Tamper evidence"). */
   chain: ChainStatusSchema,
+  refreshText: z
+    .object({ text: z.string().nullable(), reason: z.string().optional() })
+    .optional()
+    .meta({
+      description:
+        "A delivered mid-call refresh: the text it sent (`Since we connected, ...`), rebuilt from the trace — the connect's input prompt, this event's fresh input prompt and clock line — and given only when its sha256 is `refresh.textSha256`; else `text` is null and `reason` says why",
+    }),
 }).meta({
   id: 'TraceEvent',
   description:

@@ -176,6 +176,8 @@ export interface TraceEvent {
   inputPrompt: string | null;
   verified: boolean | null;
   chain: ChainStatus;
+  /** A delivered refresh: the text it sent, rebuilt from the trace and held to `refresh.textSha256` (else null, and why). */
+  refreshText?: { text: string | null; reason?: string | undefined } | undefined;
 }
 
 /** What a chain link proves; see docs/traces.md, "Tamper evidence". */

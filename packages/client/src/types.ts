@@ -498,6 +498,11 @@ export interface TraceEvent {
   /** The rebuilt prompts match the recorded digests and the event's chain link holds; with TRACE_SIGNING_KEY set, only an event signed with that key counts. Null when the event carries no prompt and its link holds. */
   verified: boolean | null;
   chain: ChainStatus;
+  /** A delivered mid-call refresh: the text it sent (`Since we connected, ...`), rebuilt from the trace — the connect's input prompt, this event's fresh input prompt and clock line — and given only when its sha256 is `refresh.textSha256`; else `text` is null and `reason` says why */
+  refreshText?: {
+    text: string | null;
+    reason?: string;
+  };
 }
 
 export interface TraceSubject {
