@@ -301,7 +301,7 @@ function blocksSection(layout: EventLayout, delivered: number): HTMLElement {
     'section',
     { class: 'blocks-section' },
     headed('h3', `Blocks (${layout.blocks.length})`, expand),
-    h('p', { class: 'muted small' }, 'Share: the block’s characters in percent of the prompt delivered, as the files read count it. ≈ marks an estimate (bytes / 4).'),
+    h('p', { class: 'muted small' }, 'Share: the block’s characters in percent of the prompt delivered, as the files read count it. Tokens are exact when the cache plan’s are (a checkpoint’s tokens are its blocks’ and the tool definitions’); ≈ marks an estimate (bytes / 4).'),
     list,
   );
 }
@@ -319,7 +319,9 @@ function blockItem(view: BlockView, delivered: number): HTMLElement {
       h('span', { class: 'cache-class', title: block.cacheClass }, cacheClassLabel(block.cacheClass)),
       h('code', { class: 'source', title: block.source }, block.source),
       h('span', { class: 'num' }, `${formatNumber(block.chars)} chars`),
-      h('span', { class: 'num', title: 'estimate (bytes / 4)' }, `≈${formatNumber(block.approxTokens)} tokens`),
+      block.tokens !== undefined
+        ? h('span', { class: 'num block-tokens', title: 'exact: its label line to the next block’s, as the cache plan counts it' }, `${formatNumber(block.tokens)} tokens`)
+        : h('span', { class: 'num block-tokens', title: 'estimate (bytes / 4)' }, `≈${formatNumber(block.approxTokens)} tokens`),
       h('span', { class: 'num share', title: 'of the prompt delivered' }, formatPercent(promptPercent(block.chars, delivered))),
       sha(block.sha256, 'content'),
     ),
@@ -354,7 +356,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
           h(
             'table',
             { class: 'boundaries' },
-            h('thead', {}, h('tr', {}, ['checkpoint', 'after block', 'prompt up to it', 'tokens', 'cacheable', 'sha256 of the prompt up to it'].map((label) => h('th', label === 'tokens' ? { title: tokensNote(layout.tokenizer) } : {}, label)))),
+            h('thead', {}, h('tr', {}, ['checkpoint', 'after block', 'up to it', 'tokens', 'cacheable', 'sha256'].map((label) => h('th', label === 'tokens' ? { title: tokensNote(layout.tokenizer) } : {}, label)))),
             h(
               'tbody',
               {},

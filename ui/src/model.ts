@@ -14,6 +14,8 @@ export interface TraceBlock {
   chars: number;
   approxTokens: number;
   sha256: string;
+  /** Exact, counted on read by the tokenizer the cache plan named (its label line to the next block's); absent for an estimate. */
+  tokens?: number | undefined;
 }
 
 export interface TraceSegment {

@@ -454,6 +454,8 @@ export interface TraceEvent {
     chars: number;
     approxTokens: number;
     sha256: string;
+    /** The block's exact tokens, counted when read by the tokenizer its event's cache plan names (o200k_base): a system block from its label to the next block's label — the pieces the cache plan counts, so a checkpoint's tokens are its blocks' plus the tool definitions' — an input block its JSON line. Absent when the plan counted an estimate */
+    tokens?: number;
   }>;
   promptSha256?: string;
   inputSha256?: string | null;
