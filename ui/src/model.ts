@@ -749,6 +749,36 @@ export function readableRefreshText(text: string): string {
     .join('\n');
 }
 
+/** `GET /status` (mirrors schemas/health.ts): readiness and how compiles went since the process started. */
+export interface ServiceStatus {
+  status: 'ready' | 'not-ready';
+  checks: Array<{ name: string; ok: boolean; reason?: string | undefined; note?: string | undefined }>;
+  since: string;
+  compiles: { total: number; failed: number; failureRate: number | null; byCode: Record<string, number> };
+  fallbacks: { total: number; static: number; stale: number };
+}
+
+export const STATUS_PATH = '../status';
+
+/** The status strip's words: readiness (the failing checks and why), the failure rate with its codes, the fallbacks. */
+export function statusWords(status: ServiceStatus): { ready: boolean; readiness: string; compiles: string; fallbacks: string } {
+  const failing = status.checks.filter((check) => !check.ok);
+  const { total, failed, failureRate, byCode } = status.compiles;
+  const codes = Object.entries(byCode)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([code, count]) => `${code} ${formatNumber(count)}`)
+    .join(', ');
+  return {
+    ready: status.status === 'ready',
+    readiness: status.status === 'ready' ? 'Ready' : `Not ready: ${failing.map((check) => `${check.name}${check.reason ? ` (${check.reason})` : ''}`).join('; ')}`,
+    compiles:
+      total === 0
+        ? 'no compiles yet'
+        : `${formatNumber(total)} compile${total === 1 ? '' : 's'}, ${formatNumber(failed)} failed (${failureRate === null ? '—' : `${(failureRate * 100).toFixed(1)} %`})${codes ? `: ${codes}` : ''}`,
+    fallbacks: status.fallbacks.total === 0 ? 'no call fell back' : `${formatNumber(status.fallbacks.total)} call${status.fallbacks.total === 1 ? '' : 's'} fell back (${status.fallbacks.static} static, ${status.fallbacks.stale} stale)`,
+  };
+}
+
 /**
  * The one size figure of an event: what reached the model — a refresh's own text (a
  * reconnect sent the whole setup again: its prompts), else the prompts delivered.
