@@ -85,6 +85,7 @@ this persona is a 404 (nothing traced); a connect whose trace does not verify is
       }
       // A catch-up opens the call's own run; a refresh goes into `<runId>:refresh` beside its connect.
       const catchUp = found === undefined;
+      if (catchUp && query.baseline !== undefined) app.metrics.refreshCatchUps.inc({ baseline: query.baseline });
       const provider = query.provider ?? connect.provider;
       const model = query.model ?? connect.model;
       const { delivery, warning } = deliveryFor(provider, model);

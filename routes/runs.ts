@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ProblemError } from '../src/errors.js';
 import { runScope } from '../src/http/auth.js';
+import { attachRefreshTexts } from '../src/sources/persona/refresh.js';
+import { createBlockTokens } from '../src/http/block-tokens.js';
+import { O200K_BASE } from '../src/tokenizer.js';
 import { json, problems } from '../src/http/openapi.js';
 import type { Brain, ListingVerifyResult } from '../src/io/brain.js';
 import type { TraceEventView } from '../src/io/trace/index.js';
@@ -36,6 +39,8 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 /** `GET /runs` (newest first, paginated, filtered) and `GET /runs/:runId/trace` from `app.traces`. */
 export const runsRoutes: FastifyPluginAsyncZod<RunsRoutesOptions> = async (app, options) => {
+  // Each block's exact tokens, as its event's cache plan counted: one count per block beside the checkpoints'.
+  const blockTokens = createBlockTokens(O200K_BASE);
   const freshness = options.freshness ?? app.brain;
 
   app.get(
@@ -118,6 +123,9 @@ with it); the others say why in \`verifySkipped\`.`,
       // Tampering shows in a read: counted, so an alert fires however the run was opened (the API, the viewer, the CLI with --url).
       if (run.chain.status === 'broken' || run.events.some((event) => event.chain === 'broken')) app.metrics.chainBreaks.inc();
       if (verify === 'sources') await markFreshness(vouchedFor(run.events, app.config.traceSigningKey !== null), freshness);
+      // A refresh shows what it sent, not only its digest: rebuilt from its connect's trace and its own.
+      await attachRefreshTexts((id, read) => app.traces.readRun(id, read), run.events, runScope(request).visibleTo);
+      blockTokens(run.events);
       // The body holds delivered prompts: never cached by a proxy or browser.
       reply.header('cache-control', 'no-store');
       return run;

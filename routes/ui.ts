@@ -32,6 +32,7 @@ export const UI_FILES: Readonly<Record<string, string>> = Object.freeze({
   'compare-view.js': JS,
   'run-view.js': JS,
   'event-view.js': JS,
+  'prompt-view.js': JS,
   'text-diff.js': JS,
 });
 

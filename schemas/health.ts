@@ -22,3 +22,32 @@ export const ReadySchema = z
     checks: z.array(ReadinessResultSchema),
   })
   .meta({ id: 'Ready' });
+
+/** `GET /status`: readiness and how compiles went, in one answer an operator's tools read (the viewer's status strip, the CLI's `status`). */
+export const StatusSchema = z
+  .object({
+    status: z.enum(['ready', 'not-ready']).meta({ description: 'what /readyz would answer: `ready` (200) or `not-ready` (503)' }),
+    checks: z.array(ReadinessResultSchema),
+    since: z.string().meta({ format: 'date-time', description: 'when this process started counting: the counts below are since then, and this process’s own (with WORKERS > 1, one worker’s; /metrics sums them)' }),
+    compiles: z
+      .object({
+        total: z.number().int().meta({ description: 'requests to the compile routes (GET /context/..., POST /compile), whatever they answered' }),
+        failed: z.number().int().meta({ description: 'compiles that delivered no prompt (cc_compile_failures_total)' }),
+        failureRate: z.number().nullable().meta({ description: 'failed / total, to four decimals; null before the first compile' }),
+        byCode: z.record(z.string(), z.number().int()).meta({ description: 'the failures by problem code, e.g. CC_BUDGET_EXCEEDED, CC_INTERNAL' }),
+      })
+      .meta({ id: 'StatusCompiles' }),
+    fallbacks: z
+      .object({
+        total: z.number().int(),
+        static: z.number().int(),
+        stale: z.number().int(),
+      })
+      .meta({
+        id: 'StatusFallbacks',
+        description:
+          'calls that connected on a fallback session while the service was out and caught up here on their first refresh (cc_refresh_catch_ups_total), by the session they had; a call that never refreshed is counted by its client only',
+      }),
+  })
+  .meta({ id: 'Status' });
+export type Status = z.infer<typeof StatusSchema>;

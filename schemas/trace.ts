@@ -223,6 +223,16 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
   at: z.string().meta({ format: 'date-time', description: 'When the event was traced' }),
   route: z.string().meta({ description: 'Method and route pattern that delivered, e.g. GET /context/mars, GET /context/topic/:topicId or POST /compile' }),
   status: z.number().int().meta({ description: 'The HTTP status delivered' }),
+  blocks: z
+    .array(
+      TraceBlockSchema.extend({
+        tokens: z.number().int().optional().meta({
+          description:
+            "The block's exact tokens, counted when read by the tokenizer its event's cache plan names (o200k_base): a system block from its label to the next block's label — the pieces the cache plan counts, so a checkpoint's tokens are its blocks' plus the tool definitions' — an input block its JSON line. Absent when the plan counted an estimate",
+        }),
+      }),
+    )
+    .optional(),
   budget: Recorded.optional(),
   cache: Recorded.optional(),
   tokens: Recorded.optional(),
@@ -255,6 +265,13 @@ export const TraceEventSchema = TraceEventInputSchema.omit({ segments: true, bud
   }),
   /** What the event's chain link proves (docs/traces.md, "Tamper evidence"). */
   chain: ChainStatusSchema,
+  refreshText: z
+    .object({ text: z.string().nullable(), reason: z.string().optional() })
+    .optional()
+    .meta({
+      description:
+        "A delivered mid-call refresh: the text it sent (`Since we connected, ...`), rebuilt from the trace — the connect's input prompt, this event's fresh input prompt and clock line — and given only when its sha256 is `refresh.textSha256`; else `text` is null and `reason` says why",
+    }),
 }).meta({
   id: 'TraceEvent',
   description:

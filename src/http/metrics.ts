@@ -57,6 +57,8 @@ export interface Metrics {
   readonly connectionsShed: Counter<'reason'>;
   /** Requests refused while the replica was overloaded, by the threshold it was over (`src/http/pressure.ts`). */
   readonly requestsShed: Counter<'reason'>;
+  /** Refreshes that caught up a call which connected on a fallback session, by its baseline (`static`, `stale`). */
+  readonly refreshCatchUps: Counter<'baseline'>;
   /** The callbacks a trace store of `backend` reports its writes through, into the trace series above. */
   traceObservers(backend: TraceBackend): Required<TraceObservers>;
   /** Reads the cache set's areas (entries, bytes, hits, misses) at every scrape. */
@@ -173,6 +175,12 @@ function requestSeries(registers: Registry[]) {
       name: 'cc_http_connections_shed_total',
       help: 'Connections closed at MAX_CONNECTIONS: evicted (waiting without a request, to admit a newcomer) or refused (every one busy).',
       labelNames: ['reason'] as const,
+      registers,
+    }),
+    refreshCatchUps: new Counter({
+      name: 'cc_refresh_catch_ups_total',
+      help: 'Refreshes that caught up a call which connected on a fallback session while the service was out, by the session it had (baseline: static or stale).',
+      labelNames: ['baseline'] as const,
       registers,
     }),
     requestsShed: new Counter({

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, OTHER_TOKEN, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { parseExposition, sampleOf } from '../helpers/metrics.js';
+import { StatusSchema } from '../../schemas/health.js';
 
 const PROBLEM = /^application\/problem\+json/;
 
@@ -25,6 +26,31 @@ describe('probes', () => {
     expect(ready.headers['content-type']).toMatch(PROBLEM);
     expect(ready.json().detail).toContain('brain');
     expect(ready.json().detail).toContain('BRAIN_ROOT');
+  });
+
+  it('GET /status: readiness with its checks, the compiles and those that failed by code, and the calls that caught up after a fallback', async () => {
+    const { app } = await buildTestApp({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
+    const auth = { authorization: `Bearer ${TEST_TOKEN}` };
+    // Authenticated as /runs is: it tells how the service is doing, which a stranger need not know.
+    expect((await app.inject('/status')).statusCode).toBe(401);
+    const before = StatusSchema.parse((await app.inject({ url: '/status', headers: auth })).json());
+    expect(before).toMatchObject({ status: 'ready', compiles: { total: 0, failed: 0, failureRate: null, byCode: {} }, fallbacks: { total: 0, static: 0, stale: 0 } });
+    expect(before.checks.map((check) => check.name)).toEqual((await app.inject('/readyz')).json().checks.map((check: { name: string }) => check.name));
+    expect((await app.inject({ url: '/context/mars?now=2026-11-30T09:00:00Z', headers: auth })).statusCode).toBe(200);
+    const failed = await app.inject({ method: 'POST', url: '/compile', headers: auth, payload: { phase: 'start', surface: 'queued-task', worker: 'scribe', task: 'x'.repeat(9000) } });
+    expect(failed.json().code).toBe('CC_BUDGET_EXCEEDED');
+    expect((await app.inject({ url: '/context/mars/refresh?runId=call-1&baseline=static&now=2026-11-30T09:00:00Z', headers: auth })).statusCode).toBe(200);
+    await app.inject({ url: '/runs', headers: auth });
+    const after = StatusSchema.parse((await app.inject({ url: '/status', headers: auth })).json());
+    expect(after).toMatchObject({ status: 'ready', compiles: { total: 3, failed: 1, failureRate: 0.3333, byCode: { CC_BUDGET_EXCEEDED: 1 } }, fallbacks: { total: 1, static: 1, stale: 0 } });
+  });
+
+  it('GET /status says not-ready, with a 200 and the failing check, when /readyz is a 503', async () => {
+    const { app } = await buildTestApp({ BRAIN_ROOT: join(await tempDir(), 'no-such-brain') });
+    const status = await app.inject('/status');
+    expect(status.statusCode).toBe(200);
+    expect(status.json().status).toBe('not-ready');
+    expect(status.json().checks).toContainEqual(expect.objectContaining({ name: 'brain', ok: false }));
   });
 
   it('is not ready when the trace dir cannot be created', async () => {

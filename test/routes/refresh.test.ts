@@ -8,6 +8,8 @@ import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GeminiContextEventSchema, OpenAIContextEventSchema, RefreshResponseSchema } from '../../schemas/refresh.js';
+import type { TraceEvent } from '../../schemas/trace.js';
+import { rebuildRefreshText, type ReadRun } from '../../src/sources/persona/refresh.js';
 import { buildTestApp, copyExampleBrain, OTHER_TOKEN, TEST_TOKEN } from '../helpers/app.js';
 
 const NOW = '2026-11-30T17:05:00Z';
@@ -86,6 +88,13 @@ describe('GET /context/:persona/refresh', () => {
     expect(refreshEvent).toMatchObject({ parentRunId: connected.runId, status: 200, outcome: 'delivered', verified: true });
     expect(refreshEvent!.refresh).toMatchObject({ changes: body.changes, chars: body.text.length });
     expect(refreshEvent!.inputPrompt).toContain(NEW_LINE);
+    // What was sent is what the trace shows: the delta text itself, rebuilt and held to its digest (it kept only the digest).
+    expect(refreshEvent!.refreshText).toEqual({ text: body.text });
+    // A digest the rebuilt text does not match shows no text, and says why.
+    const forged = { ...refreshEvent, refresh: { ...refreshEvent!.refresh, textSha256: '0'.repeat(64) } } as unknown as TraceEvent;
+    const readRun: ReadRun = async (runId) => ({ events: await events(runId) as unknown as TraceEvent[] });
+    expect(await rebuildRefreshText(readRun, forged, null)).toEqual({ text: null, reason: 'the text rebuilt from the trace does not match its recorded sha256' });
+    expect(await rebuildRefreshText(async () => null, refreshEvent as unknown as TraceEvent, null)).toEqual({ text: null, reason: `its connect (run ${connected.runId}) is not in the trace` });
 
     // The same answer again is a 304 to a caller that sends its ETag, a 200 to one that does not.
     const etag = String(response.headers['etag']);
@@ -225,6 +234,7 @@ describe('GET /context/:persona/refresh', () => {
     const [opened] = await events('call-1');
     expect(opened).toMatchObject({ runId: 'call-1', route: 'GET /context/mars/refresh', status: 200, request: { baseline: 'static', topicId: 'real-estate', timezone: 'Europe/London' } });
     expect(opened!.parentRunId).toBeUndefined();
+    expect(opened!.refreshText).toEqual({ text: body.text });
     // The next refresh compares with what the catch-up delivered: nothing new is a 304, beside the call's run.
     const second = await app.inject(`/context/mars/refresh?runId=call-1&now=${LATER}`);
     expect(second.statusCode).toBe(304);
@@ -233,6 +243,8 @@ describe('GET /context/:persona/refresh', () => {
     const third = (await app.inject(`/context/mars/refresh?runId=call-1&now=${LATER}&baseline=static`)).json();
     expect(third.changes).toEqual([{ block: 'live-context', source: 'builtin:mars/live-context', added: 1, removed: 0 }]);
     expect(third.warnings).toEqual(['refresh-catch-up-ignored: run call-1 holds its connect; baseline ignored (the connect\'s are used)']);
+    // Compared with the catch-up, and rebuilt against it.
+    expect((await events('call-1:refresh'))[1]!.refreshText).toEqual({ text: third.text });
     expect((await events('call-1:refresh')).map((event) => [event.status, event.parentRunId])).toEqual([
       [304, 'call-1'],
       [200, 'call-1'],
@@ -252,13 +264,14 @@ describe('GET /context/:persona/refresh', () => {
   });
 
   it('catch-up from a stale session: compared with the connect it came from, so only what changed since is delivered', async () => {
-    const { app, brainRoot, connect } = await harness();
+    const { app, brainRoot, connect, events } = await harness();
     await writeFile(join(brainRoot, 'memory/2026-11-30.md'), TODAY);
     const { runId: earlier } = await connect(`/context/mars?now=${NOW}`);
     await appendFile(join(brainRoot, 'memory/2026-11-30.md'), `- ${NEW_LINE}\n`);
     const caught = (await app.inject(`/context/mars/refresh?runId=call-2&now=${LATER}&baseline=stale&baselineRunId=${earlier}`)).json();
     expect(caught.runId).toBe('call-2');
     expect(caught.changes).toEqual([{ block: 'live-context', source: 'builtin:mars/live-context', added: 1, removed: 0 }]);
+    expect((await events('call-2'))[0]!.refreshText).toEqual({ text: caught.text });
     expect((await app.inject(`/context/mars/refresh?runId=call-3&baseline=stale`)).statusCode).toBe(400);
     // A stale session whose run is not found here (past retention, another replica's files): the whole live context, as to a static one.
     const lost = await app.inject(`/context/mars/refresh?runId=call-3&now=${LATER}&baseline=stale&baselineRunId=no-such-run`);
@@ -266,6 +279,7 @@ describe('GET /context/:persona/refresh', () => {
     expect(lost.json().runId).toBe('call-3');
     expect(lost.json().changes).toEqual([expect.objectContaining({ block: 'live-context', removed: 0 })]);
     expect(lost.json().changes[0].added).toBeGreaterThan(1);
+    expect((await events('call-3'))[0]!.refreshText).toEqual({ text: lost.json().text });
     expect(lost.json().warnings).toContain('refresh-baseline-missing: no connect of mars in run no-such-run (the stale session\'s); the whole live context is delivered, as to a static session');
     expect((await app.inject(`/context/mars/refresh?runId=call-3:refresh&baseline=static`)).statusCode).toBe(404);
   });

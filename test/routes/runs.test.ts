@@ -49,6 +49,23 @@ describe('GET /runs/:runId/trace', () => {
     expect(event.segments.system).toHaveLength(first.segments!.system.length);
   });
 
+  it('counts each block’s exact tokens as the cache plan does: a checkpoint’s tokens are its blocks’ and the tool definitions’ (the blocks showed an estimate beside exact checkpoints)', async () => {
+    const { app } = await buildTestApp();
+    for (const url of ['/context/mars?now=2026-11-30T09:00:00Z&topicId=garden', '/context/venus?now=2026-11-30T09:00:00Z']) {
+      const runId = (await app.inject(url)).headers['x-run-id'] as string;
+      const [event] = (await app.inject(`/runs/${runId}/trace`)).json().events as Array<{
+        blocks: Array<{ kind: string; authority: string; tokens?: number; approxTokens: number }>;
+        cache: { tokenizer: string; toolTokens: number; boundaries: Array<{ blockIndex: number; tokens: number }> };
+      }>;
+      expect(event!.cache.tokenizer).toBe('o200k_base');
+      expect(event!.blocks.every((block) => Number.isInteger(block.tokens) && block.tokens! > 0), url).toBe(true);
+      for (const boundary of event!.cache.boundaries) {
+        const blocks = event!.blocks.slice(0, boundary.blockIndex + 1).filter((block) => block.authority === 'trusted-directive');
+        expect(blocks.reduce((sum, block) => sum + block.tokens!, event!.cache.toolTokens), `${url} up to block ${boundary.blockIndex}`).toBe(boundary.tokens);
+      }
+    }
+  });
+
   it('shows a failed compile with its error and no prompt', async () => {
     const { app } = await buildTestApp();
     await app.traces.append(failedEvent('run-failed'));

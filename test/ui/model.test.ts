@@ -280,3 +280,59 @@ describe('a call is one conversation', () => {
     expect(rows[3]!.callPart).toEqual({ connect: 'c0', part: 'refresh' });
   });
 });
+
+describe('the answer first and one set of numbers (issue 39)', () => {
+  it('finds every occurrence of a query case-insensitively, left to right and not overlapping, in a plain scan', async () => {
+    const { findMatches } = await import('../../ui/src/model.js');
+    expect(findMatches('Roadmap, ROADMAP and roadmaps', 'roadmap')).toEqual([
+      [0, 7],
+      [9, 16],
+      [21, 28],
+    ]);
+    expect(findMatches('aaaa', 'aa')).toEqual([
+      [0, 2],
+      [2, 4],
+    ]);
+    expect(findMatches('anything', '')).toEqual([]);
+    expect(findMatches('x'.repeat(5000), 'x', 10)).toHaveLength(10);
+    // Lower-casing that changes the length (İ) keeps positions in the text as shown.
+    expect(findMatches('İstanbul Istanbul', 'Istanbul')).toEqual([[9, 17]]);
+  });
+
+  it('decodes a refresh text’s JSON lines into readable lines, and leaves its first line as it is', async () => {
+    const { readableRefreshText } = await import('../../ui/src/model.js');
+    const sent = `Since we connected, the live context changed. Current date and time: Monday\n${JSON.stringify({ block: 'live-context', authority: 'advisory', source: 'builtin:mars/live-context', text: 'New:\n- a "quoted" line' })}`;
+    expect(readableRefreshText(sent)).toBe('Since we connected, the live context changed. Current date and time: Monday\n[live-context]\nNew:\n- a "quoted" line');
+  });
+
+  it('says a part of the prompt in percent of what was delivered, and an event’s size as what reached the model', async () => {
+    const { promptPercent, formatPercent, eventSize } = await import('../../ui/src/model.js');
+    expect(formatPercent(promptPercent(130, 8201))).toBe('1.6 %');
+    expect(promptPercent(1, 0)).toBeNull();
+    const refresh = { provider: 'openai' as const, changes: [], textSha256: 'a'.repeat(64), chars: 432 };
+    expect(eventSize({ chars: 9426, outcome: 'delivered', refresh: { ...refresh, delivery: 'conversation-item' } })).toBe('432 chars delivered');
+    expect(eventSize({ chars: 9426, outcome: 'delivered', refresh: { ...refresh, delivery: 'reconnect' } })).toBe('9,426 chars delivered');
+    expect(eventSize({ chars: 9426, outcome: 'not-modified', refresh: { ...refresh, textSha256: null, chars: 0 } })).toBe('nothing sent');
+    expect(eventSize({ chars: 8201, outcome: 'delivered' })).toBe('8,201 chars delivered');
+  });
+
+  it('words the status strip from GET /status: readiness and why not, the failure rate with its codes, the fallbacks', async () => {
+    const { statusWords } = await import('../../ui/src/model.js');
+    const ready = statusWords({
+      status: 'ready',
+      checks: [{ name: 'brain', ok: true }],
+      since: '2026-12-02T09:00:00.000Z',
+      compiles: { total: 412, failed: 3, failureRate: 0.0073, byCode: { CC_INTERNAL: 1, CC_BUDGET_EXCEEDED: 2 } },
+      fallbacks: { total: 1, static: 1, stale: 0 },
+    });
+    expect(ready).toEqual({ ready: true, readiness: 'Ready', compiles: '412 compiles, 3 failed (0.7 %): CC_BUDGET_EXCEEDED 2, CC_INTERNAL 1', fallbacks: '1 call fell back (1 static, 0 stale)' });
+    const down = statusWords({
+      status: 'not-ready',
+      checks: [{ name: 'brain', ok: false, reason: 'BRAIN_ROOT is not readable' }, { name: 'warm', ok: true }],
+      since: '2026-12-02T09:00:00.000Z',
+      compiles: { total: 0, failed: 0, failureRate: null, byCode: {} },
+      fallbacks: { total: 0, static: 0, stale: 0 },
+    });
+    expect(down).toEqual({ ready: false, readiness: 'Not ready: brain (BRAIN_ROOT is not readable)', compiles: 'no compiles yet', fallbacks: 'no call fell back' });
+  });
+});

@@ -6,13 +6,13 @@
  * digests) the same in every view. One server and one browser for the file; each case opens
  * its own browser context (no token, storage or cache carried over).
  */
-import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
@@ -109,6 +109,28 @@ async function open(width: number): Promise<Opened> {
 }
 
 const text = async (page: Page, selector: string) => ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
+/** An operator's steps through a task: each page opened, click and keystroke counts one. */
+class Steps {
+  total = 0;
+  constructor(private readonly page: Page) {}
+  async open(url: string): Promise<void> {
+    this.total += 1;
+    await this.page.goto(url);
+  }
+  async click(target: Locator): Promise<void> {
+    this.total += 1;
+    await target.click();
+  }
+  async type(target: Locator, typed: string): Promise<void> {
+    this.total += typed.length;
+    await target.pressSequentially(typed);
+  }
+  async press(target: Locator, key: string): Promise<void> {
+    this.total += 1;
+    await target.press(key);
+  }
+}
+
 const noSidewaysScroll = (page: Page) => page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
 
 /** The cells whose text takes more than one line: none, when no word or figure in them was broken across lines. */
@@ -214,19 +236,25 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   // Shares: the block's, the bar's and the HUD's are one figure.
   seen['block share'] = await text(page, 'li.block[data-kind="identity"] .share');
   const barTitle = (await page.locator('.bar .bar-block[data-block="0"]').getAttribute('title')) ?? '';
-  seen['bar share'] = /\(([\d.]+ %) of the budget\)/.exec(barTitle)?.[1] ?? '';
+  seen['bar share'] = /\(([\d.]+ %) of the prompt\)/.exec(barTitle)?.[1] ?? '';
   seen['hud share'] = (await text(page, 'section.hud tr[data-path="workers/scribe/identity.md"] td.share')).trim();
   // The budget bar is scaled to what was used: the blocks fill it, the limit is a marker with its figure.
   const cover = await page.locator('.bar').evaluate((bar) => [...bar.querySelectorAll('.bar-block')].reduce((sum, block) => sum + block.getBoundingClientRect().width, 0) / bar.getBoundingClientRect().width);
   expect(cover).toBeGreaterThan(0.9);
   expect(await page.locator('.bar .bar-limit').count()).toBe(1);
   expect(await text(page, 'section.budget')).toMatch(/limit 24,000 chars →/);
-  seen['budget used'] = /^([\d,]+ of [\d,]+ chars used \([\d.]+ %\))/.exec(await text(page, 'section.budget p.budget-figures'))?.[1] ?? '';
-  seen['event chars'] = /^([\d,]+ chars) delivered/.exec(await text(page, 'article.event dd:has-text("chars delivered (systemPrompt")'))?.[1] ?? '';
+  seen['budget used'] = /^[\d,]+ chars delivered: ([\d.]+ % of the [\d,]+-char budget)/.exec(await text(page, 'section.budget p.budget-figures'))?.[1] ?? '';
+  seen['event chars'] = /([\d,]+ chars) delivered/.exec(await text(page, 'article.event section.hud > p'))?.[1] ?? '';
+  seen['budget chars'] = /^([\d,]+ chars) delivered/.exec(await text(page, 'section.budget p.budget-figures'))?.[1] ?? '';
+  // Facts are said once: the card says the size and request id, the event does not say them again.
+  expect(await page.locator('article.event .summary dt', { hasText: 'size' }).count()).toBe(0);
+  expect(await page.locator('article.event .summary dt', { hasText: 'request id' }).count()).toBe(0);
   expect(await page.locator('.bar .bar-label', { hasText: 'identity' }).count()).toBe(1);
   // Tokens: the cache plan's figure for the volatile prefix, to hold against the comparison's.
   seen['run tokens'] = await text(page, 'section.cache table.boundaries tbody tr:last-child td:nth-child(4)');
   seen['content sha'] = await text(page, 'li.block[data-kind="identity"] .digest');
+  // Exact per-block tokens beside exact checkpoints, not an estimate (≈).
+  expect(await text(page, 'li.block[data-kind="identity"] .block-tokens')).toMatch(/^[\d,]+ tokens$/);
   expect(await noSidewaysScroll(page)).toBe(0);
   await page.screenshot({ path: join(tmpdir(), `operator-run-${width}.png`), fullPage: true });
 
@@ -274,6 +302,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(seen['compare tokens'], 'tokens').toBe(seen['run tokens']);
         expect(seen['card chars'], 'chars delivered').toBe(seen['list chars']);
         expect(seen['event chars']).toBe(seen['list chars']);
+        expect(seen['budget chars']).toBe(seen['list chars']);
         expect(seen['card budget'], 'the budget used').toBe(seen['budget used']);
         expect(seen['compare content sha'], 'content digests').toBe(seen['content sha']);
         expect(seen['content sha']).toMatch(/^content sha256 [0-9a-f]{12}$/);
@@ -362,14 +391,16 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
   it('a call is one conversation: the refresh sits under its connect, the call page shows its timeline, and the next connect compares with the connect before it, not with its refresh (it said “the same prompt”)', async () => {
     // Traffic of its own, last in the file, so the listings the cases above count are unchanged:
     // two Gemini calls of mars, the first refreshed after a memory file changed between them.
-    const first = await send('/context/mars?now=2026-11-30T09:10:00Z&provider=gemini&runId=call-a');
+    // On a Gemini 2.5 Live model, which takes the change as client content mid-session (3.1 reconnects with the whole setup).
+    const first = await send('/context/mars?now=2026-11-30T09:10:00Z&provider=gemini&model=gemini-live-2.5-flash&runId=call-a');
     expect(first.status).toBe(200);
     expect(first.body['setup']).toBeDefined();
     await appendFile(join(root, 'brain/memory/2026-11-30.md'), '\n- Morning task: call the seed supplier about the late order.\n');
     const refreshed = await send('/context/mars/refresh?runId=call-a&now=2026-11-30T09:20:00Z');
     expect(refreshed.status).toBe(200);
     expect(refreshed.runId).toBe('call-a:refresh');
-    const second = await send('/context/mars?now=2026-11-30T09:30:00Z&provider=gemini&runId=call-b');
+    expect(refreshed.body['delivery']).toBe('client-content');
+    const second = await send('/context/mars?now=2026-11-30T09:30:00Z&provider=gemini&model=gemini-live-2.5-flash&runId=call-b');
     expect(second.status).toBe(200);
 
     for (const width of [1280, 420]) {
@@ -424,6 +455,21 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(await text(page, '.run-card .vs-previous')).toContain('Part of the call connected in run call-a');
         expect(await text(page, 'section.call-timeline li[data-part="refresh"]')).toContain('this run, event 1');
         expect(await text(page, 'article.event .summary a.parent-run')).toBe('call-a');
+        // What was sent is what is shown: the delta text itself and its own size, not the prompt it compared ("9,426 chars delivered").
+        const sent = String(refreshed.body['text']);
+        const sentSize = `${sent.length.toLocaleString('en-US')} chars delivered`;
+        expect(await text(page, 'section.sent .sent-size')).toBe(sentSize);
+        expect(await text(page, '.run-card .card-delivered')).toBe(sentSize);
+        expect(await text(page, 'section.sent .verified')).toContain('equal to the digest recorded when it was sent');
+        const shown = (await page.locator('section.sent pre.sent-text').textContent()) ?? '';
+        expect(shown).toContain('Since we connected, the live context changed.');
+        // Decoded, one readable line per line: not an escaped JSON line.
+        // The memory line is no feeling: what changed in the live context is its themes line, which gained "order".
+        expect(shown).toContain('[live-context]\nNew:\nRecurring themes across the last 3 daily notes: studio lease, call, grateful, garden, order, sam\nNo longer:\n');
+        expect(shown).not.toContain('\\n');
+        expect(await text(page, 'article.event section.delivered summary')).toMatch(/^The fresh compile it compared, byte for byte \([\d,]+ chars, not sent\)$/);
+        expect(await accessibilityProblems(page), `refresh page at ${width} px`).toEqual([]);
+        await page.screenshot({ path: join(tmpdir(), `operator-refresh-${width}.png`), fullPage: true });
         await page.locator('.run-nav a.connect-nav').click();
         await page.waitForURL(/#\/runs\/call-a$/);
         await page.locator('section.call-timeline li[data-part="refresh"]').waitFor();
@@ -434,4 +480,78 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
       }
     }
   }, 90_000);
+
+  it('the operator’s three tasks, at 1280 and 420 px, each counted in steps (clicks and keystrokes, not ms): find a call by request id and see whether a line was in its prompt; what changed between the last two connects; is the service healthy', async () => {
+    // After the call above: call-b is the newest connect, call-a the one before it (refreshed once).
+    const counted: Record<string, Record<string, number>> = {};
+    for (const width of [1280, 420]) {
+      const { page, problems, close } = await open(width);
+      try {
+        // 1. A request id from a voice server's log line: was "presenting the roadmap" in that call's prompt?
+        const find = new Steps(page);
+        await find.open(`${base}/ui/`);
+        if (width < 640) await find.click(page.locator('details.filters-fold > summary'));
+        await find.click(page.locator('input[name="requestId"]'));
+        await find.type(page.locator('input[name="requestId"]'), 'voice-0900');
+        await find.press(page.locator('input[name="requestId"]'), 'Enter');
+        const row = page.locator(`tr[data-run-id="${runs.mars}"]`);
+        await row.waitFor();
+        await find.click(row.locator('a.run-link:visible, .run-id-under a:visible').first());
+        // The page opens with what changes per call, readable, and a find box over the whole prompt.
+        const box = page.locator('section.per-call input[name="find"]');
+        await find.click(box);
+        await find.type(box, 'presenting the roadmap');
+        expect(await text(page, 'section.per-call .find-status')).toBe('1 match in 1 block');
+        expect(await page.locator('section.per-call .per-call-block[data-kind="live-context"] mark').count()).toBe(1);
+        const sections = await page.locator('main > div > section, main > div > details').evaluateAll((nodes) => nodes.map((node) => node.className));
+        expect(sections.slice(0, 2)).toEqual(['run-card', 'per-call']);
+        // Each line readable (not one escaped JSON line), the fixed blocks folded.
+        const live = (await page.locator('.per-call-block[data-kind="live-context"] pre').textContent()) ?? '';
+        expect(live.split('\n').length).toBeGreaterThan(5);
+        expect(live).not.toContain('{"block"');
+        expect(await page.locator('section.per-call details.fixed-block[data-kind="identity"]').getAttribute('open')).toBeNull();
+        // Enter goes to the match; a line not in the prompt says so; a word in a fixed block opens it.
+        await box.press('Enter');
+        expect(await text(page, 'section.per-call .find-status')).toBe('1 of 1 match in 1 block');
+        await box.fill('the late order');
+        expect(await text(page, 'section.per-call .find-status')).toBe('Not in this prompt.');
+        await box.fill('Mars');
+        expect(await page.locator('section.per-call details.fixed-block[data-kind="identity"]').getAttribute('open')).not.toBeNull();
+        expect(await noSidewaysScroll(page)).toBe(0);
+        expect(await accessibilityProblems(page), `run page at ${width} px`).toEqual([]);
+        await page.screenshot({ path: join(tmpdir(), `task-find-${width}.png`) });
+
+        // 2. What changed between the last two connects (the refresh is under its connect, not compared).
+        const changed = new Steps(page);
+        await changed.open(`${base}/ui/`);
+        await page.locator('tr[data-run-id="call-a:refresh"].nested').waitFor();
+        await changed.click(page.locator('tr[data-run-id="call-b"]').locator('a.run-link:visible, .run-id-under a:visible').first());
+        await page.locator('.run-card .vs-line').waitFor();
+        expect(await text(page, '.run-card .previous-run')).toBe('call-a');
+        await changed.click(page.locator('.run-card a.compare-previous'));
+        await page.locator('tr.block-diff[data-diff-kind="live-context"] .diff-text').waitFor();
+        expect(await text(page, 'tr.block-diff[data-diff-kind="live-context"]')).toContain('garden, order, sam');
+        await page.screenshot({ path: join(tmpdir(), `task-changed-${width}.png`) });
+
+        // 3. Is the service healthy? The strip on every page says so.
+        const healthy = new Steps(page);
+        await healthy.open(`${base}/ui/`);
+        const strip = page.locator('#status[data-ready="true"]');
+        await strip.waitFor();
+        expect(await text(page, '#status .status-readiness')).toBe('● Ready');
+        expect(await text(page, '#status .status-compiles')).toMatch(/^\d+ compiles, 1 failed \([\d.]+ %\): CC_BUDGET_EXCEEDED 1$/);
+        expect(await text(page, '#status .status-fallbacks')).toBe('no call fell back');
+        expect(await accessibilityProblems(page), `runs list at ${width} px`).toEqual([]);
+        await page.screenshot({ path: join(tmpdir(), `task-healthy-${width}.png`) });
+
+        counted[width] = { find: find.total, changed: changed.total, healthy: healthy.total };
+        expect(problems).toEqual([]);
+      } finally {
+        await close();
+      }
+    }
+    // The time each task takes, in steps: opening the viewer, clicks, keystrokes (a 10-character request id is 10).
+    expect(counted).toEqual({ 1280: { find: 37, changed: 3, healthy: 1 }, 420: { find: 38, changed: 3, healthy: 1 } });
+    await writeFile(join(tmpdir(), 'operator-steps.json'), `${JSON.stringify(counted, null, 2)}\n`);
+  }, 120_000);
 });

@@ -8,7 +8,8 @@
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import type { RunList as ApiRunList, RunTrace as ApiRunTrace } from '../../schemas/trace.js';
-import type { RunList, RunTrace } from '../../ui/src/model.js';
+import type { Status as ApiStatus } from '../../schemas/health.js';
+import type { RunList, RunTrace, ServiceStatus } from '../../ui/src/model.js';
 
 type Element<T> = T extends readonly (infer E)[] ? E : T;
 type Shape<T> = Element<Exclude<T, null | undefined>>;
@@ -30,11 +31,13 @@ describe('the viewer’s trace types (checked by the compiler)', () => {
   it('have exactly the fields of schemas/trace.ts, both ways, at every depth', () => {
     expectTypeOf<FieldMismatches<RunTrace, ApiRunTrace>>().toEqualTypeOf<never>();
     expectTypeOf<FieldMismatches<RunList, ApiRunList>>().toEqualTypeOf<never>();
+    expectTypeOf<FieldMismatches<ServiceStatus, ApiStatus>>().toEqualTypeOf<never>();
   });
 
   it('accept whatever the schemas allow', () => {
     expectTypeOf<ApiRunTrace>().toExtend<RunTrace>();
     expectTypeOf<ApiRunList>().toExtend<RunList>();
+    expectTypeOf<ApiStatus>().toExtend<ServiceStatus>();
   });
 
   it('would name a field either side gained or lost (the check itself can fail)', () => {

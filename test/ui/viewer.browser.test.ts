@@ -138,8 +138,8 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     expect(channelLabel).toContain(`≈${channelStable!.tokens.toLocaleString('en-US')} tokens`);
     expect(await page.locator('.boundary-label[data-boundary="channel-stable"]').getAttribute('class')).not.toContain('below-minimum');
     // Regression: each boundary carried its own red flag; one line for the prompt says it now.
-    expect(await page.locator('article.event .flag', { hasText: 'below minimum' }).count()).toBe(1);
-    expect(await text(page, 'article.event .below-minimum-line')).toContain('1 of 4 cache boundaries (worker-stable) are below the 1,024-token minimum');
+    expect(await page.locator('article.event .flag', { hasText: 'not cacheable' }).count()).toBe(1);
+    expect(await text(page, 'article.event .below-minimum-line')).toContain('1 of 4 cache checkpoints (same every call) are below the 1,024-token minimum');
 
     expect(await text(page, '.redactions [data-kind="email"]')).toBe('1 email');
     expect(await text(page, '.redactions [data-kind="phone"]')).toBe('0 phone');
@@ -360,7 +360,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
 
     // The HUD: every file looked for, sorted by path, with what the compile took from it.
     const hud = firstEvent.locator('section.hud');
-    expect(await hud.locator('h3').textContent()).toMatch(/^HUD: \d+ files looked for, \d+ found$/);
+    expect(await hud.locator('h3').textContent()).toMatch(/^Files read: \d+ looked for, \d+ found$/);
     const paths = await hud.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-path')!));
     expect(paths).toEqual([...paths].sort());
     const identityRow = (await hud.locator('tr[data-path="workers/scribe/identity.md"]').textContent()) ?? '';
@@ -398,9 +398,9 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     await page.goto(`${base}/ui/#/runs/voice-call`);
     const realtime = page.locator('article.event section.realtime');
     await realtime.waitFor();
-    const summary = await text(page, 'article.event section.summary');
-    expect(summary).toContain(`voice${answer.voice}`);
-    expect(summary).toContain(`tools${answer.tools.map((tool) => tool.name).join(', ')}`);
+    // Said once: the voice and the tools in the realtime section, not again among the event's facts.
+    expect(await text(page, 'article.event section.summary')).not.toContain(`voice${answer.voice}`);
+    expect(await text(page, '.realtime')).toContain(`tools${answer.tools.map((tool) => tool.name).join(', ')}`);
     expect(await text(page, '.realtime .session-voice')).toBe(answer.voice);
     expect(await realtime.locator('table.tools tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tool')))).toEqual(answer.tools.map((tool) => tool.name));
     expect(await text(page, `.realtime tr[data-tool="${answer.tools[0]!.name}"]`)).toContain(answer.tools[0]!.description);
@@ -499,13 +499,13 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     await page.goto(`${base}/ui/#/runs/governed`);
     const cache = page.locator('article.event section.cache');
     await cache.waitFor();
-    const summary = await text(page, 'article.event section.summary');
-    expect(summary).toContain('request idvoice-call-7');
-    expect(summary).toContain(`traceparent${traceparent}`);
+    // The request id once, on the card; the traceparent, which the card does not say, among the event's facts.
+    expect(await text(page, '.run-card .request-id')).toBe('voice-call-7');
+    expect(await text(page, 'article.event section.summary')).toContain(`traceparent${traceparent}`);
     expect(await text(page, 'section.cache code.route-key')).toBe(answer.cache.routeKey);
     expect(await text(page, 'section.cache code.engine')).toBe('gpt-4.1');
     expect(await text(page, 'section.cache code.tokenizer')).toBe('o200k_base');
-    expect(await text(page, 'section.cache')).toContain(`tool definitions${answer.cache.toolTokens.toLocaleString('en-US')} tokens, in every boundary`);
+    expect(await text(page, 'section.cache')).toContain(`tool definitions${answer.cache.toolTokens.toLocaleString('en-US')} tokens, in every checkpoint`);
     // Exact counts, without the estimate's ≈, in the table, on the bar and between the blocks.
     const cells = await cache.locator('table.boundaries tbody tr td:nth-child(4)').allTextContents();
     expect(cells).toEqual(answer.cache.boundaries.map((boundary) => boundary.tokens.toLocaleString('en-US')));

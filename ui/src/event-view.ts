@@ -9,14 +9,19 @@ import { h, headed, type Child } from './dom.js';
 import {
   AUTHORITIES,
   eventMinute,
+  authorityLabel,
+  cacheClassLabel,
+  eventSize,
   exactTokens,
   formatNumber,
+  formatPercent,
   formatShare,
   formatTime,
   layoutEvent,
   lineRangeText,
   percentOf,
   prefixTokens,
+  promptPercent,
   runHash,
   sessionJson,
   shareOf,
@@ -35,9 +40,13 @@ import {
   type TraceSource,
 } from './model.js';
 import { authorityClass, definitions, outcomeClass, sha } from './views.js';
+import { sentSection } from './prompt-view.js';
 
-/** One event: its facts, its failure, the delivered prompt, its blocks and the rest; folded unless `open`. */
-export function renderEvent(event: TraceEvent, heading: string, open: boolean): HTMLElement {
+/**
+ * One event: its facts, its failure, what a refresh sent (unless the page says it above:
+ * `sentAbove`), the delivered prompt, its blocks and the rest; folded unless `open`.
+ */
+export function renderEvent(event: TraceEvent, heading: string, open: boolean, sentAbove = false): HTMLElement {
   const layout = layoutEvent(event);
   const details = h(
     'details',
@@ -50,19 +59,20 @@ export function renderEvent(event: TraceEvent, heading: string, open: boolean): 
       h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)),
       h('span', { class: 'muted small' }, ` ${event.outcome}`),
     ),
-    factsSection(event),
+    factsSection(event, open),
     event.error ? failureBox(event.error) : null,
     verification(event),
+    event.refresh && !sentAbove ? sentSection(event, copyButton, 'h3') : null,
     event.systemPrompt !== null ? promptSection(event) : null,
-    event.blocks?.length ? budgetSection(layout) : null,
-    event.blocks?.length ? blocksSection(layout) : null,
+    event.blocks?.length ? budgetSection(layout, event.chars) : null,
+    event.blocks?.length ? blocksSection(layout, event.chars) : null,
     event.blocks?.length || layout.boundaries.length ? cacheSection(layout) : null,
     redactionsAndWarnings(event, layout),
     event.recall || event.receipts ? governanceSection(event.recall, event.receipts, layout) : null,
     event.verifySkipped ? h('p', { class: 'verified bad verify-skipped', role: 'alert' }, `✗ Brain files not checked: ${event.verifySkipped}.`) : null,
     event.sources ? sourcesSection(event.sources, event.absent ?? [], event.listings ?? []) : null,
     event.realtime ? realtimeSection(event, event.realtime) : null,
-    event.hud || event.hudRejected ? hudSection(event.hud, event.hudRejected) : null,
+    event.hud || event.hudRejected ? hudSection(event.hud, event.hudRejected, event.chars) : null,
     digestsSection(event),
     rawRequest(event),
   );
@@ -81,24 +91,23 @@ export function failureBox(error: NonNullable<TraceEvent['error']>): HTMLElement
   );
 }
 
-function factsSection(event: TraceEvent): HTMLElement {
-  const subjectLabel = event.subject.kind === 'persona' ? 'persona' : 'worker';
+/**
+ * The event's own facts, those the run's summary card does not say: the route, the caller and
+ * surface, the refresh's parent, and for an earlier event its size and request id (the card
+ * says the latest's). Voice and tools are in the realtime section.
+ */
+function factsSection(event: TraceEvent, latest: boolean): HTMLElement {
   return h(
     'section',
     { class: 'summary' },
     definitions([
-      ['time', h('span', { title: event.at }, formatTime(event.at))],
       ['route', h('code', {}, event.route)],
-      [subjectLabel, event.subject.id],
       ['caller', event.caller ? h('span', { class: 'caller' }, event.caller) : null],
       ['surface', event.surface ?? null],
-      ['voice', event.realtime ? h('span', { class: 'voice' }, event.realtime.voice) : null],
-      ['tools', event.realtime ? h('span', { class: 'tool-names' }, event.realtime.toolNames.join(', ') || 'none') : null],
-      ['status', h('span', {}, h('span', { class: `status ${outcomeClass(event.outcome)}` }, String(event.status)), ' ', event.outcome)],
-      ['size', event.outcome === 'failed' ? 'nothing delivered' : `${formatNumber(event.chars)} chars delivered (systemPrompt + inputPrompt)`],
+      ['size', latest ? null : event.outcome === 'failed' ? 'nothing delivered' : h('span', { class: 'event-size' }, eventSize(event))],
       ['parent run', event.parentRunId ? h('a', { href: runHash(event.parentRunId), class: 'parent-run' }, event.parentRunId) : null],
       ['refresh', event.refresh ? h('span', { class: 'refresh-changes' }, refreshText(event.refresh)) : null],
-      ['request id', event.requestId ? h('code', { class: 'request-id' }, event.requestId) : null],
+      ['request id', !latest && event.requestId ? h('code', { class: 'request-id' }, event.requestId) : null],
       ['traceparent', event.traceparent ? h('code', { class: 'traceparent' }, event.traceparent) : null],
     ]),
   );
@@ -150,7 +159,12 @@ const LABELLED_SHARE = 7;
  * boundaries as dashed lines; the limit as a marker — at its place when it is near, else at
  * the bar's end with how far it is.
  */
-function budgetSection(layout: EventLayout): HTMLElement {
+/** `34.2 % of the 24,000-char budget`: the budget said as a share of its limit, so no second size figure stands beside the one delivered. */
+export function budgetWords(used: number, limit: number): string {
+  return `${formatShare(shareOf(used, limit))} of the ${formatNumber(limit)}-char budget`;
+}
+
+function budgetSection(layout: EventLayout, delivered: number): HTMLElement {
   const { usedChars, limitChars } = layout;
   const end = Math.max(usedChars, ...layout.blocks.map((view) => view.start + view.chars), 1);
   const limitNear = limitChars !== null && limitChars <= end * 1.25;
@@ -162,7 +176,7 @@ function budgetSection(layout: EventLayout): HTMLElement {
       'div',
       {
         class: `bar-block ${authorityClass(view.block.authority)}`,
-        title: `#${view.index} ${view.block.kind} · ${view.block.authority} · ${formatNumber(view.block.chars)} chars (${formatShare(shareOf(view.block.chars, limitChars))} of the budget)`,
+        title: `#${view.index} ${view.block.kind} · ${authorityLabel(view.block.authority)} · ${formatNumber(view.block.chars)} chars (${formatPercent(promptPercent(view.block.chars, delivered))} of the prompt)`,
         data: { block: String(view.index) },
       },
       width >= LABELLED_SHARE ? h('span', { class: 'bar-label' }, view.block.kind) : null,
@@ -175,13 +189,13 @@ function budgetSection(layout: EventLayout): HTMLElement {
   layout.boundaries.forEach((boundary, row) => {
     const left = percentOf(boundary.prefixChars, scale);
     const below = boundary.belowMinimum === true;
-    const marker = h('div', { class: `bar-boundary${below ? ' below-minimum' : ''}`, title: `cache boundary after ${boundary.afterBlock} (${boundary.class})` });
+    const marker = h('div', { class: `bar-boundary${below ? ' below-minimum' : ''}`, title: `cache checkpoint after ${boundary.afterBlock} (${cacheClassLabel(boundary.class)})` });
     marker.style.left = `${left}%`;
     bar.append(marker);
     const label = h(
       'div',
       { class: `boundary-label${left > 55 ? ' flip' : ''}${below ? ' below-minimum' : ''}`, data: { boundary: boundary.class } },
-      h('span', { class: 'boundary-class' }, boundary.class),
+      h('span', { class: 'boundary-class', title: boundary.class }, cacheClassLabel(boundary.class)),
       ` · ${boundaryTokens(boundary, layout.tokenizer)}`,
     );
     label.style.left = `${left}%`;
@@ -203,8 +217,8 @@ function budgetSection(layout: EventLayout): HTMLElement {
       'p',
       { class: 'budget-figures' },
       limitChars !== null
-        ? `${formatNumber(usedChars)} of ${formatNumber(limitChars)} chars used (${formatShare(shareOf(usedChars, limitChars))}), ${formatNumber(limitChars - usedChars)} left — the instructions: systemPrompt, a blank line, inputPrompt.`
-        : `${formatNumber(usedChars)} chars used; no limit recorded.`,
+        ? `${formatNumber(delivered)} chars delivered: ${budgetWords(usedChars, limitChars)} (the limit also counts the blank line between the two prompts).`
+        : `${formatNumber(delivered)} chars delivered; no limit recorded.`,
       Object.entries(layout.omitted).some(([, count]) => count > 0)
         ? ` Left out to fit: ${Object.entries(layout.omitted)
             .filter(([, count]) => count > 0)
@@ -215,7 +229,7 @@ function budgetSection(layout: EventLayout): HTMLElement {
     h(
       'div',
       { class: 'bar-wrap' },
-      h('div', { class: 'bar-scale muted small' }, h('span', {}, '0'), h('span', { class: 'bar-scale-end' }, limitNear ? `${formatNumber(scale)} chars` : `${formatNumber(end)} chars used`)),
+      h('div', { class: 'bar-scale muted small' }, h('span', {}, '0'), h('span', { class: 'bar-scale-end' }, limitNear ? `${formatNumber(scale)} chars` : `the whole prompt`)),
       bar,
       limitChars !== null && !limitNear ? h('p', { class: 'bar-limit-note muted small' }, `limit ${formatNumber(limitChars)} chars → (${formatNumber(Math.round((limitChars / end) * 10) / 10)}× this prompt), off the bar`) : null,
       lane,
@@ -225,9 +239,9 @@ function budgetSection(layout: EventLayout): HTMLElement {
       'p',
       { class: 'legend' },
       [...AUTHORITIES, ...[...kinds].filter((kind) => !(AUTHORITIES as readonly string[]).includes(kind))].map((authority) =>
-        h('span', { class: 'legend-item' }, h('span', { class: `swatch ${authorityClass(authority)}` }), authority),
+        h('span', { class: 'legend-item', title: authority }, h('span', { class: `swatch ${authorityClass(authority)}` }), authorityLabel(authority)),
       ),
-      h('span', { class: 'legend-item' }, h('span', { class: 'swatch boundary' }), 'cache boundary'),
+      h('span', { class: 'legend-item' }, h('span', { class: 'swatch boundary' }), 'cache checkpoint'),
       limitChars !== null ? h('span', { class: 'legend-item' }, h('span', { class: 'swatch limit' }), 'limit') : null,
     ),
   );
@@ -244,11 +258,11 @@ function belowMinimumLine(layout: EventLayout): Child {
   const below = layout.boundaries.filter((boundary) => boundary.belowMinimum === true);
   if (below.length === 0) return null;
   const minimum = layout.minimumTokens === null ? 'the providers’' : `the ${formatNumber(layout.minimumTokens)}-token`;
-  const which = below.length === layout.boundaries.length ? `All ${below.length} cache boundaries are` : `${below.length} of ${layout.boundaries.length} cache boundaries (${below.map((boundary) => boundary.class).join(', ')}) are`;
-  return h('p', { class: 'below-minimum-line', role: 'note' }, h('span', { class: 'flag' }, 'below minimum'), ` ${which} below ${minimum} minimum: providers will not cache those prefixes.`);
+  const which = below.length === layout.boundaries.length ? `All ${below.length} cache checkpoints are` : `${below.length} of ${layout.boundaries.length} cache checkpoints (${below.map((boundary) => cacheClassLabel(boundary.class)).join(', ')}) are`;
+  return h('p', { class: 'below-minimum-line', role: 'note' }, h('span', { class: 'flag' }, 'not cacheable'), ` ${which} below ${minimum} minimum: providers will not cache the prompt up to them.`);
 }
 
-function blocksSection(layout: EventLayout): HTMLElement {
+function blocksSection(layout: EventLayout, delivered: number): HTMLElement {
   const byIndex = new Map<number, BoundaryView[]>();
   for (const boundary of layout.boundaries) {
     if (boundary.blockIndex === null) continue;
@@ -256,14 +270,14 @@ function blocksSection(layout: EventLayout): HTMLElement {
   }
   const list = h('ol', { class: 'blocks' });
   for (const view of layout.blocks) {
-    list.append(blockItem(view, layout.limitChars));
+    list.append(blockItem(view, delivered));
     for (const boundary of byIndex.get(view.index) ?? []) {
       list.append(
         h(
           'li',
           { class: `boundary-row${boundary.belowMinimum ? ' below-minimum' : ''}` },
-          `cache boundary · ${boundary.class} · ${boundaryTokens(boundary, layout.tokenizer)}`,
-          boundary.belowMinimum ? ' · not cached' : null,
+          `cache checkpoint · ${cacheClassLabel(boundary.class)} · ${boundaryTokens(boundary, layout.tokenizer)}`,
+          boundary.belowMinimum ? ' · not cacheable' : null,
           ' · ',
           sha(boundary.prefixSha256, 'prefix'),
         ),
@@ -287,12 +301,12 @@ function blocksSection(layout: EventLayout): HTMLElement {
     'section',
     { class: 'blocks-section' },
     headed('h3', `Blocks (${layout.blocks.length})`, expand),
-    h('p', { class: 'muted small' }, 'Share: the block’s characters of the budget’s limit, as the HUD counts it. ≈ marks an estimate (bytes / 4); a block has no exact count of its own.'),
+    h('p', { class: 'muted small' }, 'Share: the block’s characters in percent of the prompt delivered, as the files read count it. Tokens are exact when the cache plan’s are (a checkpoint’s tokens are its blocks’ and the tool definitions’); ≈ marks an estimate (bytes / 4).'),
     list,
   );
 }
 
-function blockItem(view: BlockView, limitChars: number | null): HTMLElement {
+function blockItem(view: BlockView, delivered: number): HTMLElement {
   const { block } = view;
   return h(
     'li',
@@ -301,12 +315,14 @@ function blockItem(view: BlockView, limitChars: number | null): HTMLElement {
       'div',
       { class: 'block-head' },
       h('span', { class: 'block-kind' }, block.kind),
-      h('span', { class: `chip ${authorityClass(block.authority)}` }, block.authority),
-      h('span', { class: 'cache-class' }, block.cacheClass),
+      h('span', { class: `chip ${authorityClass(block.authority)}`, title: block.authority }, authorityLabel(block.authority)),
+      h('span', { class: 'cache-class', title: block.cacheClass }, cacheClassLabel(block.cacheClass)),
       h('code', { class: 'source', title: block.source }, block.source),
       h('span', { class: 'num' }, `${formatNumber(block.chars)} chars`),
-      h('span', { class: 'num', title: 'estimate (bytes / 4)' }, `≈${formatNumber(block.approxTokens)} tokens`),
-      h('span', { class: 'num share', title: 'of the budget’s limit' }, formatShare(shareOf(block.chars, limitChars))),
+      block.tokens !== undefined
+        ? h('span', { class: 'num block-tokens', title: 'exact: its label line to the next block’s, as the cache plan counts it' }, `${formatNumber(block.tokens)} tokens`)
+        : h('span', { class: 'num block-tokens', title: 'estimate (bytes / 4)' }, `≈${formatNumber(block.approxTokens)} tokens`),
+      h('span', { class: 'num share', title: 'of the prompt delivered' }, formatPercent(promptPercent(block.chars, delivered))),
       sha(block.sha256, 'content'),
     ),
     view.text !== null || view.delivered !== null
@@ -321,7 +337,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
     { class: 'cache' },
     h('h3', {}, 'Cache plan'),
     definitions([
-      ['route key', layout.routeKey ? h('code', { class: 'route-key' }, layout.routeKey) : null],
+      ['provider cache key', layout.routeKey ? h('code', { class: 'route-key', title: 'the route key: send it as the provider’s prompt_cache_key' }, layout.routeKey) : null],
       ['engine', layout.routeKey ? (layout.engine !== null ? h('code', { class: 'engine' }, layout.engine) : h('span', { class: 'muted' }, 'none named')) : null],
       ['provider', layout.provider !== null ? h('span', { class: 'cache-provider' }, layout.caching === 'none' ? `${layout.provider}: caches nothing` : layout.provider) : null],
       ['provider minimum', layout.minimumTokens !== null ? `${formatNumber(layout.minimumTokens)} tokens` : null],
@@ -331,7 +347,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
           ? h('span', {}, h('code', { class: 'tokenizer' }, layout.tokenizer), exactTokens(layout.tokenizer) ? ' (exact)' : ' (an estimate: ≈)')
           : null,
       ],
-      ['tool definitions', layout.toolTokens !== null ? `${formatNumber(layout.toolTokens)} tokens, in every boundary` : null],
+      ['tool definitions', layout.toolTokens !== null ? `${formatNumber(layout.toolTokens)} tokens, in every checkpoint` : null],
     ]),
     layout.boundaries.length
       ? h(
@@ -340,7 +356,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
           h(
             'table',
             { class: 'boundaries' },
-            h('thead', {}, h('tr', {}, ['class', 'after block', 'prefix', 'tokens', 'cached', 'prefix sha256'].map((label) => h('th', label === 'tokens' ? { title: tokensNote(layout.tokenizer) } : {}, label)))),
+            h('thead', {}, h('tr', {}, ['checkpoint', 'after block', 'up to it', 'tokens', 'cacheable', 'sha256'].map((label) => h('th', label === 'tokens' ? { title: tokensNote(layout.tokenizer) } : {}, label)))),
             h(
               'tbody',
               {},
@@ -348,7 +364,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
                 h(
                   'tr',
                   {},
-                  h('td', {}, boundary.class),
+                  h('td', { title: boundary.class }, cacheClassLabel(boundary.class)),
                   h('td', {}, boundary.blockIndex !== null ? `#${boundary.blockIndex} ${boundary.afterBlock}` : boundary.afterBlock),
                   h('td', { class: 'num' }, `${formatNumber(boundary.prefixChars)} chars`),
                   h(
@@ -363,7 +379,7 @@ function cacheSection(layout: EventLayout): HTMLElement {
             ),
           ),
         )
-      : h('p', { class: 'muted' }, 'No cache boundaries recorded.'),
+      : h('p', { class: 'muted' }, 'No cache checkpoints recorded.'),
   );
 }
 
@@ -544,7 +560,7 @@ function sourcesSection(sources: TraceSource[], absent: TraceAbsent[], listings:
     h(
       'h3',
       {},
-      `Brain files read (${sources.length})`,
+      `Brain files then and now (${sources.length})`,
       listings.length ? ` · directories listed (${listings.length})` : '',
       absent.length ? ` · looked for, missing (${absent.length})` : '',
     ),
@@ -554,11 +570,11 @@ function sourcesSection(sources: TraceSource[], absent: TraceAbsent[], listings:
   );
 }
 
-/** A share with a bar as long as it is against the largest share in the table (a 3 % share is visible next to a 20 % one). */
-function shareCell(share: number, largest: number): HTMLElement {
+/** A part of the prompt in percent, with a bar as long as that percent of the cell: 1.6 % is a sliver, never a full bar. */
+function shareCell(percent: number | null): HTMLElement {
   const bar = h('span', { class: 'share-bar' });
-  bar.style.width = `${largest > 0 ? percentOf(share, largest).toFixed(1) : '0'}%`;
-  return h('td', { class: 'num share' }, bar, formatShare(share));
+  bar.style.width = `${percent === null ? 0 : Math.min(100, percent).toFixed(1)}%`;
+  return h('td', { class: 'num share' }, bar, formatPercent(percent));
 }
 
 function missingCell(): HTMLElement {
@@ -568,19 +584,18 @@ function missingCell(): HTMLElement {
 }
 
 /** The HUD: every file the compile looked for, what it read of each, and the share of the budget the blocks built from it take. */
-function hudSection(hud: Hud | undefined, rejected: string[] | undefined): HTMLElement {
+function hudSection(hud: Hud | undefined, rejected: string[] | undefined, delivered: number): HTMLElement {
   if (!hud) {
     return h(
       'section',
       { class: 'hud', role: 'alert' },
-      h('h3', {}, 'HUD'),
+      h('h3', {}, 'Files read'),
       h('p', { class: 'flag' }, 'The recorded HUD was rejected when the trace was read back:'),
       h('ul', {}, (rejected ?? []).map((problem) => h('li', {}, problem))),
     );
   }
   const found = hud.files.filter((file) => file.exists).length;
   const shared = new Set((hud.shared ?? []).map((row) => row.kind));
-  const largest = Math.max(0, ...hud.files.map((file) => file.share));
   const rows = hud.files.map((file) =>
     h(
       'tr',
@@ -596,7 +611,7 @@ function hudSection(hud: Hud | undefined, rejected: string[] | undefined): HTMLE
               { class: 'hud-blocks' },
               file.blocks.length ? file.blocks.map((kind, i) => [i ? ', ' : '', kind, shared.has(kind) ? h('span', { class: 'muted small', title: 'built from several files, each of which lists it' }, ' (shared)') : null]) : h('span', { class: 'muted' }, '—'),
             ),
-            shareCell(file.share, largest),
+            shareCell(promptPercent(file.chars, delivered)),
           ]
         : missingCell(),
     ),
@@ -604,23 +619,23 @@ function hudSection(hud: Hud | undefined, rejected: string[] | undefined): HTMLE
   return h(
     'section',
     { class: 'hud' },
-    h('h3', {}, `HUD: ${hud.files.length} file${hud.files.length === 1 ? '' : 's'} looked for, ${found} found`),
-    h('p', { class: 'muted small' }, sha(hud.snapshotSha256, 'snapshot of the files read'), ` · ${formatNumber(hud.usedChars)} of ${formatNumber(hud.limitChars)} chars used`),
+    h('h3', {}, `Files read: ${hud.files.length} looked for, ${found} found`),
+    h('p', { class: 'muted small' }, sha(hud.snapshotSha256, 'snapshot of the files read'), ` · ${formatNumber(delivered)} chars delivered; each file’s share is of that prompt`),
     h(
       'div',
       { class: 'table-wrap' },
-      h('table', {}, h('thead', {}, h('tr', {}, ['path', 'read', 'tokens read', 'lines', 'blocks built from it', 'share'].map((label) => h('th', {}, label)))), h('tbody', {}, rows)),
+      h('table', {}, h('thead', {}, h('tr', {}, ['path', 'read', 'tokens read', 'lines', 'blocks built from it', 'share of the prompt'].map((label) => h('th', {}, label)))), h('tbody', {}, rows)),
     ),
     hud.shared?.length
       ? h(
           'p',
           { class: 'muted small shared-blocks' },
           'Built from several files: ',
-          hud.shared.map((row, i) => `${i ? '; ' : ''}${row.kind} ${formatShare(row.share)} from ${row.files.join(', ')}`).join(''),
+          hud.shared.map((row, i) => `${i ? '; ' : ''}${row.kind} ${formatPercent(promptPercent(row.chars, delivered))} from ${row.files.join(', ')}`).join(''),
         )
       : null,
     hud.derived.length
-      ? h('p', { class: 'muted small derived' }, 'From no file: ', hud.derived.map((row, i) => `${i ? ', ' : ''}${row.kind} (${row.source}) ${formatShare(row.share)}`).join(''))
+      ? h('p', { class: 'muted small derived' }, 'From no file: ', hud.derived.map((row, i) => `${i ? ', ' : ''}${row.kind} (${row.source}) ${formatPercent(promptPercent(row.chars, delivered))}`).join(''))
       : null,
   );
 }
@@ -706,28 +721,38 @@ function realtimeSection(event: TraceEvent, realtime: TraceRealtime): HTMLElemen
   );
 }
 
+/** A button that copies `text` exactly. */
+export function copyButton(label: string, text: string, name: string): HTMLButtonElement {
+  const element: HTMLButtonElement = h('button', { type: 'button', class: `secondary small ${name}`, onClick: () => void copyText(text, element) }, label);
+  return element;
+}
+
+/** The prompts byte for byte, folded (the page shows them readable above): what to copy, or to read as the model got them. */
 function promptSection(event: TraceEvent): HTMLElement {
   const system = event.systemPrompt ?? '';
   const input = event.inputPrompt;
   const instructions = input === null ? system : `${system}\n\n${input}`;
-  const button = (label: string, text: string, name: string) => {
-    const element: HTMLButtonElement = h('button', { type: 'button', class: `secondary small ${name}`, onClick: () => void copyText(text, element) }, label);
-    return element;
-  };
+  const refresh = event.refresh !== undefined && event.refresh.delivery !== 'reconnect';
+  const fold = h(
+    'details',
+    { class: 'prompt-fold' },
+    h('summary', {}, refresh ? `The fresh compile it compared, byte for byte (${formatNumber(event.chars)} chars, not sent)` : `The whole prompt, byte for byte (${formatNumber(event.chars)} chars)`),
+    h('p', { class: 'muted small' }, 'systemPrompt (the instructions):'),
+    h('pre', { class: 'prompt system-prompt' }, system),
+    input !== null
+      ? [h('p', { class: 'muted small' }, 'inputPrompt (background data and task input, one JSON line per block, for the lowest-privilege channel):'), h('pre', { class: 'prompt input-prompt' }, input)]
+      : h('p', { class: 'muted small' }, 'No input prompt.'),
+  );
   return h(
     'section',
     { class: 'delivered' },
     headed(
       'h3',
-      'Delivered prompt',
-      button('Copy instructions', instructions, 'copy-instructions'),
-      button('Copy system prompt', system, 'copy-system'),
-      input !== null ? button('Copy input prompt', input, 'copy-input') : null,
+      refresh ? 'Prompt compiled for the refresh' : 'Delivered prompt',
+      copyButton('Copy instructions', instructions, 'copy-instructions'),
+      copyButton('Copy system prompt', system, 'copy-system'),
+      input !== null ? copyButton('Copy input prompt', input, 'copy-input') : null,
     ),
-    h('p', { class: 'muted small' }, 'Exactly as delivered. systemPrompt:'),
-    h('pre', { class: 'prompt system-prompt' }, system),
-    input !== null
-      ? [h('p', { class: 'muted small' }, 'inputPrompt (one JSON object per block, for the lowest-privilege channel):'), h('pre', { class: 'prompt input-prompt' }, input)]
-      : h('p', { class: 'muted small' }, 'No input prompt.'),
+    fold,
   );
 }

@@ -6,7 +6,7 @@
 import { createApi, sessionTokenStore, type AskToken } from './api.js';
 import { renderCompare } from './compare-view.js';
 import { h, replace } from './dom.js';
-import { parseHash, runsHash } from './model.js';
+import { formatTime, parseHash, runsHash, STATUS_PATH, statusWords, type ServiceStatus } from './model.js';
 import { renderRun } from './run-view.js';
 import { renderRunList } from './views.js';
 
@@ -62,12 +62,35 @@ const askToken: AskToken = (reason) =>
 
 const api = createApi(document.baseURI, tokens, askToken);
 let generation = 0;
+const strip = document.getElementById('status')!;
+
+/** The status strip: is the service ready, how many compiles failed and why, how many calls fell back — on every page, read again on each. */
+async function showStatus(): Promise<void> {
+  let status: ServiceStatus;
+  try {
+    status = await api.get<ServiceStatus>(STATUS_PATH);
+  } catch {
+    replace(strip, h('span', { class: 'status-unknown' }, 'Service status unavailable (GET /status did not answer).'));
+    strip.dataset['ready'] = 'unknown';
+    return;
+  }
+  const words = statusWords(status);
+  strip.dataset['ready'] = String(words.ready);
+  replace(
+    strip,
+    h('strong', { class: 'status-readiness' }, `${words.ready ? '●' : '✗'} ${words.readiness}`),
+    h('span', { class: 'status-compiles' }, words.compiles),
+    h('span', { class: 'status-fallbacks' }, words.fallbacks),
+    h('span', { class: 'status-since' }, `since ${formatTime(status.since)}`),
+  );
+}
 
 async function route(): Promise<void> {
   const mine = ++generation;
   const context = { api, main, current: () => mine === generation };
   const view = parseHash(location.hash);
   showForget();
+  void showStatus();
   if (view.name === 'runs') await renderRunList(context, view.filter);
   else if (view.name === 'run') await renderRun(context, view.runId);
   else if (view.name === 'compare') await renderCompare(context, view.runIds);

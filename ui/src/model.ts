@@ -14,6 +14,8 @@ export interface TraceBlock {
   chars: number;
   approxTokens: number;
   sha256: string;
+  /** Exact, counted on read by the tokenizer the cache plan named (its label line to the next block's); absent for an estimate. */
+  tokens?: number | undefined;
 }
 
 export interface TraceSegment {
@@ -176,6 +178,8 @@ export interface TraceEvent {
   inputPrompt: string | null;
   verified: boolean | null;
   chain: ChainStatus;
+  /** A delivered refresh: the text it sent, rebuilt from the trace and held to `refresh.textSha256` (else null, and why). */
+  refreshText?: { text: string | null; reason?: string | undefined } | undefined;
 }
 
 /** What a chain link proves; see docs/traces.md, "Tamper evidence". */
@@ -676,4 +680,110 @@ export function toAscii(text: string): string {
   const decomposed = mapped.normalize('NFKD').replace(COMBINING_MARKS, '');
   const remapped = decomposed.replace(MAPPED, (char) => ASCII_MAP[char] ?? '');
   return remapped.replace(/( ?)[^\u0000-\u007f]+( ?)/g, (_match, before: string, after: string) => (before && after ? ' ' : before || after));
+}
+
+/** What an authority means to an operator: the words every view shows (the schema's name on hover). */
+export const AUTHORITY_LABELS: Readonly<Record<string, string>> = Object.freeze({
+  'trusted-directive': 'instructions',
+  advisory: 'background data',
+  content: 'task input',
+});
+
+/** How long a block's text stays the same, in an operator's words (the schema's cache class on hover). */
+export const CACHE_CLASS_LABELS: Readonly<Record<string, string>> = Object.freeze({
+  'worker-stable': 'same every call',
+  'channel-stable': 'same per channel',
+  'surface-stable': 'same per surface',
+  volatile: 'changes per call',
+});
+
+export function authorityLabel(authority: string): string {
+  return AUTHORITY_LABELS[authority] ?? authority;
+}
+
+export function cacheClassLabel(cacheClass: string): string {
+  return CACHE_CLASS_LABELS[cacheClass] ?? cacheClass;
+}
+
+/** A part of the prompt (a block, a file's blocks) in percent of the characters delivered, the one figure its bar and its label show. */
+export function promptPercent(chars: number, deliveredChars: number): number | null {
+  if (deliveredChars <= 0) return null;
+  return Math.round((chars / deliveredChars) * 1000) / 10;
+}
+
+/** `1.6 %` (or `—`). */
+export function formatPercent(percent: number | null): string {
+  return percent === null ? '—' : `${percent.toFixed(1)} %`;
+}
+
+/**
+ * Where `query` occurs in `text`, case-insensitively (ASCII and Unicode simple case), as
+ * `[start, end)` pairs, left to right and not overlapping; at most `limit`. A plain scan, no
+ * pattern built from the query: linear in the text's length.
+ */
+export function findMatches(text: string, query: string, limit = 1000): Array<[number, number]> {
+  const needle = query.toLowerCase();
+  if (needle === '') return [];
+  const haystack = text.toLowerCase();
+  // Lower-casing may change a string's length (e.g. İ): then the positions are the lowered text's, so search the text itself.
+  const [within, find] = haystack.length === text.length ? [haystack, needle] : [text, query];
+  const found: Array<[number, number]> = [];
+  for (let at = within.indexOf(find); at >= 0 && found.length < limit; at = within.indexOf(find, at + find.length)) found.push([at, at + find.length]);
+  return found;
+}
+
+/**
+ * A refresh's delivered text, readable: its first line (since when, and the clock), then
+ * each changed block's JSON line decoded to its name and text (`New:`, `No longer:`); a line
+ * that is not a block stays as it is.
+ */
+export function readableRefreshText(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      const decoded = decodeInputLine(line);
+      if (decoded === null) return line;
+      const block = (JSON.parse(line) as { block?: unknown }).block;
+      return `[${typeof block === 'string' ? block : 'block'}]\n${decoded}`;
+    })
+    .join('\n');
+}
+
+/** `GET /status` (mirrors schemas/health.ts): readiness and how compiles went since the process started. */
+export interface ServiceStatus {
+  status: 'ready' | 'not-ready';
+  checks: Array<{ name: string; ok: boolean; reason?: string | undefined; note?: string | undefined }>;
+  since: string;
+  compiles: { total: number; failed: number; failureRate: number | null; byCode: Record<string, number> };
+  fallbacks: { total: number; static: number; stale: number };
+}
+
+export const STATUS_PATH = '../status';
+
+/** The status strip's words: readiness (the failing checks and why), the failure rate with its codes, the fallbacks. */
+export function statusWords(status: ServiceStatus): { ready: boolean; readiness: string; compiles: string; fallbacks: string } {
+  const failing = status.checks.filter((check) => !check.ok);
+  const { total, failed, failureRate, byCode } = status.compiles;
+  const codes = Object.entries(byCode)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([code, count]) => `${code} ${formatNumber(count)}`)
+    .join(', ');
+  return {
+    ready: status.status === 'ready',
+    readiness: status.status === 'ready' ? 'Ready' : `Not ready: ${failing.map((check) => `${check.name}${check.reason ? ` (${check.reason})` : ''}`).join('; ')}`,
+    compiles:
+      total === 0
+        ? 'no compiles yet'
+        : `${formatNumber(total)} compile${total === 1 ? '' : 's'}, ${formatNumber(failed)} failed (${failureRate === null ? '—' : `${(failureRate * 100).toFixed(1)} %`})${codes ? `: ${codes}` : ''}`,
+    fallbacks: status.fallbacks.total === 0 ? 'no call fell back' : `${formatNumber(status.fallbacks.total)} call${status.fallbacks.total === 1 ? '' : 's'} fell back (${status.fallbacks.static} static, ${status.fallbacks.stale} stale)`,
+  };
+}
+
+/**
+ * The one size figure of an event: what reached the model — a refresh's own text (a
+ * reconnect sent the whole setup again: its prompts), else the prompts delivered.
+ */
+export function eventSize(event: Pick<TraceEvent, 'chars' | 'refresh' | 'outcome'>): string {
+  if (event.refresh && event.refresh.delivery !== 'reconnect') return event.outcome === 'delivered' ? `${formatNumber(event.refresh.chars)} chars delivered` : 'nothing sent';
+  return `${formatNumber(event.chars)} chars delivered`;
 }

@@ -7,21 +7,22 @@
  */
 import { comparableEvent, compareRuns, comparisonLine, latestComparable, type ComparedEvent } from './compare.js';
 import { h, headed, replace, type Child } from './dom.js';
-import { failureBox, renderEvent } from './event-view.js';
+import { budgetWords, copyButton, failureBox, renderEvent } from './event-view.js';
+import { answerSection, sentSection } from './prompt-view.js';
 import { ApiError } from './api.js';
 import {
   callPartOf,
   CALL_PARTS,
   compareHash,
   eventMinute,
+  eventSize,
   formatNumber,
-  formatShare,
   formatTime,
+  layoutEvent,
   prefixHeld,
   runHash,
   runListPath,
   runTracePath,
-  shareOf,
   type ChainStatus,
   type RunList,
   type RunSummary,
@@ -46,14 +47,22 @@ export async function renderRun(context: PageContext, runId: string): Promise<vo
   if (!context.current()) return;
   const count = trace.events.length;
   const latest = trace.events[count - 1]!;
-  const panels = trace.events.map((event, i) => renderEvent(event, `Event ${i + 1}`, i === count - 1));
+
+  // The answer first: what the newest prompt says that changes per call (and, for a refresh, what was sent), before anything else.
+  const sentRefresh = [...trace.events].reverse().find((event) => event.refresh && event.outcome === 'delivered') ?? null;
+  const panels = trace.events.map((event, i) => renderEvent(event, `Event ${i + 1}`, i === count - 1, event === sentRefresh));
   const events = h('div', { class: 'events' }, panels);
   const connect = connectOf(trace);
   const versus = h('p', { class: 'vs-previous muted' }, connect !== null && connect !== trace.runId ? partLine(connect) : `Looking for the previous call of ${latest.subject.id}…`);
   const call = connect === null ? null : h('section', { class: 'call-timeline' }, h('h2', {}, 'The call'), h('p', { class: 'muted small' }, 'Looking for its refreshes…'));
+  const answered = [...trace.events].reverse().find((event) => event.blocks?.length && event.systemPrompt !== null) ?? null;
+
   replace(
     body,
     runCard(trace, latest, versus),
+    sentRefresh ? sentSection(sentRefresh, copyButton) : null,
+    answered ? answerSection(answered, layoutEvent(answered)) : null,
+    glossary(),
     call,
     count > 1 || trace.nextCursor !== null ? timeline(trace, panels) : null,
     events,
@@ -175,16 +184,14 @@ function runCard(trace: RunTrace, latest: TraceEvent, versus: HTMLElement): HTML
   const limit = typeof budget['limitChars'] === 'number' ? budget['limitChars'] : null;
   // The characters delivered, as the runs list says; against the budget, what its limit counts (the instructions, with the
   // blank line between the prompts) in the Budget section's own words, so the two figures are never read as one that disagrees.
+  // One size figure: what reached the model (a refresh's own text, not the prompt it compared), and the budget as a share of its limit.
   const size =
     latest.outcome === 'failed'
       ? 'nothing delivered'
-      : used !== null && limit !== null
-        ? [
-            h('span', { class: 'card-delivered' }, `${formatNumber(latest.chars)} chars delivered`),
-            ' · budget: ',
-            h('span', { class: 'card-budget' }, `${formatNumber(used)} of ${formatNumber(limit)} chars used (${formatShare(shareOf(used, limit))})`),
-          ]
-        : h('span', { class: 'card-delivered' }, `${formatNumber(latest.chars)} chars delivered`);
+      : [
+          h('span', { class: 'card-delivered' }, eventSize(latest)),
+          used !== null && limit !== null && !latest.refresh ? [' · ', h('span', { class: 'card-budget' }, budgetWords(used, limit))] : null,
+        ];
   const count = trace.events.length;
   return h(
     'section',
@@ -398,4 +405,27 @@ function chainSection(chain: RunTrace['chain'], paged = false): HTMLElement {
   );
   details.open = bad;
   return details;
+}
+
+/** The words of this page an operator may not know, each in a line; folded under the answer. */
+const GLOSSARY: Array<[string, string]> = [
+  ['instructions', 'blocks of the system prompt: the model follows them (identity, rules, tools, clock)'],
+  ['background data', 'facts the model may use, sent in the input prompt, never as instructions (live context, topic, memory)'],
+  ['task input', 'what the caller asked, sent in the input prompt (a task, a message, evidence)'],
+  ['same every call · changes per call', 'how often a block’s text changes: the fixed blocks come first, so the prompt’s start can be cached'],
+  ['cache checkpoint', 'a place in the prompt up to which a provider can reuse its cached work, when the text before it is the same as last time'],
+  ['cacheable', 'the prompt up to a checkpoint is long enough for the provider to cache it (its minimum tokens): not that the cache was hit'],
+  ['provider cache key', 'the key to send the provider (OpenAI’s prompt_cache_key) so calls that start alike reach the same cache'],
+  ['files read', 'the brain files the compile looked for, what it read of each, and the blocks built from them'],
+  ['compiled for', 'the minute the prompt’s clock line says'],
+  ['chars delivered', 'the size of what reached the model: both prompts, or a refresh’s own text'],
+];
+
+function glossary(): HTMLElement {
+  return h(
+    'details',
+    { class: 'glossary' },
+    h('summary', {}, 'Words on this page'),
+    h('dl', { class: 'facts' }, GLOSSARY.map(([term, meaning]) => [h('dt', {}, term), h('dd', {}, meaning)])),
+  );
 }

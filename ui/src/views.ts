@@ -228,7 +228,12 @@ function runRow({ run, callPart, nested }: RunRow, pickBox: (runId: string) => H
       warningsFlag(run.warnings),
       h('span', { class: 'outcome' }, run.outcome),
     ),
-    h('td', { class: 'col-optional col-chars num' }, run.outcome === 'failed' ? '—' : `${formatNumber(run.chars)} chars`),
+    // A refresh's size is the text it sent, which its page shows; the list holds only the prompt it compared, so it says no second figure.
+    h(
+      'td',
+      { class: 'col-optional col-chars num', ...(callPart?.part === 'refresh' ? { title: 'what a refresh sent is on its page' } : {}) },
+      run.outcome === 'failed' || callPart?.part === 'refresh' ? '—' : `${formatNumber(run.chars)} chars`,
+    ),
     h('td', { class: 'col-optional num' }, String(run.events)),
     h(
       'td',

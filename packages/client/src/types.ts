@@ -458,6 +458,8 @@ export interface TraceEvent {
     chars: number;
     approxTokens: number;
     sha256: string;
+    /** The block's exact tokens, counted when read by the tokenizer its event's cache plan names (o200k_base): a system block from its label to the next block's label — the pieces the cache plan counts, so a checkpoint's tokens are its blocks' plus the tool definitions' — an input block its JSON line. Absent when the plan counted an estimate */
+    tokens?: number;
   }>;
   promptSha256?: string;
   inputSha256?: string | null;
@@ -502,6 +504,11 @@ export interface TraceEvent {
   /** The rebuilt prompts match the recorded digests and the event's chain link holds; with TRACE_SIGNING_KEY set, only an event signed with that key counts. Null when the event carries no prompt and its link holds. */
   verified: boolean | null;
   chain: ChainStatus;
+  /** A delivered mid-call refresh: the text it sent (`Since we connected, ...`), rebuilt from the trace — the connect's input prompt, this event's fresh input prompt and clock line — and given only when its sha256 is `refresh.textSha256`; else `text` is null and `reason` says why */
+  refreshText?: {
+    text: string | null;
+    reason?: string;
+  };
 }
 
 export interface TraceSubject {

@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from '../../core/digest.js';
 import type { Delivery } from '../../core/persona/delivery.js';
-import { contextEvent, liveContextChanges, parseInputPrompt, refreshText } from '../../core/persona/refresh.js';
+import { contextEvent, liveContextChanges, parseInputPrompt, refreshText, type BlockChange } from '../../core/persona/refresh.js';
 import { ANSWER_PROVIDERS, providerShape, type AnswerProvider } from '../../core/persona/voices.js';
 import { noMemo, type Memo } from '../../core/memo.js';
 import { ProblemError } from '../../errors.js';
@@ -161,14 +161,24 @@ export function refreshJob(persona: CompileJob, connect: Connect, provider: Answ
   };
 }
 
+/**
+ * What a refresh delivers: the changes between the connect's input prompt and the fresh one,
+ * said with the clock line of now (the empty text when nothing changed). `keepTopic`: the
+ * connect was given a topicName and the refresh none, so the connect's topic block stands.
+ * The one definition of the delivered text, used to deliver it and to rebuild it from the trace.
+ */
+export function refreshDelta(connectInput: string | null, freshInput: string | null, clock: string, keepTopic: boolean): { changes: BlockChange[]; text: string } {
+  const connected = parseInputPrompt(connectInput);
+  const now = parseInputPrompt(freshInput);
+  const changes = liveContextChanges(connected, keepTopic ? [...now.filter((block) => block.kind !== 'topic'), ...connected.filter((block) => block.kind === 'topic')] : now);
+  return { changes, text: refreshText(changes, clock) ?? '' };
+}
+
 function refreshed(fresh: JobResult, connect: Connect, provider: AnswerProvider, delivery: Delivery, keepTopic: boolean): JobResult {
   const { compiled } = fresh;
   const shape = providerShape(provider);
-  const connected = parseInputPrompt(connect.inputPrompt);
-  const now = parseInputPrompt(compiled.inputPrompt);
-  const changes = liveContextChanges(connected, keepTopic ? [...now.filter((block) => block.kind !== 'topic'), ...connected.filter((block) => block.kind === 'topic')] : now);
   const clock = compiled.blocks.find((block) => block.kind === 'clock')?.content ?? '';
-  const delta = refreshText(changes, clock) ?? '';
+  const { changes, text: delta } = refreshDelta(connect.inputPrompt, compiled.inputPrompt, clock, keepTopic);
   const counts = changes.map(({ block, source, added, removed }) => ({ block, source, added: added.length, removed: removed.length }));
   const record: TraceRefresh = { provider, delivery, changes: counts, textSha256: delta === '' ? null : sha256Hex(delta), chars: delta.length };
   const etag = `"${sha256Hex(`${connect.inputSha256 ?? '-'}\n${compiled.inputSha256 ?? '-'}\n${shape}\n${delivery}`).slice(0, 40)}.refresh"`;
@@ -181,4 +191,65 @@ function refreshed(fresh: JobResult, connect: Connect, provider: AnswerProvider,
     record: { refresh: record },
     validator: { etag, unchanged: changes.length === 0 },
   };
+}
+
+/** A refresh's delivered text as the trace rebuilds it: the text when its sha256 is the recorded one, else why not. */
+export type RebuiltRefreshText = { text: string } | { text: null; reason: string };
+
+/**
+ * The clock line a refresh event's text began with: its clock block's text under its label
+ * line, cut from the rebuilt system prompt (trusted blocks are the system segments, in order)
+ * and held to the block's content digest. Null when the event does not carry it.
+ */
+function tracedClock(event: TraceEvent): string | null {
+  const blocks = event.blocks ?? [];
+  const system = event.segments?.system ?? [];
+  const trusted = blocks.filter((block) => block.authority === 'trusted-directive');
+  const at = trusted.findIndex((block) => block.kind === 'clock');
+  const segment = system[at];
+  if (at < 0 || event.systemPrompt === null || trusted.length !== system.length || segment === undefined) return null;
+  const labelled = event.systemPrompt.slice(segment.offset, segment.offset + segment.chars).replace(/^\n+/, '');
+  const newline = labelled.indexOf('\n');
+  const body = newline < 0 ? '' : labelled.slice(newline + 1);
+  return sha256Hex(body) === trusted[at]!.sha256 ? body : null;
+}
+
+/**
+ * What a delivered refresh sent, rebuilt from the trace as it was built (`refreshDelta`): the
+ * connect's input prompt (its run's connect, as the refresh route finds it; a catch-up's static
+ * baseline has none, a stale one is its run's connect), the refresh's own fresh input prompt
+ * and clock line — and shown only when its sha256 is the `textSha256` the event recorded.
+ */
+export async function rebuildRefreshText(readRun: ReadRun, event: TraceEvent, visibleTo: string | null): Promise<RebuiltRefreshText> {
+  const recorded = event.refresh?.textSha256;
+  if (!recorded) return { text: null, reason: 'nothing was sent' };
+  if (event.verified !== true) return { text: null, reason: 'this event’s own prompts do not verify' };
+  const clock = tracedClock(event);
+  if (clock === null) return { text: null, reason: 'its clock line is not in the trace' };
+  const persona = event.subject.id;
+  const baseline = event.request['baseline'];
+  let connect: Connect | undefined;
+  try {
+    if (event.parentRunId !== undefined) connect = await findConnect(readRun, event.parentRunId, persona, { caller: event.caller, visibleTo });
+    else if (baseline === 'stale' && typeof event.request['baselineRunId'] === 'string') connect = await findConnect(readRun, event.request['baselineRunId'], persona, { caller: event.caller, visibleTo });
+    // A catch-up from a static session (or a stale one whose connect was gone) compared with no live context.
+    if (connect === undefined && event.parentRunId === undefined && (baseline === 'static' || baseline === 'stale')) connect = catchUpBaseline(event.runId, null, { provider: 'openai', model: undefined, timezone: undefined, topicId: undefined });
+  } catch (error) {
+    return { text: null, reason: error instanceof ProblemError ? error.message : 'its connect could not be read' };
+  }
+  if (connect === undefined) return { text: null, reason: `its connect (run ${event.parentRunId ?? '?'}) is not in the trace` };
+  const keepTopic = connect.topicName && event.request['topicName'] !== true;
+  const { text } = refreshDelta(connect.inputPrompt, event.inputPrompt, clock, keepTopic);
+  return sha256Hex(text) === recorded ? { text } : { text: null, reason: 'the text rebuilt from the trace does not match its recorded sha256' };
+}
+
+/** Each delivered refresh of `events` with the text it sent (`refreshText`), rebuilt from the trace; a connect run is read once. */
+export async function attachRefreshTexts(readRun: ReadRun, events: readonly TraceEvent[], visibleTo: string | null): Promise<void> {
+  const runs = new Map<string, ReturnType<ReadRun>>();
+  const once: ReadRun = (runId, query) => {
+    let run = runs.get(runId);
+    if (run === undefined) runs.set(runId, (run = readRun(runId, query)));
+    return run;
+  };
+  for (const event of events) if (event.refresh?.textSha256) event.refreshText = await rebuildRefreshText(once, event, visibleTo);
 }
