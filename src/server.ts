@@ -83,7 +83,11 @@ export async function main(env: Record<string, string | undefined> = process.env
 /** What the primary sends a worker to shut it down gracefully (workers leave SIGINT and SIGTERM to the primary). */
 const SHUTDOWN_MESSAGE = 'context-compiler:shutdown';
 
-/** A worker that dies this soon after it was started counts as failing to start. */
+/**
+ * A worker that dies before it listens, or this soon after, counts as failing to start. The
+ * window opens when it listens, not when it is forked: on a busy machine a start can take
+ * longer than the window, and a loop of such starts must still be seen.
+ */
 const EARLY_EXIT_MS = 10_000;
 /** Workers that fail to start this many times in a row stop the service: a restart loop would only hide the cause. */
 const MAX_EARLY_EXITS = 5;
@@ -101,11 +105,15 @@ const MAX_EARLY_EXITS = 5;
 function superviseWorkers(config: Config, log: Logger): void {
   let stopping = false;
   let earlyExits = 0;
-  const started = new Map<Worker, number>();
+  /** Each running worker, with when it started listening (null until it does). */
+  const started = new Map<Worker, number | null>();
   let failed = false;
-  const fork = () => started.set(cluster.fork(), Date.now());
+  const fork = () => started.set(cluster.fork(), null);
+  cluster.on('listening', (worker) => {
+    if (started.get(worker) === null) started.set(worker, Date.now());
+  });
   cluster.on('exit', (worker, code, signal) => {
-    const startedAt = started.get(worker) ?? Date.now();
+    const listeningSince = started.get(worker) ?? null;
     started.delete(worker);
     if (stopping) {
       // A worker that died earlier was replaced; what counts is how the last ones closed.
@@ -113,7 +121,7 @@ function superviseWorkers(config: Config, log: Logger): void {
       if (started.size === 0) process.exit(failed ? 1 : 0);
       return;
     }
-    earlyExits = Date.now() - startedAt < EARLY_EXIT_MS ? earlyExits + 1 : 0;
+    earlyExits = listeningSince === null || Date.now() - listeningSince < EARLY_EXIT_MS ? earlyExits + 1 : 0;
     log.error({ pid: worker.process.pid, code, signal, earlyExits }, 'worker exited; starting another');
     if (earlyExits >= MAX_EARLY_EXITS) {
       log.fatal({ earlyExits }, 'workers keep exiting right after they start; stopping');

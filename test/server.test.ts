@@ -80,7 +80,7 @@ describe('server process', () => {
     const dir = await tempDir();
     const other = 'second-token-0123456789';
     const signingKey = 'k'.repeat(40);
-    const server = startServer({ PORT: '0', TRACE_DIR: join(dir, 'traces'), CONTEXT_COMPILER_TOKENS: `${TEST_TOKEN},${other}`, TRACE_SIGNING_KEY: signingKey, RATE_LIMIT_MAX: '900' });
+    const server = startServer({ PORT: '0', TRACE_DIR: join(dir, 'traces'), CONTEXT_COMPILER_TOKENS: `${TEST_TOKEN},${other}`, TRACE_SIGNING_KEY: signingKey, RATE_LIMIT_MAX: '900', PRESSURE_MAX_EVENT_LOOP_DELAY: '250ms' });
     stopAfterTest(server);
     await server.listening();
     await until(() => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
@@ -96,7 +96,7 @@ describe('server process', () => {
       tokenCount: 2,
       limits: { rateLimitMax: 900, rateLimitWindowMs: 60_000, bodyLimit: 262_144, promptLimitChars: 48_000, maxConnections: 768, listenBacklog: 4096 },
       timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, shutdownGraceMs: 10_000 },
-      pressure: { maxEventLoopDelayMs: 200, maxEventLoopUtilization: 0, maxHeapUsedBytes: 'auto', sampleIntervalMs: 1000 },
+      pressure: { maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0, maxHeapUsedBytes: 'auto', sampleIntervalMs: 1000 },
     });
     for (const secret of [TEST_TOKEN, other, signingKey]) expect(server.output().stdout).not.toContain(secret);
   });
