@@ -39,7 +39,7 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
         for (const provider of ['openai', 'gemini'] as const) {
           const job = personas.persona({ persona: key, now: new Date(), provider });
           const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer } as const;
-          if (await rehearse(app.brain, delivery, job)) fresh = true;
+          if (await rehearse(app, delivery, job)) fresh = true;
         }
       }
       return fresh;

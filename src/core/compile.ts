@@ -671,7 +671,7 @@ function stablePart(memo: CompilerMemo, planTokens: PlanTokens, system: readonly
   }
   const plan = planPrefix(planned, memo.prefixes, planTokens);
   const text = segments.join('');
-  const part: StablePart = { blocks, segments, text, piece: { text, derived: {} }, byKind, tokens, redactions, plan };
+  const part: StablePart = { blocks, segments, text, piece: { text }, byKind, tokens, redactions, plan };
   // The text, its blocks' contents (about the same again) and a native hash state per boundary.
   return key === undefined ? part : memo.stableParts.set(key, part, 2 * key.length + 4 * text.length + 1024 * (plan.boundaries.length + 1));
 }
@@ -694,7 +694,7 @@ function inputPart(memo: CompilerMemo, inputs: readonly PreparedBlock[]): InputP
     addCounts(redactions, prepared.redactions);
   }
   const text = segments.join('');
-  const part: InputPart = { blocks, segments, text, piece: { text, derived: {} }, sha256: hasher.finish(), tokens, redactions };
+  const part: InputPart = { blocks, segments, text, piece: { text }, sha256: hasher.finish(), tokens, redactions };
   return key === undefined ? part : memo.inputParts.set(key, part, 2 * key.length + 4 * text.length + 512);
 }
 

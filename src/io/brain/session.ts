@@ -61,7 +61,6 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         absent: Object.freeze([...absent]),
         listings: Object.freeze([...listed.values()]),
         loaded: Object.freeze([...snapshot.values()]),
-        derived: {},
       });
     },
     async replay(record) {
