@@ -1,6 +1,6 @@
 /**
  * A persona's day: everything read and derived for one local day, kept with the brain
- * session's record of its reads (`throughSnapshot`) so a later request for the same persona
+ * session's record of its reads (`throughReplay`) so a later request for the same persona
  * and options replays the record and applies only its own minute; and the compiles of its
  * latest minutes, shared between the requests of a minute.
  */
@@ -20,7 +20,7 @@ import type { BrainSession } from '../../io/brain.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
 import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
-import { policyKey, throughSnapshot, type SnapshotMemo, type Snapshot } from '../snapshot.js';
+import { policyKey, throughReplay, type ReplayMemo, type Replayable } from '../replay.js';
 import { PERSONA_READS, personaOrNotFound, usableTopicId, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
 import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
 import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
@@ -28,20 +28,20 @@ import { usableZone, zoneWarning } from './zone.js';
 
 /**
  * What a persona's day remembers, beside its reading and topic: the day itself with the
- * record of its reads (by `snapshotKey`), a policy as part of a key (by the policy object: a
+ * record of its reads (by `dayKey`), a policy as part of a key (by the policy object: a
  * route's is fixed), and the compiles of its latest minutes (by `PersonaSources.compileKey`).
  */
-export interface DayMemo extends ReadingMemo, TopicMemo, SnapshotMemo {
-  readonly personaDays: Memo<string, Snapshot<PersonaDay>>;
-  readonly personaMinutes: Memo<string, KeptMinutes>;
+export interface DayMemo extends ReadingMemo, TopicMemo, ReplayMemo {
+  readonly personaDays: Memo<string, Replayable<PersonaDay>>;
+  readonly personaMinutes: Memo<string, PersonaMinutes>;
 }
 
 export const NO_DAY_MEMO: DayMemo = Object.freeze({
   ...NO_READING_MEMO,
   ...NO_TOPIC_MEMO,
-  personaDays: noMemo<string, Snapshot<PersonaDay>>(),
+  personaDays: noMemo<string, Replayable<PersonaDay>>(),
   policyKeys: noMemo<Policy, string>(),
-  personaMinutes: noMemo<string, KeptMinutes>(),
+  personaMinutes: noMemo<string, PersonaMinutes>(),
 });
 
 /**
@@ -59,10 +59,10 @@ export const NO_DAY_MEMO: DayMemo = Object.freeze({
  */
 export async function readPersonaSources(brain: BrainSession, request: PersonaRequest, options: PersonaOptions, memo: DayMemo = NO_DAY_MEMO): Promise<PersonaSources> {
   const persona = personaOrNotFound(request.persona);
-  const { value: day } = await throughSnapshot(
+  const { value: day } = await throughReplay(
     brain,
     memo.personaDays,
-    snapshotKey(persona, request, options, memo),
+    dayKey(persona, request, options, memo),
     { fits: (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today, bytes: () => 4096, freeze: memo.freezeShared },
     () => gatherPersona(brain, persona, request, options, memo),
   );
@@ -76,8 +76,8 @@ export interface PersonaDay {
   forMinute(now: Date, provider: AnswerProvider): PersonaSources;
 }
 
-/** Names a request's persona and options (everything but the instant), for the day's snapshot. */
-function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): string {
+/** Names a request's persona and options (everything but the instant), for the day kept with its reads. */
+function dayKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): string {
   const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
   const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
   return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
@@ -203,7 +203,7 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
  * session connects at its own minute, so an older minute is rarely asked for again, and a
  * result kept longer only ages into the old generation of the heap before it is dropped.
  */
-export interface KeptMinutes {
+export interface PersonaMinutes {
   minutes: Array<{ clock: string; result: PersonaCompiled }>;
 }
 
