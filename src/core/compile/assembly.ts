@@ -39,11 +39,11 @@ function layOut(layout: Layout, prepared: readonly PreparedBlock[], hasher?: Pre
       cacheClass: placement.cacheClass,
       blockIndex: layout.blocks.length,
       segment: each.segment,
-      key: each.key,
+      key: each.segmentKey,
       approxTokens: each.segmentTokens,
       tokens: each.tokens,
     });
-    hasher?.push(each.segment, each.key);
+    hasher?.push(each.segment, each.segmentKey);
     layout.blocks.push(blockOf(each));
     layout.segments.push(each.segment);
     text += each.segment;
@@ -128,14 +128,14 @@ export function assemble(
 }
 
 /**
- * The parts memos' key: the identities of the blocks, in order, or undefined when one of them
+ * The parts memos' key: the blocks' `blockKey`s, in order, or undefined when one of them
  * does not recur (a turn's message, evidence): such a part is laid out afresh.
  */
 function partKey(blocks: readonly PreparedBlock[]): string | undefined {
   let key = '';
   for (const prepared of blocks) {
-    if (prepared.ident === undefined) return undefined;
-    key += `${prepared.ident}\0`;
+    if (prepared.blockKey === undefined) return undefined;
+    key += `${prepared.blockKey}\0`;
   }
   return key;
 }

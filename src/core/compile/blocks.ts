@@ -81,8 +81,8 @@ export function render(kind: BlockKind, rawSource: string, text: string, brainDe
     sha256,
     approxTokens: approxTokens(body),
     segment,
-    key,
-    ident: key === undefined ? undefined : `${key}:${redactions.email}:${redactions.phone}`,
+    segmentKey: key,
+    blockKey: key === undefined ? undefined : `${key}:${redactions.email}:${redactions.phone}`,
     segmentTokens: approxTokens(segment),
     redactions,
   };

@@ -18,9 +18,9 @@ export interface PreparedBlock {
   readonly approxTokens: number;
   readonly segment: string;
   /** Set for recurring (memoised) blocks: stands for exactly the segment, so the hash state after it is reused. */
-  readonly key: string | undefined;
-  /** Set for recurring blocks: names the block completely (its key and the redactions its source needed), for the parts memo. */
-  readonly ident: string | undefined;
+  readonly segmentKey: string | undefined;
+  /** Set for recurring blocks: names the block completely (its segment key and the redactions its source needed), for the parts memo. */
+  readonly blockKey: string | undefined;
   readonly segmentTokens: number;
   /** PII its source needed redacted (brain-derived text only). */
   readonly redactions: Readonly<RedactionCounts>;
