@@ -42,7 +42,7 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
           const job = personas.persona({ persona: key, now: new Date(), provider });
           const answerMembers = { delivery: deliveryFor(provider, undefined).delivery };
           const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer, answerMembers } as const;
-          if (await rehearse(app.brain, delivery, job)) fresh = true;
+          if (await rehearse(app, delivery, job)) fresh = true;
         }
       }
       return fresh;

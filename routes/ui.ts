@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../src/config.js';
 import { ProblemError } from '../src/errors.js';
-import { ifNoneMatchHits } from '../src/http/deliver.js';
+import { ifNoneMatchHits } from '../src/http/conditional.js';
 import { notModified, problems, type DocumentedHeader } from '../src/http/openapi.js';
 
 /** Where `npm run build` (scripts/build-ui.mjs) puts the viewer. */

@@ -29,7 +29,7 @@ export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 /**
  * Each area's share of the bound. The brain's texts are the largest (the bench brain holds
  * under 9 MB of text outside people/ and companies/); compiled persona results are kept for
- * their latest minutes, with what delivery derived from each (`Derived`: its answer bytes).
+ * their latest minutes (what delivery keeps of each, in `app.delivered`, lives as long as the result).
  */
 export const CACHE_SHARES = Object.freeze({
   'brain.files': 0.28,

@@ -41,7 +41,7 @@ describe('layout', () => {
   });
 
   it('src/sources reads through src/io and compiles with src/core: no Fastify, no file system', async () => {
-    // Not the trace store: a shared result holds nothing of the trace writer, which keeps its splices itself.
+    // Nothing of the trace store: a shared result holds nothing of its consumers.
     const allowed = (target: string) => ['src/core/', 'src/io/brain', 'src/sources/', 'schemas/', 'src/errors.js'].some((prefix) => target.startsWith(prefix));
     expect(outside(await imports('src/sources'), allowed)).toEqual([]);
   });

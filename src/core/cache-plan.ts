@@ -259,7 +259,7 @@ function plan(
       toolTokens: tokens.toolTokens,
       tokenizer: counter.name,
       lastClass: segments.at(-1)?.cacheClass ?? from.lastClass,
-      hash: hasher.snapshot() ?? from.hash,
+      hash: hasher.state() ?? from.hash,
     },
   };
 }

@@ -84,7 +84,7 @@ export class PrefixHasher {
   }
 
   /** The state after everything pushed so far, to continue from later (never updated in place); undefined before any push. */
-  snapshot(): PrefixState | undefined {
+  state(): PrefixState | undefined {
     if (this.fresh !== undefined) return { state: this.fresh.copy(), hex: this.digest() };
     return this.link;
   }

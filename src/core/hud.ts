@@ -216,31 +216,6 @@ export interface HudBasis {
   readonly budget: Pick<Budget, 'limitChars' | 'usedChars'>;
 }
 
-/** A HUD and what it was built from, so another delivery of the same compiled result can take it again. */
-export interface KeptHud extends HudBasis {
-  readonly hud: Hud;
-}
-
-const sameItems = <T>(a: readonly T[], b: readonly T[]) => a === b || (a.length === b.length && a.every((item, i) => item === b[i]));
-
-/**
- * `kept` while it was built from the very same snapshots and misses (a brain hands out one
- * snapshot per file version, a replayed day the same arrays) and blocks of the same kinds,
- * sources and sizes within the same budget — what the HUD shows of them — else a HUD built
- * afresh from `basis`: what `buildHud(basis)` gives either way.
- */
-export function hudFor(kept: KeptHud | undefined, basis: HudBasis): KeptHud {
-  if (kept !== undefined && sameItems(kept.loaded, basis.loaded) && sameItems(kept.missing, basis.missing) && sameShown(kept, basis)) return kept;
-  return { ...basis, hud: buildHud(basis) };
-}
-
-function sameShown(kept: HudBasis, basis: HudBasis): boolean {
-  if (kept.budget.limitChars !== basis.budget.limitChars || kept.budget.usedChars !== basis.budget.usedChars) return false;
-  if (kept.blocks === basis.blocks) return true;
-  if (kept.blocks.length !== basis.blocks.length) return false;
-  return kept.blocks.every((block, i) => block.kind === basis.blocks[i]!.kind && block.source === basis.blocks[i]!.source && block.chars === basis.blocks[i]!.chars);
-}
-
 const SHA256 = /^[0-9a-f]{64}$/;
 const MAX_PROBLEMS = 20;
 

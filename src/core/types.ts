@@ -251,13 +251,11 @@ export interface Budget {
 
 /**
  * A piece of a prompt that every compile using it shares (a stable prefix, an input, laid
- * out once): its text, and a slot where a consumer keeps what it derives from that text
- * alone — the answer writer keeps its JSON there — so the piece owns that reuse and it lives
- * exactly as long as the piece.
+ * out once): its text, in an object a consumer can key what it derives from that text by
+ * (the answer encoder keeps its JSON), for as long as the piece lives.
  */
 export interface PromptPiece {
   readonly text: string;
-  readonly derived: { json?: Uint8Array };
 }
 
 /** A compile's prompts as the pieces they are joined from: the stable prefix, the volatile tail after it (the clock line), and the input. */

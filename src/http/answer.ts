@@ -3,10 +3,11 @@
  * compiled from the route's zod response schema, so the bytes are exactly what the schema
  * serializer writes. The members are cut into runs in the order they are written: those of
  * the route's result schema (what depends on the compiled result alone) and the rest (run
- * id, sources, warnings, ...). A shared result's runs are written once and kept on the
- * result (`Derived.answer`); per request only the rest is written, and the runs are joined.
+ * id, sources, warnings, ...). A shared result's runs are written once and kept by delivery
+ * (`src/http/delivered.ts`); per request only the rest is written, and the runs are joined.
  * A prompt is written from the JSON of the pieces it is joined from (`PromptParts`), which
- * each piece keeps once written (a persona's stable prefix is the same at every minute).
+ * the encoder keeps per piece once written (a persona's stable prefix is the same at every
+ * minute), for as long as the piece lives.
  * JSON escaping is per character and no piece begins with half of a surrogate pair (a
  * segment begins with a newline or a brace), so the pieces' JSON joined is the prompt's.
  */
@@ -42,17 +43,6 @@ export function wireOrder(schema: ObjectSchema): string[] {
   return [...keys.filter((key) => required.has(key)), ...keys.filter((key) => !required.has(key))];
 }
 
-/** A piece's JSON, written once and kept on the piece. */
-function pieceJson(piece: PromptPiece): Uint8Array {
-  return (piece.derived.json ??= Buffer.from(JSON.stringify(piece.text).slice(1, -1)));
-}
-
-function composedOf({ systemPrompt, inputPrompt, instructions, prompt }: Prompts): Composed[] {
-  const system = [pieceJson(prompt.stable), Buffer.from(JSON.stringify(prompt.tail).slice(1, -1))];
-  if (inputPrompt === null || prompt.input === null) return [{ value: systemPrompt, chunks: system }];
-  const input = [pieceJson(prompt.input)];
-  return [{ value: systemPrompt, chunks: system }, { value: inputPrompt, chunks: input }, { value: instructions, chunks: [...system, NEWLINES, ...input] }];
-}
 
 const [OPEN, COMMA, CLOSE, QUOTE, NEWLINES] = ['{', ',', '}', '"', '\\n\\n'].map((text) => Buffer.from(text)) as [Buffer, Buffer, Buffer, Buffer, Buffer];
 
@@ -84,6 +74,16 @@ export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSc
     else runs.push({ perResult: resultKeys.has(key), keys: [key] });
   }
   const prefixes = new Map<string, Buffer>();
+  // Each prompt piece's JSON, written once and kept while the piece lives.
+  const pieces = new WeakMap<PromptPiece, Uint8Array>();
+  const pieceJson = (piece: PromptPiece): Uint8Array => pieces.get(piece) ?? pieces.set(piece, Buffer.from(JSON.stringify(piece.text).slice(1, -1))).get(piece)!;
+
+  function composedOf({ systemPrompt, inputPrompt, instructions, prompt }: Prompts): Composed[] {
+    const system = [pieceJson(prompt.stable), Buffer.from(JSON.stringify(prompt.tail).slice(1, -1))];
+    if (inputPrompt === null || prompt.input === null) return [{ value: systemPrompt, chunks: system }];
+    const input = [pieceJson(prompt.input)];
+    return [{ value: systemPrompt, chunks: system }, { value: inputPrompt, chunks: input }, { value: instructions, chunks: [...system, NEWLINES, ...input] }];
+  }
 
   /** The schema of a member that is an object holding a prompt (a persona's session), else undefined. */
   function holding(object: ObjectSchema, key: string, value: unknown, composed: readonly Composed[]): ObjectSchema | undefined {

@@ -5,7 +5,6 @@
  * job hands back is changed after the fact. The CLI runs the same jobs without HTTP.
  */
 import type { Receipts, RecallDecision } from '../core/governance.js';
-import type { KeptHud } from '../core/hud.js';
 import type { PersonaTool } from '../core/persona/tools.js';
 import type { CompiledContext } from '../core/types.js';
 import type { BrainSession } from '../io/brain.js';
@@ -34,11 +33,11 @@ export interface JobResult {
   /** Response members beyond the compile (persona routes: liveContext, topic, voice, tools, session; the topic route: topic). */
   readonly extra?: Readonly<Record<string, unknown>>;
   /**
-   * Present when the result is remembered and handed out again (equal requests within a
-   * minute): the result is then shared and never mutated, and this is where delivery keeps
-   * what it derives from it.
+   * True when the source remembers the result and hands it out again (equal requests within
+   * a minute): it is then never changed, and a consumer may keep what it derives from it,
+   * keyed by it (delivery: `src/http/delivered.ts`).
    */
-  readonly derived?: Derived;
+  readonly shared?: true;
   /** Persona routes: the voice and tools the caller is given beside the prompts, which its trace event records. */
   readonly realtime?: { readonly voice: string; readonly tools: readonly PersonaTool[]; /** sha256 of the tools' JSON, for the ETag: worked out once by their source. */ readonly toolsSha256: string };
   /** What the trace records of the compile beyond its blocks (a worker's recall decision and receipts; a refresh's changes). */
@@ -50,41 +49,20 @@ export interface JobResult {
   readonly validator?: Readonly<{ etag: string; unchanged: boolean }>;
 }
 
-/** The representations of one compiled result an ETag tells apart. */
-export type EtagKey = 'json' | 'json+hud' | 'text';
-
 /**
- * What delivery derives from a shared result, owned by the result and filled lazily by the
- * first delivery that needs each part: its ETag per format, its answer's per-result JSON
- * (`src/http/answer.ts`) and its HUD. The only part of a shared result that ever changes;
- * what it describes never does. (The trace writer keeps what it derives from the result
- * itself, keyed by the result: `TraceSplices`.)
+ * `result` as a source shares it: marked `shared`, and frozen. With `freeze` (tests:
+ * `createCaches({ freezeShared: true })`) everything it holds is frozen, deeply, so code
+ * that changes a shared result throws instead of serving changed bytes to later requests.
  */
-export interface Derived {
-  /** By representation; the `json+hud` one holds while `hud` is the HUD it covers. */
-  etags: Partial<Record<EtagKey, string>>;
-  answer?: ReadonlyArray<readonly Uint8Array[] | null>;
-  /** Whether the result was answered once: its answer is kept from its second (most results are answered once). */
-  answered?: boolean;
-  hud?: KeptHud;
-}
-
-/**
- * `result` as a source shares it: with an empty `Derived` for delivery to fill. With
- * `freeze` (tests: `createCaches({ freezeShared: true })`) everything it describes is
- * frozen, deeply, so code that changes a shared result throws instead of serving changed
- * bytes to later requests; only `derived` slots stay writable (this one, and a prompt
- * piece's).
- */
-export function shared<T extends JobResult>(result: T, freeze = false): T & { derived: Derived } {
+export function shared<T extends JobResult>(result: T, freeze = false): T & { shared: true } {
   if (freeze) deepFreeze(result);
-  return Object.freeze({ ...result, derived: { etags: {} } });
+  return Object.freeze({ ...result, shared: true as const });
 }
 
-/** Freezes `value` and everything it holds, but slots named `derived`: where the owner of a shared value keeps what is derived from it. */
+/** Freezes `value` and everything it holds. */
 export function deepFreeze(value: unknown, seen = new WeakSet<object>()): void {
   if (value === null || typeof value !== 'object' || seen.has(value) || ArrayBuffer.isView(value)) return;
   seen.add(value);
   Object.freeze(value);
-  for (const [key, inner] of Object.entries(value)) if (key !== 'derived') deepFreeze(inner, seen);
+  for (const inner of Object.values(value)) deepFreeze(inner, seen);
 }

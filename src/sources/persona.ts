@@ -24,8 +24,8 @@ import { NO_REFRESH_MEMO, type RefreshMemo } from './persona/refresh.js';
 import { compileTopic, readTopicSources, type TopicRequest } from './persona/topic.js';
 
 export { compilePersona, readPersonaSources } from './persona/day.js';
-export { PERSONA_READS, personaOrNotFound, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
-export { compileTopic, readTopicSources, TOPIC_IDENTITY, TOPIC_WARNING, topicIdForTrace, type TopicRequest, type TopicSources } from './persona/topic.js';
+export { PERSONA_READS, personaOrNotFound, topicIdForTrace, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
+export { compileTopic, readTopicSources, TOPIC_IDENTITY, TOPIC_WARNING, type TopicRequest, type TopicSources } from './persona/topic.js';
 export { timezoneForTrace } from './persona/zone.js';
 
 /** What a persona's sources remember: the areas of its reading, its topic and its day, and the connects refreshed (`persona/*.ts`). */

@@ -68,7 +68,7 @@ const compiled = () =>
 
 describe('deliverJob', () => {
   it('merges what a job returns without changing it: its warnings and facts, frozen, reach the answer and the trace', async () => {
-    const result = deepFreeze({ compiled: compiled(), shared: true });
+    const result = deepFreeze({ compiled: compiled(), shared: true as const });
     const read: JobRead = deepFreeze({ warnings: ['one source degraded'], facts: { operatorTimezone: 'UTC' }, compile: () => result });
     const app = await appDelivering(() => ({ read: async () => read }));
     for (let round = 0; round < 2; round++) {

@@ -62,7 +62,6 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         absent: Object.freeze([...absent]),
         listings: Object.freeze([...listed.values()]),
         loaded: Object.freeze([...hudFiles.values()]),
-        derived: {},
       });
     },
     async replay(record) {

@@ -5,7 +5,7 @@
  */
 import type { Stats } from 'node:fs';
 import type { CacheArea } from '../../cache-area.js';
-import type { KeptHud, SnapshotFile } from '../../core/hud.js';
+import type { SnapshotFile } from '../../core/hud.js';
 import type { TraceListing, TraceSource } from '../../../schemas/trace.js';
 
 export interface ReadOptions {
@@ -139,8 +139,6 @@ export interface SessionRecord {
   readonly absent: readonly string[];
   readonly listings: readonly ListingRecord[];
   readonly loaded: readonly SnapshotFile[];
-  /** Where a consumer keeps what it derives from these reads alone (delivery keeps the HUD of them), for every session that replays them. */
-  readonly derived: { hud?: KeptHud };
 }
 
 export interface Brain extends BrainReader {

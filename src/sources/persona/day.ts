@@ -1,6 +1,6 @@
 /**
  * A persona's day: everything read and derived for one local day, kept with the brain
- * session's record of its reads (`throughSnapshot`) so a later request for the same persona
+ * session's record of its reads (`throughReplay`) so a later request for the same persona
  * and options replays the record and applies only its own minute; and the compiles of its
  * latest minutes, shared between the requests of a minute.
  */
@@ -11,38 +11,37 @@ import { asciiInstructions, realtimeSession } from '../../core/persona/session.j
 import { TOOLS_FILE } from '../../core/persona/tools.js';
 import { PERSONA_SETTINGS_FILE, providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/voices.js';
 import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../../core/persona/call-link.js';
-import { addCounts } from '../../core/pii.js';
+import { addCounts, type RedactionCounts } from '../../core/pii.js';
 import { DEFAULT_TOPIC_CHARS } from '../../core/signals/topic.js';
 import { toAscii } from '../../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../../core/time.js';
 import type { Policy } from '../../core/types.js';
 import type { BrainSession } from '../../io/brain.js';
-import { isSlug } from '../../../schemas/ids.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
 import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
-import { policyKey, throughSnapshot, type SnapshotMemo, type Snapshot } from '../snapshot.js';
-import { PERSONA_READS, personaOrNotFound, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
+import { policyKey, throughReplay, type ReplayMemo, type Replayable } from '../replay.js';
+import { PERSONA_READS, personaOrNotFound, usableTopicId, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
 import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
 import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
 import { usableZone, zoneWarning } from './zone.js';
 
 /**
  * What a persona's day remembers, beside its reading and topic: the day itself with the
- * record of its reads (by `snapshotKey`), a policy as part of a key (by the policy object: a
+ * record of its reads (by `dayKey`), a policy as part of a key (by the policy object: a
  * route's is fixed), and the compiles of its latest minutes (by `PersonaSources.compileKey`).
  */
-export interface DayMemo extends ReadingMemo, TopicMemo, SnapshotMemo {
-  readonly personaDays: Memo<string, Snapshot<PersonaDay>>;
-  readonly personaMinutes: Memo<string, KeptMinutes>;
+export interface DayMemo extends ReadingMemo, TopicMemo, ReplayMemo {
+  readonly personaDays: Memo<string, Replayable<PersonaDay>>;
+  readonly personaMinutes: Memo<string, PersonaMinutes>;
 }
 
 export const NO_DAY_MEMO: DayMemo = Object.freeze({
   ...NO_READING_MEMO,
   ...NO_TOPIC_MEMO,
-  personaDays: noMemo<string, Snapshot<PersonaDay>>(),
+  personaDays: noMemo<string, Replayable<PersonaDay>>(),
   policyKeys: noMemo<Policy, string>(),
-  personaMinutes: noMemo<string, KeptMinutes>(),
+  personaMinutes: noMemo<string, PersonaMinutes>(),
 });
 
 /**
@@ -60,25 +59,25 @@ export const NO_DAY_MEMO: DayMemo = Object.freeze({
  */
 export async function readPersonaSources(brain: BrainSession, request: PersonaRequest, options: PersonaOptions, memo: DayMemo = NO_DAY_MEMO): Promise<PersonaSources> {
   const persona = personaOrNotFound(request.persona);
-  const { value: day } = await throughSnapshot(
+  const { value: day } = await throughReplay(
     brain,
     memo.personaDays,
-    snapshotKey(persona, request, options, memo),
+    dayKey(persona, request, options, memo),
     { fits: (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today, bytes: () => 4096, freeze: memo.freezeShared },
     () => gatherPersona(brain, persona, request, options, memo),
   );
-  return day.at(request.now, request.provider ?? 'openai');
+  return day.forMinute(request.now, request.provider ?? 'openai');
 }
 
 /** A persona's sources for one local day: everything read and derived, and the minute applied per request. */
 export interface PersonaDay {
   timeZone: ResolvedTimeZone;
   today: string;
-  at(now: Date, provider: AnswerProvider): PersonaSources;
+  forMinute(now: Date, provider: AnswerProvider): PersonaSources;
 }
 
-/** Names a request's persona and options (everything but the instant), for the day's snapshot. */
-function snapshotKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): string {
+/** Names a request's persona and options (everything but the instant), for the day kept with its reads. */
+function dayKey(persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): string {
   const topicId = request.topicId === undefined ? '-' : JSON.stringify(request.topicId);
   const flags = `${options.allowWriteTools === true ? 1 : 0}${options.crossLingual === true ? 1 : 0}${request.sanitize === 'ascii' ? 1 : 0}`;
   return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
@@ -97,7 +96,7 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
   const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
   const settingsRead = brain.read(PERSONA_SETTINGS_FILE, PERSONA_READS.settingsFile);
   // An unusable id reads nothing: the persona connects with its generic context.
-  const topicId = typeof request.topicId === 'string' && isSlug(request.topicId) ? request.topicId : undefined;
+  const topicId = usableTopicId(request.topicId);
   const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
   const mars = persona.key === 'mars' ? { soul: brain.read('SOUL.md', PERSONA_READS.soul), memory: brain.list('memory') } : undefined;
   const venus =
@@ -122,9 +121,9 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
 
   const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
   const marsLive = mars ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo) : undefined;
-  const venusAt = venus ? await venusLiveContext(brain, venus, clock, ascii, warnings, memo) : undefined;
+  const venusLiveAt = venus ? await venusLiveContext(brain, venus, clock, ascii, warnings, memo) : undefined;
   // The live context's own warnings go here, once the minute is known.
-  const head = [...warnings.list];
+  const beforeLive = [...warnings.list];
   warnings.list.length = 0;
 
   let topic: ReadTopic | undefined;
@@ -135,7 +134,7 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
     const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
     warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
   }
-  const tail = [...warnings.list];
+  const afterLive = [...warnings.list];
   // A call link's topic name is said even without notes to load: one sanitised line.
   const nameOnly = topic?.source === undefined ? topicNameOnlyLine(request.topicName) : undefined;
   const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
@@ -165,18 +164,22 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
     let list = warningsFor[shape].get(live);
     // What Gemini's declarations of the tools lost is said with the Gemini answer alone.
     const declared = shape === 'gemini' ? prepared.gemini.warnings : [];
-    if (list === undefined) warningsFor[shape].set(live, (list = Object.freeze([...head, ...live.warnings, ...tail, ...declared])));
+    if (list === undefined) warningsFor[shape].set(live, (list = Object.freeze([...beforeLive, ...live.warnings, ...afterLive, ...declared])));
     return list;
   };
+  // Per live context too: its redactions with the tool descriptions' (the compiler cannot see them again).
+  const redactionsFor = new WeakMap<BuiltLiveContext, RedactionCounts>();
+  const redactionsOf = (live: BuiltLiveContext): RedactionCounts =>
+    redactionsFor.get(live) ?? redactionsFor.set(live, addCounts({ ...live.redactions }, prepared.rendered.redactions)).get(live)!;
   return {
     timeZone: zone,
     today: clock.today,
-    at(at: Date, provider: AnswerProvider): PersonaSources {
-      const live = marsLive ?? venusAt!(localTime(at, zone.timeZone, memo.time));
+    forMinute(now: Date, provider: AnswerProvider): PersonaSources {
+      const live = marsLive ?? venusLiveAt!(localTime(now, zone.timeZone, memo.time));
       const shape = providerShape(provider);
       const voice = prepared.rendered.voices[shape];
       return {
-        input: { ...fixed, provider: shape, clock: { now: at, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
+        input: { ...fixed, provider: shape, clock: { now, timeZone: zone.timeZone }, liveContext: { source: liveSource, text: live.text, brainDerived: true } },
         persona: { key, name, voice, description },
         provider,
         voice,
@@ -184,12 +187,12 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
         toolsSha256: prepared.sessionToolsSha256,
         ...(shape === 'gemini' ? { geminiTools: prepared.gemini.tools } : {}),
         timeZone: zone,
-        liveContextRedactions: addCounts({ ...live.redactions }, prepared.rendered.redactions),
+        liveContextRedactions: redactionsOf(live),
         topic: topic?.summary ?? null,
         warnings: warningsOf(live, shape),
         // The clock block only shows the minute, so calls within a minute share one compile.
         compileKey: `${keyHead}${live.key}${keyTail}|${provider}`,
-        clockKey: clockLine(at, zone.timeZone, memo.time),
+        clockKey: clockLine(now, zone.timeZone, memo.time),
       };
     },
   };
@@ -200,7 +203,7 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
  * session connects at its own minute, so an older minute is rarely asked for again, and a
  * result kept longer only ages into the old generation of the heap before it is dropped.
  */
-export interface KeptMinutes {
+export interface PersonaMinutes {
   minutes: Array<{ clock: string; result: PersonaCompiled }>;
 }
 

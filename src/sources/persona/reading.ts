@@ -111,8 +111,8 @@ export class Warnings {
   }
 }
 
-/** A read's identity for cache keys: its sha256 (and whether it was cut) when read, else its status. */
-export function identity(result: ReadResult | undefined): string {
+/** A read's version, for cache keys: its sha256 (and whether it was cut) when read, else its status. */
+export function versionKey(result: ReadResult | undefined): string {
   if (result === undefined) return '-';
   return result.status === 'ok' ? `${result.sha256}${result.truncated ? '+' : ''}` : result.status;
 }
@@ -165,14 +165,14 @@ function validateJsonFile<T>(
 function parseToolsFile(read: ReadResult, memo: ReadingMemo): FileCheck<ToolsFile> {
   if (read.status !== 'ok') return {};
   const spec = { path: TOOLS_FILE, maxBytes: PERSONA_READS.toolsFile.maxBytes, schema: ToolsFileSchema, fallback: 'the default tools apply' };
-  return remembered(memo.toolsFiles, identity(read), () => validateJsonFile<ToolsFile>(read, spec), () => 2 * read.text.length + 512);
+  return remembered(memo.toolsFiles, versionKey(read), () => validateJsonFile<ToolsFile>(read, spec), () => 2 * read.text.length + 512);
 }
 
 /** `personas/settings.json` validated, or the warning that says why the built-in voices apply. */
 function parseSettingsFile(read: ReadResult, memo: ReadingMemo): FileCheck<PersonaSettingsFile> {
   if (read.status !== 'ok') return {};
   const spec = { path: PERSONA_SETTINGS_FILE, maxBytes: PERSONA_READS.settingsFile.maxBytes, schema: PersonaSettingsFileSchema, fallback: 'the built-in voices apply' };
-  return remembered(memo.settingsFiles, identity(read), () => validateJsonFile<PersonaSettingsFile>(read, spec), () => 2 * read.text.length + 512);
+  return remembered(memo.settingsFiles, versionKey(read), () => validateJsonFile<PersonaSettingsFile>(read, spec), () => 2 * read.text.length + 512);
 }
 
 /** The operator's files a persona is rendered with. */
@@ -185,7 +185,7 @@ interface PersonaFiles {
 export function preparePersona(persona: Persona, files: PersonaFiles, ascii: boolean, options: PersonaOptions, memo: ReadingMemo): PreparedPersona {
   const writes = options.allowWriteTools === true;
   const crossLingual = options.crossLingual === true;
-  const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${identity(files.override)}|${identity(files.tools)}|${identity(files.settings)}`;
+  const key = `persona|${persona.key}|${writes ? 1 : 0}|${crossLingual ? 1 : 0}|${ascii ? 1 : 0}|${options.policy.blocks.persona}|${versionKey(files.override)}|${versionKey(files.tools)}|${versionKey(files.settings)}`;
   return remembered(memo.personas, key, () => preparePersonaAfresh(key, persona, files, ascii, options, memo), preparedBytes);
 }
 
@@ -298,7 +298,7 @@ export async function marsLiveContext(
     const text = warnings.text(reads[i]!);
     if (text !== undefined) daily.push({ date: plan.files[i]!.slice(0, 10), text });
   }
-  const key = `live|mars|${ascii ? 1 : 0}|${clock.today}|${identity(soul)}|${reads.map((read) => `${read.path}:${identity(read)}`).join(',')}`;
+  const key = `live|mars|${ascii ? 1 : 0}|${clock.today}|${versionKey(soul)}|${reads.map((read) => `${read.path}:${versionKey(read)}`).join(',')}`;
   return remembered(
     memo.liveContexts,
     key,
@@ -324,7 +324,7 @@ export async function venusLiveContext(
   const meetingRead = meetingName === undefined ? undefined : await brain.read(`meetings/${meetingName}`, PERSONA_READS.meeting);
   const meetingText = meetingRead === undefined ? undefined : warnings.text(meetingRead);
   // Parsed once per version of its files and day; only which events are over depends on the minute.
-  const preparedKey = `live|venus|${ascii ? 1 : 0}|${clock.today}|${identity(tasks)}|${identity(calendar)}|${identity(inbox)}|${meetingName ?? '-'}:${identity(meetingRead)}`;
+  const preparedKey = `live|venus|${ascii ? 1 : 0}|${clock.today}|${versionKey(tasks)}|${versionKey(calendar)}|${versionKey(inbox)}|${meetingName ?? '-'}:${versionKey(meetingRead)}`;
   const prepared = remembered(
     memo.venusDays,
     preparedKey,

@@ -1,6 +1,6 @@
 /**
  * What a persona compile is asked for and answers, the reads it makes, and the persona it is
- * for (`personaOrNotFound`): the shapes `reading.ts`, `topic.ts` and `day.ts` share.
+ * for (`personaOrNotFound`) and the topic id it may use (`usableTopicId`): the shapes `reading.ts`, `topic.ts` and `day.ts` share.
  */
 import { getPersona, listPersonas, type Persona } from '../../core/persona/personas.js';
 import type { GeminiSetup } from '../../core/persona/gemini-setup.js';
@@ -11,6 +11,8 @@ import type { RedactionCounts } from '../../core/pii.js';
 import type { ResolvedTimeZone } from '../../core/time.js';
 import type { CompiledContext, CompileInput, Policy } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
+import { sha256Hex } from '../../core/digest.js';
+import { isSlug } from '../../../schemas/ids.js';
 import type { JobResult } from '../job.js';
 
 
@@ -105,6 +107,26 @@ export interface PersonaCompiled extends JobResult {
   compiled: CompiledContext;
   /** Response members beyond the compile: `liveContext`, `topic`, `provider`, `voice`, `tools`, `session` or `setup` (persona routes) or `topic` alone. */
   extra: Record<string, unknown>;
+}
+
+/** The caller's topic id when it is usable: one slug (a repeated query parameter is not). An unusable one reads nothing. */
+export function usableTopicId(topicId: string | readonly string[] | undefined): string | undefined {
+  return typeof topicId === 'string' && isSlug(topicId) ? topicId : undefined;
+}
+
+/**
+ * What the trace may record of a caller's topic id: the id itself when it is usable, else
+ * only its length and a digest prefix — never unsafe text, and never unbounded.
+ */
+export function topicIdForTrace(topicId: string | readonly string[] | undefined): {
+  topicId: string | null;
+  rejected?: { reason: 'unsafe'; chars: number; sha256: string };
+} {
+  if (topicId === undefined) return { topicId: null };
+  const usable = usableTopicId(topicId);
+  if (usable !== undefined) return { topicId: usable };
+  const text = typeof topicId === 'string' ? topicId : topicId.join('&');
+  return { topicId: null, rejected: { reason: 'unsafe', chars: text.length, sha256: sha256Hex(text).slice(0, 16) } };
 }
 
 /** The built-in persona for `key`, or a 404 problem that lists the personas. */

@@ -5,7 +5,6 @@
  * persona's call: it is a warning with a stable code (`TOPIC_WARNING`).
  */
 import { createCompiler, type Compiler } from '../../core/compile.js';
-import { sha256Hex } from '../../core/digest.js';
 import { looksBinary } from '../../core/signals/markdown.js';
 import { providerShape, type AnswerProvider } from '../../core/persona/voices.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../../core/signals/topic.js';
@@ -13,7 +12,6 @@ import { toAscii } from '../../core/text.js';
 import type { CompileInput, SourceText } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
 import type { BrainReader, ReadResult } from '../../io/brain.js';
-import { isSlug } from '../../../schemas/ids.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 
 import { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type TopicSummary } from './request.js';
@@ -38,20 +36,6 @@ export const TOPIC_WARNING = {
   /** The file exists but cannot be used: refused, unreadable, binary or empty. */
   unreadable: 'topic-unreadable',
 } as const;
-
-/**
- * What the trace may record of a caller's topic id: the id itself when it is a slug, else
- * only its length and a digest prefix — never unsafe text, and never unbounded.
- */
-export function topicIdForTrace(topicId: string | readonly string[] | undefined): {
-  topicId: string | null;
-  rejected?: { reason: 'unsafe'; chars: number; sha256: string };
-} {
-  if (topicId === undefined) return { topicId: null };
-  if (typeof topicId === 'string' && isSlug(topicId)) return { topicId };
-  const text = typeof topicId === 'string' ? topicId : topicId.join('&');
-  return { topicId: null, rejected: { reason: 'unsafe', chars: text.length, sha256: sha256Hex(text).slice(0, 16) } };
-}
 
 export interface TopicSources {
   input: CompileInput;

@@ -11,14 +11,14 @@ import type { BrainSession, SessionRecord } from '../io/brain.js';
 import { deepFreeze } from './job.js';
 
 /** A value derived from a session's reads, and the record of them. */
-export interface Snapshot<T> {
+export interface Replayable<T> {
   readonly value: T;
   readonly record: SessionRecord;
 }
 
-/** How a snapshot is kept: whether a kept value still fits the request, what it weighs, whether it is frozen. */
-export interface SnapshotOptions<T> {
-  /** Deep-freeze the value kept (tests: `SnapshotMemo.freezeShared`), so a request that changes it throws. */
+/** How a replayable value is kept: whether a kept value still fits the request, what it weighs, whether it is frozen. */
+export interface ReplayOptions<T> {
+  /** Deep-freeze the value kept (tests: `ReplayMemo.freezeShared`), so a request that changes it throws. */
   readonly freeze?: boolean | undefined;
   /** A persona's day: the request's local date is the day's. */
   readonly fits: (value: T) => boolean;
@@ -31,11 +31,11 @@ export interface SnapshotOptions<T> {
  * `replayed` is true); else `gather()`, kept with the session's record when every read it
  * made can be replayed.
  */
-export async function throughSnapshot<T>(
+export async function throughReplay<T>(
   session: BrainSession,
-  memo: Memo<string, Snapshot<T>>,
+  memo: Memo<string, Replayable<T>>,
   key: string,
-  options: SnapshotOptions<T>,
+  options: ReplayOptions<T>,
   gather: () => Promise<T>,
 ): Promise<{ value: T; replayed: boolean }> {
   const known = memo.get(key);
@@ -47,14 +47,14 @@ export async function throughSnapshot<T>(
   return { value, replayed: false };
 }
 
-/** What every source keeping snapshots shares: a policy serialised once per policy object (a route's is fixed), and whether shared values are frozen. */
-export interface SnapshotMemo {
+/** What every source keeping replayable values shares: a policy serialised once per policy object (a route's is fixed), and whether shared values are frozen. */
+export interface ReplayMemo {
   /** Deep-freeze every value shared between requests (tests): a mutation then throws instead of changing what later requests are served. */
   readonly freezeShared?: boolean;
   readonly policyKeys: Memo<Policy, string>;
 }
 
 /** The policy as part of a key. */
-export function policyKey(policy: Policy, memo: SnapshotMemo): string {
+export function policyKey(policy: Policy, memo: ReplayMemo): string {
   return remembered(memo.policyKeys, policy, () => JSON.stringify(policy), (key) => 2 * key.length + 64);
 }

@@ -1,0 +1,116 @@
+/**
+ * What a compiler may remember between compiles, and the shapes it remembers: prepared
+ * blocks, and the laid-out stable prefix and input of a set of blocks.
+ */
+import type { PieceTokens, PlannedPrefix } from '../cache-plan.js';
+import type { PrefixStates } from '../digest.js';
+import { noMemo, type Memo } from '../memo.js';
+import type { RedactionCounts } from '../pii.js';
+import { NO_TIME_MEMO, type TimeMemo } from '../time.js';
+import type { Block, BlockKind, PromptPiece } from '../types.js';
+
+/** A block with its rendered segment; immutable and shared between calls through the memo. */
+export interface PreparedBlock {
+  readonly kind: BlockKind;
+  readonly source: string;
+  readonly content: string;
+  readonly sha256: string;
+  readonly approxTokens: number;
+  readonly segment: string;
+  /** Set for recurring (memoised) blocks: stands for exactly the segment, so the hash state after it is reused. */
+  readonly segmentKey: string | undefined;
+  /** Set for recurring blocks: names the block completely (its segment key and the redactions its source needed), for the parts memo. */
+  readonly blockKey: string | undefined;
+  readonly segmentTokens: number;
+  /** PII its source needed redacted (brain-derived text only). */
+  readonly redactions: Readonly<RedactionCounts>;
+  /** The clock's: its segment's tokens by the compiler's tokenizer (kept with the block, a minute's). */
+  readonly tokens?: PieceTokens;
+}
+
+/** One rendering of a source text: which kind, source and provenance it was rendered for, and the block (null when empty). */
+export interface PreparedVariant {
+  readonly kind: BlockKind;
+  readonly source: string;
+  readonly brainDerived: boolean;
+  readonly block: PreparedBlock | null;
+}
+
+/**
+ * What a compiler may remember between compiles, owned and bounded by the caller (the
+ * service's cache set): rendered blocks by source text, the hash state after each stable
+ * prefix, the laid-out stable prefix and input of a set of blocks (by `partKey`), route keys
+ * by worker-stable digest, and the clock's formatters. A compile's bytes never depend on
+ * what was kept.
+ */
+export interface CompilerMemo {
+  readonly blocks: Memo<string, readonly PreparedVariant[]>;
+  readonly prefixes: Memo<string, PrefixStates>;
+  /** The stable prefix of a set of system blocks, laid out, planned and hashed once: by `partKey`. */
+  readonly stableParts: Memo<string, StablePart>;
+  /** The input prompt of a set of input blocks: by `partKey`. */
+  readonly inputParts: Memo<string, InputPart>;
+  readonly routeKeys: Memo<string, string>;
+  readonly time: TimeMemo;
+  /** Token counts of system-prompt pieces (the cache plan's `tokens`): a stable block's by its digest key, the clock's label and line pieces (day, ` HH:MM`, zone) by their text. */
+  readonly tokens?: Memo<string, PieceTokens>;
+  /**
+   * Rendered clock blocks by their line, a few minutes' worth: compiles within a minute render
+   * it once. Not a recurring block: no hash state is kept after it, so a new minute on every
+   * compile leaves nothing behind but this small area's entries.
+   */
+  readonly clocks?: Memo<string, PreparedBlock>;
+  /** Token counts of session tool definitions, by the (never mutated) array they came in, and the tokenizer that counted them. */
+  readonly toolTokens?: Memo<object, ToolTokens>;
+}
+
+export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
+  blocks: noMemo<string, readonly PreparedVariant[]>(),
+  prefixes: noMemo<string, PrefixStates>(),
+  stableParts: noMemo<string, StablePart>(),
+  inputParts: noMemo<string, InputPart>(),
+  routeKeys: noMemo<string, string>(),
+  time: NO_TIME_MEMO,
+  tokens: noMemo<string, PieceTokens>(),
+  clocks: noMemo<string, PreparedBlock>(),
+  toolTokens: noMemo<object, ToolTokens>(),
+});
+
+/** A count of tool definitions, and the tokenizer it is by (a memo may be shared by compilers that count otherwise). */
+export interface ToolTokens {
+  readonly tokenizer: string;
+  readonly count: number;
+}
+
+/**
+ * The system blocks before the first volatile one, laid out, joined, planned and hashed:
+ * what every compile with these blocks shares. Immutable; its blocks, segments and cache
+ * plan are handed out to every compile that uses it.
+ */
+export interface StablePart {
+  readonly blocks: readonly Block[];
+  readonly segments: readonly string[];
+  /** The segments joined: the system prompt up to the first volatile block. */
+  readonly text: string;
+  /** The same text as the prompt piece every compile with this prefix shares (`CompiledContext.prompt`). */
+  readonly piece: PromptPiece;
+  readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
+  /** Segment tokens, summed. */
+  readonly tokens: number;
+  readonly redactions: Readonly<RedactionCounts>;
+  /** The plan of this prefix, to finish with a compile's volatile tail, engine and tool tokens. */
+  readonly plan: PlannedPrefix;
+}
+
+/** The input prompt of a list of input blocks: joined, hashed, summed. Immutable. */
+export interface InputPart {
+  readonly blocks: readonly Block[];
+  readonly segments: readonly string[];
+  readonly text: string | null;
+  readonly piece: PromptPiece | null;
+  readonly sha256: string | null;
+  readonly byKind: Readonly<Partial<Record<BlockKind, number>>>;
+  /** Segment tokens, summed. */
+  readonly tokens: number;
+  readonly redactions: Readonly<RedactionCounts>;
+}

@@ -1,0 +1,112 @@
+/**
+ * What delivery derives from a compiled result, and keeps: its ETags, its HUD and its
+ * answer's per-result bytes. A shared result (`JobResult.shared`: a persona's within one
+ * minute) is a plain frozen value that holds nothing of its consumers; delivery keeps what
+ * it derives from one here, in one `WeakMap` per app keyed by the result, so it lives
+ * exactly as long as the result and no longer. A result not shared is delivered once and
+ * keeps nothing.
+ */
+import { buildHud, type Hud, type HudBasis } from '../core/hud.js';
+import type { JobResult } from '../sources/job.js';
+import type { ResultParts } from './answer.js';
+import { etagFor } from './conditional.js';
+import type { CompiledDelivery, DeliveryFormat } from './delivery.js';
+
+/** A HUD and what it was built from, so another delivery of the same result can take it again while it holds. */
+interface HudBuilt extends HudBasis {
+  readonly hud: Hud;
+}
+
+type Etags = { -readonly [format in DeliveryFormat]?: string };
+
+/** What delivery keeps of one shared result. */
+export interface ResultDelivered {
+  /** The ETag of each format of its answer without the HUD. */
+  readonly etags: Etags;
+  /** The HUD last built for it, and the ETag of the JSON that carries that HUD. */
+  hud?: { readonly built: HudBuilt; readonly etags: Etags };
+  /** Its answer's per-result JSON, kept from its second answer (most results are answered once). */
+  answer?: ResultParts;
+  answered?: boolean;
+}
+
+/** Delivery's one place of reuse: what it keeps of each shared result, while the result lives. */
+export interface DeliveredResults {
+  /** What delivery keeps of `result`, or undefined for a result not shared. */
+  of(result: JobResult): ResultDelivered | undefined;
+}
+
+export function createDeliveredResults(): DeliveredResults {
+  const kept = new WeakMap<JobResult, ResultDelivered>();
+  return {
+    of(result) {
+      if (result.shared !== true) return undefined;
+      let entry = kept.get(result);
+      if (entry === undefined) kept.set(result, (entry = { etags: {} }));
+      return entry;
+    },
+  };
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]) => a === b || (a.length === b.length && a.every((item, i) => item === b[i]));
+
+/**
+ * `built` while it was built from the very same snapshots and misses (a brain hands out one
+ * snapshot per file version, a replayed day the same arrays) and blocks of the same kinds,
+ * sources and sizes within the same budget — what the HUD shows of them — else a HUD built
+ * afresh from `basis`: what `buildHud(basis)` gives either way.
+ */
+export function hudFor(built: HudBuilt | undefined, basis: HudBasis): HudBuilt {
+  if (built !== undefined && sameItems(built.loaded, basis.loaded) && sameItems(built.missing, basis.missing) && sameShown(built, basis)) return built;
+  return { ...basis, hud: buildHud(basis) };
+}
+
+function sameShown(built: HudBasis, basis: HudBasis): boolean {
+  if (built.budget.limitChars !== basis.budget.limitChars || built.budget.usedChars !== basis.budget.usedChars) return false;
+  if (built.blocks === basis.blocks) return true;
+  if (built.blocks.length !== basis.blocks.length) return false;
+  return built.blocks.every((block, i) => block.kind === basis.blocks[i]!.kind && block.source === basis.blocks[i]!.source && block.chars === basis.blocks[i]!.chars);
+}
+
+/** The warnings, HUD and ETag of a compiled delivery: for a shared result, taken from or kept in `kept`. */
+export function describe(delivery: CompiledDelivery, kept: ResultDelivered | undefined): { warnings: readonly string[]; hud: Hud; etag: string } {
+  const { result } = delivery;
+  const { compiled } = result;
+  const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
+  const built = hudFor(kept?.hud?.built, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
+  const { hud } = built;
+  // The ETags of the JSON with the HUD are kept beside the HUD they cover.
+  if (kept !== undefined && kept.hud?.built !== built) kept.hud = { built, etags: {} };
+  const withHud = delivery.format === 'json' && delivery.hud === true;
+  const etags = kept === undefined ? {} : withHud ? kept.hud!.etags : kept.etags;
+  const etag = result.validator?.etag ?? etags[delivery.format] ?? etagFor(result, delivery.format, withHud ? hud : null);
+  etags[delivery.format] = etag;
+  return { warnings, hud, etag };
+}
+
+/** The JSON answer of a compiled delivery, with a shared result's own part written once and kept from its second answer on. */
+export function answerBody(delivery: CompiledDelivery, kept: ResultDelivered | undefined, warnings: readonly string[], hud: Hud): string | Buffer {
+  const { result } = delivery;
+  const perRequest = {
+    runId: delivery.runId,
+    ...(delivery.subject.kind === 'persona' ? { persona: delivery.subject.id } : { worker: delivery.subject.id }),
+    sources: delivery.sources,
+    warnings,
+    surface: delivery.surface,
+    phase: delivery.identifiers['phase'],
+    ...delivery.answerMembers,
+    ...(delivery.hud === true ? { hud } : {}),
+  };
+  const parts = kept === undefined ? undefined : (kept.answer ?? delivery.answer.resultParts(resultMembers(result), result.compiled));
+  // Kept from the result's second answer on: parts kept from every first answer would outlive the young generation for nothing.
+  if (kept !== undefined && kept.answer === undefined) {
+    if (kept.answered === true) kept.answer = parts;
+    kept.answered = true;
+  }
+  return delivery.answer.body(perRequest, () => resultMembers(result), parts);
+}
+
+/** The members of a response that come from the compiled result: the compile itself and the route's extras. */
+function resultMembers(result: JobResult): Record<string, unknown> {
+  return result.extra === undefined ? { ...result.compiled } : { ...result.compiled, ...result.extra };
+}
