@@ -90,11 +90,11 @@ async function runChecks(checks: readonly ReadinessCheck[]): Promise<CheckResult
 }
 
 /** The routes that compile: their requests are the compiles a failure rate is of. */
-const COMPILE_ROUTES = new Set(['/compile', '/context/:persona', '/context/:persona/refresh', '/context/topic/:topicId']);
+const COMPILE_ROUTES: readonly string[] = ['/compile', '/context/:persona', '/context/:persona/refresh', '/context/topic/:topicId'];
 
 async function status(checks: CheckResult[], metrics: Metrics, since: string): Promise<Status> {
   const [requests, failures, catchUps] = await Promise.all([metrics.requests.get(), metrics.compileFailures.get(), metrics.refreshCatchUps.get()]);
-  const total = requests.values.filter((value) => COMPILE_ROUTES.has(String(value.labels['route']))).reduce((sum, value) => sum + value.value, 0);
+  const total = requests.values.filter((value) => COMPILE_ROUTES.includes(String(value.labels['route']))).reduce((sum, value) => sum + value.value, 0);
   const byCode: Record<string, number> = {};
   for (const value of failures.values) {
     const code = String(value.labels['code']);

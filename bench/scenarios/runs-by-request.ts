@@ -15,7 +15,7 @@ const RunsByRequestSchema = z.object({
   events: z.number(),
   files: QueryTimeSchema.extend({ filesOpenedPerQuery: z.number(), firstListingMs: z.number() }).loose(),
   postgres: z.union([QueryTimeSchema, z.string()]),
-  filesOverPostgres: z.number().nullable(),
+  ratio: z.number().nullable(),
 });
 export type RunsByRequest = z.infer<typeof RunsByRequestSchema>;
 
@@ -46,14 +46,14 @@ export async function measureRunsByRequest(matching: number): Promise<RunsByRequ
 
 /** Files over PostgreSQL within the target; INVALID when the two backends answered different pages. */
 export function runsByRequestVerdict(result: RunsByRequest | null): Verdict {
-  if (result === null || typeof result.postgres === 'string' || result.filesOverPostgres === null) return 'n/a';
+  if (result === null || typeof result.postgres === 'string' || result.ratio === null) return 'n/a';
   const same = result.files.runs === result.postgres.runs && result.files.more === result.postgres.more;
-  return verdict(result.filesOverPostgres <= TARGETS.runsByRequestRatio, same);
+  return verdict(result.ratio <= TARGETS.runsByRequestRatio, same);
 }
 
 export function printRunsByRequest(result: RunsByRequest, judged: Verdict): void {
   const label = `GET /runs?requestId= (${result.matchingRuns.toLocaleString('en-US')} matching runs in evicted files, ${result.events.toLocaleString('en-US')} events), files / PostgreSQL, median ms`;
   const postgres = typeof result.postgres === 'string' ? result.postgres : `${fmt.ms(result.postgres.ms)} ms`;
-  out(`  ${label}: ${result.filesOverPostgres === null ? '—' : result.filesOverPostgres.toFixed(2)}  ${fmt.mark(judged)} (at most ${TARGETS.runsByRequestRatio}; ` +
+  out(`  ${label}: ${result.ratio === null ? '—' : result.ratio.toFixed(2)}  ${fmt.mark(judged)} (at most ${TARGETS.runsByRequestRatio}; ` +
     `files ${fmt.ms(result.files.ms)} ms, ${result.files.filesOpenedPerQuery} files opened per query; PostgreSQL ${postgres})`);
 }

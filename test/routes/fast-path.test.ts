@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { createCompiler } from '../../src/core/compile.js';
+import { deliveryFor } from '../../src/core/persona/delivery.js';
 import { buildHud } from '../../src/core/hud.js';
 import { DEFAULT_POLICY, mergePolicy } from '../../src/core/policy.js';
 import { createBrain, type BrainSession } from '../../src/io/brain.js';
@@ -76,13 +77,16 @@ async function plainAnswer(brainRoot: string, request: PersonaRequest, answer: {
   const session = createBrain(brainRoot, { warn: () => undefined }).session();
   const sources = await readPersonaSources(session, request, { defaultTimeZone: 'UTC', policy });
   const { compiled, extra } = compilePersona({ ...sources, compileKey: undefined }, plain);
+  // The refresh delivery the answer names is the request's, by provider and model (none named here).
+  const { delivery, warning } = deliveryFor(request.provider ?? 'openai', undefined);
   return serialized(PersonaContextResponseSchema, {
     runId: answer.runId,
     persona: request.persona,
     ...compiled,
     sources: answer.sources,
     ...extra,
-    warnings: [...sources.warnings, ...compiled.warnings],
+    delivery,
+    warnings: [...sources.warnings, ...(warning === null ? [] : [warning]), ...compiled.warnings],
     surface: 'voice',
     ...hudOf(session, compiled, hud),
   });
