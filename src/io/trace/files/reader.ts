@@ -33,8 +33,14 @@ const SCAN_CHUNK = 1 << 20;
 const EVENT_LINE = Buffer.concat([Buffer.from('\n'), EVENT_PREFIX]);
 /** A header line is a few hundred bytes: names, times, counts. */
 const HEADER_READ_BYTES = 4096;
-/** At most this much of one evicted part's lines is remembered for listings (about 40,000 event lines); a larger part is read each time. */
-export const MAX_EVICTED_LINES_BYTES = 4 * 1024 * 1024;
+/**
+ * At most this much of one evicted part's lines is remembered for listings: about 4,000 event
+ * lines of distinct run and request ids (≈ 250 bytes each, measured 280), under the
+ * `trace.evictedLines` area of the default cache set (≈ 1.1 MB), so a part kept fits in it.
+ * A larger part is read each time, and its fill gives up there (its refused lines are then
+ * skipped unparsed again).
+ */
+export const MAX_EVICTED_LINES_BYTES = 1024 * 1024;
 
 /** A file's chain as checked, with the stat it was checked at: it holds while the file is unchanged (same inode, size, mtime and ctime). */
 export interface CheckedChain {
