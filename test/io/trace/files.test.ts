@@ -634,12 +634,15 @@ describe('queries cost what they return (issue 36)', () => {
   /**
    * `matching` one-event runs of request `req-shared`, among as many others and followed by
    * 200 more, in files of ≈ 16 events: all evicted but the last few (an index of 20 events).
+   * With `remember: false`, no evicted part's lines are remembered between reads, so every
+   * read of a part opens its file (a rescan cannot hide behind the cache).
    */
-  async function withMatches(matching: number) {
+  async function withMatches(matching: number, { remember = true } = {}) {
     const base = Date.parse('2026-03-01T12:00:00.000Z');
     let clock = base;
     const { fs, opened, scanned } = countingFs();
-    const store = open(await traceDir(), { now: () => clock, rotateBytes: 16 * 2600, maxIndexedEvents: 20, fs, maxBatchEvents: 1 });
+    const memo = remember ? privateTraceStoreMemo() : { ...privateTraceStoreMemo(), evictedLines: noMemo<string, never>() };
+    const store = open(await traceDir(), { now: () => clock, rotateBytes: 16 * 2600, maxIndexedEvents: 20, fs, maxBatchEvents: 1, memo });
     for (let i = 0; i < 2 * matching + 200; i++) {
       clock = base + i;
       const requestId = i < 2 * matching && i % 2 === 0 ? 'req-shared' : `req-${i}`;
@@ -653,7 +656,7 @@ describe('queries cost what they return (issue 36)', () => {
 
   // Before, each matching run read its file again: 20 matches made 21 reads of one file, 200 made 205 reads of 5 (after: 1 of 1, and 7 of 7).
   it.each([20, 200])('reads each trace file at most once for ?requestId= with %i matching runs in evicted files, and pages them exactly', async (matching) => {
-    const { store, opened, scanned } = await withMatches(matching);
+    const { store, opened, scanned } = await withMatches(matching, { remember: false });
     const page = await store.listRuns({ requestId: 'req-shared', limit: 10 });
     expect(page.runs.map((run) => run.runId)).toEqual(Array.from({ length: 10 }, (_, i) => `run-${2 * (matching - 1 - i)}`));
     expect(page.nextCursor).not.toBeNull();
@@ -673,6 +676,23 @@ describe('queries cost what they return (issue 36)', () => {
       cursor = next.nextCursor ?? undefined;
     } while (cursor);
     expect(all).toEqual(Array.from({ length: matching }, (_, i) => `run-${2 * (matching - 1 - i)}`));
+  });
+
+  // Before, every query read the evicted files again (2,000 matching runs: 72.5 ms against PostgreSQL's 23.8 ms, loaded).
+  it('opens no trace file for a second identical ?requestId= query: the lines the first read are remembered', async () => {
+    const { store, opened, scanned } = await withMatches(200);
+    const first = await store.listRuns({ requestId: 'req-shared', limit: 10 });
+    expect(first.runs.map((run) => run.runId)).toEqual(Array.from({ length: 10 }, (_, i) => `run-${2 * (199 - i)}`));
+    opened.length = 0;
+    scanned.length = 0;
+    expect(await store.listRuns({ requestId: 'req-shared', limit: 10 })).toEqual(first);
+    expect(opened).toEqual([]);
+    // The next page and another request are answered from the same lines.
+    expect((await store.listRuns({ requestId: 'req-shared', limit: 10, cursor: first.nextCursor! })).runs.map((run) => run.runId)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `run-${2 * (189 - i)}`),
+    );
+    expect((await store.listRuns({ requestId: 'req-1' })).runs.map((run) => run.runId)).toEqual(['run-1']);
+    expect(scanned).toEqual([]);
   });
 
   it('stops reading once the client is gone', async () => {

@@ -25,6 +25,7 @@ import {
 import { readHead } from './event-head.js';
 import { eventOrder, summarize, visible, type EventLocation, type EvictedPart, type IndexedFile } from './run-index.js';
 import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
+import { EvictedLinesBuilder, type EvictedLines } from './evicted-lines.js';
 import { locate, type FileWriter, type FilesContext } from './writer.js';
 
 const SCAN_CHUNK = 1 << 20;
@@ -32,6 +33,14 @@ const SCAN_CHUNK = 1 << 20;
 const EVENT_LINE = Buffer.concat([Buffer.from('\n'), EVENT_PREFIX]);
 /** A header line is a few hundred bytes: names, times, counts. */
 const HEADER_READ_BYTES = 4096;
+/**
+ * At most this much of one evicted part's lines is remembered for listings: about 4,000 event
+ * lines of distinct run and request ids (≈ 250 bytes each, measured 280), under the
+ * `trace.evictedLines` area of the default cache set (≈ 1.1 MB), so a part kept fits in it.
+ * A larger part is read each time, and its fill gives up there (its refused lines are then
+ * skipped unparsed again).
+ */
+export const MAX_EVICTED_LINES_BYTES = 1024 * 1024;
 
 /** A file's chain as checked, with the stat it was checked at: it holds while the file is unchanged (same inode, size, mtime and ctime). */
 export interface CheckedChain {
@@ -78,6 +87,8 @@ export class FileReader {
     private readonly writer: FileWriter,
     /** Checked file chains, by file name: an area of the app's cache set (`TraceStoreMemo.chains`). */
     private readonly chains: Memo<string, CheckedChain>,
+    /** What evicted parts' lines hold for listings, by file name: an area of the app's cache set (`TraceStoreMemo.evictedLines`). */
+    private readonly lines: Memo<string, EvictedLines>,
     /** Bytes of evicted files one listing may read (`run-listing.ts`). */
     private readonly listingScanBytes = MAX_LISTING_SCAN_BYTES,
   ) {}
@@ -186,38 +197,53 @@ export class FileReader {
   }
 
   /**
-   * Evicted parts as a listing reads them: each event line it keeps as its head, parsed whole
-   * only when it does not start as the writer writes one; the whole summary read again, one
-   * line, for the few runs a page shows.
+   * Evicted parts as a listing reads them: each event line as its head, parsed whole only
+   * when it does not start as the writer writes one; the whole summary read again, one line,
+   * for the few runs a page shows. A part read to its end is remembered (`EvictedLines`, in
+   * the `trace.evictedLines` area), so the next listing that needs it reads no file; a part
+   * whose lines would take more than `MAX_EVICTED_LINES_BYTES` is read every time.
    */
   private listingReads(files: OpenFiles): EvictedEvents {
     return {
       read: async ({ entry, bytes }, visit, keep, signal) => {
+        const known = this.lines.get(entry.name);
+        if (known && known.bytes === bytes && known.createdMs === entry.createdMs) return known.visit(visit, keep?.head, signal);
         const handle = await files.open(entry.name);
         if (!handle) return;
+        // Every line's head is kept for the next listing, whichever this one keeps.
+        const fill = new EvictedLinesBuilder(entry, bytes, MAX_EVICTED_LINES_BYTES);
         await this.scanLines(
           entry.name,
           0,
           bytes,
           (line, offset, length) => {
-            if (keep && !keep(line)) return;
+            const kept = !keep || keep.line(line);
+            // A line refused is parsed only to be remembered.
+            if (!kept && !fill.open) return;
             const head = readHead(line);
-            if (head) visit({ file: entry.name, fileCreatedMs: entry.createdMs, offset, length, ...head });
-            else {
-              const location = this.lineEvent(entry, line, offset, length, false);
-              if (location) visit(location);
-            }
+            const event = head ? { file: entry.name, fileCreatedMs: entry.createdMs, offset, length, ...head } : this.lineEvent(entry, line, offset, length, false);
+            if (!event) return;
+            fill.add(event);
+            if (kept) visit(event);
           },
           handle,
           signal,
           true,
         );
+        const filled = fill.finish();
+        if (filled) this.lines.set(entry.name, filled, filled.bytesHeld);
       },
       summary: async (event) => {
+        const known = this.lines.get(event.file);
+        const kept = known?.createdMs === event.fileCreatedMs ? known.wholeSummary(event.offset) : undefined;
+        if (kept && kept.runId === event.summary.runId && Date.parse(kept.at) === event.atMs) return kept;
         const handle = await files.open(event.file);
         const stored = handle ? parseEventLine(await readRange(handle, event.offset, event.length)) : null;
         if (!stored || stored.runId !== event.summary.runId || Date.parse(stored.at) !== event.atMs) return null;
-        return summarize(stored);
+        const summary = summarize(stored);
+        // Remembered with the part's lines: the same page asked again reads no file.
+        if (known?.createdMs === event.fileCreatedMs && known.keepWhole(event.offset, summary) > 0) this.lines.set(event.file, known, known.bytesHeld);
+        return summary;
       },
     };
   }

@@ -15,6 +15,7 @@ import {
   type EventSummary,
   type EvictedPart,
   type FileFacets,
+  type HeadSummary,
   type ListedEvent,
   type RunIndex,
   type RunTally,
@@ -42,14 +43,25 @@ const MATCH_BYTES = 160;
 /** Which event lines of a part a read parses (the others are skipped unparsed). */
 export type LineFilter = (line: Buffer) => boolean;
 
+/**
+ * Which events of a part a listing reads: by the line's bytes when the file is read, by its
+ * head when the part's lines are remembered (`evicted-lines.ts`). The head form keeps what
+ * the line form keeps that the listing uses: an event of the request or trace asked for, or
+ * of a run it tallies.
+ */
+export interface EventFilter {
+  line: LineFilter;
+  head: (summary: HeadSummary) => boolean;
+}
+
 /** Reads an evicted part's events back for one listing (a vanished file holds none). */
 export interface EvictedEvents {
   /**
    * Calls `visit` for each event of the part, as its head (`event-head.ts`) where the line
-   * starts as the writer writes one; with `keep`, lines it refuses are skipped unread. Stops
-   * with the signal.
+   * starts as the writer writes one; with `keep`, events it refuses are skipped (their lines
+   * unparsed). Stops with the signal.
    */
-  read(part: EvictedPart, visit: (event: ListedEvent) => void, keep?: LineFilter, signal?: AbortSignal): Promise<void>;
+  read(part: EvictedPart, visit: (event: ListedEvent) => void, keep?: EventFilter, signal?: AbortSignal): Promise<void>;
   /** The whole summary of an event read as a head (its one line read again); null when the line no longer holds it. */
   summary(event: ListedEvent): Promise<EventSummary | null>;
 }
@@ -57,6 +69,15 @@ export interface EvictedEvents {
 /** Lines holding these bytes. */
 export function holdingBytes(needle: Buffer): LineFilter {
   return (line) => line.indexOf(needle) !== -1;
+}
+
+/** Events of the request or trace asked for: lines holding its id, heads naming it. */
+function holdingAsked(filter: RunFilter): EventFilter {
+  const { requestId, traceId } = filter;
+  return {
+    line: holdingBytes(Buffer.from(requestId !== undefined ? `"requestId":${JSON.stringify(requestId)}` : `"traceparent":"00-${traceId}-`)),
+    head: requestId !== undefined ? (summary) => summary.requestId === requestId : (summary) => traceIdOfEvent(summary) === traceId,
+  };
 }
 
 const RUN_ID_KEY = Buffer.from('"runId":"');
@@ -74,8 +95,8 @@ function ownRunId(line: Buffer): string | null {
  * Lines naming one of these runs: the run id the line starts with, as the writer writes one;
  * otherwise every `"runId":"…"` of the line is looked at, so the event's own is among them.
  */
-export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
-  return (line) => {
+export function namingRuns(runIds: ReadonlySet<string>): EventFilter {
+  const line = (line: Buffer) => {
     const own = ownRunId(line);
     if (own !== null) return runIds.has(own);
     for (let at = line.indexOf(RUN_ID_KEY); at !== -1; at = line.indexOf(RUN_ID_KEY, at + 1)) {
@@ -85,6 +106,7 @@ export function namingRuns(runIds: ReadonlySet<string>): LineFilter {
     }
     return false;
   };
+  return { line, head: (summary) => runIds.has(summary.runId) };
 }
 
 interface Candidate {
@@ -287,7 +309,7 @@ class Listing {
    * reading counts from then on) into `extra`, replacing what was tallied of them there.
    * `found` sees each event the filter keeps.
    */
-  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: LineFilter, found: (location: ListedEvent) => void): Promise<void> {
+  private async readPart(part: EvictedPart, runIds: ReadonlySet<string>, keep: EventFilter, found: (location: ListedEvent) => void): Promise<void> {
     const name = part.entry.name;
     const tallies = new Map<string, RunTally>();
     await this.evicted.read(
@@ -322,7 +344,7 @@ class Listing {
     }
     const { requestId, traceId } = this.filter;
     const key = requestId !== undefined ? idKey('request', requestId) : idKey('trace', traceId!);
-    const holding = holdingBytes(Buffer.from(requestId !== undefined ? `"requestId":${JSON.stringify(requestId)}` : `"traceparent":"00-${traceId}-`));
+    const holding = holdingAsked(this.filter);
     const naming = namingRuns(this.matched);
     const parts = this.index
       .evictedParts(this.minAtMs)
@@ -332,12 +354,19 @@ class Listing {
       const read = { from: this.matched.size, to: this.matched.size, partly: new Set<string>() };
       // Runs of lines skipped so far; null once a line's run could not be told without parsing it.
       let skipped: Set<string> | null = new Set<string>();
-      const keep = (line: Buffer) => {
-        if (holding(line) || naming(line)) return true;
-        const runId = ownRunId(line);
-        if (runId === null) skipped = null;
-        else skipped?.add(runId);
-        return false;
+      const keep: EventFilter = {
+        line: (line) => {
+          if (holding.line(line) || naming.line(line)) return true;
+          const runId = ownRunId(line);
+          if (runId === null) skipped = null;
+          else skipped?.add(runId);
+          return false;
+        },
+        head: (summary) => {
+          if (holding.head(summary) || naming.head(summary)) return true;
+          skipped?.add(summary.runId);
+          return false;
+        },
       };
       await this.readPart(part, this.matched, keep, (location) => {
         const runId = location.summary.runId;

@@ -12,6 +12,7 @@ import { FileReader, type CheckedChain } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
 import { RunStandings, type EvictedPart } from './run-standing.js';
+import type { EvictedLines } from './evicted-lines.js';
 import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext, type TraceFs } from './writer.js';
 
 export type { TraceFs } from './writer.js';
@@ -31,11 +32,18 @@ export interface TraceStoreMemo extends TraceMemo {
   readonly chains: Memo<string, CheckedChain>;
   /** By run id; an entry holds while no file was evicted since and for a minute at most. */
   readonly evictedRuns: Memo<string, EvictedPart>;
+  /** By file name: what an evicted part's event lines hold for listings (`EvictedLines`); an entry holds for the bytes it was read to. */
+  readonly evictedLines: Memo<string, EvictedLines>;
 }
 
 /** Areas of a store's own, for one built without the app's cache set (a test, the CLI). */
 export function privateTraceStoreMemo(maxBytes = 16 * 1024 * 1024): TraceStoreMemo {
-  return { ...privateTraceMemo(maxBytes / 2), chains: createCacheArea('trace.chains', maxBytes / 2 - 512 * 1024), evictedRuns: createCacheArea('trace.evictedRuns', 512 * 1024) };
+  return {
+    ...privateTraceMemo(maxBytes / 2),
+    chains: createCacheArea('trace.chains', maxBytes / 4 - 512 * 1024),
+    evictedRuns: createCacheArea('trace.evictedRuns', 512 * 1024),
+    evictedLines: createCacheArea('trace.evictedLines', maxBytes / 4),
+  };
 }
 
 export interface FileTraceStoreOptions extends TraceObservers {
@@ -138,7 +146,7 @@ export function createFileTraceStore(dir: string, log: TraceLog, options: FileTr
   };
   const memo = options.memo ?? privateTraceStoreMemo();
   const writer = new FileWriter(ctx, new RecordDigests(memo), options.rotateBytes ?? 32 * 1024 * 1024);
-  const reader = new FileReader(ctx, writer, memo.chains, options.maxListingScanBytes);
+  const reader = new FileReader(ctx, writer, memo.chains, memo.evictedLines, options.maxListingScanBytes);
   const standings = new RunStandings(ctx, reader, memo.evictedRuns);
   const maxRunEvents = options.maxRunEvents ?? MAX_RUN_EVENTS;
   const commits: GroupCommit<QueuedEvent> = new GroupCommit<QueuedEvent>({
