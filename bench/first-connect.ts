@@ -10,7 +10,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { PROJECT_ROOT } from '../src/config.js';
 import { parseStartCommand } from './start-command.js';
+import { freePort } from './lib/processes.js';
 
 /** A started server: where it answers, and how to stop it (resolves once it exited). */
 export interface Launched {
@@ -72,15 +72,6 @@ export async function measureFirstConnects(options: { restarts: number; token: s
     }
   }
   return result;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** `node dist/bench/first-connect.js <brain> [restarts]`: the server as `npm start` runs it, on that brain. */

@@ -4,21 +4,12 @@
  * service recovers delivers the live context the call is missing, and opens the call's own
  * run with it, so the run has the call's id from the start.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createClient } from '../../packages/client/src/index.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../helpers/ports.js';
 
 describe('a call that connected during an outage', () => {
   it('regression: receives its live context on the first refresh after recovery, traced in its own run from the start', async () => {

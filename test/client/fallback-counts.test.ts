@@ -4,21 +4,11 @@
  * fallback of `realtimeSession()` and `geminiSetup()`, whatever `onFallback` is in force, by
  * the persona served, the source and the reason. Real listening servers on port 0.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createClient } from '../../packages/client/src/index.js';
 import { buildTestApp } from '../helpers/app.js';
-
-/** An address nothing listens on: a port just released. */
-async function downService(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
+import { downService } from '../helpers/ports.js';
 
 function client(options: Parameters<typeof createClient>[0]) {
   const instance = createClient(options);

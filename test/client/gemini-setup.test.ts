@@ -10,6 +10,7 @@ import { ContextCompilerError, createClient, type FallbackEvent } from '../../pa
 import { isGeminiSetup } from '../../packages/client/src/realtime.js';
 import { GeminiSetupSchema } from '../../schemas/gemini.js';
 import { buildTestApp } from '../helpers/app.js';
+import { downService } from '../helpers/ports.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -23,14 +24,6 @@ async function fakeService(handler: Handler): Promise<string> {
     await new Promise((resolve) => server.close(resolve));
   });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function downService(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
 }
 
 async function service(): Promise<string> {

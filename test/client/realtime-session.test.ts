@@ -12,6 +12,7 @@ import { ContextCompilerError, createClient, type FallbackEvent } from '../../pa
 import { isRealtimeSession } from '../../packages/client/src/realtime.js';
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
+import { downService } from '../helpers/ports.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -26,15 +27,6 @@ async function fakeService(handler: Handler): Promise<string> {
     await new Promise((resolve) => server.close(resolve));
   });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-/** An address nothing listens on: a port just released. */
-async function downService(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
 }
 
 /** A budget no answer of a healthy service on a loaded machine comes near: where a test is not about the budget, behaviour decides it. */

@@ -5,8 +5,6 @@
  * the service and not regenerated fails here.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createClient } from '../../packages/client/src/index.js';
@@ -18,14 +16,7 @@ import { GeminiSetupSchema } from '../../schemas/gemini.js';
 import { PERSONAS } from '../../src/core/persona/personas.js';
 import { clockLine } from '../../src/core/time.js';
 import { buildTestApp, tempDir } from '../helpers/app.js';
-
-async function downService(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
+import { downService } from '../helpers/ports.js';
 
 /** Instants and zones a call may connect at: DST edges, half- and quarter-hour zones, a link, a pre-1900 local mean time. */
 const MOMENTS: Array<{ now: string; timezone?: string }> = [

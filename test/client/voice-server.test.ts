@@ -25,6 +25,7 @@ import { STATIC_SESSIONS, type StaticPersona } from '../../packages/client/src/s
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { buildTestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/ports.js';
 
 const CHILD = join(PROJECT_ROOT, 'test/client/voice-server-child.ts');
 /** The budget the example runs with: the client's default. */
@@ -109,14 +110,6 @@ function servicePort(port: number) {
     },
     down: close,
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The voice server process, and a way to connect one call through it. */
