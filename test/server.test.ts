@@ -24,14 +24,6 @@ function stopAfterTest(server: ServerProcess): void {
   });
 }
 
-/**
- * Load shedding by event-loop delay off, for a test that needs its requests answered: on a busy
- * 2-core runner a worker's sample read 509 and 848 ms (over the default 200 ms) and its
- * /context/mars got 503 CC_OVERLOADED. The machine's load is not what these tests are about;
- * shedding has its own (test/routes/pressure.test.ts).
- */
-const NO_DELAY_SHEDDING = { PRESSURE_MAX_EVENT_LOOP_DELAY: '0' };
-
 /** The shutdown log line is written once the server is refusing new requests. */
 const shuttingDown = (server: ServerProcess) => () => /"msg":"shutting down"/.test(server.output().stdout);
 
@@ -66,7 +58,7 @@ describe('server process', () => {
 
   it('serves the probes and exits 0 on SIGTERM', async () => {
     const traces = join(await tempDir(), 'traces');
-    const server = startServer({ PORT: '0', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN, ...NO_DELAY_SHEDDING });
+    const server = startServer({ PORT: '0', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     const port = await server.listening();
     await request(`http://127.0.0.1:${port}`).get('/healthz').expect(200);
     // Ready once warm: each persona compiled once.
@@ -144,7 +136,7 @@ describe('WORKERS=N', () => {
 
   it('serves one port from two worker processes, each tracing to its own files, and exits 0 on SIGTERM once both have closed', { timeout: 120_000 }, async () => {
     const traces = join(await tempDir(), 'traces');
-    const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN, ...NO_DELAY_SHEDDING });
+    const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     stopAfterTest(server);
     const port = await server.listening();
     await until(() => listeners(server).length === 2, 'both workers listening');
@@ -222,7 +214,7 @@ describe('shutdown with a slow client (issue 12)', () => {
   });
 
   it('finishes and traces a compile in flight at SIGTERM, and answers a request that arrives afterwards with a 503 problem and Retry-After', { timeout: 120_000 }, async () => {
-    const env = { PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '15s', ...NO_DELAY_SHEDDING };
+    const env = { PORT: '0', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN, SHUTDOWN_GRACE: '15s' };
     const server = startServer(env);
     stopAfterTest(server);
     const port = await server.listening();

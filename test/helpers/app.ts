@@ -39,6 +39,15 @@ export interface TestApp {
 }
 
 /**
+ * What every server a test starts (in a process or in the test's own) runs with unless the test
+ * says otherwise: no load shedding by event-loop delay. On a busy machine the loop is late
+ * because other processes hold the cores, or because the test runner's own work shares it, not
+ * because of the server's load, and a test of anything else must not get 503 `CC_OVERLOADED`
+ * for it. A test of the shedding sets `PRESSURE_MAX_EVENT_LOOP_DELAY` itself.
+ */
+export const NO_DELAY_SHEDDING: Readonly<Record<string, string>> = { PRESSURE_MAX_EVENT_LOOP_DELAY: '0' };
+
+/**
  * Builds the app on a temp trace dir (and the example brain unless BRAIN_ROOT is given)
  * from an explicit environment, never `process.env`; closed after the test. `options` may
  * give the trace store a failing file system, the brain a slow one, or turn the warm-up on (it is
@@ -46,9 +55,7 @@ export interface TestApp {
  */
 export async function buildTestApp(env: Record<string, string> = {}, options: Pick<BuildOptions, 'traceFs' | 'brainFs' | 'warmUp'> = {}): Promise<TestApp> {
   const traceDir = env['TRACE_DIR'] ?? join(await tempDir('cc-traces-'), 'traces');
-  // The test drives the app from its own event loop, so a delay there is the test's work (a property
-  // run, a busy loop), not the app's load: load shedding by delay is off unless a test asks for it.
-  const config = loadConfig({ LOG_LEVEL: 'info', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', ...env, TRACE_DIR: traceDir });
+  const config = loadConfig({ LOG_LEVEL: 'info', ...NO_DELAY_SHEDDING, ...env, TRACE_DIR: traceDir });
   const chunks: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {

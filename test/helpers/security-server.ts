@@ -15,7 +15,7 @@ import { onTestFinished } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import { loadConfig, PROJECT_ROOT } from '../../src/config.js';
-import { tempDir } from './app.js';
+import { NO_DELAY_SHEDDING, tempDir } from './app.js';
 import { buildDist, SERVER_ENTRY } from './build.js';
 
 export interface ListeningApp {
@@ -28,11 +28,10 @@ export interface ListeningApp {
 /**
  * `buildApp` listening on 127.0.0.1:0, closed after the test. Timeouts come from `env`
  * (HEADERS_TIMEOUT, ...); `checkIntervalMs` makes Node check them more often than every second.
- * Load shedding by event-loop delay is off unless `env` sets it, as in `buildTestApp`: the
- * loop it would measure is the test runner's, late on a busy machine for other work's sake.
+ * Under `NO_DELAY_SHEDDING`, as every test server.
  */
 export async function listenWith(env: Record<string, string>, checkIntervalMs?: number): Promise<ListeningApp> {
-  const config = loadConfig({ LOG_LEVEL: 'info', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', TRACE_DIR: join(await tempDir('cc-traces-'), 'traces'), ...env });
+  const config = loadConfig({ LOG_LEVEL: 'info', ...NO_DELAY_SHEDDING, TRACE_DIR: join(await tempDir('cc-traces-'), 'traces'), ...env });
   let logs = '';
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -144,8 +143,7 @@ export async function startLimitedServer(env: Record<string, string>, fileSizeBl
   await buildDist();
   const child = spawn('sh', ['-c', `${limit}exec "$0" "$1"`, process.execPath, SERVER_ENTRY], {
     cwd: PROJECT_ROOT,
-    // Delay shedding off unless `env` sets it (see `startServer`): a busy machine's late loop is not this server's load.
-    env: { PATH: process.env['PATH'] ?? '', PORT: '0', LOG_LEVEL: 'info', PRESSURE_MAX_EVENT_LOOP_DELAY: '0', ...env },
+    env: { PATH: process.env['PATH'] ?? '', PORT: '0', LOG_LEVEL: 'info', ...NO_DELAY_SHEDDING, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   onTestFinished(() => {

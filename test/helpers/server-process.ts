@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { beforeAll } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
+import { NO_DELAY_SHEDDING } from './app.js';
 import { buildDist, SERVER_ENTRY } from './build.js';
 
 export { CLI_ENTRY, SERVER_ENTRY } from './build.js';
@@ -59,15 +60,9 @@ export interface StartOptions {
   nodeFlags?: string[];
 }
 
-/**
- * Starts the server (`dist/src/server.js`) in a child process with the given environment (plus
- * PATH). Load shedding by event-loop delay is off unless `env` sets it: on a busy machine the
- * child's loop is late because other processes hold the cores, not because of its own load,
- * and a test of anything else must not get 503 `CC_OVERLOADED` for it. A test of the
- * shedding sets `PRESSURE_MAX_EVENT_LOOP_DELAY` itself.
- */
+/** Starts the server (`dist/src/server.js`) in a child process with the given environment (plus PATH), `NO_DELAY_SHEDDING` under it. */
 export function startServer(env: Record<string, string>, options: StartOptions = {}): ServerProcess {
-  env = { PRESSURE_MAX_EVENT_LOOP_DELAY: '0', ...env };
+  env = { ...NO_DELAY_SHEDDING, ...env };
   const flags = options.nodeFlags ?? [];
   const { child, exited, output } =
     options.openFiles === undefined

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseStartCommand } from '../../bench/start-command.js';
 import { EXAMPLE_BRAIN, PROJECT_ROOT } from '../../src/config.js';
 import { MAX_MEMORY_FILES, MEMORY_FILE_BYTES } from '../../src/sources/worker.js';
+import { NO_DELAY_SHEDDING } from '../helpers/app.js';
 import { SERVER_ENTRY, spawnNode, type NodeProcess } from '../helpers/server-process.js';
 
 /**
@@ -44,8 +45,7 @@ beforeAll(async () => {
 
   const { env, nodeFlags } = parseStartCommand(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
   // As `npm start` runs dist/src/server.js (SERVER_ENTRY, built first), with tsx's loader adding its own heap on top: the harder case.
-  // Delay shedding off: on a busy machine the loop is late for other processes' sake, and this is about memory.
-  server = spawnNode([...nodeFlags, '--import', 'tsx', SERVER_ENTRY], { ...env, PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: brain, TRACE_DIR: join(dir, 'traces'), PRESSURE_MAX_EVENT_LOOP_DELAY: '0' });
+  server = spawnNode([...nodeFlags, '--import', 'tsx', SERVER_ENTRY], { ...env, ...NO_DELAY_SHEDDING, PORT: '0', HOST: '127.0.0.1', BRAIN_ROOT: brain, TRACE_DIR: join(dir, 'traces') });
   // A hang bound, not a speed: a busy machine can take tens of seconds to start it.
   const deadline = Date.now() + 100_000;
   while (Date.now() < deadline) {
