@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
 import { sha256Hex } from '../src/core/digest.js';
 import { parseInstant } from '../src/core/time.js';
@@ -13,6 +14,8 @@ import {
   PersonaContextResponseSchema,
   PersonaParamsSchema,
   PersonaResultSchema,
+  PersonaSessionResponseSchema,
+  PersonaSessionResultSchema,
   TopicContextQuerySchema,
   TopicContextResponseSchema,
   TopicParamsSchema,
@@ -28,6 +31,7 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
   const personas = createPersonaSources(personaOptions(app.config), { compiler: app.compiler, memo: app.sourceMemo });
   // What depends on the compiled result alone is written once per shared result (a persona within one minute).
   const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, PersonaResultSchema);
+  const sessionAnswer = createAnswerEncoder(PersonaSessionResponseSchema, PersonaSessionResultSchema);
   const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);
   // Before /readyz answers 200: each persona's connect built once per shape of answer, as its first call would.
   app.warmUp.add({
@@ -41,8 +45,11 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
         for (const provider of ['openai', 'gemini'] as const) {
           const job = personas.persona({ persona: key, now: new Date(), provider });
           const answerMembers = { delivery: deliveryFor(provider, undefined).delivery };
-          const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, answer: personaAnswer, answerMembers } as const;
-          if (await rehearse(app, delivery, job)) fresh = true;
+          // The full answer, then the lean one a client connects with: the same result, each view's writers compiled.
+          for (const [view, answer] of [['full', personaAnswer], ['session', sessionAnswer]] as const) {
+            const delivery = { route: `GET /context/${key}`, subject: { kind: 'persona', id: key }, surface: 'voice', identifiers: { persona: key, topicId: null }, view, answer, answerMembers } as const;
+            if (await rehearse(app, delivery, job)) fresh = true;
+          }
         }
       }
       return fresh;
@@ -177,7 +184,7 @@ display of every brain file the compile looked for.`,
         params: PersonaParamsSchema,
         querystring: PersonaContextQuerySchema,
         response: {
-          200: delivered(PersonaContextResponseSchema, 'the compiled persona prompt'),
+          200: delivered(z.union([PersonaContextResponseSchema, PersonaSessionResponseSchema]), 'the compiled persona prompt: the full answer (`PersonaCompiled`), or with `view=session` the lean one (`PersonaSession`)'),
           ...notModified,
           ...problems(400, 401, 404, 409, 429),
           ...traceUnavailable,
@@ -195,6 +202,7 @@ display of every brain file the compile looked for.`,
       const topic = topicIdForTrace(query.topicId);
       const zone = timezoneForTrace(query.timezone);
       const provider = query.provider ?? 'openai';
+      const view = query.view ?? 'full';
       const { delivery, job } = withRefreshDelivery(
         provider,
         query.model,
@@ -231,13 +239,16 @@ display of every brain file the compile looked for.`,
             provider,
             model: query.model ?? null,
             delivery,
+            // Which answer was sent: the whole compile or the lean connect answer (the trace keeps the whole run either way).
+            view,
             ...(topic.rejected === undefined ? {} : { topicIdRejected: topic.rejected }),
             ...(zone.rejected === undefined ? {} : { timezoneRejected: zone.rejected }),
           },
           format: query.format ?? 'json',
           hud: wantsHud(query.hud),
           clock,
-          answer: personaAnswer,
+          view,
+          answer: view === 'session' ? sessionAnswer : personaAnswer,
           answerMembers: { delivery },
         },
         job,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { DELIVERIES } from '../src/core/persona/delivery.js';
-import { AnswerFields, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { AnswerFields, CacheBoundarySchema, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
 import { CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, ModelSchema, PersonaIdSchema, REFRESH_RUN_SUFFIX, TopicIdSchema } from './ids.js';
 
@@ -36,6 +36,15 @@ export const PersonaParamsSchema = z.strictObject({
     description: 'a built-in persona; another slug is a 404 listing them, a non-slug a 400 CC_UNSAFE_ID',
     examples: PERSONAS.map((persona) => persona.key),
   }),
+});
+
+/** Which answer a persona route gives: the whole compile (`full`, the default) or only what a realtime connect uses (`session`). */
+export const ANSWER_VIEWS = ['full', 'session'] as const;
+export type AnswerView = (typeof ANSWER_VIEWS)[number];
+export const AnswerViewSchema = z.enum(ANSWER_VIEWS).meta({
+  id: 'AnswerView',
+  description:
+    '`session`: only what a realtime connect uses (`PersonaSession`: `session` or Gemini\'s `setup`, `runId`, `persona`, `provider`, `warnings`, `delivery`, `promptSha256` and the cache boundaries\' digests), a quarter of the full answer\'s bytes, traced the same way; not with `format=text` or `hud` (a 400). `full` (default): the whole compile (`PersonaCompiled`)',
 });
 
 /** `GET /context/:persona` query. Unknown parameters are a 400, like every other input. */
@@ -72,6 +81,12 @@ export const PersonaContextQuerySchema = z.strictObject({
   }),
   hud: HudFlagSchema,
   format: FormatSchema,
+  view: AnswerViewSchema.optional(),
+}).superRefine((query, context) => {
+  // The lean view is a JSON shape of its own: the text is already the instructions alone, and the HUD is the full answer's.
+  if (query.view !== 'session') return;
+  if (query.format === 'text') context.addIssue({ code: 'custom', path: ['view'], message: '`view=session` is a JSON answer; `format=text` already gives the instructions alone: ask for one or the other' });
+  if (query.hud === '1' || query.hud === 'true') context.addIssue({ code: 'custom', path: ['view'], message: '`view=session` carries no HUD: ask for `hud` on the full answer' });
 });
 
 export type PersonaContextQuery = z.infer<typeof PersonaContextQuerySchema>;
@@ -147,6 +162,45 @@ export const PersonaContextResponseSchema = z
     hud,
   })
   .meta({ id: 'PersonaCompiled', description: 'a voice persona compile (GET /context/mars, /context/venus): prompts, blocks, budget, cache plan, and the realtime session (a Gemini setup with provider=gemini)' });
+
+/**
+ * A cache boundary as the lean view carries it: its class and the length and digest of the
+ * prefix, as the full answer's `cache.boundaries` and the trace record them, so an operator
+ * matches a connect to its run (and the client finds the stable prefix it keeps).
+ */
+export const CacheBoundaryDigestSchema = CacheBoundarySchema.pick({ class: true, prefixChars: true, prefixSha256: true }).meta({
+  id: 'CacheBoundaryDigest',
+  description: "a cache boundary's class, prefix length and prefix digest, as `cache.boundaries` of the full answer and the trace hold them",
+});
+
+/** What the lean view carries from the compiled result alone (written once per shared result). */
+const sessionViewResult = {
+  promptSha256: CompiledFieldsSchema.shape.promptSha256,
+  cacheBoundaries: z.array(CacheBoundaryDigestSchema).meta({ description: "the cache plan's boundaries, one per cache class present, most stable first: class and prefix digest only" }),
+  provider: personaExtra.provider,
+};
+
+/** The members of the lean view that depend on the compiled result alone; the rest are the request's. */
+export const PersonaSessionResultSchema = z.object({ ...sessionViewResult, ...personaRealtime });
+
+/**
+ * `GET /context/:persona?view=session`: only what a realtime connect uses — `session` (or
+ * `setup` for Gemini), the run, persona, provider, warnings and refresh `delivery` — and the
+ * digests that match it to its trace. The prompt text is in `session`/`setup` only.
+ */
+export const PersonaSessionResponseSchema = z
+  .object({
+    runId: z.string(),
+    persona,
+    ...sessionViewResult,
+    warnings,
+    delivery,
+    ...personaRealtime,
+  })
+  .meta({
+    id: 'PersonaSession',
+    description: 'the lean answer for a realtime connect (GET /context/mars?view=session): the session (a Gemini setup with provider=gemini), its run, warnings and refresh delivery, and the digests of its prompt and cache boundaries',
+  });
 
 const topicExtra = { topic: TopicSummarySchema };
 

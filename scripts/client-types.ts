@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { CompiledResponseSchema } from '../schemas/compiled.js';
 import { CompileRequestSchema } from '../schemas/compile.js';
-import { PersonaContextQuerySchema, PersonaContextResponseSchema, TopicContextQuerySchema, TopicContextResponseSchema } from '../schemas/context.js';
+import { PersonaContextQuerySchema, PersonaContextResponseSchema, PersonaSessionResponseSchema, TopicContextQuerySchema, TopicContextResponseSchema } from '../schemas/context.js';
 import { HealthSchema, ReadySchema } from '../schemas/health.js';
 import { PersonasResponseSchema } from '../schemas/personas.js';
 import { ProblemSchema } from '../schemas/problem.js';
@@ -32,6 +32,7 @@ type Io = 'input' | 'output';
  */
 export const CLIENT_TYPES: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io }> = [
   { name: 'PersonaCompiled', schema: PersonaContextResponseSchema, io: 'output' },
+  { name: 'PersonaSession', schema: PersonaSessionResponseSchema, io: 'output' },
   { name: 'TopicCompiled', schema: TopicContextResponseSchema, io: 'output' },
   { name: 'Compiled', schema: CompiledResponseSchema, io: 'output' },
   { name: 'Personas', schema: PersonasResponseSchema, io: 'output' },

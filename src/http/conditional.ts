@@ -7,7 +7,7 @@
 import { sha256Hex } from '../core/digest.js';
 import type { Hud } from '../core/hud.js';
 import type { JobResult } from '../sources/job.js';
-import type { DeliveryFormat } from './delivery.js';
+import type { Representation } from './delivery.js';
 
 /**
  * Strong validator of one representation of a compiled result (RFC 9110 §8.8.3). Text is
@@ -15,16 +15,18 @@ import type { DeliveryFormat } from './delivery.js';
  * acts on that the prompts do not fix: the cache plan (its route key carries `engine`), the
  * budget, the voice and tools, the route's own members (topic, recall, receipts) and, with
  * `?hud=1`, the HUD. Members that describe the request rather than the prompt (runId,
- * sources, warnings) are left out, so an unchanged prompt still answers 304.
+ * sources, warnings) are left out, so an unchanged prompt still answers 304. The lean JSON
+ * (`session`, a persona's `?view=session`) covers the same, under its own suffix: its bytes
+ * are not the full answer's, so neither is its ETag.
  */
-export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, format: DeliveryFormat, hud: Hud | null = null): string {
+export function etagFor(result: Pick<JobResult, 'compiled' | 'extra' | 'realtime'>, representation: Representation, hud: Hud | null = null): string {
   const { compiled } = result;
   const prompts = `${compiled.promptSha256}\n${compiled.inputSha256 ?? '-'}`;
-  if (format === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
+  if (representation === 'text') return `"${sha256Hex(prompts).slice(0, 40)}.txt"`;
   // The live context and the session or setup are the prompts again (with the voice and tools, covered by `realtime`; the provider stays a member).
   const { liveContext: _liveContext, session: _session, setup: _setup, voice: _voice, tools: _tools, ...members } = result.extra ?? {};
   const covered = JSON.stringify([prompts, compiled.cache, compiled.budget, result.realtime?.voice ?? null, result.realtime?.toolsSha256 ?? null, members, hud]);
-  return `"${sha256Hex(covered).slice(0, 40)}${hud === null ? '' : '.hud'}"`;
+  return `"${sha256Hex(covered).slice(0, 40)}${representation === 'session' ? '.session' : hud === null ? '' : '.hud'}"`;
 }
 
 /** Weak comparison: `*` matches any current representation. */

@@ -87,7 +87,7 @@ export async function deliverJob(request: FastifyRequest, reply: FastifyReply, d
  * The warm-up's way to build what a first request would. Resolves true when the session
  * read the brain afresh (nothing it kept was replayed).
  */
-export async function rehearse(app: FastifyInstance, request: Pick<DeliveryRequest, 'route' | 'subject' | 'surface' | 'identifiers' | 'answer' | 'answerMembers'>, job: CompileJob): Promise<boolean> {
+export async function rehearse(app: FastifyInstance, request: Pick<DeliveryRequest, 'route' | 'subject' | 'surface' | 'identifiers' | 'view' | 'answer' | 'answerMembers'>, job: CompileJob): Promise<boolean> {
   const { delivery } = await runJob(app.brain, { ...request, runId: 'warm-up', newRun: true, options: {}, format: 'json', clock: readClock() }, job);
   if ('error' in delivery) throw delivery.error;
   const kept = app.delivered.of(delivery.result);

@@ -10,24 +10,24 @@ import { buildHud, type Hud, type HudBasis } from '../core/hud.js';
 import type { JobResult } from '../sources/job.js';
 import type { ResultParts } from './answer.js';
 import { etagFor } from './conditional.js';
-import type { CompiledDelivery, DeliveryFormat } from './delivery.js';
+import { representationOf, type AnswerView, type CompiledDelivery, type Representation } from './delivery.js';
 
 /** A HUD and what it was built from, so another delivery of the same result can take it again while it holds. */
 interface HudBuilt extends HudBasis {
   readonly hud: Hud;
 }
 
-type Etags = { -readonly [format in DeliveryFormat]?: string };
+type Etags = { -readonly [representation in Representation]?: string };
 
 /** What delivery keeps of one shared result. */
 export interface ResultDelivered {
-  /** The ETag of each format of its answer without the HUD. */
+  /** The ETag of each representation of its answer without the HUD. */
   readonly etags: Etags;
   /** The HUD last built for it, and the ETag of the JSON that carries that HUD. */
   hud?: { readonly built: HudBuilt; readonly etags: Etags };
-  /** Its answer's per-result JSON, kept from its second answer (most results are answered once). */
-  answer?: ResultParts;
-  answered?: boolean;
+  /** Per view, its answer's per-result JSON, kept from that view's second answer (most results are answered once in a view). */
+  readonly answers: { [view in AnswerView]?: ResultParts };
+  readonly answered: { [view in AnswerView]?: true };
 }
 
 /** Delivery's one place of reuse: what it keeps of each shared result, while the result lives. */
@@ -42,7 +42,7 @@ export function createDeliveredResults(): DeliveredResults {
     of(result) {
       if (result.shared !== true) return undefined;
       let entry = kept.get(result);
-      if (entry === undefined) kept.set(result, (entry = { etags: {} }));
+      if (entry === undefined) kept.set(result, (entry = { etags: {}, answers: {}, answered: {} }));
       return entry;
     },
   };
@@ -77,16 +77,18 @@ export function describe(delivery: CompiledDelivery, kept: ResultDelivered | und
   const { hud } = built;
   // The ETags of the JSON with the HUD are kept beside the HUD they cover.
   if (kept !== undefined && kept.hud?.built !== built) kept.hud = { built, etags: {} };
-  const withHud = delivery.format === 'json' && delivery.hud === true;
+  const representation = representationOf(delivery);
+  const withHud = representation === 'json' && delivery.hud === true;
   const etags = kept === undefined ? {} : withHud ? kept.hud!.etags : kept.etags;
-  const etag = result.validator?.etag ?? etags[delivery.format] ?? etagFor(result, delivery.format, withHud ? hud : null);
-  etags[delivery.format] = etag;
+  const etag = result.validator?.etag ?? etags[representation] ?? etagFor(result, representation, withHud ? hud : null);
+  etags[representation] = etag;
   return { warnings, hud, etag };
 }
 
-/** The JSON answer of a compiled delivery, with a shared result's own part written once and kept from its second answer on. */
+/** The JSON answer of a compiled delivery in its view, with a shared result's own part written once per view and kept from its second answer on. */
 export function answerBody(delivery: CompiledDelivery, kept: ResultDelivered | undefined, warnings: readonly string[], hud: Hud): string | Buffer {
   const { result } = delivery;
+  const view = delivery.view ?? 'full';
   const perRequest = {
     runId: delivery.runId,
     ...(delivery.subject.kind === 'persona' ? { persona: delivery.subject.id } : { worker: delivery.subject.id }),
@@ -97,16 +99,21 @@ export function answerBody(delivery: CompiledDelivery, kept: ResultDelivered | u
     ...delivery.answerMembers,
     ...(delivery.hud === true ? { hud } : {}),
   };
-  const parts = kept === undefined ? undefined : (kept.answer ?? delivery.answer.resultParts(resultMembers(result), result.compiled));
-  // Kept from the result's second answer on: parts kept from every first answer would outlive the young generation for nothing.
-  if (kept !== undefined && kept.answer === undefined) {
-    if (kept.answered === true) kept.answer = parts;
-    kept.answered = true;
+  const parts = kept === undefined ? undefined : (kept.answers[view] ?? delivery.answer.resultParts(resultMembers(result, view), result.compiled));
+  // Kept from the view's second answer of the result on: parts kept from every first answer would outlive the young generation for nothing.
+  if (kept !== undefined && kept.answers[view] === undefined) {
+    if (kept.answered[view] === true) kept.answers[view] = parts;
+    kept.answered[view] = true;
   }
-  return delivery.answer.body(perRequest, () => resultMembers(result), parts);
+  return delivery.answer.body(perRequest, () => resultMembers(result, view), parts);
 }
 
-/** The members of a response that come from the compiled result: the compile itself and the route's extras. */
-function resultMembers(result: JobResult): Record<string, unknown> {
-  return result.extra === undefined ? { ...result.compiled } : { ...result.compiled, ...result.extra };
+/**
+ * The members of a response that come from the compiled result: the compile itself and the
+ * route's extras; the lean view adds the cache plan's boundaries, which its schema writes as
+ * digests (class, prefix length and digest: the serializer writes only the schema's members).
+ */
+function resultMembers(result: JobResult, view: AnswerView): Record<string, unknown> {
+  const members = result.extra === undefined ? { ...result.compiled } : { ...result.compiled, ...result.extra };
+  return view === 'session' ? { ...members, cacheBoundaries: result.compiled.cache.boundaries } : members;
 }

@@ -7,9 +7,14 @@ import type { SnapshotFile } from '../core/hud.js';
 import type { Subject } from '../core/types.js';
 import type { ListingRecord, SessionRecord, SourceRecord } from '../io/brain.js';
 import type { JobResult } from '../sources/job.js';
+import type { AnswerView } from '../../schemas/context.js';
+export type { AnswerView };
 import type { AnswerEncoder } from './answer.js';
 
 export type DeliveryFormat = 'json' | 'text';
+
+/** One representation of a compiled result, each with its own ETag: the full JSON, the instructions as text, or the lean JSON. */
+export type Representation = 'json' | 'text' | 'session';
 
 /** The request's one reading of the wall clock, and the monotonic time it was taken at: later instants derive from both. */
 export interface RequestClock {
@@ -38,7 +43,9 @@ export interface DeliveryRequest {
   /** Whether the JSON answer carries `hud` (`?hud=1`); the trace records it either way. */
   hud?: boolean;
   clock: RequestClock;
-  /** The route's JSON writer (`createAnswerEncoder` over its response schema). */
+  /** The JSON answer asked for (persona routes; default `full`); `format` is `json` with `session`. */
+  view?: AnswerView;
+  /** The route's JSON writer for the view (`createAnswerEncoder` over its response schema). */
   answer: AnswerEncoder;
   /** Members of the JSON answer the request decides, not the compiled result (a persona's refresh `delivery`, chosen by its model). */
   answerMembers?: Readonly<Record<string, unknown>>;
@@ -74,3 +81,8 @@ export interface FailedDelivery extends DeliveryBase {
 }
 
 export type Delivery = CompiledDelivery | FailedDelivery;
+
+/** The representation a delivery answers with. */
+export function representationOf(delivery: Pick<DeliveryRequest, 'format' | 'view'>): Representation {
+  return delivery.format === 'text' ? 'text' : delivery.view === 'session' ? 'session' : 'json';
+}

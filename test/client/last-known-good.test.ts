@@ -68,7 +68,7 @@ const unavailable = (_request: IncomingMessage, response: ServerResponse) => {
 /** A real persona answer, replayed with the run the request asked for. */
 async function replaying(persona: string) {
   const { app } = await buildTestApp();
-  const body = (await app.inject({ url: `/context/${persona}?now=${T1}` })).json() as Record<string, unknown>;
+  const body = (await app.inject({ url: `/context/${persona}?now=${T1}&view=session` })).json() as Record<string, unknown>;
   return (request: IncomingMessage, response: ServerResponse) => {
     const runId = new URL(request.url!, 'http://x').searchParams.get('runId') ?? 'replayed-run';
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...body, runId }));
@@ -168,16 +168,18 @@ describe('a fallback during an outage', () => {
     expect(fallbacks.map((event) => event.source)).toEqual(['static', 'stale', 'static', 'static', 'static', 'static']);
   });
 
-  it('keeps no answer whose cache plan does not hold for its text: such a session is served, never served stale', async () => {
+  it('keeps no answer whose clock line it cannot find by the clock block\'s label: such a session is served, never served stale', async () => {
     const { app } = await buildTestApp();
-    const body = (await app.inject({ url: `/context/mars?now=${T1}` })).json() as Record<string, any>;
-    const boundaries = body['cache'].boundaries as Array<Record<string, unknown>>;
-    const clock = (body['blocks'] as Array<Record<string, unknown>>).findIndex((block) => block['kind'] === 'clock');
+    const body = (await app.inject({ url: `/context/mars?now=${T1}&view=session` })).json() as Record<string, any>;
+    const text = body['session'].instructions as string;
+    const line = clockLine(new Date(T1), OPERATOR_ZONE);
+    const withText = (instructions: string) => ({ ...body, session: { ...body['session'], instructions } });
     const broken: Array<[string, Record<string, unknown>]> = [
-      ['a prefix digest that is not the prefix\'s', { ...body, cache: { ...body['cache'], boundaries: boundaries.map((boundary) => ({ ...boundary, prefixSha256: '0'.repeat(64) })) } }],
-      ['a boundary off by one', { ...body, cache: { ...body['cache'], boundaries: boundaries.map((boundary) => ({ ...boundary, prefixChars: (boundary['prefixChars'] as number) - 1 })) } }],
-      ['a clock block of other text', { ...body, blocks: (body['blocks'] as unknown[]).map((block, index) => (index === clock ? { ...(block as object), sha256: '0'.repeat(64) } : block)) }],
-      ['no cache plan', { ...body, cache: undefined }],
+      ['no cache plan', { ...body, cacheBoundaries: undefined }],
+      ['a clock line that is not one', withText(text.replace(line, 'Current date and time: soon'))],
+      ['a second clock label', withText(`${text}\n\n<<cc clock | trusted-directive | builtin:clock>>\n${line}`)],
+      ['no clock label', withText(text.replace('<<cc clock |', '<<cc klock |'))],
+      ['a plan that holds for the text but does not end at the clock', { ...body, cacheBoundaries: [{ class: 'worker-stable', prefixChars: 100, prefixSha256: sha256(text.slice(0, 100)) }] }],
     ];
     for (const [label, answer] of broken) {
       // Each answer is for the run the client asked (it names one on every connect).
@@ -189,6 +191,23 @@ describe('a fallback during an outage', () => {
       fake.answer(unavailable);
       expect(await api.realtimeSession('mars', { now: T2 }), label).toMatchObject({ source: 'static' });
     }
+  });
+
+  it('keeps the text\'s own stable prefix when the plan\'s digest is not the text\'s (the ASCII form changed a stable block)', async () => {
+    const { app } = await buildTestApp();
+    const body = (await app.inject({ url: `/context/mars?now=${T1}&view=session` })).json() as Record<string, any>;
+    const text = body['session'].instructions as string;
+    const clockAt = text.indexOf('\n\n<<cc clock |');
+    const answer = { ...body, cacheBoundaries: (body['cacheBoundaries'] as Array<Record<string, unknown>>).map((boundary) => ({ ...boundary, prefixSha256: '0'.repeat(64) })) };
+    const fake = await fakeService((request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...answer, runId: new URL(request.url!, 'http://x').searchParams.get('runId') })),
+    );
+    const { api } = watched(fake.baseUrl);
+    expect(await api.realtimeSession('mars', { now: T1 })).toMatchObject({ source: 'service' });
+    fake.answer(unavailable);
+    const stale = await api.realtimeSession('mars', { now: T2 });
+    expect(stale).toMatchObject({ source: 'stale' });
+    expect(stale.session.instructions.slice(0, clockAt)).toBe(text.slice(0, clockAt));
   });
 
   it('hands out a fresh stale session each time: a caller that changes one changes no later one', async () => {

@@ -74,6 +74,31 @@ describe('realtimeSession() with the service healthy', () => {
   });
 });
 
+describe('a connect asks for the lean answer', () => {
+  it('realtimeSession() and geminiSetup() send view=session once each (not the full answer), and a hud is not sent', async () => {
+    const { app } = await buildTestApp();
+    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    // What reached the service: the path and query of each request, through a proxy in front of it.
+    const asked: string[] = [];
+    const proxy = await fakeService((request, response) => {
+      asked.push(request.url!);
+      void fetch(`${baseUrl}${request.url!}`, { headers: { 'x-request-id': 'proxied' } }).then(async (answer) => {
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    const { api, fallbacks } = watched(proxy, { timeoutMs: GENEROUS.budgetMs, realtime: GENEROUS });
+    const session = await api.realtimeSession('mars', { now: '2026-11-30T17:05:00Z', ...({ hud: true } as object) });
+    const setup = await api.geminiSetup('venus', { now: '2026-11-30T17:05:00Z' });
+    expect([session.source, setup.source, fallbacks]).toEqual(['service', 'service', []]);
+    expectSendable(session.session);
+    expect(asked.map((url) => new URL(url, 'http://x').searchParams.get('view'))).toEqual(['session', 'session']);
+    expect(asked.some((url) => new URL(url, 'http://x').searchParams.has('hud'))).toBe(false);
+    expect(new URL(asked[1]!, 'http://x').searchParams.get('provider')).toBe('gemini');
+    // The service traced each connect as the lean view.
+    for (const runId of [session.runId!, setup.runId!]) expect((await app.inject(`/runs/${runId}/trace`)).json().events[0].request.view).toBe('session');
+  });
+});
+
 describe('realtimeSession() when the service cannot answer: the static session, told, never thrown', () => {
   const cases: Array<[string, () => Promise<string>, string, string]> = [
     ['down', downService, 'network', 'CC_CLIENT_NETWORK'],

@@ -12,7 +12,7 @@ import type * as Client from '../../packages/client/src/index.js';
 import { CLIENT_TYPES, CLIENT_TYPES_PATH, generateClientTypes } from '../../scripts/client-types.js';
 import type { BlockSummarySchema, CachePlanSchema, CompiledResponseSchema, RealtimeSessionSchema, ToolSchema } from '../../schemas/compiled.js';
 import type { CompileRequestSchema } from '../../schemas/compile.js';
-import type { PersonaContextQuerySchema, PersonaContextResponseSchema, TopicContextQuerySchema, TopicContextResponseSchema } from '../../schemas/context.js';
+import type { PersonaContextQuerySchema, PersonaContextResponseSchema, PersonaSessionResponseSchema, TopicContextQuerySchema, TopicContextResponseSchema } from '../../schemas/context.js';
 import type { HealthSchema, ReadySchema } from '../../schemas/health.js';
 import type { PersonasResponseSchema } from '../../schemas/personas.js';
 import type { ProblemSchema } from '../../schemas/problem.js';
@@ -24,6 +24,7 @@ describe('client package types', () => {
     expect(await readFile(CLIENT_TYPES_PATH, 'utf8')).toBe(generateClientTypes());
     expect(CLIENT_TYPES.map((entry) => entry.name)).toEqual([
       'PersonaCompiled',
+      'PersonaSession',
       'TopicCompiled',
       'Compiled',
       'Personas',
@@ -42,6 +43,7 @@ describe('client package types', () => {
 
   it('equal the schemas’ own types (checked by the compiler)', () => {
     expectTypeOf<Client.PersonaCompiled>().toEqualTypeOf<z.infer<typeof PersonaContextResponseSchema>>();
+    expectTypeOf<Client.PersonaSession>().toEqualTypeOf<z.infer<typeof PersonaSessionResponseSchema>>();
     expectTypeOf<Client.TopicCompiled>().toEqualTypeOf<z.infer<typeof TopicContextResponseSchema>>();
     expectTypeOf<Client.Compiled>().toEqualTypeOf<z.infer<typeof CompiledResponseSchema>>();
     expectTypeOf<Client.BlockSummary>().toEqualTypeOf<z.infer<typeof BlockSummarySchema>>();

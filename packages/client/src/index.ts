@@ -95,10 +95,12 @@ export interface ClientOptions extends TransportOptions {
 }
 
 /**
- * `GET /context/:persona` options, as the route takes them (one `topicId`; the format is the
- * method's), with `hud: true` to add the heads-up display of the files the compile read.
+ * `GET /context/:persona` options, as the route takes them (one `topicId`; the format and the
+ * view are the method's), with `hud: true` to add the heads-up display of the files the compile read.
  */
-export type ContextQuery = Omit<PersonaContextQuery, 'format' | 'topicId' | 'hud'> & { topicId?: string; hud?: boolean };
+export type ContextQuery = Omit<PersonaContextQuery, 'format' | 'view' | 'topicId' | 'hud'> & { topicId?: string; hud?: boolean };
+/** `realtimeSession()` and `geminiSetup()` options: a connect asks for the lean answer (`view=session`), which carries no HUD. */
+export type SessionQuery = Omit<ContextQuery, 'hud'>;
 /** `GET /context/topic/:topicId` options. */
 export type TopicQuery = Omit<TopicContextQuery, 'format'>;
 
@@ -228,14 +230,20 @@ export function createClient(options: ClientOptions) {
 
   const contextQuery = ({ hud, ...rest }: ContextQuery) => ({ ...rest, ...(hud === true ? { hud: '1' } : {}) });
 
-  /** What the service answers for `persona` in the shape's member (`session`, or Gemini's `setup`), checked before anything of it is used. */
-  async function served<S>(persona: PersonaName, query: ContextQuery, headers: Record<string, string>, limitMs: number, shape: SessionShape<S>, promptLimitChars: number): Promise<ServedSession<S>> {
-    const answer = await call(contextPath(persona), { query: contextQuery(query), headers, timeoutMs: limitMs });
+  /**
+   * What the service answers for `persona` in the shape's member (`session`, or Gemini's
+   * `setup`), checked before anything of it is used: the lean answer (`view=session`), only
+   * what a connect uses, a quarter of the full answer's bytes.
+   */
+  async function served<S>(persona: PersonaName, query: SessionQuery, headers: Record<string, string>, limitMs: number, shape: SessionShape<S>, promptLimitChars: number): Promise<ServedSession<S>> {
+    // A HUD is the full answer's: a caller's `hud` (not in the type, but JavaScript may pass it) is not sent.
+    const { hud: _hud, ...asked } = query as ContextQuery;
+    const answer = await call(contextPath(persona), { query: { ...asked, view: 'session' }, headers, timeoutMs: limitMs });
     return checkedSession(shape, parseJson<unknown>(answer), answer.status, query.runId, promptLimitChars);
   }
 
   /** `realtimeSession()` and `geminiSetup()`: one connect in `shape`, with the options in force. */
-  function connect<S>(shape: SessionShape<S>, persona: PersonaName, query: ContextQuery, perCall: RealtimeSessionOptions) {
+  function connect<S>(shape: SessionShape<S>, persona: PersonaName, query: SessionQuery, perCall: RealtimeSessionOptions) {
     const { requestId, traceparent, ...realtime } = perCall;
     const headers = correlation({ requestId, traceparent });
     const options = realtimeOptions(clientRealtime, realtime);
@@ -279,7 +287,7 @@ export function createClient(options: ClientOptions) {
     contextIfChanged: (persona: PersonaName, etag: string | null, query: ContextQuery = {}, callContext: CallContext = {}) =>
       compiled<PersonaCompiled>(contextPath(persona), { query: contextQuery(query), headers: correlation(callContext) }, etag),
     /**
-     * The session to connect a call with: `GET /context/:persona`'s `session` within the
+     * The session to connect a call with: `GET /context/:persona?view=session`'s `session` within the
      * budget (default 1 s for the whole call), else its last session for the persona and
      * query with the clock line of now (`source: 'stale'`, from the same day and at most
      * `staleMaxAgeMs` old), else the persona's static session, never a throw (unless
@@ -290,16 +298,16 @@ export function createClient(options: ClientOptions) {
      * fallback. An unknown persona connects as `defaultPersona` (venus); a bad or missing
      * `topicId` connects with the persona's generic context.
      */
-    realtimeSession: (persona: PersonaName, query: ContextQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> =>
+    realtimeSession: (persona: PersonaName, query: SessionQuery = {}, sessionOptions: RealtimeSessionOptions = {}): Promise<RealtimeSessionResult> =>
       connect<RealtimeSession>(REALTIME_SESSION, persona, { ...query, provider: query.provider === 'azure' ? 'azure' : 'openai' }, sessionOptions),
     /**
-     * `realtimeSession()`'s twin for Gemini Live: `GET /context/:persona?provider=gemini`'s
+     * `realtimeSession()`'s twin for Gemini Live: `GET /context/:persona?provider=gemini&view=session`'s
      * `setup` within the same budget, else its last live setup for the query (stale), else the persona's static Gemini setup — with the same
      * fallbacks, `onFallback`, `warnings` and `defaultPersona`, never a throw (unless
      * `fallback: false`). Send `{setup: {model, ...result.setup}}` first on the Live API
      * WebSocket, or pass `result.setup` as `config` to `ai.live.connect`.
      */
-    geminiSetup: async (persona: PersonaName, query: Omit<ContextQuery, 'provider'> = {}, setupOptions: RealtimeSessionOptions = {}): Promise<GeminiSetupResult> => {
+    geminiSetup: async (persona: PersonaName, query: Omit<SessionQuery, 'provider'> = {}, setupOptions: RealtimeSessionOptions = {}): Promise<GeminiSetupResult> => {
       const { session: setup, ...result } = await connect<GeminiSetup>(GEMINI_SETUP, persona, { ...query, provider: 'gemini' }, setupOptions);
       return { setup, ...result };
     },

@@ -50,55 +50,39 @@ export interface ClockCut {
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The clock block's label, which opens the volatile tail after a blank line. No compiled content can hold a label's marker `<<cc`, so the one found is the clock's own. */
+const CLOCK_LABEL = '\n\n<<cc clock | ';
+
 /**
- * Cuts `text` (the session's instructions: the answer's `instructions` made realtime-safe
- * ASCII) around its clock line, where the answer's cache plan says the volatile tail starts:
- * after the last boundary that is not `volatile`, whose prefix digest must match, the next
- * block must be the clock, and its line must be exactly a clock line with the block's digest.
- * The ASCII form keeps every line break, so the clock line is found in `text` by its line
- * number; `prefix` is the plan's own when the ASCII form left the stable prefix as it was
- * (its blocks were ASCII), else the same lines of `text`. Null when anything does not hold:
- * such an answer is not kept.
+ * Cuts `text` (the session's instructions: the delivered instructions made realtime-safe
+ * ASCII) around its clock line: the line after the clock block's label, which must be
+ * exactly a clock line. The answer's cache plan (`cacheBoundaries` of the lean answer a
+ * connect asks for, or `cache.boundaries` of the full one) names the stable prefix: `prefix`
+ * is the plan's own when `text` holds it byte for byte (its blocks were ASCII), ending where
+ * the clock block begins, else the lines of `text` before the clock block. Null when anything
+ * does not hold: such an answer is not kept.
  */
 export function cutAtClock(answer: Record<string, unknown>, text: string): ClockCut | null {
-  const { instructions, cache, blocks } = answer;
-  if (typeof instructions !== 'string' || !isRecord(cache) || !Array.isArray(cache['boundaries']) || !Array.isArray(blocks)) return null;
-  const stable = cache['boundaries'].filter((boundary: unknown) => isRecord(boundary) && boundary['class'] !== 'volatile').at(-1) as Record<string, unknown> | undefined;
-  const { prefixChars, prefixSha256, blockIndex } = stable ?? {};
-  if (typeof prefixChars !== 'number' || typeof blockIndex !== 'number' || typeof prefixSha256 !== 'string') return null;
-  // The tail opens with the clock block: a blank line, its label line, then the clock line.
-  if (!(Number.isSafeInteger(prefixChars) && prefixChars > 0 && instructions.startsWith('\n\n', prefixChars))) return null;
-  if (sha256(instructions.slice(0, prefixChars)) !== prefixSha256) return null;
-  const clock: unknown = blocks[blockIndex + 1];
-  if (!isRecord(clock) || clock['kind'] !== 'clock' || typeof clock['sha256'] !== 'string') return null;
-  const labelEnd = instructions.indexOf('\n', prefixChars + 2);
-  const lineEnd = labelEnd < 0 ? -1 : instructions.indexOf('\n', labelEnd + 1);
-  const line = labelEnd < 0 ? '' : instructions.slice(labelEnd + 1, lineEnd < 0 ? undefined : lineEnd);
-  const parsed = line.length <= 200 && sha256(line) === clock['sha256'] ? parseClockLine(line) : null;
+  const { cacheBoundaries, cache } = answer;
+  const boundaries = Array.isArray(cacheBoundaries) ? cacheBoundaries : isRecord(cache) && Array.isArray(cache['boundaries']) ? cache['boundaries'] : null;
+  if (boundaries === null) return null;
+  const stable = boundaries.filter((boundary: unknown) => isRecord(boundary) && boundary['class'] !== 'volatile').at(-1) as Record<string, unknown> | undefined;
+  const { prefixChars, prefixSha256 } = stable ?? {};
+  if (typeof prefixChars !== 'number' || !Number.isSafeInteger(prefixChars) || prefixChars <= 0 || typeof prefixSha256 !== 'string') return null;
+  const label = text.indexOf(CLOCK_LABEL);
+  if (label < 0 || text.includes(CLOCK_LABEL, label + 1)) return null;
+  const labelEnd = text.indexOf('\n', label + 2);
+  if (labelEnd < 0) return null;
+  const start = labelEnd + 1;
+  const lineEnd = text.indexOf('\n', start);
+  const line = text.slice(start, lineEnd < 0 ? undefined : lineEnd);
+  const parsed = line.length <= 200 ? parseClockLine(line) : null;
   if (parsed === null) return null;
-  const prefixLine = countLines(instructions, prefixChars);
-  const start = lineStart(text, prefixLine + 3);
-  if (start < 0 || !text.startsWith(line, start) || !(text.length === start + line.length || text[start + line.length] === '\n')) return null;
-  const ownPrefix = lineStart(text, prefixLine + 1) - 1;
-  const prefix = text.startsWith(instructions.slice(0, prefixChars)) ? { chars: prefixChars, sha256: prefixSha256 } : { chars: ownPrefix, sha256: sha256(text.slice(0, ownPrefix)) };
+  const planned = text.length >= prefixChars && sha256(text.slice(0, prefixChars)) === prefixSha256;
+  // The plan's prefix, when the text holds it, ends exactly where the clock block begins.
+  if (planned && prefixChars !== label) return null;
+  const prefix = planned ? { chars: prefixChars, sha256: prefixSha256 } : { chars: label, sha256: sha256(text.slice(0, label)) };
   return { before: text.slice(0, start), after: text.slice(start + line.length), at: parsed.at.getTime(), timeZone: parsed.timeZone, prefix };
-}
-
-/** How many line breaks `text` has before offset `before`. */
-function countLines(text: string, before: number): number {
-  let lines = 0;
-  for (let at = text.indexOf('\n'); at >= 0 && at < before; at = text.indexOf('\n', at + 1)) lines++;
-  return lines;
-}
-
-/** Where line `line` (from 0) of `text` starts; -1 when it has fewer lines. */
-function lineStart(text: string, line: number): number {
-  let at = 0;
-  for (let seen = 0; seen < line; seen++) {
-    at = text.indexOf('\n', at) + 1;
-    if (at === 0) return -1;
-  }
-  return at;
 }
 
 /** Why a kept session may not be served at `now`; null when it may. */

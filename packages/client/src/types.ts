@@ -276,6 +276,35 @@ export interface LineRange {
   to: number;
 }
 
+/** the lean answer for a realtime connect (GET /context/mars?view=session): the session (a Gemini setup with provider=gemini), its run, warnings and refresh delivery, and the digests of its prompt and cache boundaries */
+export interface PersonaSession {
+  runId: string;
+  /** the persona compiled (`topic` on the topic route) */
+  persona: string;
+  /** sha256 of the exact systemPrompt bytes (UTF-8) */
+  promptSha256: string;
+  /** the cache plan's boundaries, one per cache class present, most stable first: class and prefix digest only */
+  cacheBoundaries: CacheBoundaryDigest[];
+  /** the realtime API the answer is shaped for (`?provider=`, default `openai`) */
+  provider: Provider;
+  /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
+  warnings: string[];
+  /** how a mid-call refresh reaches this call's model (`provider` and `model`; docs/providers.md), as `GET /context/:persona/refresh` will answer it: `conversation-item` (OpenAI, Azure), `client-content` (a Gemini Live model that takes mid-session client content), `reconnect` (Gemini 3.1+ Live, or a model not known, with a `delivery-model-unknown:` warning) */
+  delivery: 'conversation-item' | 'client-content' | 'reconnect';
+  /** OpenAI and Azure (not with `provider=gemini`): the realtime session to send */
+  session?: RealtimeSession;
+  /** Gemini only (`provider=gemini`), instead of `session`: the Live setup to send */
+  setup?: GeminiSetup;
+}
+
+/** a cache boundary's class, prefix length and prefix digest, as `cache.boundaries` of the full answer and the trace hold them */
+export interface CacheBoundaryDigest {
+  class: 'worker-stable' | 'channel-stable' | 'surface-stable' | 'volatile';
+  prefixChars: number;
+  /** sha256 of `systemPrompt` up to here: an Anthropic `cache_control` point */
+  prefixSha256: string;
+}
+
 /** the topic block alone, compiled behind a short built-in frame */
 export interface TopicCompiled {
   runId: string;
@@ -772,7 +801,11 @@ export interface PersonaContextQuery {
   hud?: '0' | '1' | 'true' | 'false';
   /** `text` returns just the instructions as text/plain. */
   format?: 'json' | 'text';
+  view?: AnswerView;
 }
+
+/** `session`: only what a realtime connect uses (`PersonaSession`: `session` or Gemini's `setup`, `runId`, `persona`, `provider`, `warnings`, `delivery`, `promptSha256` and the cache boundaries' digests), a quarter of the full answer's bytes, traced the same way; not with `format=text` or `hud` (a 400). `full` (default): the whole compile (`PersonaCompiled`) */
+export type AnswerView = 'full' | 'session';
 
 export interface TopicContextQuery {
   /** a display label: made one line, control characters removed, at most 80 chars; advisory, inside the topic block only (on a persona route without topic notes, the topic block is one line naming it: "Called from the topic '<name>'; no notes on it yet.") */
