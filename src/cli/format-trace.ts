@@ -103,7 +103,9 @@ export function formatTrace(trace: RunTrace, options: FormatOptions = {}): strin
       `#${first + index} ${event.at}  ${event.route}  ${event.subject.kind} ${event.subject.id}${event.surface ? ` (${event.surface})` : ''}  ` +
         `${event.status} ${event.outcome}  ${verified}`,
     );
-    const correlation = [event.caller && `caller ${event.caller}`, event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`].filter(Boolean);
+    // Which answer a persona route sent: the lean connect answer (`view=session`) is said; the full one is the default.
+    const view = event.request['view'] === 'session' ? 'answered the lean connect answer (view=session)' : null;
+    const correlation = [event.caller && `caller ${event.caller}`, event.requestId && `requestId ${event.requestId}`, event.traceparent && `traceparent ${event.traceparent}`, view].filter(Boolean);
     if (correlation.length > 0) lines.push(`  ${correlation.join('  ')}`);
     if (event.error) lines.push(`  error ${event.error.code} (${event.error.status}): ${event.error.detail}`);
     // What changes per call first, readable: the live context, topic and task, a line each.

@@ -66,6 +66,11 @@ describe('formatTrace: what a persona answer gave beside the prompts', () => {
     expect(formatTrace(trace({ realtime: { ...realtime, tools: null } }))).toContain('(sha256 aaaaaaaaaaaa, DEFINITIONS UNREADABLE)\n');
     expect(formatTrace(trace({}))).not.toContain('realtime');
   });
+
+  it('says when the lean connect answer (view=session) was sent, and says nothing of the full one', () => {
+    expect(formatTrace(trace({ request: { view: 'session', format: 'json' } }))).toContain('  answered the lean connect answer (view=session)\n');
+    expect(formatTrace(trace({ request: { view: 'full', format: 'json' } }))).not.toContain('view=');
+  });
 });
 
 describe('formatTrace: governed worker compiles', () => {
