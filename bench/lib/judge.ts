@@ -54,7 +54,7 @@ function overBare(windows: readonly WindowResult[], index: number): { bareRps: n
 /** Per route at the fixed minute: its window's figures beside the constant bare route's, and its preflight. */
 export function routeSummaries(windows: readonly WindowResult[], targets: ReadonlyArray<{ key: WindowKey; label: string; method: string; url: string }>, preflight: Record<string, unknown>) {
   return targets.map((target) => {
-    const index = windows.findIndex((window) => window.key === target.key);
+    const index = windows.findIndex((window) => window.key === target.key && window.view === null);
     const window = windows[index]!;
     const { bareRps, ratio } = overBare(windows, index);
     return {
@@ -80,34 +80,39 @@ export function routeSummaries(windows: readonly WindowResult[], targets: Readon
 
 /** The targets' ratios, each between two windows of this run, and the ratios reported without a target. */
 export function judgeWindows(windows: readonly WindowResult[], routes: readonly RouteKey[]): { comparisons: Comparison[]; informational: Informational[] } {
-  const at = (key: WindowKey, route: RouteKey) => windows.find((window) => window.key === key && (window.key === route || window.route === route));
+  // A persona's windows of the full answer (view null) or of the lean connect answer (`session`).
+  const at = (key: WindowKey, route: RouteKey, view: 'session' | null = null) => windows.find((window) => window.key === key && (window.key === route || window.route === route) && window.view === view);
   const comparisons: Comparison[] = [];
   const informational: Informational[] = [];
   const info = (label: string, window: WindowResult, reference: WindowResult, ratio: number | null) => ({ label, window: window.index, reference: reference.index, ratio });
   for (const route of routes.filter((key) => key === 'mars' || key === 'venus')) {
-    const fixed = at(route, route);
-    if (!fixed) continue;
-    const minute = at('minute', route);
-    const floor = at('durable', route);
-    for (const [name, window] of [['fixed minute', fixed], ['new minute', minute]] as const) {
-      if (!floor || !window) continue;
-      comparisons.push(
-        compare(`${route}: ${name} / durable same-body, req/s`, window, floor, window.requestsPerSecond / floor.requestsPerSecond, TARGETS.durableRatio, 'at least'),
-        compare(`${route}: ${name} / durable same-body, CPU µs per request`, window, floor, ratioOf(window.serverCpuUsPerRequest, floor.serverCpuUsPerRequest), TARGETS.durableCpu, 'at most'),
-        compare(`${route}: ${name} / durable same-body, p99`, window, floor, window.latencyMs.p99 / floor.latencyMs.p99, TARGETS.durableP99, 'at most'),
-      );
+    for (const view of [null, 'session'] as const) {
+      const fixed = at(route, route, view);
+      if (!fixed) continue;
+      // Each answer against the durable same-body route for its own body.
+      const name = view === null ? route : `${route} ?view=${view}`;
+      const minute = at('minute', route, view);
+      const floor = at('durable', route, view);
+      for (const [when, window] of [['fixed minute', fixed], ['new minute', minute]] as const) {
+        if (!floor || !window) continue;
+        comparisons.push(
+          compare(`${name}: ${when} / durable same-body, req/s`, window, floor, window.requestsPerSecond / floor.requestsPerSecond, TARGETS.durableRatio, 'at least'),
+          compare(`${name}: ${when} / durable same-body, CPU µs per request`, window, floor, ratioOf(window.serverCpuUsPerRequest, floor.serverCpuUsPerRequest), TARGETS.durableCpu, 'at most'),
+          compare(`${name}: ${when} / durable same-body, p99`, window, floor, window.latencyMs.p99 / floor.latencyMs.p99, TARGETS.durableP99, 'at most'),
+        );
+      }
+      // Reported, not judged: the plain HTTP ceiling for the same bytes, and what a new minute costs over a fixed one.
+      const same = at('same', route, view);
+      if (same) {
+        informational.push(
+          info(`${name}: fixed minute / same-bytes bare (no lstats, no trace), req/s`, fixed, same, fixed.requestsPerSecond / same.requestsPerSecond),
+          info(`${name}: fixed minute / same-bytes bare, CPU µs per request`, fixed, same, ratioOf(fixed.serverCpuUsPerRequest, same.serverCpuUsPerRequest)),
+        );
+      }
+      if (minute) informational.push(info(`${name}: new minute / fixed minute, req/s`, minute, fixed, minute.requestsPerSecond / fixed.requestsPerSecond));
+      const churn = view === null ? at('churn', route) : undefined;
+      if (churn) comparisons.push(compare(`${route}: memory churn / steady, req/s`, churn, fixed, churn.requestsPerSecond / fixed.requestsPerSecond, TARGETS.churnRatio, 'at least'));
     }
-    // Reported, not judged: the plain HTTP ceiling for the same bytes, and what a new minute costs over a fixed one.
-    const same = at('same', route);
-    if (same) {
-      informational.push(
-        info(`${route}: fixed minute / same-bytes bare (no lstats, no trace), req/s`, fixed, same, fixed.requestsPerSecond / same.requestsPerSecond),
-        info(`${route}: fixed minute / same-bytes bare, CPU µs per request`, fixed, same, ratioOf(fixed.serverCpuUsPerRequest, same.serverCpuUsPerRequest)),
-      );
-    }
-    if (minute) informational.push(info(`${route}: new minute / fixed minute, req/s`, minute, fixed, minute.requestsPerSecond / fixed.requestsPerSecond));
-    const churn = at('churn', route);
-    if (churn) comparisons.push(compare(`${route}: memory churn / steady, req/s`, churn, fixed, churn.requestsPerSecond / fixed.requestsPerSecond, TARGETS.churnRatio, 'at least'));
   }
   return { comparisons, informational };
 }

@@ -10,9 +10,10 @@ import { BenchError } from './processes.js';
  */
 export const TARGETS = {
   /**
-   * Mars and venus, at one fixed minute and with a new minute on every request, against the
-   * durable same-body route (the same bytes after the same `lstat`s and a hash-chained event
-   * of the same size appended with group commit): req/s ratio at least…
+   * Mars and venus, at one fixed minute and with a new minute on every request, each answer
+   * (the full one, and the lean connect answer of `?view=session`) against the durable
+   * same-body route for its own body (the same bytes after the same `lstat`s and a
+   * hash-chained event of the same size appended with group commit): req/s ratio at least…
    */
   durableRatio: 0.5,
   /** …server CPU per request at most this multiple of the durable route's… */

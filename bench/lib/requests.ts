@@ -17,6 +17,15 @@ export interface Target {
   body?: string;
   /** Whether the persona targets apply to this route. */
   personaTargets: boolean;
+  /** A persona window of the lean connect answer (`?view=session`), or a bare-side window of its body; absent for the full answer. */
+  view?: 'session';
+}
+
+/** `target` asking for the lean connect answer (`view=session`) instead of the full one. */
+export function leanTarget(target: Target): Target {
+  const url = new URL(target.url);
+  url.searchParams.set('view', 'session');
+  return { ...target, url: url.toString(), label: `${target.label}?view=session`, view: 'session' };
 }
 
 /** The calls a voice server and a chat host make, one per route in `routes`. */
@@ -84,13 +93,13 @@ export function localDayStartMs(date: string, timeZone: string): number {
  * minute 7·i mod 1440 (every one of the day's 1,440 minutes before any repeats) and second i
  * mod 60, so "today" and "yesterday" stay the brain's last two memory days.
  */
-export function newMinutePaths(path: string, manifest: Pick<BrainManifest, 'endDate' | 'timezone'>): () => string {
+export function newMinutePaths(path: string, manifest: Pick<BrainManifest, 'endDate' | 'timezone'>, view?: 'session'): () => string {
   const start = localDayStartMs(manifest.endDate, manifest.timezone);
   let i = 0;
   return () => {
     const at = start + ((i * 7) % 1440) * 60_000 + (i % 60) * 1000;
     i++;
-    return `${path}?now=${new Date(at).toISOString().replace('.000Z', 'Z')}`;
+    return `${path}?now=${new Date(at).toISOString().replace('.000Z', 'Z')}${view === undefined ? '' : `&view=${view}`}`;
   };
 }
 

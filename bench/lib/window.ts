@@ -18,6 +18,8 @@ export interface WindowResult {
   index: number;
   key: Target['key'];
   route: RouteKey | null;
+  /** `session` for a window of the lean connect answer (or of its body, bare side); null for the full answer. */
+  view: 'session' | null;
   label: string;
   seconds: number;
   requests: number;
@@ -137,6 +139,7 @@ export async function measureWindow(index: number, target: Target, knobs: Knobs,
       index,
       key: target.key,
       route: target.route ?? (target.key === 'bare' ? null : (target.key as RouteKey)),
+      view: target.view ?? null,
       label: target.label,
       seconds: result.duration,
       requests,

@@ -5,7 +5,7 @@ import { fmt, out } from '../lib/format.js';
 import type { RouteKey } from '../lib/knobs.js';
 import { dirUsage } from '../lib/machine.js';
 import { BenchError } from '../lib/processes.js';
-import { problemSummary, send, type Sent, type Target } from '../lib/requests.js';
+import { leanTarget, problemSummary, send, type Sent, type Target } from '../lib/requests.js';
 import type { Bench } from '../lib/servers.js';
 
 /** What the durable same-body route of a persona repeats before it answers. */
@@ -18,17 +18,24 @@ export interface DurableWork {
   sampled: number;
 }
 
+/** A persona's body, by route and view: `mars` (the full answer) or `mars-session` (the lean connect answer, `?view=session`). */
+export type BodyName = RouteKey | `${RouteKey}-session`;
+
+export function bodyName(route: RouteKey, view?: 'session'): BodyName {
+  return view === undefined ? route : `${route}-${view}`;
+}
+
 export interface Preflight {
-  /** Each route's one answer: its status, size and, for a problem, its code and detail. */
+  /** Each route's one answer (and each persona's lean one): its status, size and, for a problem, its code and detail. */
   answers: Record<string, { status: number; bytes: number; contentEncoding?: string; problem?: string }>;
-  /** Per persona: the bare server answering its bytes, and its durable same-body route. */
-  same: Map<RouteKey, Target>;
-  durable: Map<RouteKey, Target>;
-  work: Partial<Record<RouteKey, DurableWork>>;
+  /** Per persona body (full and lean): the bare server answering its bytes, and its durable same-body route. */
+  same: Map<BodyName, Target>;
+  durable: Map<BodyName, Target>;
+  work: Partial<Record<BodyName, DurableWork>>;
 }
 
 /** Gives the bare server the bytes a route answered, to answer them itself at `/same/<route>`. */
-async function registerSameBytes(bareBase: string, route: RouteKey, answer: Sent): Promise<void> {
+async function registerSameBytes(bareBase: string, route: BodyName, answer: Sent): Promise<void> {
   const response = await request(`${bareBase}/same/${route}`, {
     method: 'PUT',
     headers: {
@@ -73,7 +80,7 @@ async function durableWork(bench: Bench, target: Target, runId: string, samples:
 }
 
 /** Gives the bare server what its durable route for `route` repeats (its body is the same-bytes route's). */
-async function registerDurable(bareBase: string, route: RouteKey, work: DurableWork): Promise<void> {
+async function registerDurable(bareBase: string, route: BodyName, work: DurableWork): Promise<void> {
   const response = await request(`${bareBase}/durable/${route}`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
@@ -86,47 +93,69 @@ async function registerDurable(bareBase: string, route: RouteKey, work: DurableW
 /**
  * One request per route; a non-2xx prints its problem. A persona's answer at the fixed
  * minute becomes the body of its same-bytes bare route, byte for byte (compressed as it
- * arrived, if it was), and of its durable same-body route.
+ * arrived, if it was), and of its durable same-body route; so does its lean connect answer
+ * (`?view=session`), each beside the durable route for its own body.
  */
 export async function preflight(bench: Bench): Promise<Preflight> {
   const result: Preflight = { answers: {}, same: new Map(), durable: new Map(), work: {} };
-  const headers: Record<string, string> = bench.encoding === undefined ? {} : { 'accept-encoding': bench.encoding };
-  for (const target of bench.targets) {
-    const response = await send(target);
-    const problem = response.status >= 300 ? problemSummary(response.body) : undefined;
-    result.answers[target.key] = {
+  for (const routeTarget of bench.targets) {
+    for (const target of routeTarget.personaTargets ? [routeTarget, leanTarget(routeTarget)] : [routeTarget]) {
+      const answered = await answer(bench, target);
+      const route = target.key as RouteKey;
+      const name = bodyName(route, target.view);
+      result.answers[name] = answered.summary;
+      if (!target.personaTargets || answered.sent.status !== 200) continue;
+      await registerBody(bench, target, name, answered.sent, result);
+    }
+  }
+  return result;
+}
+
+/** One request of `target`, printed. */
+async function answer(bench: Bench, target: Target): Promise<{ sent: Sent; summary: Preflight['answers'][string] }> {
+  const response = await send(target);
+  const problem = response.status >= 300 ? problemSummary(response.body) : undefined;
+  out(`preflight ${target.label}: ${response.status}, ${response.bytes} bytes${response.contentEncoding ? ` (${response.contentEncoding})` : ''}${problem ? ` — ${problem}` : ''}`);
+  return {
+    sent: response,
+    summary: {
       status: response.status,
       bytes: response.bytes,
       ...(response.contentEncoding ? { contentEncoding: response.contentEncoding } : {}),
       ...(problem ? { problem } : {}),
-    };
-    out(`preflight ${target.label}: ${response.status}, ${response.bytes} bytes${response.contentEncoding ? ` (${response.contentEncoding})` : ''}${problem ? ` — ${problem}` : ''}`);
-    if (!target.personaTargets || response.status !== 200) continue;
-    const route = target.key as RouteKey;
-    await registerSameBytes(bench.bare.base, route, response);
-    result.same.set(route, {
-      key: 'same',
-      route,
-      label: `  bare Fastify (the ${fmt.bytes(response.bytes)} of ${route})`,
-      method: 'GET',
-      url: `${bench.bare.base}/same/${route}`,
-      headers,
-      personaTargets: false,
-    });
-    if (response.runId === undefined) throw new BenchError(`${target.label} answered without an x-run-id`);
-    const work = await durableWork(bench, target, response.runId, 32);
-    result.work[route] = work;
-    await registerDurable(bench.bare.base, route, work);
-    out(`  durable same-body route for ${route}: ${work.paths.length} lstats, a ${fmt.bytes(work.eventBytes)} event (mean of ${work.sampled} fixed-minute events)`);
-    result.durable.set(route, {
-      key: 'durable',
-      route,
-      label: `  durable same-body (${work.paths.length} lstats, ${fmt.bytes(work.eventBytes)} event, group commit)`,
-      method: 'GET',
-      url: `${bench.bare.base}/durable/${route}`,
-      headers,
-      personaTargets: false,
-    });
-  }
-  return result;
+    },
+  };
+}
+
+/** Registers a persona body `name` (answered by `target`) with the bare server: its same-bytes route and its durable same-body route. */
+async function registerBody(bench: Bench, target: Target, name: BodyName, response: Sent, result: Preflight): Promise<void> {
+  const headers: Record<string, string> = bench.encoding === undefined ? {} : { 'accept-encoding': bench.encoding };
+  const route = target.key as RouteKey;
+  const view = target.view === undefined ? {} : { view: target.view };
+  await registerSameBytes(bench.bare.base, name, response);
+  result.same.set(name, {
+    key: 'same',
+    route,
+    ...view,
+    label: `  bare Fastify (the ${fmt.bytes(response.bytes)} of ${name})`,
+    method: 'GET',
+    url: `${bench.bare.base}/same/${name}`,
+    headers,
+    personaTargets: false,
+  });
+  if (response.runId === undefined) throw new BenchError(`${target.label} answered without an x-run-id`);
+  const work = await durableWork(bench, target, response.runId, 32);
+  result.work[name] = work;
+  await registerDurable(bench.bare.base, name, work);
+  out(`  durable same-body route for ${name}: ${work.paths.length} lstats, a ${fmt.bytes(work.eventBytes)} event (mean of ${work.sampled} fixed-minute events)`);
+  result.durable.set(name, {
+    key: 'durable',
+    route,
+    ...view,
+    label: `  durable same-body (${work.paths.length} lstats, ${fmt.bytes(work.eventBytes)} event, group commit)`,
+    method: 'GET',
+    url: `${bench.bare.base}/durable/${name}`,
+    headers,
+    personaTargets: false,
+  });
 }

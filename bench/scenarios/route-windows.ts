@@ -1,11 +1,11 @@
 import { fmt, out } from '../lib/format.js';
 import { CHURN_INTERVAL_MS, type RouteKey } from '../lib/knobs.js';
 import { assertRunning } from '../lib/processes.js';
-import { newMinutePaths, type Target } from '../lib/requests.js';
+import { leanTarget, newMinutePaths, type Target } from '../lib/requests.js';
 import type { Bench } from '../lib/servers.js';
 import { measureWindow, type WindowOptions, type WindowResult } from '../lib/window.js';
 import { startChurn } from './churn.js';
-import type { Preflight } from './preflight.js';
+import { bodyName, type Preflight } from './preflight.js';
 
 interface Planned {
   target: Target;
@@ -15,7 +15,8 @@ interface Planned {
 /**
  * The windows, in order: every route between constant bare windows; each persona at a fixed
  * minute, then its same-bytes bare route and its durable same-body route, then a new minute
- * on every request (and mars under churn).
+ * on every request (and mars under churn); then the same four for its lean connect answer
+ * (`?view=session`), beside the bare and durable routes of that body.
  */
 function plan(bench: Bench, preflight: Preflight): Planned[] {
   const { knobs, brain } = bench;
@@ -25,19 +26,23 @@ function plan(bench: Bench, preflight: Preflight): Planned[] {
     planned.push({ target });
     if (target.personaTargets) {
       const route = target.key as RouteKey;
-      const same = preflight.same.get(route);
-      if (same) planned.push({ target: same });
-      const floor = preflight.durable.get(route);
-      if (floor) planned.push({ target: floor });
-      planned.push({
-        target: { ...target, key: 'minute', route, label: `${target.label}, a new minute every request` },
-        options: { nextPath: newMinutePaths(new URL(target.url).pathname, brain.manifest) },
-      });
-      if (route === 'mars' && knobs.BENCH_CHURN === '1') {
+      const lean = leanTarget(target);
+      for (const each of [target, lean]) {
+        if (each === lean) planned.push({ target: lean });
+        const same = preflight.same.get(bodyName(route, each.view));
+        if (same) planned.push({ target: same });
+        const floor = preflight.durable.get(bodyName(route, each.view));
+        if (floor) planned.push({ target: floor });
         planned.push({
-          target: { ...target, key: 'churn', route, label: `${target.label}, today's memory appended every ${CHURN_INTERVAL_MS} ms` },
-          options: { during: () => startChurn(brain.dir, brain.manifest) },
+          target: { ...each, key: 'minute', route, label: `${each.label}, a new minute every request` },
+          options: { nextPath: newMinutePaths(new URL(each.url).pathname, brain.manifest, each.view) },
         });
+        if (each === target && route === 'mars' && knobs.BENCH_CHURN === '1') {
+          planned.push({
+            target: { ...target, key: 'churn', route, label: `${target.label}, today's memory appended every ${CHURN_INTERVAL_MS} ms` },
+            options: { during: () => startChurn(brain.dir, brain.manifest) },
+          });
+        }
       }
     }
     planned.push({ target: bare });

@@ -14,7 +14,7 @@ import { findServerBinaries } from '../../bench/postgres-cluster.js';
 import { buildDist } from '../helpers/build.js';
 
 interface Report {
-  windows: Array<{ key: string; route: string | null; requests: number; non2xx: number; errors: number }>;
+  windows: Array<{ key: string; route: string | null; view: string | null; requests: number; non2xx: number; errors: number }>;
   comparisons: Array<{ label: string; ratio: number | null }>;
   informational: Array<{ label: string }>;
   routes: Array<{ key: string; preflight: { status: number } }>;
@@ -49,10 +49,12 @@ afterAll(async () => {
 
 describe('BENCH_SMOKE=1 npm run bench', () => {
   it('measures every window in the documented order, each answered with 2xx only', () => {
-    expect(report.windows.map((w) => (w.route && w.route !== w.key ? `${w.key}:${w.route}` : w.key))).toEqual([
+    expect(report.windows.map((w) => `${w.route && w.route !== w.key ? `${w.key}:${w.route}` : w.key}${w.view === null ? '' : `?view=${w.view}`}`)).toEqual([
       'bare',
-      'mars', 'same:mars', 'durable:mars', 'minute:mars', 'churn:mars', 'bare',
-      'venus', 'same:venus', 'durable:venus', 'minute:venus', 'bare',
+      'mars', 'same:mars', 'durable:mars', 'minute:mars', 'churn:mars',
+      'mars?view=session', 'same:mars?view=session', 'durable:mars?view=session', 'minute:mars?view=session', 'bare',
+      'venus', 'same:venus', 'durable:venus', 'minute:venus',
+      'venus?view=session', 'same:venus?view=session', 'durable:venus?view=session', 'minute:venus?view=session', 'bare',
       'topic', 'bare',
       'compile', 'bare',
       'compile-distinct:compile',
@@ -63,20 +65,20 @@ describe('BENCH_SMOKE=1 npm run bench', () => {
       expect([window.non2xx, window.errors], window.key).toEqual([0, 0]);
     }
     expect(report.routes.map((route) => [route.key, route.preflight.status])).toEqual([['mars', 200], ['venus', 200], ['topic', 200], ['compile', 200]]);
-    expect(Object.keys(report.durable).sort()).toEqual(['mars', 'venus']);
+    expect(Object.keys(report.durable).sort()).toEqual(['mars', 'mars-session', 'venus', 'venus-session']);
   });
 
-  it('judges every target: the durable ratios of each persona at a fixed and a new minute, churn, and the rows below the table', () => {
+  it('judges every target: the durable ratios of each persona\'s full and lean answers at a fixed and a new minute, churn, and the rows below the table', () => {
     const judged = ['req/s', 'CPU µs per request', 'p99'];
+    const durable = (name: string) => [
+      ...judged.map((figure) => `${name}: fixed minute / durable same-body, ${figure}`),
+      ...judged.map((figure) => `${name}: new minute / durable same-body, ${figure}`),
+    ];
     expect(report.comparisons.map((c) => c.label)).toEqual([
-      ...['mars', 'venus'].flatMap((route) => [
-        ...judged.map((figure) => `${route}: fixed minute / durable same-body, ${figure}`),
-        ...judged.map((figure) => `${route}: new minute / durable same-body, ${figure}`),
-        ...(route === 'mars' ? ['mars: memory churn / steady, req/s'] : []),
-      ]),
+      ...['mars', 'venus'].flatMap((route) => [...durable(route), ...(route === 'mars' ? ['mars: memory churn / steady, req/s'] : []), ...durable(`${route} ?view=session`)]),
     ]);
     expect(report.comparisons.every((c) => c.ratio !== null && Number.isFinite(c.ratio))).toBe(true);
-    expect(report.informational).toHaveLength(6);
+    expect(report.informational).toHaveLength(12);
     expect(Object.keys(report.verdicts).sort()).toEqual(['cold', 'compiles', 'firstConnect', 'rss', 'rssDistinct', 'rssMix', 'runsByRequest']);
     expect(report.firstConnects?.restarts).toBe(1);
     expect(stdout).toMatch(/^targets \(a ratio of two windows above/m);
