@@ -134,11 +134,12 @@ redactions too.
 The answer is a drop-in for a realtime voice server (docs/voice-server.md): \`session\` is the
 object to send to the realtime calls endpoint or \`session.update\` unchanged
 (\`{type: "realtime", instructions, audio: {output: {voice}}, tools}\`; the model is the
-caller's). Its \`instructions\` are the delivered \`instructions\` made realtime-safe
-ASCII whatever \`sanitize\` says (\`sanitize=ascii\` makes every prompt ASCII too; the
+caller's). Its \`instructions\` are the delivered instructions (\`systemPrompt\`, a blank
+line, \`inputPrompt\`: the full answer carries each text once, so it has no top-level
+\`instructions\`; \`format=text\` answers them as delivered) made realtime-safe ASCII whatever \`sanitize\` says (\`sanitize=ascii\` makes every prompt ASCII too; the
 trace records \`sessionInstructions: "ascii"\`), and its \`voice\` is the persona's
 OpenAI voice from the brain's \`personas/settings.json\` (default: mars \`ash\`, venus
-\`coral\`). \`tools\` (also inside \`session\`, descriptions in ASCII) are
+\`coral\`). Its \`tools\` (only there: the answer has no top-level \`tools\`; descriptions in ASCII) are
 \`{type: "function", name, description, parameters}\` with a strict JSON Schema each; by
 default their names come from the voice server's read-only allow-list (mars: search,
 query, get_page, read_article; venus: search, query, get_page, list_pages, find_experts,
@@ -180,7 +181,13 @@ warning).
 
 \`engine\` names the model or engine the prompt is for; it enters \`cache.routeKey\` only (two
 engines never share one; every boundary hash stays). \`?hud=1\` adds \`hud\`, the heads-up
-display of every brain file the compile looked for.`,
+display of every brain file the compile looked for.
+
+\`view=session\` answers only what a realtime connect uses (\`PersonaSession\`): \`session\`
+(or \`setup\`), \`runId\`, \`persona\`, \`provider\`, \`warnings\`, \`delivery\`, \`promptSha256\`
+and \`cacheBoundaries\` (each boundary's class, prefix length and digest, to match the connect
+to its trace); it has its own \`ETag\` (suffix \`.session\`), is traced like the full answer
+(the request records \`view\`), and is a 400 with \`format=text\` or \`hud=1\`.`,
         params: PersonaParamsSchema,
         querystring: PersonaContextQuerySchema,
         response: {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
 import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
 import { DELIVERIES } from '../src/core/persona/delivery.js';
-import { AnswerFields, CacheBoundarySchema, CompiledFieldsSchema, RealtimeSessionSchema, ToolSchema, TopicSummarySchema } from './compiled.js';
+import { AnswerFields, CacheBoundarySchema, CompiledFieldsSchema, RealtimeSessionSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
 import { CompileRunIdSchema, EngineSchema, FormatSchema, HudFlagSchema, InstantSchema, ModelSchema, PersonaIdSchema, REFRESH_RUN_SUFFIX, TopicIdSchema } from './ids.js';
 
@@ -125,7 +125,6 @@ const personaExtra = {
   voice: z.string().meta({
     description: "the realtime voice name for the provider: the persona's voice from the brain's personas/settings.json, else its default (OpenAI and Azure: mars ash, venus coral; Gemini: Orus, Aoede)",
   }),
-  tools: z.array(ToolSchema).meta({ description: 'the function tools the session advertises, as JSON Schema (descriptions in realtime-safe ASCII); a Gemini `setup` declares them translated' }),
 };
 
 /**
@@ -138,21 +137,31 @@ const personaRealtime = {
   setup: GeminiSetupSchema.optional().meta({ description: 'Gemini only (`provider=gemini`), instead of `session`: the Live setup to send' }),
 };
 
+/**
+ * The compile as a persona answer carries it: each text once. The prompts are the
+ * `systemPrompt`/`inputPrompt` pair, which says what is stable and cacheable; their join
+ * (`instructions`) is `session.instructions` (or the setup's) in realtime-safe ASCII, and
+ * `format=text` answers it as it was delivered.
+ */
+const personaCompiled = CompiledFieldsSchema.omit({ instructions: true });
+
 /** The members of a persona answer that depend on the compiled result alone; the rest are the request's. */
-export const PersonaResultSchema = CompiledFieldsSchema.extend({ ...personaExtra, ...personaRealtime });
+export const PersonaResultSchema = personaCompiled.extend({ ...personaExtra, ...personaRealtime });
 export type PersonaExtra = z.infer<z.ZodObject<typeof personaExtra & typeof personaRealtime>>;
 
 /**
- * A persona compile: the compile response plus `persona`, `liveContext`, `topic`,
- * `provider`, `voice`, `tools` (each `{type: "function", name, description, parameters}`
- * with a JSON Schema) and `session` — or, for `provider=gemini`, `setup` — the realtime
- * configuration built from them (docs/voice-server.md, docs/providers.md).
+ * A persona compile: the compile response without `instructions` (each text once: the
+ * prompts are the `systemPrompt`/`inputPrompt` pair) plus `persona`, `liveContext`, `topic`,
+ * `provider`, `voice` and `session` — or, for `provider=gemini`, `setup` — the realtime
+ * configuration, which holds the tools (`session.tools`: each `{type: "function", name,
+ * description, parameters}` with a JSON Schema; the setup declares them translated) and the
+ * instructions (docs/voice-server.md, docs/providers.md).
  */
 export const PersonaContextResponseSchema = z
   .object({
     runId: z.string(),
     persona,
-    ...CompiledFieldsSchema.shape,
+    ...personaCompiled.shape,
     sources,
     ...personaExtra,
     warnings,

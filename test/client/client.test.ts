@@ -29,6 +29,10 @@ async function rejection(promise: Promise<unknown>): Promise<ContextCompilerErro
   return error as ContextCompilerError;
 }
 
+
+/** A full persona answer's instructions: its two prompts joined (the answer carries each text once). */
+const joined = (answer: { systemPrompt: string; inputPrompt: string | null }) => (answer.inputPrompt === null ? answer.systemPrompt : `${answer.systemPrompt}\n\n${answer.inputPrompt}`);
+
 describe('client against a real server', () => {
   it('calls the probes and metrics with a token', async () => {
     const { baseUrl } = await listen({ CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
@@ -81,7 +85,7 @@ describe('client route methods', () => {
     // The typed context() without ifNoneMatch is the answer itself, no "not modified" to rule out.
     const answer = await api.context('mars', { topicId: 'real-estate', topicName: 'Flat hunt', timezone: 'Europe/London' });
     // (Two calls may straddle a minute, so the clock line may differ: compare the rest.)
-    expect(answer.session!.instructions).toBe(answer.instructions);
+    expect(answer.session!.instructions).toBe(joined(answer));
     expect({ ...answer.session!, instructions: '' }).toEqual({ ...session, instructions: '' });
     const unsafe = await api.realtimeSession('venus', { topicId: '../SOUL', now: '2026-11-30T17:05:00Z' });
     expect(unsafe.session!.instructions).toContain('You are Venus');
@@ -97,13 +101,13 @@ describe('client route methods', () => {
     // The common calls answer with the compile itself: nothing to narrow.
     const mars = await api.context('mars', { now, topicId: 'real-estate', runId: 'client-run' });
     expect(mars.persona).toBe('mars');
-    expect(mars.session!.instructions).toBe(mars.instructions);
+    expect(mars.session!.instructions).toBe(joined(mars));
     expect(mars.etag).toMatch(/^"/);
     const again = await api.contextIfChanged('mars', mars.etag, { now, topicId: 'real-estate', runId: 'client-run' });
     expect(again).toEqual({ notModified: true, etag: mars.etag, runId: 'client-run' });
     const changed = await api.contextIfChanged('mars', '"stale"', { now, topicId: 'real-estate', runId: 'client-run-2' });
     if ('notModified' in changed) throw new Error('expected a fresh compile for a stale ETag');
-    expect(changed.instructions).toBe(mars.instructions);
+    expect(joined(changed)).toBe(joined(mars));
 
     expect(await api.contextText('venus', { now })).toContain('<<cc identity');
     const topic = await api.topic('real-estate');
@@ -147,7 +151,7 @@ describe('client route methods', () => {
     const realtime = await api.context('mars', { now: '2026-11-30T17:20:00Z', engine: 'gpt-realtime', hud: true });
     expect(realtime.cache.engine).toBe('gpt-realtime');
     expect(realtime.cache.routeKey).not.toBe(plain.cache.routeKey);
-    expect(realtime.instructions).toBe(plain.instructions);
+    expect(joined(realtime)).toBe(joined(plain));
     expect(plain.hud).toBeUndefined();
     expect(realtime.hud?.files.map((file) => file.path)).toContain('SOUL.md');
   });

@@ -117,7 +117,7 @@ describe('a fallback during an outage', () => {
     const { api } = watched(baseUrl);
     const live = await api.realtimeSession('venus', { now: T1 });
     const answer = await api.context('venus', { now: T1 });
-    expect(answer.instructions).toContain('You are Venus \u2014 warm');
+    expect(answer.systemPrompt).toContain('You are Venus \u2014 warm');
     expect(live.session.instructions).toContain('You are Venus -- warm');
     await down();
     const stale = await api.realtimeSession('venus', { now: T2 });

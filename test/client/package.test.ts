@@ -77,17 +77,17 @@ const mars = await api.context('mars', { topicId: 'real-estate' });
 // The common path: the answer itself, nothing to narrow.
 // A persona answer holds a session for OpenAI and Azure, a setup for Gemini: one of them.
 const session: RealtimeSession | undefined = mars.session;
-const names: string[] = mars.tools.map((tool: Tool) => tool.name);
+const names: string[] = (mars.session?.tools ?? []).map((tool: Tool) => tool.name);
 const voice: string = session?.audio.output.voice ?? mars.voice;
 // geminiSetup() is realtimeSession()'s twin: the setup to send, and how it was made.
 const gemini: GeminiSetup = (await api.geminiSetup('mars', { topicId: 'real-estate' })).setup;
 const voiceName: string = gemini.generationConfig.speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName;
-// @ts-expect-error instructions is a string, so the package's types are real types, not any.
-const wrong: number = mars.instructions;
+// @ts-expect-error systemPrompt is a string, so the package's types are real types, not any.
+const wrong: number = mars.systemPrompt;
 const again = await api.contextIfChanged('mars', mars.etag);
 // @ts-expect-error the conditional form is a union: narrow it first.
-void again.instructions;
-if (!('notModified' in again)) void again.instructions;
+void again.systemPrompt;
+if (!('notModified' in again)) void again.systemPrompt;
 // @ts-expect-error compile() takes the request the route accepts.
 void api.compile({ phase: 'later', surface: 'chat', worker: 'scribe' });
 export { names, voice, voiceName, wrong, sent, from, told, ContextCompilerError };
@@ -110,7 +110,7 @@ try {
   } catch (error) {
     if (error instanceof ContextCompilerError) missing = { status: error.status, code: error.code };
   }
-  process.stdout.write(JSON.stringify({ session, source, fallback, venusRunId: venus.runId, venusInstructions: venus.instructions, again, missing }));
+  process.stdout.write(JSON.stringify({ session, source, fallback, venusRunId: venus.runId, venusInstructions: venus.systemPrompt, again, missing }));
 } finally {
   await api.close();
 }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toAscii } from '../../src/core/text.js';
 import { buildTestApp, copyExampleBrain, tempDir } from '../helpers/app.js';
+import { instructionsOf } from '../helpers/answers.js';
 
 const NOW = '2026-11-30T17:05:00Z';
 const PROBLEM = /^application\/problem\+json/;
@@ -37,7 +38,7 @@ function expectPrompt(body: Record<string, any>, persona: 'mars' | 'venus'): voi
   ]);
   expect(body.liveContext).not.toMatch(/unknown|not available/);
   // The session's instructions are the delivered ones, made realtime-safe ASCII.
-  expect(body.session).toMatchObject({ type: 'realtime', instructions: toAscii(body.instructions), audio: { output: { voice: body.voice } } });
+  expect(body.session).toMatchObject({ type: 'realtime', instructions: toAscii(instructionsOf(body as { systemPrompt: string; inputPrompt: string | null })), audio: { output: { voice: body.voice } } });
 }
 
 describe('every brain problem degrades one source, and the persona still gets its prompt', () => {
@@ -145,7 +146,7 @@ describe('every brain problem degrades one source, and the persona still gets it
       'tasks/open.md: refused (resolves outside the brain root); skipped',
       'calendar/today.md: refused (not a regular file); skipped',
     ]);
-    expect(venus.instructions).not.toContain('Outside-secret-4f1c');
+    expect(instructionsOf(venus)).not.toContain('Outside-secret-4f1c');
     expect(venus.liveContext).not.toContain('Open tasks');
     expect(venus.liveContext).toContain('Unread messages: 3');
   });

@@ -48,7 +48,7 @@ describe('provider=gemini', () => {
         expect(setup.systemInstruction.parts[0]!.text, label).toBe(openai.session.instructions);
         expect(setup.generationConfig.speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName).toBe(persona === 'mars' ? 'Orus' : 'Aoede');
         expect(body.voice).toBe(persona === 'mars' ? 'Orus' : 'Aoede');
-        expect(setup.tools[0]!.functionDeclarations.map((declaration) => declaration.name)).toEqual(openai.tools.map((tool: { name: string }) => tool.name));
+        expect(setup.tools[0]!.functionDeclarations.map((declaration) => declaration.name)).toEqual(openai.session.tools.map((tool: { name: string }) => tool.name));
         // The same prompts as OpenAI's: only the shape, the voice and the cache plan's judgement differ.
         expect([body.promptSha256, body.inputSha256]).toEqual([openai.promptSha256, openai.inputSha256]);
         expect(body.blocks.find((block: { kind: string }) => block.kind === 'topic')?.source, label).toBe(topic.topicBlock);

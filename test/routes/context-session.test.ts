@@ -14,6 +14,7 @@ import { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import { toAscii } from '../../src/core/text.js';
 import { O200K_BASE } from '../../src/tokenizer.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+import { instructionsOf } from '../helpers/answers.js';
 
 const NOW = '2026-11-30T17:05:00Z';
 
@@ -39,8 +40,8 @@ async function openapiValidator(component: string) {
   return ajv.getSchema(`openapi#/$defs/${component}`)!;
 }
 
-const promptNames = (body: { systemPrompt: string; tools: Array<{ name: string }> }) =>
-  mentionedToolNames(body.systemPrompt, [...KNOWN_TOOL_NAMES, ...body.tools.map((tool) => tool.name)]).sort();
+const promptNames = (body: { systemPrompt: string; session: { tools: Array<{ name: string }> } }) =>
+  mentionedToolNames(body.systemPrompt, [...KNOWN_TOOL_NAMES, ...body.session.tools.map((tool) => tool.name)]).sort();
 
 describe('session: the realtime session object, ready to send', () => {
   it('matches the documented schema (openapi.yaml and zod) for both personas, with a topic, in ASCII and after a 304', async () => {
@@ -57,13 +58,13 @@ describe('session: the realtime session object, ready to send', () => {
       expect(validate(body.session), `${url}: ${JSON.stringify(validate.errors)}`).toBe(true);
       expect(RealtimeSessionSchema.parse(body.session)).toEqual(body.session);
       expect(Object.keys(body.session)).toEqual(['type', 'instructions', 'audio', 'tools']);
-      expect(body.session).toEqual({ type: 'realtime', instructions: toAscii(body.instructions), audio: { output: { voice: body.voice } }, tools: body.tools });
-      for (const tool of body.tools) expect(validateTool(tool), JSON.stringify(validateTool.errors)).toBe(true);
+      expect(body.session).toEqual({ type: 'realtime', instructions: toAscii(instructionsOf(body)), audio: { output: { voice: body.voice } }, tools: body.session.tools });
+      for (const tool of body.session.tools) expect(validateTool(tool), JSON.stringify(validateTool.errors)).toBe(true);
     }
     // The format=text body is exactly the instructions (the session's, for an ASCII prompt).
     const json = await get(`/context/mars?now=${NOW}&topicId=garden`);
     const text = await app.inject({ method: 'GET', url: `/context/mars?now=${NOW}&topicId=garden&format=text` });
-    expect(text.body).toBe(json.instructions);
+    expect(text.body).toBe(instructionsOf(json));
     expect(text.body).toBe(json.session.instructions);
   });
 
@@ -71,16 +72,16 @@ describe('session: the realtime session object, ready to send', () => {
     const { get, app } = await harness();
     const plain = await get(`/context/venus?now=${NOW}&runId=venus-unicode`);
     // The brain's em dash is delivered in the prompts, as the caller did not ask for ASCII...
-    expect(plain.instructions).toMatch(/[^\u0000-\u007f]/);
+    expect(instructionsOf(plain)).toMatch(/[^\u0000-\u007f]/);
     expect(plain.systemPrompt + plain.inputPrompt).toMatch(/[^\u0000-\u007f]/);
     // ...but never to the realtime API.
     expect(plain.session.instructions).toMatch(/^[\u0000-\u007f]*$/);
-    expect(plain.session.instructions).toBe(toAscii(plain.instructions));
+    expect(plain.session.instructions).toBe(toAscii(instructionsOf(plain)));
     for (const tool of plain.session.tools) expect(tool.description).toMatch(/^[\u0000-\u007f]*$/);
     // With sanitize=ascii every member is ASCII and the session is the instructions themselves.
     const ascii = await get(`/context/venus?now=${NOW}&sanitize=ascii`);
-    expect(ascii.instructions).toMatch(/^[\u0000-\u007f]*$/);
-    expect(ascii.session.instructions).toBe(ascii.instructions);
+    expect(instructionsOf(ascii)).toMatch(/^[\u0000-\u007f]*$/);
+    expect(ascii.session.instructions).toBe(instructionsOf(ascii));
     expect(ascii.session.instructions).toBe(plain.session.instructions);
     // The trace says how the session's instructions were made from the traced prompts.
     const [event] = (await app.inject('/runs/venus-unicode/trace')).json().events;
@@ -93,8 +94,8 @@ describe('session: the realtime session object, ready to send', () => {
     await writeFile(join(brainRoot, 'personas/tools.json'), JSON.stringify({ tools: { search: { description: 'Look through the wiki — fast “keyword” search.' } } }));
     const mars = await get(`/context/mars?now=${NOW}`);
     expect(mars.systemPrompt).toContain('- search: Look through the wiki — fast “keyword” search.');
-    expect(mars.tools[0].description).toBe('Look through the wiki -- fast "keyword" search.');
-    expect(mars.session.tools).toEqual(mars.tools);
+    expect(mars.session.tools[0].description).toBe('Look through the wiki -- fast "keyword" search.');
+    expect(mars.session.tools).toEqual(mars.session.tools);
   });
 
   it('gives every tool a parameters object that is itself a valid, strict JSON Schema', async () => {
@@ -115,9 +116,9 @@ describe('tools: ones the voice server dispatches, and the ones its prompt names
     const { get } = await harness();
     const mars = await get(`/context/mars?now=${NOW}`);
     const venus = await get(`/context/venus?now=${NOW}`);
-    expect(mars.tools.map((tool: { name: string }) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
+    expect(mars.session.tools.map((tool: { name: string }) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
     for (const body of [mars, venus]) {
-      const names = body.tools.map((tool: { name: string }) => tool.name);
+      const names = body.session.tools.map((tool: { name: string }) => tool.name);
       for (const name of names) expect(READ_TOOL_NAMES as readonly string[]).toContain(name);
       expect(promptNames(body)).toEqual([...names].sort());
     }
@@ -142,7 +143,7 @@ describe('tools: ones the voice server dispatches, and the ones its prompt names
     expect(venus.blocks.find((block: { kind: string }) => block.kind === 'tools').source).toBe('personas/tools.json');
     // Mars is not named in the file: only the renames apply to it.
     const mars = await get(`/context/mars?now=${NOW}`);
-    expect(mars.tools.map((tool: { name: string }) => tool.name)).toEqual(['brain_search', 'query', 'get_page', 'read_article']);
+    expect(mars.session.tools.map((tool: { name: string }) => tool.name)).toEqual(['brain_search', 'query', 'get_page', 'read_article']);
   });
 
   it('an invalid personas/tools.json is a warning, and every persona keeps its default tools', async () => {
@@ -157,7 +158,7 @@ describe('tools: ones the voice server dispatches, and the ones its prompt names
       await writeFile(join(brainRoot, 'personas/tools.json'), content);
       const body = await get(`/context/venus?now=${NOW}`);
       expect(body.warnings, content).toEqual([warning]);
-      expect(body.tools).toEqual(defaults.tools);
+      expect(body.session.tools).toEqual(defaults.session.tools);
       expect(body.promptSha256).toBe(defaults.promptSha256);
     }
   });
@@ -167,16 +168,16 @@ describe('tools: ones the voice server dispatches, and the ones its prompt names
     const off = await harness();
     await writeFile(join(off.brainRoot, 'personas/tools.json'), file);
     const without = await off.get(`/context/venus?now=${NOW}`);
-    expect(without.tools.map((tool: { name: string }) => tool.name)).toEqual(['search']);
+    expect(without.session.tools.map((tool: { name: string }) => tool.name)).toEqual(['search']);
     expect(without.warnings.filter((warning: string) => warning.includes('needs VOICE_WRITE_TOOLS=true'))).toHaveLength(3);
 
     const on = await harness({ VOICE_WRITE_TOOLS: 'true' });
     // The defaults with the opt-in: venus adds its write tools, mars never has any.
-    expect((await on.get(`/context/venus?now=${NOW}`)).tools.map((tool: { name: string }) => tool.name).slice(-2)).toEqual(['set_reminder', 'log_to_brain']);
-    expect((await on.get(`/context/mars?now=${NOW}`)).tools.map((tool: { name: string }) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
+    expect((await on.get(`/context/venus?now=${NOW}`)).session.tools.map((tool: { name: string }) => tool.name).slice(-2)).toEqual(['set_reminder', 'log_to_brain']);
+    expect((await on.get(`/context/mars?now=${NOW}`)).session.tools.map((tool: { name: string }) => tool.name)).toEqual(['search', 'query', 'get_page', 'read_article']);
     await writeFile(join(on.brainRoot, 'personas/tools.json'), file);
     const withWrites = await on.get(`/context/venus?now=${NOW}`);
-    expect(withWrites.tools.map((tool: { name: string }) => tool.name)).toEqual(['search', 'set_reminder', 'log_to_brain', 'enrich_request']);
+    expect(withWrites.session.tools.map((tool: { name: string }) => tool.name)).toEqual(['search', 'set_reminder', 'log_to_brain', 'enrich_request']);
     expect(withWrites.warnings).toEqual([
       'personas/tools.json: personas.venus.tools: put_page writes pages; a voice session never offers it',
       'personas/tools.json: personas.venus.tools: submit_job runs jobs; a voice session never offers it',
@@ -213,7 +214,7 @@ describe('a call link always connects', () => {
     expect(body.topic).toBeNull();
     expect(body.promptSha256).toBe(generic.promptSha256);
     expect(body.inputSha256).toBe(generic.inputSha256);
-    expect(body.session.instructions).toBe(generic.instructions);
+    expect(body.session.instructions).toBe(instructionsOf(generic));
     expect(body.warnings).toHaveLength(1);
     expect(body.warnings[0]).toMatch(/^topic-unsafe: topicId (is not a slug|was given more than once)/);
     const { events } = (await app.inject({ method: 'GET', url: '/runs/bad-topic/trace' })).json();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LABEL_LINE, mentionedToolNames } from '../../src/core/index.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+import { instructionsOf } from '../helpers/answers.js';
 
 const PROBLEM = /^application\/problem\+json/;
 // 09:05 in Portland, the example brain's heartbeat zone.
@@ -40,7 +41,7 @@ describe('GET /context/mars', () => {
     // Brain text (a SOUL.md sentence, a memory line) is advisory input, after the whole system prompt.
     for (const brainText of ['Long walks by the river reset me', 'nervous about presenting the roadmap']) {
       expect(body.systemPrompt).not.toContain(brainText);
-      expect(body.instructions.indexOf(brainText)).toBeGreaterThan(body.systemPrompt.length);
+      expect(instructionsOf(body).indexOf(brainText)).toBeGreaterThan(body.systemPrompt.length);
       expect(body.liveContext).toContain(brainText);
     }
     expect(body.blocks[7]).toMatchObject({ kind: 'live-context', authority: 'advisory', cacheClass: 'volatile', chars: body.liveContext.length });
@@ -54,14 +55,14 @@ describe('GET /context/mars', () => {
   it('returns full tool objects, exactly the tools its prompt names, read-only by default', async () => {
     const { get } = await harness();
     const body = (await get(`/context/mars?now=${NOW}`)).json();
-    const names = body.tools.map((tool: { name: string }) => tool.name);
+    const names = body.session.tools.map((tool: { name: string }) => tool.name);
     expect(names.length).toBeGreaterThan(0);
     expect(mentionedToolNames(body.systemPrompt).sort()).toEqual([...names].sort());
-    for (const tool of body.tools) {
+    for (const tool of body.session.tools) {
       expect(tool).toMatchObject({ name: expect.any(String), description: expect.any(String), parameters: { type: 'object', additionalProperties: false } });
     }
     expect(names).toEqual(['search', 'query', 'get_page', 'read_article']);
-    for (const tool of body.tools) expect(tool.type).toBe('function');
+    for (const tool of body.session.tools) expect(tool.type).toBe('function');
   });
 
   it('shares every stable boundary and the routeKey with a call a minute later; only the clock and later differ', async () => {
@@ -97,7 +98,7 @@ describe('GET /context/mars', () => {
 
     const a = (await get(`/context/mars?now=${NOW}&topicId=garden`)).json();
     const b = (await get(`/context/mars?now=${NOW}&topicId=garden`)).json();
-    expect(b.instructions).toBe(a.instructions);
+    expect(instructionsOf(b)).toBe(instructionsOf(a));
     expect(b.promptSha256).toBe(a.promptSha256);
     expect(b.inputSha256).toBe(a.inputSha256);
     expect(b.runId).not.toBe(a.runId);
@@ -153,7 +154,7 @@ describe('GET /context/venus', () => {
     expect(body.liveContext).toContain('Unread messages: 3 (from Jordan Lee, Priya, Northwind billing).');
     expect(body.liveContext).toContain('Latest meeting notes (2026-11-27, Roadmap review)');
     expect(body.redactions).toEqual({ email: 0, phone: 1 });
-    expect(mentionedToolNames(body.systemPrompt).sort()).toEqual(body.tools.map((tool: { name: string }) => tool.name).sort());
+    expect(mentionedToolNames(body.systemPrompt).sort()).toEqual(body.session.tools.map((tool: { name: string }) => tool.name).sort());
   });
 
   it('has a different routeKey from mars: the worker-stable prefix is the persona', async () => {
@@ -216,7 +217,7 @@ describe('topic context', () => {
     expect(rest.join('\n')).toContain('Summary: Alex is deciding whether to sign a two-year lease');
     // The label never reaches the trusted part, nor forges a label line anywhere.
     expect(body.systemPrompt).not.toContain('Flat hunt');
-    expect(body.instructions.split('\n').filter((line: string) => LABEL_LINE.test(line))).toHaveLength(7);
+    expect(instructionsOf(body).split('\n').filter((line: string) => LABEL_LINE.test(line))).toHaveLength(7);
   });
 
   it('degrades a missing topic to no topic block and a warning', async () => {
@@ -270,7 +271,7 @@ describe('delivery options', () => {
     const text = await get(`/context/venus?now=${NOW}&topicId=garden&format=text`);
     expect(text.statusCode).toBe(200);
     expect(text.headers['content-type']).toBe('text/plain; charset=utf-8');
-    expect(text.body).toBe(json.instructions);
+    expect(text.body).toBe(instructionsOf(json));
   });
 
   it('answers 304 to If-None-Match with the ETag of the same prompts, and traces it', async () => {
@@ -296,11 +297,11 @@ describe('delivery options', () => {
     await writeFile(join(brainRoot, 'topics/cafe.md'), '# Café “Zoë” — plans…\n\nWe’ll meet at the café ☕ at 9½ → then walk.\n');
     await writeFile(join(brainRoot, 'personas/venus.md'), 'Be “brisk” — never slow… Naïve? No.');
     const plain = (await get(`/context/venus?now=${NOW}&topicId=cafe`)).json();
-    expect(plain.instructions).toMatch(/[^\x00-\x7f]/);
+    expect(instructionsOf(plain)).toMatch(/[^\x00-\x7f]/);
     const response = await get(`/context/venus?now=${NOW}&topicId=cafe&sanitize=ascii&runId=ascii-1`);
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    for (const field of ['systemPrompt', 'inputPrompt', 'instructions', 'liveContext']) {
+    for (const field of ['systemPrompt', 'inputPrompt', 'liveContext']) {
       expect(body[field], field).not.toMatch(/[^\x00-\x7f]/);
     }
     expect(JSON.parse(body.inputPrompt.trim().split('\n').at(-1)!).text).toContain('Cafe "Zoe" -- plans...');

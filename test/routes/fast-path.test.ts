@@ -16,6 +16,7 @@ import { O200K_BASE } from '../../src/tokenizer.js';
 import { CompiledResponseSchema } from '../../schemas/compiled.js';
 import { PersonaContextResponseSchema } from '../../schemas/context.js';
 import { buildTestApp, copyExampleBrain, TEST_TOKEN } from '../helpers/app.js';
+import { instructionsOf } from '../helpers/answers.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -25,7 +26,8 @@ interface Answer {
   hud?: { files: unknown[] };
   systemPrompt: string;
   inputPrompt: string;
-  instructions: string;
+  /** Absent from a persona's full answer (each text once), present on POST /compile's. */
+  instructions?: string;
   promptSha256: string;
   inputSha256: string;
   session: { instructions: string };
@@ -115,11 +117,11 @@ async function plainWorkerAnswer(brainRoot: string, request: WorkerRequest, answ
 function expectConsistent(answer: Answer, query: string): void {
   expect(answer.promptSha256, query).toBe(sha256(answer.systemPrompt));
   expect(answer.inputSha256, query).toBe(sha256(answer.inputPrompt));
-  expect(answer.instructions, query).toBe(`${answer.systemPrompt}\n\n${answer.inputPrompt}`);
+  expect(instructionsOf(answer), query).toBe(`${answer.systemPrompt}\n\n${answer.inputPrompt}`);
   for (const boundary of answer.cache.boundaries) expect(boundary.prefixSha256, query).toBe(sha256(answer.systemPrompt.slice(0, boundary.prefixChars)));
   expect(answer.cache.boundaries.at(-1)!.prefixChars, query).toBe(answer.systemPrompt.length);
   expect(answer.cache.tokenizer, query).toBe('o200k_base');
-  expect(answer.budget.usedChars, query).toBe(answer.instructions.length);
+  expect(answer.budget.usedChars, query).toBe(instructionsOf(answer).length);
 }
 
 /**
@@ -187,7 +189,7 @@ describe('the fast path answers byte for byte what a plain compile gives', () =>
       await expectTraced(app, answer.runId, JSON.parse(plainBody) as Record<string, unknown>, query);
       // And, whatever both share, what the digests and the plan promise of the bytes.
       expectConsistent(answer, query);
-      expect(answer.session.instructions, query).toBe(answer.instructions);
+      expect(answer.session.instructions, query).toBe(instructionsOf(answer));
       expect(answer.cache.toolTokens, query).toBeGreaterThan(0);
       expect(answer.cache.engine, query).toBe(request.engine ?? null);
       expect(answer.hud !== undefined, query).toBe(hud);

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { approxTokens, serializeSnapshot, sha256Hex, type Hud } from '../../src/core/index.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
 import { scribeTurn, TURN_NOW } from '../helpers/turns.js';
+import { instructionsOf } from '../helpers/answers.js';
 
 const NOW = TURN_NOW;
 
@@ -145,7 +146,7 @@ describe('HUD: persona routes', () => {
     const state = JSON.parse(await readFile(heartbeat, 'utf8'));
     await writeFile(heartbeat, JSON.stringify({ ...state, note: 'moved desks' }));
     const second = (await app.inject(url)).json();
-    expect(second.instructions).toBe(first.instructions);
+    expect(instructionsOf(second)).toBe(instructionsOf(first));
     const digestOf = (body: { hud: Hud }) => body.hud.files.find((file) => file.path === 'memory/heartbeat-state.json')!.sha256;
     expect(digestOf(second)).not.toBe(digestOf(first));
     expect(second.hud.snapshotSha256).not.toBe(first.hud.snapshotSha256);

@@ -9,10 +9,8 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 interface PersonaAnswer {
   runId: string;
-  instructions: string;
   voice: string;
-  tools: Array<{ name: string }>;
-  session: { type: string; instructions: string; audio: { output: { voice: string } }; tools: unknown[] };
+  session: { type: string; instructions: string; audio: { output: { voice: string } }; tools: Array<{ name: string }> };
 }
 
 async function harness() {
@@ -35,10 +33,10 @@ describe('a persona delivery’s trace holds what the caller was given beside th
     for (const event of events) {
       expect(event.realtime).toEqual({
         voice: answer.voice,
-        toolNames: answer.tools.map((tool) => tool.name),
+        toolNames: answer.session.tools.map((tool) => tool.name),
         // The digest of the `tools` member as delivered (the answer's bytes are JSON.stringify's of it).
-        toolsSha256: sha256(JSON.stringify(answer.tools)),
-        tools: answer.tools,
+        toolsSha256: sha256(JSON.stringify(answer.session.tools)),
+        tools: answer.session.tools,
       });
     }
     const [event] = events;
@@ -52,10 +50,10 @@ describe('a persona delivery’s trace holds what the caller was given beside th
     const before = (await app.inject(`/context/venus?now=${NOW}&runId=venus-before`)).json<PersonaAnswer>();
     await writeFile(join(brainRoot, 'personas/tools.json'), JSON.stringify({ personas: { venus: { tools: ['search', 'get_page'] } } }));
     const after = (await app.inject(`/context/venus?now=${NOW}&runId=venus-after`)).json<PersonaAnswer>();
-    expect(after.tools.map((tool) => tool.name)).toEqual(['search', 'get_page']);
+    expect(after.session.tools.map((tool) => tool.name)).toEqual(['search', 'get_page']);
     const [beforeEvent] = await trace('venus-before');
     const [afterEvent] = await trace('venus-after');
-    expect(beforeEvent.realtime.toolNames).toEqual(before.tools.map((tool) => tool.name));
+    expect(beforeEvent.realtime.toolNames).toEqual(before.session.tools.map((tool) => tool.name));
     expect(afterEvent.realtime.toolNames).toEqual(['search', 'get_page']);
     expect(afterEvent.realtime.toolsSha256).not.toBe(beforeEvent.realtime.toolsSha256);
 

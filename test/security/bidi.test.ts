@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
+import { instructionsOf } from '../helpers/answers.js';
 
 /**
  * Issue 27: caller text kept bidi overrides (U+202E), so a prompt shown to a person read
@@ -39,7 +40,7 @@ describe('bidi controls never reach a prompt (issue 27)', () => {
     await writeFile(join(brain, 'tasks/open.md'), '- [ ] P0 Pay the invoice of $\u202e0001\u202c today\n- [ ] P1 Call \u200eSam\u200f back\n');
     const { app } = await buildTestApp({ BRAIN_ROOT: brain });
     const body = (await app.inject(`/context/venus?now=${NOW}&topicName=${encodeURIComponent('Budget \u202egnikcehc\u202c')}`)).json();
-    expect(body.instructions).not.toMatch(BIDI);
+    expect(instructionsOf(body)).not.toMatch(BIDI);
     expect(body.session.instructions).not.toMatch(BIDI);
     expect(body.liveContext).not.toMatch(BIDI);
   });

@@ -123,9 +123,9 @@ describe('the Gemini setup, typed by @google/genai', () => {
       const setup = answer.setup!;
       expect(GeminiSetupSchema.parse(setup)).toEqual(setup);
       const voice = PERSONAS.find((entry) => entry.key === persona)!.voices.gemini;
-      expect(setup).toEqual(geminiSetup(openai.session!.instructions, voice, openai.tools).setup);
+      expect(setup).toEqual(geminiSetup(openai.session!.instructions, voice, openai.session!.tools).setup);
       expect(setup.systemInstruction.parts[0]?.text).toBe(openai.session!.instructions);
-      expect(setup.tools[0]?.functionDeclarations.map((declaration) => declaration.name)).toEqual(answer.tools.map((tool) => tool.name));
+      expect(setup.tools[0]?.functionDeclarations.map((declaration) => declaration.name)).toEqual(openai.session!.tools.map((tool) => tool.name));
       for (const declaration of setup.tools[0]?.functionDeclarations ?? []) {
         if (declaration.parameters !== undefined) expect(geminiViolations(declaration.parameters), declaration.name).toEqual([]);
       }

@@ -391,7 +391,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     const { base } = await listen({});
     const response = await fetch(`${base}/context/mars?topicId=real-estate&runId=voice-call`);
     expect(response.status).toBe(200);
-    const answer = (await response.json()) as { voice: string; tools: Array<{ name: string; description: string }>; session: object };
+    const answer = (await response.json()) as { voice: string; session: { tools: Array<{ name: string; description: string }> } };
 
     const { context, page, problems, dialogs } = await openBrowser();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -400,11 +400,11 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     await realtime.waitFor();
     // Said once: the voice and the tools in the realtime section, not again among the event's facts.
     expect(await text(page, 'article.event section.summary')).not.toContain(`voice${answer.voice}`);
-    expect(await text(page, '.realtime')).toContain(`tools${answer.tools.map((tool) => tool.name).join(', ')}`);
+    expect(await text(page, '.realtime')).toContain(`tools${answer.session.tools.map((tool) => tool.name).join(', ')}`);
     expect(await text(page, '.realtime .session-voice')).toBe(answer.voice);
-    expect(await realtime.locator('table.tools tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tool')))).toEqual(answer.tools.map((tool) => tool.name));
-    expect(await text(page, `.realtime tr[data-tool="${answer.tools[0]!.name}"]`)).toContain(answer.tools[0]!.description);
-    expect(await text(page, '.realtime .tools-sha')).toBe(createHash('sha256').update(JSON.stringify(answer.tools)).digest('hex'));
+    expect(await realtime.locator('table.tools tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tool')))).toEqual(answer.session.tools.map((tool) => tool.name));
+    expect(await text(page, `.realtime tr[data-tool="${answer.session.tools[0]!.name}"]`)).toContain(answer.session.tools[0]!.description);
+    expect(await text(page, '.realtime .tools-sha')).toBe(createHash('sha256').update(JSON.stringify(answer.session.tools)).digest('hex'));
 
     await page.locator('button.copy-session').click();
     await page.locator('button.copy-session', { hasText: 'Copied' }).waitFor();

@@ -12,8 +12,6 @@ export interface PersonaCompiled {
   systemPrompt: string;
   /** advisory and content blocks, one JSON object per line (`{"block", "authority", "source", "text"}`); null when there are none */
   inputPrompt: string | null;
-  /** systemPrompt, a blank line, inputPrompt: for callers with a single channel */
-  instructions: string;
   /** the estimate (approxTokens) per section; exact counts of the cacheable prefixes are in `cache` */
   tokens: {
     total: number;
@@ -46,8 +44,6 @@ export interface PersonaCompiled {
   provider: Provider;
   /** the realtime voice name for the provider: the persona's voice from the brain's personas/settings.json, else its default (OpenAI and Azure: mars ash, venus coral; Gemini: Orus, Aoede) */
   voice: string;
-  /** the function tools the session advertises, as JSON Schema (descriptions in realtime-safe ASCII); a Gemini `setup` declares them translated */
-  tools: Tool[];
   /** one per degraded source or ignored option, never quoting brain text; an unusable topicId on the persona routes opens with `topic-unsafe:`, `topic-missing:` or `topic-unreadable:` */
   warnings: string[];
   surface: 'voice';
@@ -137,16 +133,6 @@ export interface TopicSummary {
 /** the realtime API the answer is for: `openai` (default: `session`), `gemini` (Gemini Live: `setup` instead of `session`, its own voice, tools in Gemini’s schema, a cache plan that caches nothing) or `azure` (Azure OpenAI: OpenAI’s `session`; the model you add is your deployment name) */
 export type Provider = 'openai' | 'gemini' | 'azure';
 
-/** a function tool as realtime APIs take it */
-export interface Tool {
-  type: 'function';
-  /** the name the voice server dispatches */
-  name: string;
-  description: string;
-  /** a strict JSON Schema of the arguments (type object, additionalProperties false) */
-  parameters: Record<string, unknown>;
-}
-
 /** the realtime session configuration a voice server sends unchanged (the model is the caller's): instructions are the delivered instructions in realtime-safe ASCII */
 export interface RealtimeSession {
   type: 'realtime';
@@ -158,6 +144,16 @@ export interface RealtimeSession {
     };
   };
   tools: Tool[];
+}
+
+/** a function tool as realtime APIs take it */
+export interface Tool {
+  type: 'function';
+  /** the name the voice server dispatches */
+  name: string;
+  description: string;
+  /** a strict JSON Schema of the arguments (type object, additionalProperties false) */
+  parameters: Record<string, unknown>;
 }
 
 /** Gemini Live's setup without its model: send `{setup: {model, ...setup}}` first on the WebSocket, or pass it as `config` to `ai.live.connect` */

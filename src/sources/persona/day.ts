@@ -242,7 +242,6 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       topic: sources.topic === null ? null : { ...sources.topic, chars: compiled.blocks.find((block) => block.kind === 'topic')?.chars ?? 0 },
       provider: sources.provider,
       voice: sources.voice,
-      tools: sources.tools,
       // Gemini's instructions are the session's: the delivered instructions in realtime-safe ASCII.
       ...(sources.geminiTools === undefined
         ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools) }
