@@ -34,12 +34,14 @@ const NON_ASCII = /[^\u0000-\u007f]/;
  * the persona's stable blocks are ASCII and come first, so a new minute's instructions cost
  * what their brain lines cost, not their whole length. Exact, because `toAscii` of an ASCII
  * prefix ending in a line break is that prefix, and nothing after a line break depends on
- * what came before it. `pieces`, when given, are the texts `text` was joined from (a
- * compile's prompt pieces, and ASCII separators): `text` itself is returned, unscanned and
- * unjoined, when each of them is ASCII.
+ * what came before it. `pieces`, when given, are the texts `text` was joined from, cut next
+ * to line breaks (a compile's prompt pieces and the blank line between them): `text` itself
+ * when each of them is ASCII (checked by a native count, not scanned), else the pieces
+ * joined with only those outside ASCII transliterated.
  */
-export function asciiInstructions(text: string, pieces: readonly string[] = [text]): string {
-  if (pieces.every(isAscii)) return text;
+export function asciiInstructions(text: string, pieces?: readonly string[]): string {
+  if (pieces !== undefined) return pieces.every(isAscii) ? text : pieces.map((piece) => (isAscii(piece) ? piece : asciiInstructions(piece))).join('');
+  if (isAscii(text)) return text;
   const first = NON_ASCII.exec(text)?.index;
   if (first === undefined) return text;
   const cut = text.lastIndexOf('\n', first) + 1;

@@ -253,7 +253,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
   return result;
 }
 
-/** The texts a compile's instructions are joined from: the stable prefix and the minute's tail, then the input after its blank line. */
+/** The texts a compile's instructions are joined from, each cut next to a line break: the stable prefix, the minute's tail (from its blank line), then the blank line and the input. */
 function promptPieces({ prompt }: CompiledContext): string[] {
-  return prompt.input === null ? [prompt.stable.text, prompt.tail] : [prompt.stable.text, prompt.tail, prompt.input.text];
+  return prompt.input === null ? [prompt.stable.text, prompt.tail] : [prompt.stable.text, prompt.tail, '\n\n', prompt.input.text];
 }

@@ -27,14 +27,14 @@ describe('realtimeSession', () => {
 
   it('given the pieces the instructions were joined from, gives what it gives the joined text, and the text itself when every piece is ASCII', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.constantFrom(...PIECES), { maxLength: 20 }), { minLength: 1, maxLength: 3 }), (parts) => {
-        // Pieces as a compile's are: the stable prefix, the tail and the input, each starting a line but the first.
-        const pieces = parts.map((part, i) => (i === 0 ? part.join('') : `\n\n${part.join('')}`));
+      fc.property(fc.array(fc.array(fc.constantFrom(...PIECES), { maxLength: 20 }), { minLength: 1, maxLength: 3 }), fc.boolean(), (parts, apart) => {
+        // Pieces cut as a compile's are: before a piece's own blank line (the stable prefix, then the tail), or after a blank line of its own (the input).
+        const pieces = apart ? parts.flatMap((part, i) => (i === 0 ? [part.join('')] : ['\n\n', part.join('')])) : parts.map((part, i) => (i === 0 ? part.join('') : `\n\n${part.join('')}`));
         const text = pieces.join('');
         expect(asciiInstructions(text, pieces)).toBe(toAscii(text));
         expect(realtimeSession(text, 'coral', [], pieces).instructions).toBe(asciiInstructions(text));
       }),
-      { numRuns: 2000 },
+      { numRuns: 4000 },
     );
     // Lone surrogates are outside ASCII too (three UTF-8 bytes each).
     for (const lone of ['\ud83d', '\ude00', 'a\ud83d\n']) expect(asciiInstructions(`x${lone}`, ['x', lone])).toBe(toAscii(`x${lone}`));
