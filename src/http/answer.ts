@@ -7,7 +7,8 @@
  * (`src/http/delivered.ts`); per request only the rest is written, and the runs are joined.
  * A prompt is written from the JSON of the pieces it is joined from (`PromptParts`), which
  * the encoder keeps per piece once written (a persona's stable prefix is the same at every
- * minute), for as long as the piece lives.
+ * minute), for as long as the piece lives; a frozen member (a persona's tools, the same
+ * frozen array at every minute) likewise, per value.
  * JSON escaping is per character and no piece begins with half of a surrogate pair (a
  * segment begins with a newline or a brace), so the pieces' JSON joined is the prompt's.
  */
@@ -53,8 +54,9 @@ const [OPEN, COMMA, CLOSE, QUOTE, NEWLINES] = ['{', ',', '}', '"', '\\n\\n'].map
  */
 export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSchema): AnswerEncoder {
   // Per object schema (the route's, and a member's): its wire order, and serializers of consecutive members compiled on first use.
-  const known = new Map<ObjectSchema, { order: string[]; writers: Map<string, Write> }>();
-  const of = (object: ObjectSchema) => known.get(object) ?? known.set(object, { order: wireOrder(object), writers: new Map() }).get(object)!;
+  // …and the JSON of each frozen value written as one of its members (by member name, then value), kept while the value lives.
+  const known = new Map<ObjectSchema, { order: string[]; writers: Map<string, Write>; frozen: Map<string, WeakMap<object, Uint8Array>> }>();
+  const of = (object: ObjectSchema) => known.get(object) ?? known.set(object, { order: wireOrder(object), writers: new Map(), frozen: new Map() }).get(object)!;
   /** The JSON of `keys` (consecutive members of `object`) of `value`, without braces. */
   const json = (object: ObjectSchema, keys: readonly string[], value: unknown): string => {
     const { writers } = of(object);
@@ -93,7 +95,14 @@ export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSc
     return Object.keys(inner.shape).some((name) => composed.some((prompt) => prompt.value === fields[name])) ? (inner as ObjectSchema) : undefined;
   }
 
-  /** `value`'s `keys` (of `object`), joined by commas, into `out`: a prompt from its pieces, an object holding one member by member, runs of other members by one serializer. */
+  /** `"key":value` for a frozen `value` (it cannot change, so its JSON is written once per value). */
+  function frozenMember(object: ObjectSchema, key: string, value: object): Uint8Array {
+    const { frozen } = of(object);
+    const byValue = frozen.get(key) ?? frozen.set(key, new WeakMap()).get(key)!;
+    return byValue.get(value) ?? byValue.set(value, Buffer.from(json(object, [key], { [key]: value }))).get(value)!;
+  }
+
+  /** `value`'s `keys` (of `object`), joined by commas, into `out`: a prompt from its pieces, an object holding one member by member, a frozen member from its kept JSON, runs of other members by one serializer. */
   function write(object: ObjectSchema, keys: readonly string[], value: Members, composed: readonly Composed[], out: Uint8Array[]): void {
     let plain: string[] = [];
     const put = (...chunks: Uint8Array[]) => out.push(...(out.length === 0 || out[out.length - 1] === OPEN ? chunks : [COMMA, ...chunks]));
@@ -107,7 +116,10 @@ export function createAnswerEncoder(schema: ObjectSchema, resultSchema: ObjectSc
       const prompt = typeof each === 'string' ? composed.find((candidate) => candidate.value === each) : undefined;
       const inner = prompt === undefined ? holding(object, key, each, composed) : undefined;
       if (prompt === undefined && inner === undefined) {
-        plain.push(key);
+        if (each !== null && typeof each === 'object' && Object.isFrozen(each)) {
+          flush();
+          put(frozenMember(object, key, each));
+        } else plain.push(key);
         continue;
       }
       flush();

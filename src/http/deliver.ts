@@ -91,7 +91,7 @@ export async function rehearse(app: FastifyInstance, request: Pick<DeliveryReque
   const { delivery } = await runJob(app.brain, { ...request, runId: 'warm-up', newRun: true, options: {}, format: 'json', clock: readClock() }, job);
   if ('error' in delivery) throw delivery.error;
   const kept = app.delivered.of(delivery.result);
-  const { warnings, hud } = describe(delivery, kept);
+  const { warnings, hud } = describe(delivery, app.delivered, kept);
   answerBody(delivery, kept, warnings, hud);
   return delivery.replayed === undefined;
 }
@@ -126,7 +126,7 @@ export async function deliver(request: FastifyRequest, reply: FastifyReply, deli
 
   const { compiled } = delivery.result;
   const kept = delivered.of(delivery.result);
-  const described = describe(delivery, kept);
+  const described = describe(delivery, delivered, kept);
   const unchanged = notModified(delivery.result, request.headers['if-none-match'], described.etag);
   const facts = (reply.compileFacts = compileFacts(delivery, compiled, described.warnings.length, null));
   const tracing = performance.now();

@@ -4,7 +4,10 @@
  * minute) is a plain frozen value that holds nothing of its consumers; delivery keeps what
  * it derives from one here, in one `WeakMap` per app keyed by the result, so it lives
  * exactly as long as the result and no longer. A result not shared is delivered once and
- * keeps nothing.
+ * keeps nothing. The HUD is derived from the reads as much as from the result, so it is
+ * also kept by the reads it was built from (a second `WeakMap`, keyed by the session's list
+ * of files loaded: the very array a replayed day hands out), for a new minute's result
+ * built from the same reads to take again.
  */
 import { buildHud, type Hud, type HudBasis } from '../core/hud.js';
 import type { JobResult } from '../sources/job.js';
@@ -30,20 +33,37 @@ export interface ResultDelivered {
   readonly answered: { [view in AnswerView]?: true };
 }
 
-/** Delivery's one place of reuse: what it keeps of each shared result, while the result lives. */
+/** Delivery's one place of reuse: what it keeps of each shared result, while the result lives, and the HUD of each list of reads, while the list lives. */
 export interface DeliveredResults {
   /** What delivery keeps of `result`, or undefined for a result not shared. */
   of(result: JobResult): ResultDelivered | undefined;
+  /**
+   * The HUD of `basis`: the one `kept` holds, else the one last built from the same reads
+   * (`basis.loaded`), while it holds (`hudFor`), else built afresh and kept for those reads.
+   * The same value either way as `buildHud(basis)`; a new minute's result, built from the
+   * reads of the minute before, takes the same object, which the trace writer has already
+   * written.
+   */
+  hud(basis: HudBasis, kept: ResultDelivered | undefined): HudBuilt;
 }
 
 export function createDeliveredResults(): DeliveredResults {
   const kept = new WeakMap<JobResult, ResultDelivered>();
+  const byReads = new WeakMap<HudBasis['loaded'], HudBuilt>();
   return {
     of(result) {
       if (result.shared !== true) return undefined;
       let entry = kept.get(result);
       if (entry === undefined) kept.set(result, (entry = { etags: {}, answers: {}, answered: {} }));
       return entry;
+    },
+    hud(basis, entry) {
+      const own = entry?.hud?.built;
+      if (own !== undefined && holds(own, basis)) return own;
+      const known = byReads.get(basis.loaded);
+      const built = hudFor(known, basis);
+      if (built !== known) byReads.set(basis.loaded, built);
+      return built;
     },
   };
 }
@@ -57,8 +77,11 @@ const sameItems = <T>(a: readonly T[], b: readonly T[]) => a === b || (a.length 
  * afresh from `basis`: what `buildHud(basis)` gives either way.
  */
 export function hudFor(built: HudBuilt | undefined, basis: HudBasis): HudBuilt {
-  if (built !== undefined && sameItems(built.loaded, basis.loaded) && sameItems(built.missing, basis.missing) && sameShown(built, basis)) return built;
-  return { ...basis, hud: buildHud(basis) };
+  return built !== undefined && holds(built, basis) ? built : { ...basis, hud: buildHud(basis) };
+}
+
+function holds(built: HudBuilt, basis: HudBasis): boolean {
+  return sameItems(built.loaded, basis.loaded) && sameItems(built.missing, basis.missing) && sameShown(built, basis);
 }
 
 function sameShown(built: HudBasis, basis: HudBasis): boolean {
@@ -68,12 +91,12 @@ function sameShown(built: HudBasis, basis: HudBasis): boolean {
   return built.blocks.every((block, i) => block.kind === basis.blocks[i]!.kind && block.source === basis.blocks[i]!.source && block.chars === basis.blocks[i]!.chars);
 }
 
-/** The warnings, HUD and ETag of a compiled delivery: for a shared result, taken from or kept in `kept`. */
-export function describe(delivery: CompiledDelivery, kept: ResultDelivered | undefined): { warnings: readonly string[]; hud: Hud; etag: string } {
+/** The warnings, HUD and ETag of a compiled delivery: for a shared result, taken from or kept in `kept`; the HUD through `delivered.hud`. */
+export function describe(delivery: CompiledDelivery, delivered: DeliveredResults, kept: ResultDelivered | undefined): { warnings: readonly string[]; hud: Hud; etag: string } {
   const { result } = delivery;
   const { compiled } = result;
   const warnings = delivery.warnings.length === 0 ? compiled.warnings : [...delivery.warnings, ...compiled.warnings];
-  const built = hudFor(kept?.hud?.built, { loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget });
+  const built = delivered.hud({ loaded: delivery.loaded, missing: delivery.absent, blocks: compiled.blocks, budget: compiled.budget }, kept);
   const { hud } = built;
   // The ETags of the JSON with the HUD are kept beside the HUD they cover.
   if (kept !== undefined && kept.hud?.built !== built) kept.hud = { built, etags: {} };

@@ -118,6 +118,35 @@ describe('createAnswerEncoder', () => {
     expect(kept[1]).toBe(kept[0]);
   });
 
+  it('writes a frozen member (a persona’s tools, the same array at every minute) from its JSON kept by the value, byte for byte, in the result and in an object holding a prompt', () => {
+    const Tool = z.object({ type: z.literal('function'), name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) });
+    const Tools = z.object({
+      runId: z.string(),
+      instructions: z.string(),
+      blocks: z.array(z.object({ kind: z.string() })),
+      tools: z.array(Tool),
+      session: z.object({ instructions: z.string(), tools: z.array(Tool) }),
+      warnings: z.array(z.string()),
+    });
+    const encoder = createAnswerEncoder(Tools, Tools.pick({ instructions: true, blocks: true, tools: true, session: true }));
+    const tools = Object.freeze([Object.freeze({ type: 'function' as const, name: 'search', description: 'Find "pages" \u2014 fast\n', parameters: Object.freeze({ type: 'object' }) })]);
+    const chunksOf = (minute: string) => {
+      const instructions = `Stable text.\n\n${minute}`;
+      const result = { instructions, blocks: [{ kind: 'clock' }], tools, session: { instructions, tools } };
+      const perRequest = { runId: `r-${minute}`, warnings: [] };
+      const parts = encoder.resultParts(result, { systemPrompt: instructions, inputPrompt: null, instructions, prompt: { stable: { text: 'Stable text.' }, tail: `\n\n${minute}`, input: null } });
+      expect(String(encoder.body(perRequest, () => result, parts))).toBe(whole(Tools, { ...perRequest, ...result }));
+      return new Set(parts.flatMap((run) => run ?? []));
+    };
+    const first = chunksOf('17:05');
+    const second = chunksOf('17:06');
+    // The tools' JSON, once as a member of the answer and once of the session: the very chunks of the minute before.
+    const shared = [...second].filter((chunk) => first.has(chunk) && Buffer.from(chunk).toString().includes('"search"'));
+    expect(shared.map((chunk) => Buffer.from(chunk).toString().split(':')[0])).toEqual(['"tools"', '"tools"']);
+    // A member that is not frozen (the blocks, new at every minute) is written again.
+    expect([...second].filter((chunk) => first.has(chunk) && Buffer.from(chunk).toString().includes('clock'))).toEqual([]);
+  });
+
   it('regression: a member added to the schema is written (the hand-kept writer would have dropped it silently)', () => {
     const encoder = createAnswerEncoder(Schema.extend({ added: z.number() }), ResultSchema);
     const body = JSON.parse(String(encoder.body({ runId: 'r', sources: [], warnings: [], added: 7 }, () => ({ prompt: 'p', digest: null }))));

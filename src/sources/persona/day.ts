@@ -15,7 +15,7 @@ import { addCounts, type RedactionCounts } from '../../core/pii.js';
 import { DEFAULT_TOPIC_CHARS } from '../../core/signals/topic.js';
 import { toAscii } from '../../core/text.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../../core/time.js';
-import type { Policy } from '../../core/types.js';
+import type { CompiledContext, Policy } from '../../core/types.js';
 import type { BrainSession } from '../../io/brain.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
@@ -244,10 +244,15 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       voice: sources.voice,
       // Gemini's instructions are the session's: the delivered instructions in realtime-safe ASCII.
       ...(sources.geminiTools === undefined
-        ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools) }
+        ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools, promptPieces(compiled)) }
         : { setup: geminiSetupWith(asciiInstructions(compiled.instructions), sources.voice, sources.geminiTools) }),
     },
     realtime: { voice: sources.voice, tools: sources.tools, toolsSha256: sources.toolsSha256 },
   };
   return result;
+}
+
+/** The texts a compile's instructions are joined from, each cut next to a line break: the stable prefix, the minute's tail (from its blank line), then the blank line and the input. */
+function promptPieces({ prompt }: CompiledContext): string[] {
+  return prompt.input === null ? [prompt.stable.text, prompt.tail] : [prompt.stable.text, prompt.tail, '\n\n', prompt.input.text];
 }

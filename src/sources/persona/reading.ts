@@ -31,6 +31,7 @@ import { PersonaSettingsFileSchema } from '../../../schemas/persona-settings-fil
 import { ToolsFileSchema } from '../../../schemas/tools-file.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 import { NO_HEARTBEAT_MEMO, type HeartbeatMemo } from '../timezone.js';
+import { deepFreeze } from '../job.js';
 
 import { PERSONA_READS, type PersonaOptions } from './request.js';
 
@@ -224,7 +225,9 @@ function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles
     const text = ascii ? toAscii(found.text) : found.text;
     return found.source.startsWith('builtin:') ? { source: found.source, text } : { source: found.source, text, brainDerived: true };
   };
+  // Frozen, deeply: the same tools go out with every minute's answer, which keeps their JSON by the array (src/http/answer.ts).
   const sessionTools = asciiTools(rendered.tools);
+  deepFreeze(sessionTools);
   return {
     key,
     rendered,
