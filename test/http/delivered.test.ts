@@ -18,7 +18,7 @@ describe('createDeliveredResults().hud', () => {
     const delivered = createDeliveredResults();
     const first = delivered.hud({ loaded, missing, blocks: blocksAt('Monday, 17:05'), budget }, undefined);
     const basis = { loaded, missing, blocks: blocksAt('Monday, 17:06'), budget };
-    const next = delivered.hud(basis, { etags: {} });
+    const next = delivered.hud(basis, { etags: {}, answers: {}, answered: {} });
     expect(next).toBe(first);
     expect(next.hud).toEqual(buildHud(basis));
   });
@@ -46,6 +46,6 @@ describe('createDeliveredResults().hud', () => {
     const delivered = createDeliveredResults();
     const basis = { loaded, missing, blocks: blocksAt('Monday, 17:05'), budget };
     const own = { ...basis, hud: buildHud(basis) };
-    expect(delivered.hud(basis, { etags: {}, hud: { built: own, etags: {} } })).toBe(own);
+    expect(delivered.hud(basis, { etags: {}, answers: {}, answered: {}, hud: { built: own, etags: {} } })).toBe(own);
   });
 });
