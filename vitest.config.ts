@@ -13,7 +13,13 @@ const resolve = { alias: { '@context-compiler/client': fileURLToPath(new URL('./
  * + 23 s sys; not: 69 s + 10 s. What a test made is undone after it by the setup file, not by
  * a hook in a helper module (one a shared worker would register for its first file only).
  */
-const IN_PROCESS = ['test/core/**/*.test.ts', 'test/http/**/*.test.ts', 'test/sources/**/*.test.ts'];
+const IN_PROCESS = ['test/{core,http,sources,routes,client,types}/**/*.test.ts'];
+/** The files under IN_PROCESS that start processes, share a database, mock a module (vi.mock) or keep module state of their own: each in a fresh process. */
+const OWN_PROCESS = [
+  'test/sources/persona.test.ts',
+  'test/routes/{fast-path,runs-freshness,trace-crash,trace-paging,trace-postgres}.test.ts',
+  'test/client/{package,publish,voice-server,voice-server-refresh}.test.ts',
+];
 
 const test = {
   environment: 'node' as const,
@@ -36,8 +42,8 @@ export default defineConfig({
     // Set up once, by the root project, whose provided values every project reads.
     globalSetup: ['test/helpers/tmpdir-setup.ts', 'test/helpers/postgres-setup.ts', 'test/helpers/chromium-setup.ts'],
     projects: [
-      { resolve, test: { ...test, name: 'in-process', include: IN_PROCESS, isolate: false } },
-      { resolve, test: { ...test, name: 'isolated', include: ['test/**/*.test.ts'], exclude: IN_PROCESS } },
+      { resolve, test: { ...test, name: 'in-process', include: IN_PROCESS, exclude: OWN_PROCESS, isolate: false } },
+      { resolve, test: { ...test, name: 'isolated', include: ['test/*.test.ts', 'test/{bench,cli,io,ops,security,ui}/**/*.test.ts', ...OWN_PROCESS] } },
     ],
   },
 });
