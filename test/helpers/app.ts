@@ -1,26 +1,14 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { afterEach } from 'vitest';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createCaches } from '../../src/caches.js';
 import { EXAMPLE_BRAIN, loadConfig, type Config } from '../../src/config.js';
+import { afterThisTest, tempDir } from './cleanups.js';
 
-const cleanups: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-/** A temp directory removed after the current test. */
-export async function tempDir(prefix = 'cc-test-'): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+export { tempDir } from './cleanups.js';
 
 /** A private copy of the example brain, so a test may change it freely. */
 export async function copyExampleBrain(): Promise<string> {
@@ -68,7 +56,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Pi
   // No warm-up unless asked: tests count reads, cache operations and readiness checks from a cold start.
   const app = await buildApp(config, { logger, caches: createCaches({ freezeShared: true }), warmUp: false, ...options });
   await app.ready();
-  cleanups.push(() => app.close());
+  afterThisTest(() => app.close());
   return {
     app,
     config,

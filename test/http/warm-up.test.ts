@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, lstat, readFileSync } from 'node:fs';
 import { readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { lstatNow } from '../../src/io/brain/revalidate.js';
 import type { BrainFs } from '../../src/io/brain.js';
 import { buildTestApp, copyExampleBrain } from '../helpers/app.js';
@@ -48,9 +48,9 @@ describe('warm-up', () => {
     const gated = gatedFs();
     const built = await buildTestApp({ BRAIN_ROOT: await copyExampleBrain() }, { warmUp: true, brainFs: gated.fs });
     const { app } = built;
-    // The warm-up is waiting on the brain: the process is alive, not ready.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(gated.counts.opens).toBeGreaterThan(0);
+    // The warm-up is waiting on the brain: the process is alive, not ready. Waited for, not a fixed
+    // 50 ms: under load the warm-up had not reached the brain by then (opens 0).
+    await vi.waitFor(() => expect(gated.counts.opens).toBeGreaterThan(0), { timeout: 30_000, interval: 10 });
     expect((await app.inject('/healthz')).statusCode).toBe(200);
     const waiting = await app.inject('/readyz');
     expect(waiting.statusCode).toBe(503);

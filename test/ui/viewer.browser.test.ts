@@ -3,9 +3,9 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, copyExampleBrain, OTHER_TOKEN, tempDir, TEST_TOKEN } from '../helpers/app.js';
+import { chromium, type Browser as Chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, copyExampleBrain, OTHER_TOKEN, TEST_TOKEN } from '../helpers/app.js';
 import { buildDist } from '../helpers/build.js';
 import { chromiumForTests } from '../helpers/chromium.js';
 import { deliveredEvent, failedEvent } from '../helpers/trace-events.js';
@@ -25,6 +25,8 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** One Chromium for the file (a launch costs about a second of CPU); each test gets its own context in it. */
+let chromiumProcess: Chromium | undefined;
 const contexts: BrowserContext[] = [];
 
 interface Browser {
@@ -36,20 +38,13 @@ interface Browser {
 }
 
 async function openBrowser(viewport = { width: 1280, height: 900 }): Promise<Browser> {
-  if (chromiumBinary.path === null) throw new Error(`no Chromium: ${chromiumBinary.skipped}`);
-  // A fresh profile per test: no token, cookie or cache survives from another test.
-  const profile = await tempDir('cc-chromium-');
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumBinary.path,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport,
-    timeout: 30_000,
-  });
+  if (chromiumProcess === undefined) throw new Error(`no Chromium: ${chromiumBinary.skipped}`);
+  // A fresh context per test, as an incognito window is: no token, cookie, storage or cache survives from another test.
+  const context = await chromiumProcess.newContext({ viewport });
   contexts.push(context);
   context.setDefaultTimeout(WAIT_MS);
   context.setDefaultNavigationTimeout(WAIT_MS);
-  const page = context.pages()[0] ?? (await context.newPage());
+  const page = await context.newPage();
   const problems: string[] = [];
   const dialogs: string[] = [];
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
@@ -83,7 +78,12 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
 
   beforeAll(async () => {
     await buildDist();
-  }, 120_000);
+    chromiumProcess = await chromium.launch({ executablePath: chromiumBinary.path!, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 });
+  }, 600_000);
+
+  afterAll(async () => {
+    await chromiumProcess?.close();
+  });
 
   it('without tokens: lists runs newest first, and a run page shows blocks, boundaries, redactions and brain markup as text', async () => {
     const { app, brainRoot, base } = await listen({});
