@@ -7,6 +7,7 @@ import { createCacheArea } from '../../src/cache-area.js';
 import { clockLine } from '../../src/core/time.js';
 import { O200K_BASE } from '../../src/tokenizer.js';
 import { chatTurn, queuedTask, voicePersona } from './golden/cases.js';
+import { HEAVY_TEST_MS } from '../helpers/bounds.js';
 
 const exact = createCompiler({ tokenizer: O200K_BASE });
 
@@ -167,7 +168,7 @@ describe('the clock line counted in pieces', () => {
         }
       }
     }
-  }, 60_000);
+  }, HEAVY_TEST_MS);
 
   it('a new minute costs lookups: once its day, ` HH:MM` and zone are counted, no text is counted again', () => {
     const { counter, texts } = recording(O200K_BASE);

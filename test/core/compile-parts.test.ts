@@ -3,6 +3,7 @@ import { createCaches } from '../../src/caches.js';
 import { compile, createCompiler, type CompileInput } from '../../src/core/index.js';
 import { O200K_BASE } from '../../src/tokenizer.js';
 import { chatTurn, voicePersona } from './golden/cases.js';
+import { HEAVY_TEST_MS } from '../helpers/bounds.js';
 
 const at = (input: CompileInput, iso: string): CompileInput => ({ ...input, clock: { ...input.clock!, now: new Date(iso) } });
 
@@ -82,7 +83,7 @@ describe('the stable prefix is laid out once, and a compile adds the volatile ta
     toolless!.cache.boundaries.forEach((boundary, i) => expect(boundary.tokens).toBe(base!.cache.boundaries[i]!.tokens - base!.cache.toolTokens));
   });
 
-  it('a new minute’s clock block, derived from the day’s template, compiles byte for byte as afresh, every minute of a day in several zones', { timeout: 60_000 }, () => {
+  it('a new minute’s clock block, derived from the day’s template, compiles byte for byte as afresh, every minute of a day in several zones', { timeout: HEAVY_TEST_MS }, () => {
     const caches = createCaches();
     const { compile: memoised } = createCompiler({ memo: caches.compiler });
     for (const timeZone of ['UTC', 'America/Los_Angeles', 'Asia/Kathmandu']) {

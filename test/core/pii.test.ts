@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addCounts, clampRedacted, REDACTION_PLACEHOLDER, scrubPii } from '../../src/core/pii.js';
 import { lookAlikes, positives } from './fixtures/pii-corpus.js';
+import { HEAVY_TEST_MS } from '../helpers/bounds.js';
 
 /** Digits left in a positive after scrubbing, ignoring digits the template itself holds. */
 function leftoverDigits(sample: { text: string; pii: string }, scrubbed: string): string {
@@ -155,7 +156,7 @@ describe('scrubPii on large adversarial input', () => {
   // A hang guard, not a benchmark: every pattern is linear, so each case finishes well inside the timeout.
   const size = 5 * 1024 * 1024;
   const shapes = ['1-', '1.', '1 ', '12 -3 ', '+1 ', '(1)', 'a@', 'a.b@c.', 'a [at] b [dot] ', 'call 415 ', '1,2', '1@1.'];
-  it.each(shapes)('scrubs 5 MB of %j in bounded time', (unit) => {
+  it.each(shapes)('scrubs 5 MB of %j in bounded time', { timeout: HEAVY_TEST_MS }, (unit) => {
     const text = `${unit.repeat(Math.ceil(size / unit.length)).slice(0, size)}x`;
     const result = scrubPii(text);
     expect(result.text.length).toBeGreaterThan(0);

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
+import { HEAVY_TEST_MS } from '../helpers/bounds.js';
 
 const run = promisify(execFile);
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'build-if-stale.mjs');
@@ -70,5 +71,5 @@ describe('scripts/build-if-stale.mjs (npm start builds first when the sources ar
     await dated(root, 'tsconfig.build.json', 40, JSON.stringify({ extends: './tsconfig.json', compilerOptions: { removeComments: true }, include: ['src/**/*.ts'] }));
     await startService(root);
     expect(await built(root)).toContain("'three'");
-  }, 60_000);
+  }, HEAVY_TEST_MS);
 });

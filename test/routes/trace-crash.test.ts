@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { copyExampleBrain, tempDir } from '../helpers/app.js';
 import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../../bench/compile-load.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { HEAVY_TEST_MS, LOAD_BOUND_MS } from '../helpers/bounds.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -46,7 +47,7 @@ describe('a server killed with SIGKILL while compiles are in flight', () => {
         total: 600,
         payload: (i) => turnPayload(`crash-${i}`, i % 10 === 9 ? { worker: 'ghost' } : {}),
       });
-      const deadline = Date.now() + 5_000;
+      const deadline = Date.now() + LOAD_BOUND_MS;
       while (load.outcomes.length < 250 && Date.now() < deadline && first.child.exitCode === null) {
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
@@ -120,5 +121,5 @@ describe('a server killed with SIGKILL while compiles are in flight', () => {
       await stopped(first);
       if (second) await stopped(second);
     }
-  }, 60_000);
+  }, HEAVY_TEST_MS);
 });

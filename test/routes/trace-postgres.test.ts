@@ -6,6 +6,7 @@ import { driveCompiles, newPool, turnPayload, type CompileOutcome } from '../../
 import { createCluster, createDatabase, destroyCluster, dropDatabase, startCluster, stopCluster, type ClusterInfo } from '../helpers/postgres.js';
 import { startServer, untilReady, type ServerProcess } from '../helpers/server-process.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
+import { HEAVY_TEST_MS, LOAD_BOUND_MS } from '../helpers/bounds.js';
 
 /**
  * The service on the PostgreSQL trace backend, as an operator runs it: replicas sharing one
@@ -138,7 +139,7 @@ describe.skipIf(cluster.skipped !== null)(title('the service on PostgreSQL trace
     const payload = (prefix: string) => (i: number) => turnPayload(`${prefix}-${i}`, i % 10 === 9 ? { worker: 'ghost' } : {});
     const onFirst = driveCompiles(toFirst, { concurrency: 32, total: 2000, payload: payload('a') });
     const onSecond = driveCompiles(toSecond, { concurrency: 16, total: 300, payload: payload('b') });
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + LOAD_BOUND_MS;
     while (onFirst.outcomes.length < 300 && Date.now() < deadline && first.child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 2));
     const inFlight = onFirst.inFlight();
     first.child.kill('SIGKILL');
@@ -161,7 +162,7 @@ describe.skipIf(cluster.skipped !== null)(title('the service on PostgreSQL trace
     const after = await toSecond.request({ method: 'POST', path: '/compile', headers: { 'content-type': 'application/json' }, body: JSON.stringify(turnPayload('after-kill')) });
     expect(after.statusCode).toBe(200);
     await after.body.dump();
-  }, 60_000);
+  }, HEAVY_TEST_MS);
 });
 
 describe.skipIf(cluster.skipped !== null)(title('the database stopped under load, and started again'), () => {
@@ -194,7 +195,7 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
 
     const load = driveCompiles(pool, { concurrency: 16, total: 1_000_000, payload: (i) => turnPayload(`outage-${i}`) });
     const count = (status: number) => load.outcomes.filter((outcome) => outcome.status === status).length;
-    const until = async (condition: () => boolean | Promise<boolean>, what: string, ms = 20_000) => {
+    const until = async (condition: () => boolean | Promise<boolean>, what: string, ms = LOAD_BOUND_MS) => {
       const deadline = Date.now() + ms;
       while (!(await condition())) {
         if (Date.now() > deadline) {
@@ -255,7 +256,7 @@ describe.skipIf(cluster.skipped !== null)(title('the database stopped under load
     expect(logs).toContain('trace store cannot make events durable');
     expect(logs).toContain('trace store recovered');
     expect(logs).not.toContain(own.password);
-  }, 90_000);
+  }, HEAVY_TEST_MS);
 });
 
 describe('the service on PostgreSQL traces, in process, without a reachable database', () => {

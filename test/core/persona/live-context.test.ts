@@ -16,6 +16,7 @@ import {
 import { scrubPii } from '../../../src/core/pii.js';
 import { newestMeetingFile } from '../../../src/core/signals/meetings.js';
 import { planDailyMemory } from '../../../src/core/signals/memory.js';
+import { HEAVY_TEST_MS } from '../../helpers/bounds.js';
 
 const brain = (path: string) => readFileSync(`${EXAMPLE_BRAIN}/${path}`, 'utf8');
 // 09:05 in Portland on Monday 30 November 2026.
@@ -112,7 +113,7 @@ describe('buildMarsLiveContext', () => {
     expect(empty.text).toContain('Recent feelings: nothing emotionally charged in the notes of 2026-11-30.');
   });
 
-  it('stays within 2,500 chars with huge, PII-dense sources', () => {
+  it('stays within 2,500 chars with huge, PII-dense sources', { timeout: HEAVY_TEST_MS }, () => {
     const line = `- Anxious, worried, tired and sad; call +44 20 7946 0958 or mail a.b@example.org ${'so much '.repeat(60)}\n`;
     const daily = ['2026-11-30', '2026-11-29', '2026-11-28'].map((date) => ({ date, text: line.repeat(20_000) }));
     const context = buildMarsLiveContext({ soul: line.repeat(1000), daily }, clock);

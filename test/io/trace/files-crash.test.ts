@@ -8,6 +8,7 @@ import { PROJECT_ROOT } from '../../../src/config.js';
 import { createFileTraceStore as createTraceStore } from '../../../src/io/trace/index.js';
 import { tempDir } from '../../helpers/app.js';
 import { deliveredEvent } from '../../helpers/trace-events.js';
+import { HEAVY_TEST_MS, LOAD_BOUND_MS } from '../../helpers/bounds.js';
 
 const CHILD = join(PROJECT_ROOT, 'test/helpers/trace-crash-child.ts');
 
@@ -26,7 +27,7 @@ describe('a writer killed with SIGKILL mid-flight', () => {
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = once(child, 'exit');
 
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + LOAD_BOUND_MS;
     while (stdout.split('\n').length < 3000 && Date.now() < deadline && child.exitCode === null) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -67,5 +68,5 @@ describe('a writer killed with SIGKILL mid-flight', () => {
     } finally {
       await store.close();
     }
-  }, 60_000);
+  }, HEAVY_TEST_MS);
 });
