@@ -8,13 +8,49 @@ import { turnPayload } from '../bench/compile-load.js';
 import { drip, parseRawResponses, rawConnection } from './helpers/security-server.js';
 import { SERVER_ENTRY, spawnCommand, startServer, untilReady, type ServerProcess } from './helpers/server-process.js';
 
-/** Polls `condition` every 10 ms; fails the test after `timeoutMs`. */
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+/**
+ * Polls `condition` every 10 ms, for what no process writes a line about (a socket's bytes);
+ * fails the test after `timeoutMs`: a hang bound, not a speed, so generous for a busy machine.
+ */
+async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * Resolves once `condition` holds on the process's output, checked at each chunk the process
+ * writes: no clock, so a busy machine only makes it later, never fails it. Rejects, with the
+ * output, if the process closes first; a process that neither writes it nor exits is a hang,
+ * the test's own timeout's to catch.
+ */
+function untilOutput(watched: Pick<ServerProcess, 'child' | 'output'>, condition: () => boolean, what: string): Promise<void> {
+  const { child } = watched;
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      child.stdout.off('data', check);
+      child.stderr.off('data', check);
+      child.off('close', closed);
+    };
+    const check = () => {
+      if (!condition()) return false;
+      stop();
+      resolve();
+      return true;
+    };
+    const closed = () => {
+      if (check()) return;
+      stop();
+      reject(new Error(`the process closed (exit ${String(child.exitCode ?? child.signalCode)}) before ${what}: ${JSON.stringify(watched.output())}`));
+    };
+    // The process's own listeners, added at spawn, have appended each chunk to output() before these run.
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    child.on('close', closed);
+    if (!check() && child.stdout.closed && child.stderr.closed && (child.exitCode !== null || child.signalCode !== null)) closed();
+  });
 }
 
 function stopAfterTest(server: ServerProcess): void {
@@ -75,7 +111,7 @@ describe('server process', () => {
     const server = startServer({ PORT: '0', TRACE_DIR: join(dir, 'traces'), CONTEXT_COMPILER_TOKENS: `${TEST_TOKEN},${other}`, TRACE_SIGNING_KEY: signingKey, RATE_LIMIT_MAX: '900', PRESSURE_MAX_EVENT_LOOP_DELAY: '250ms' });
     stopAfterTest(server);
     await server.listening();
-    await until(() => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
+    await untilOutput(server, () => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
     const lines = server.output().stdout.split('\n').filter((line) => line.includes('"msg":"started"'));
     expect(lines).toHaveLength(1);
     const started = JSON.parse(lines[0]!);
@@ -99,7 +135,7 @@ describe('server process', () => {
     const server = startServer({ PORT: '0', TRACE_DATABASE_URL: url });
     stopAfterTest(server);
     await server.listening();
-    await until(() => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
+    await untilOutput(server, () => /"msg":"started"/.test(server.output().stdout), 'the start-up line');
     const started = JSON.parse(server.output().stdout.split('\n').find((line) => line.includes('"msg":"started"'))!);
     expect(started).toMatchObject({ traces: { backend: 'postgres', databaseHost: '127.0.0.1', databasePort: 1, database: 'cc_traces' }, auth: 'off', tokenCount: 0 });
     for (const secret of ['cc_writer', 's3cret', 'sslmode', url]) expect(server.output().stdout).not.toContain(secret);
@@ -120,7 +156,7 @@ describe('server process', () => {
       else run.child.kill('SIGKILL');
       await run.exited;
     });
-    await until(() => /started/.test(run.output().stdout), 'the start-up line in the terminal', 20_000);
+    await untilOutput(run, () => /started/.test(run.output().stdout), 'the start-up line in the terminal');
     pid = Number(await readFile(pidFile, 'utf8'));
     const text = run.output().stdout;
     expect(text).toMatch(/INFO.*started/);
@@ -139,7 +175,7 @@ describe('WORKERS=N', () => {
     const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: traces, CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     stopAfterTest(server);
     const port = await server.listening();
-    await until(() => listeners(server).length === 2, 'both workers listening');
+    await untilOutput(server, () => listeners(server).length === 2, 'both workers listening');
     const workers = listeners(server);
     expect(new Set(workers).size).toBe(2);
     expect(workers).not.toContain(server.child.pid);
@@ -161,29 +197,32 @@ describe('WORKERS=N', () => {
     expect(server.output().stdout.match(/"msg":"shutting down"/g)).toHaveLength(2);
   });
 
-  it('replaces a worker that dies, and keeps serving meanwhile', { timeout: 120_000 }, async () => {
+  // Every wait is on a line the primary or a worker writes: the timeout only catches a hang, and
+  // is generous because three worker starts on a busy machine can take a minute or more.
+  it('replaces a worker that dies, and keeps serving meanwhile', { timeout: 300_000 }, async () => {
     const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     stopAfterTest(server);
     const port = await server.listening();
-    await until(() => listeners(server).length === 2, 'both workers listening');
+    await untilOutput(server, () => listeners(server).length === 2, 'both workers listening');
     process.kill(listeners(server)[0]!, 'SIGKILL');
-    await until(() => /"msg":"worker exited; starting another"/.test(server.output().stdout), 'the primary to notice');
-    await until(() => listeners(server).length === 3, 'a new worker listening');
+    await untilOutput(server, () => /"msg":"worker exited; starting another"/.test(server.output().stdout), 'the primary to notice');
+    await untilOutput(server, () => listeners(server).length === 3, 'a new worker listening');
     for (let i = 0; i < 4; i++) await request(`http://127.0.0.1:${port}`).get('/healthz').expect(200);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
   });
 
-  it('regression: exits 1, not 0, when workers keep dying right after they start and the others then close cleanly', { timeout: 180_000 }, async () => {
+  // Six worker starts, one after another: the timeout only catches a hang.
+  it('regression: exits 1, not 0, when workers keep dying right after they start and the others then close cleanly', { timeout: 420_000 }, async () => {
     const server = startServer({ PORT: '0', WORKERS: '2', TRACE_DIR: join(await tempDir(), 'traces'), CONTEXT_COMPILER_TOKENS: TEST_TOKEN });
     stopAfterTest(server);
     await server.listening();
-    await until(() => listeners(server).length === 2, 'both workers listening');
+    await untilOutput(server, () => listeners(server).length === 2, 'both workers listening');
     // Kill the newest worker as soon as it listens, five times within seconds of its start.
     for (let killed = 0; killed < 5; killed++) {
       const pid = listeners(server).at(-1)!;
       process.kill(pid, 'SIGKILL');
-      if (killed < 4) await until(() => listeners(server).length === 3 + killed, 'a replacement worker listening');
+      if (killed < 4) await untilOutput(server, () => listeners(server).length === 3 + killed, 'a replacement worker listening');
     }
     // The surviving first worker closes cleanly (exit 0); the primary still reports the failure.
     expect(await server.exited).toBe(1);
@@ -229,7 +268,7 @@ describe('shutdown with a slow client (issue 12)', () => {
     );
     await until(() => connection.received().startsWith('HTTP/1.1 100 Continue'), '100 Continue');
     server.child.kill('SIGTERM');
-    await until(shuttingDown(server), 'the shutdown log line');
+    await untilOutput(server, shuttingDown(server), 'the shutdown log line');
     // The body completes the compile; a second request pipelined behind it arrives during shutdown.
     connection.socket.write(`${body}GET /context/venus HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n\r\n`);
     await until(() => parseRawResponses(connection.received()).length === 3, 'both answers');

@@ -4,7 +4,7 @@
  * IPC message, with CONTEXT_COMPILER_URL and REALTIME_CALLS_URL pointing at the test's
  * servers. It reports each connect — how long until the session was handed to the realtime
  * endpoint (the example's fetch), how long the whole connect took, what the endpoint
- * answered — and the timers still keeping it alive right after. Nothing here catches more
+ * answered, what it logged to stderr — and the timers still keeping it alive right after. Nothing here catches more
  * than a real voice server would: a throw from our client is a failed connect, a crash an exit.
  */
 import { connect } from '../../examples/connect.js';
@@ -23,9 +23,19 @@ globalThis.fetch = (...args: Parameters<typeof fetch>) => {
   return send(...args);
 };
 
+// What the example's onFallback logged during the call (calls come one at a time): the test
+// tells by it whether a call fell back on the budget (`timeout`) or on what the service answered.
+let logged: string[] = [];
+const writeStderr = process.stderr.write.bind(process.stderr);
+process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  logged.push(...String(chunk).split('\n').filter((line) => line !== ''));
+  return (writeStderr as (...args: unknown[]) => boolean)(chunk, ...rest);
+}) as typeof process.stderr.write;
+
 process.on('message', (call: Call) => {
   const started = performance.now();
   sentAt = Number.NaN;
+  logged = [];
   connect('v=0 test offer', call.persona, call.topicId).then(
     (answer) => reply(call, started, { ok: true, answer }),
     (error: unknown) => reply(call, started, { ok: false, error: String(error) }),
@@ -35,7 +45,7 @@ process.on('message', (call: Call) => {
 function reply(call: Call, started: number, outcome: Record<string, unknown>): void {
   const ms = performance.now() - started;
   const timers = process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
-  process.send!({ id: call.id, ms, sessionMs: sentAt - started, timers, ...outcome });
+  process.send!({ id: call.id, ms, sessionMs: sentAt - started, timers, logged, ...outcome });
 }
 
 process.send!({ ready: true });

@@ -9,6 +9,13 @@
  * and (e) healthy: each yields a sendable session within the budget (plus a slack for a busy machine), the
  * voice server logs every fallback, leaves no timer behind, and never exits.
  *
+ * What each call falls back on is decided by what the service does, not by the machine's
+ * speed: the one outcome speed can change is `timeout` (an answer later than the 1 s budget,
+ * such as a cold compile on a busy machine), and a call other than the hung one's that
+ * times out is asked again (it changes nothing the client keeps), up to MAX_ATTEMPTS times.
+ * Every line logged is accounted for: the answers asked again, each a `timeout`, and the last
+ * answer of each call, which are asserted one by one.
+ *
  * Regression (issue 32): the client trusted any answer — a 5 MB body passed as a live
  * session and went on to the realtime API. Now, after (e), our service answers (f) a 5 MB
  * body in one burst, (g) a 5 MB body dripped, and (h) a 200 with the wrong shape: each is an
@@ -37,6 +44,8 @@ const BUDGET_MS = DEFAULT_SESSION_BUDGET_MS;
  * machine's scheduling delays (the figures are annotated for the reader, not asserted).
  */
 const SLACK_MS = 5_000;
+/** How many times a call that ran out of budget is asked: a count, not a clock. */
+const MAX_ATTEMPTS = 10;
 
 interface Connected {
   id: number;
@@ -46,6 +55,8 @@ interface Connected {
   /** The whole connect, the realtime endpoint's answer included. */
   ms: number;
   timers: number;
+  /** The lines the example's onFallback logged during the call: none when it got the service's session for the persona asked. */
+  logged: string[];
   answer?: string;
   error?: string;
 }
@@ -155,31 +166,39 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     const voice = await voiceServer(`http://127.0.0.1:${port}`, realtime.url);
     const figures: string[] = [];
 
-    /**
-     * One call: it connected with a session the realtime endpoint accepted, sent within the
-     * budget (plus SLACK_MS) of the call's start; returns that session and the time to it.
-     */
-    const call = async (label: string, persona: string) => {
-      const before = realtime.received.length;
-      const connected = await voice.connect(persona);
-      expect(connected, `${label}: ${connected.error ?? ''}`).toMatchObject({ ok: true, answer: 'v=0 test answer', timers: 0 });
-      expect(connected.sessionMs, label).toBeLessThanOrEqual(BUDGET_MS + SLACK_MS);
-      expect(realtime.received).toHaveLength(before + 1);
-      const { model, session } = realtime.received.at(-1)!;
-      expect(model).toBe('gpt-realtime-2');
-      figures.push(`${label}: session sent after ${connected.sessionMs.toFixed(1)} ms (whole connect ${connected.ms.toFixed(1)} ms)`);
-      return { session, ms: connected.sessionMs };
-    };
+    /** Every line the voice server logged, call by call; the lines of answers asked again; each call's last answer's line. */
+    const logged: string[] = [];
+    const askedAgain: string[] = [];
+    const fallbacks: string[] = [];
 
     /**
-     * A call that must get the service's live session. The service's first answer for a
-     * persona is a cold compile; on a busy machine it can come later than the budget, and
-     * then the static fallback (`timeout`) is the right answer: the next call, warm, is asked.
+     * One call: it connected with a session the realtime endpoint accepted, sent within the
+     * budget (plus SLACK_MS) of the call's start; returns that session, the time to it and the
+     * fallback it logged. A call that ran out of budget is asked again, unless the budget is
+     * what the call is about (`budget: true`, a hung service): on a busy machine the answer
+     * (a cold compile, 5 MB read to the cap) can come later than the budget, and then the
+     * fallback is the right answer but not the case under test.
      */
-    const callLive = async (label: string, persona: string) => {
+    const call = async (label: string, persona: string, { budget = false } = {}) => {
       for (let attempt = 1; ; attempt++) {
-        const connected = await call(attempt === 1 ? label : `${label} (again: ${attempt})`, persona);
-        if (connected.session.instructions.includes('Live context (advisory)') || attempt === 5) return connected;
+        const named = attempt === 1 ? label : `${label} (again: ${attempt})`;
+        const before = realtime.received.length;
+        const connected = await voice.connect(persona);
+        expect(connected, `${named}: ${connected.error ?? ''}`).toMatchObject({ ok: true, answer: 'v=0 test answer', timers: 0 });
+        expect(connected.sessionMs, named).toBeLessThanOrEqual(BUDGET_MS + SLACK_MS);
+        expect(realtime.received).toHaveLength(before + 1);
+        const { model, session } = realtime.received.at(-1)!;
+        expect(model).toBe('gpt-realtime-2');
+        expect(connected.logged.length, named).toBeLessThanOrEqual(1);
+        logged.push(...connected.logged);
+        figures.push(`${named}: session sent after ${connected.sessionMs.toFixed(1)} ms (whole connect ${connected.ms.toFixed(1)} ms)${connected.logged.map((line) => `; ${line}`).join('')}`);
+        const fallback = connected.logged[0] ?? null;
+        if (!budget && fallback?.endsWith('(timeout)') === true && attempt < MAX_ATTEMPTS) {
+          askedAgain.push(fallback);
+          continue;
+        }
+        if (fallback !== null) fallbacks.push(fallback);
+        return { session, ms: connected.sessionMs, fallback };
       }
     };
 
@@ -193,7 +212,7 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
 
     // (b) Accepting connections, never answering: the call waits out the budget, no more.
     await service.plain(() => undefined);
-    const hung = await call('(b) hung, mars', 'mars');
+    const hung = await call('(b) hung, mars', 'mars', { budget: true });
     expect(hung.ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
 
     // (c) Answering 503, as while it is overloaded, shutting down or cannot trace.
@@ -206,7 +225,7 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     // (d) Answering 404 for the persona: the real service connects the default persona (venus);
     // a service that answers 404 to everything gives venus's static session.
     await service.service();
-    const unknown = await callLive('(d) 404 for jupiter, service', 'jupiter');
+    const unknown = await call('(d) 404 for jupiter, service', 'jupiter');
     expect(unknown.session.instructions).toContain('You are Venus');
     expect(unknown.session.instructions).toContain('Live context (advisory)');
     await service.plain((_request, response) => {
@@ -222,9 +241,10 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     await service.service();
     const healthy: Record<string, Received['session']> = {};
     for (const persona of ['mars', 'venus']) {
-      const { session } = await callLive(`(e) healthy, ${persona}`, persona);
-      expect(session.instructions).toContain('Live context (advisory)');
-      healthy[persona] = session;
+      const live = await call(`(e) healthy, ${persona}`, persona);
+      expect(live.session.instructions).toContain('Live context (advisory)');
+      expect(live.fallback).toBeNull();
+      healthy[persona] = live.session;
     }
     /** The persona's session from (e), but for its clock line (the stale one's is of its own minute) and the persona's stale note under it. */
     const expectStale = (label: string, persona: string, session: Received['session']) => {
@@ -241,18 +261,20 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     expectStale('(f)', 'mars', (await call('(f) a 5 MB body in one burst, mars', 'mars')).session);
 
     // (g) The same 5 MB dripped, 64 KiB at a time: the client stops reading at its cap (1 MiB), long before the end.
-    let dripped = 0;
+    /** How much of the body each answer sent (one per attempt). */
+    const dripped: number[] = [];
     await service.plain((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
+      const answer = dripped.push(0) - 1;
       const drip = () => {
-        if (response.destroyed || dripped >= huge.length) return void response.end();
-        response.write(huge.slice(dripped, (dripped += 64 * 1024)));
+        if (response.destroyed || dripped[answer]! >= huge.length) return void response.end();
+        response.write(huge.slice(dripped[answer], (dripped[answer]! += 64 * 1024)));
         setTimeout(drip, 2);
       };
       drip();
     });
     expectStale('(g)', 'venus', (await call('(g) a 5 MB body dripped, venus', 'venus')).session);
-    expect(dripped).toBeLessThan(huge.length);
+    expect(Math.max(...dripped)).toBeLessThan(huge.length);
 
     // (h) A 200 with the wrong shape, for the run asked: a session of another type, its tools not an array.
     await service.plain((request, response) => {
@@ -262,8 +284,12 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     });
     expectStale('(h)', 'mars', (await call('(h) a 200 with the wrong shape, mars', 'mars')).session);
 
-    // Every fallback was logged by the example's onFallback, and nothing else went to stderr.
-    expect(voice.stderr().trim().split('\n')).toEqual([
+    // Every fallback was logged by the example's onFallback, and nothing else went to stderr:
+    // the answers asked again, each a timeout, and each call's last answer, the fallback it is about.
+    expect(voice.stderr().trim().split('\n')).toEqual(logged);
+    expect(logged).toHaveLength(askedAgain.length + fallbacks.length);
+    expect(askedAgain.filter((line) => !line.endsWith('(timeout)'))).toEqual([]);
+    expect(fallbacks).toEqual([
       'context-compiler fallback: mars connected as mars, static session (network)',
       'context-compiler fallback: venus connected as venus, static session (network)',
       'context-compiler fallback: mars connected as mars, static session (timeout)',
@@ -279,5 +305,5 @@ describe('a voice server built on examples/connect.ts never loses a call to us',
     expect(voice.child.signalCode).toBeNull();
     expect(voice.child.connected).toBe(true);
     await annotate(figures.join('\n'));
-  }, 60_000);
+  }, 180_000);
 });
