@@ -245,7 +245,7 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       // Gemini's instructions are the session's: the delivered instructions in realtime-safe ASCII.
       ...(sources.geminiTools === undefined
         ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools, promptPieces(compiled)) }
-        : { setup: geminiSetupWith(asciiInstructions(compiled.instructions), sources.voice, sources.geminiTools) }),
+        : { setup: geminiSetupWith(asciiInstructions(compiled.instructions, promptPieces(compiled)), sources.voice, sources.geminiTools) }),
     },
     realtime: { voice: sources.voice, tools: sources.tools, toolsSha256: sources.toolsSha256 },
   };
