@@ -6,9 +6,8 @@ import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { withRefreshDelivery } from '../src/http/refresh-delivery.js';
 import { deliveryFor } from '../src/core/persona/delivery.js';
-import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, timezoneForTrace, topicIdForTrace } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, timezoneForTrace, topicIdForTrace, withRefreshDelivery } from '../src/sources/persona.js';
 import {
   PersonaContextQuerySchema,
   PersonaContextResponseSchema,

@@ -40,7 +40,7 @@ export function runIdFor(given: string | undefined): { runId: string; newRun: bo
 /**
  * Runs `job`: its read through a new session of `brain` (so the trace lists every file
  * read), then its compile, timing both; a thrown problem is the outcome too. The delivery
- * merges the request, the job's warnings and facts, the session's reads and the outcome.
+ * merges the request, the job's warnings and resolved options, the session's reads and the outcome.
  */
 async function runJob(brain: Brain, request: DeliveryRequest, job: CompileJob): Promise<{ delivery: Delivery; read: boolean }> {
   const session = brain.session();
@@ -59,7 +59,7 @@ async function runJob(brain: Brain, request: DeliveryRequest, job: CompileJob): 
   }
   const delivery: Delivery = {
     ...request,
-    options: found === undefined ? request.options : { ...request.options, ...found.facts },
+    options: found === undefined ? request.options : { ...request.options, ...found.resolved },
     warnings: found?.warnings ?? [],
     sources: session.sources(),
     absent: session.absent(),

@@ -22,8 +22,8 @@ export interface CompileJob {
 export interface JobRead {
   /** Warnings from reading sources, in order; the compile adds its own. */
   readonly warnings: readonly string[];
-  /** What reading found that the trace records beside the request's options (the zone used and where it came from). */
-  readonly facts: Readonly<Record<string, unknown>>;
+  /** The options reading resolved, which the trace records beside the request's own (the zone used and where it came from). */
+  readonly resolved: Readonly<Record<string, unknown>>;
   /** Runs the compile; a thrown problem is a failed delivery. */
   compile(): JobResult;
 }

@@ -16,6 +16,8 @@
  * call re-stats but does not re-parse.
  */
 import type { Compiler } from '../core/compile.js';
+import { deliveryFor, type Delivery } from '../core/persona/delivery.js';
+import type { AnswerProvider } from '../core/persona/voices.js';
 import { DEFAULT_POLICY, mergePolicy } from '../core/policy.js';
 import type { CompileJob } from './job.js';
 import { compilePersona, NO_DAY_MEMO, readPersonaSources, type DayMemo } from './persona/day.js';
@@ -24,9 +26,9 @@ import { NO_REFRESH_MEMO, type RefreshMemo } from './persona/refresh.js';
 import { compileTopic, readTopicSources, type TopicRequest } from './persona/topic.js';
 
 export { compilePersona, readPersonaSources } from './persona/day.js';
-export { PERSONA_READS, personaOrNotFound, topicIdForTrace, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
+export { PERSONA_READS, personaOrNotFound, timezoneForTrace, topicIdForTrace, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
 export { compileTopic, readTopicSources, TOPIC_IDENTITY, TOPIC_WARNING, type TopicRequest, type TopicSources } from './persona/topic.js';
-export { timezoneForTrace } from './persona/zone.js';
+
 
 /** What a persona's sources remember: the areas of its reading, its topic and its day, and the connects refreshed (`persona/*.ts`). */
 export type PersonaMemo = DayMemo & RefreshMemo;
@@ -37,7 +39,7 @@ export const NO_PERSONA_MEMO: PersonaMemo = Object.freeze({ ...NO_DAY_MEMO, ...N
  * from, and how the answer's `session.instructions` were made from the traced prompts
  * (`ascii`: `toAscii` of the delivered instructions, whatever `sanitize` was).
  */
-export function personaFacts(sources: Pick<PersonaSources, 'timeZone'>): Record<string, unknown> {
+export function resolvedOptions(sources: Pick<PersonaSources, 'timeZone'>): Record<string, unknown> {
   return { operatorTimezone: sources.timeZone.timeZone, timezoneSource: sources.timeZone.source, sessionInstructions: 'ascii' };
 }
 
@@ -67,15 +69,35 @@ export function createPersonaSources(options: PersonaOptions, deps: { compiler: 
     persona: (request: PersonaRequest): CompileJob => ({
       async read(brain) {
         const sources = await readPersonaSources(brain, request, options, memo);
-        return { warnings: sources.warnings, facts: personaFacts(sources), compile: () => compilePersona(sources, compiler, memo) };
+        return { warnings: sources.warnings, resolved: resolvedOptions(sources), compile: () => compilePersona(sources, compiler, memo) };
       },
     }),
     topic: (request: TopicRequest): CompileJob => ({
       async read(brain) {
         const sources = await readTopicSources(brain, request, options, memo);
-        return { warnings: sources.warnings, facts: {}, compile: () => compileTopic(sources, compiler) };
+        return { warnings: sources.warnings, resolved: {}, compile: () => compileTopic(sources, compiler) };
       },
     }),
+  };
+}
+
+/**
+ * How a call's mid-call refreshes reach its model, for a connect or a topic: the delivery
+ * `GET /context/:persona/refresh` answers for this provider and model (`deliveryFor`), which
+ * the answer says (`delivery`) and the trace records, and `job` with the warning for a model
+ * whose delivery is not known added to what its read warns.
+ */
+export function withRefreshDelivery(provider: AnswerProvider, model: string | undefined, job: CompileJob): { delivery: Delivery; job: CompileJob } {
+  const { delivery, warning } = deliveryFor(provider, model);
+  if (warning === null) return { delivery, job };
+  return {
+    delivery,
+    job: {
+      async read(brain) {
+        const found = await job.read(brain);
+        return { ...found, warnings: [...found.warnings, warning] };
+      },
+    },
   };
 }
 

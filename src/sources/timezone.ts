@@ -29,7 +29,7 @@ export const NO_HEARTBEAT_MEMO: HeartbeatMemo = Object.freeze({ heartbeats: noMe
  * `currentLocation.timezone`, else the default. The file is read only when the request names
  * no zone; parsing and validation are core's `resolveTimeZone`, so a broken file is a
  * warning and never a failure (an invalid request zone is a 400 problem: callers that fail
- * open pass only a usable one, `persona/zone.ts`). A file is parsed
+ * open pass only a usable one, `usableZone` in `persona/request.ts`). A file is parsed
  * once per version of its bytes (and default zone); the result is shared and never mutated.
  */
 export async function readHeartbeatTimezone(

@@ -144,12 +144,12 @@ export function createWorkerSources(options: WorkerOptions, deps: { compiler: Co
         const warnings: string[] = [];
         try {
           const sources = await readWorkerSources(brain, request, options, memo, warnings);
-          return { warnings, facts: {}, compile: () => compileWorker(request, sources, compiler) };
+          return { warnings, resolved: {}, compile: () => compileWorker(request, sources, compiler) };
         } catch (error) {
           // What was found before the failure is still reported: the failed delivery's trace keeps these warnings.
           return {
             warnings,
-            facts: {},
+            resolved: {},
             compile: () => {
               throw error;
             },

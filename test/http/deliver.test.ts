@@ -67,9 +67,9 @@ const compiled = () =>
   });
 
 describe('deliverJob', () => {
-  it('merges what a job returns without changing it: its warnings and facts, frozen, reach the answer and the trace', async () => {
+  it('merges what a job returns without changing it: its warnings and resolved options, frozen, reach the answer and the trace', async () => {
     const result = deepFreeze({ compiled: compiled(), shared: true as const });
-    const read: JobRead = deepFreeze({ warnings: ['one source degraded'], facts: { operatorTimezone: 'UTC' }, compile: () => result });
+    const read: JobRead = deepFreeze({ warnings: ['one source degraded'], resolved: { operatorTimezone: 'UTC' }, compile: () => result });
     const app = await appDelivering(() => ({ read: async () => read }));
     for (let round = 0; round < 2; round++) {
       const response = await app.inject({ method: 'POST', url: '/test-job' });
@@ -84,7 +84,7 @@ describe('deliverJob', () => {
     }
   });
 
-  it('traces a job that throws while reading as a failed delivery, with the request’s options and no facts', async () => {
+  it('traces a job that throws while reading as a failed delivery, with the request’s options and nothing resolved', async () => {
     const app = await appDelivering(() => ({
       read: async () => {
         throw new ProblemError('CC_NOT_FOUND', 'No tester here.');
@@ -100,7 +100,7 @@ describe('deliverJob', () => {
 
   it('stamps the event from the request’s one clock reading: at is never before the request began', async () => {
     const before = Date.now();
-    const app = await appDelivering(() => ({ read: async () => ({ warnings: [], facts: {}, compile: () => ({ compiled: compiled() }) }) }));
+    const app = await appDelivering(() => ({ read: async () => ({ warnings: [], resolved: {}, compile: () => ({ compiled: compiled() }) }) }));
     await app.inject({ method: 'POST', url: '/test-job' });
     const [event] = (await app.inject('/runs/job-run/trace')).json().events;
     expect(Date.parse(event.at)).toBeGreaterThanOrEqual(before);

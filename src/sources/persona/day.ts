@@ -21,10 +21,9 @@ import { noMemo, remembered, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
 import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
 import { policyKey, throughReplay, type ReplayMemo, type Replayable } from '../replay.js';
-import { PERSONA_READS, personaOrNotFound, usableTopicId, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
+import { PERSONA_READS, personaOrNotFound, usableTopicId, usableZone, zoneWarning, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
 import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
 import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
-import { usableZone, zoneWarning } from './zone.js';
 
 /**
  * What a persona's day remembers, beside its reading and topic: the day itself with the

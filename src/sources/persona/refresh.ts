@@ -154,7 +154,7 @@ export function refreshJob(persona: CompileJob, connect: Connect, provider: Answ
       const found = await persona.read(brain);
       return {
         warnings: warnings.length === 0 ? found.warnings : [...found.warnings, ...warnings],
-        facts: found.facts,
+        resolved: found.resolved,
         compile: () => refreshed(found.compile(), connect, provider, delivery, keepTopic),
       };
     },
