@@ -8,22 +8,18 @@ import { createCompiler, type Compiler } from '../../core/compile.js';
 import type { Persona } from '../../core/persona/personas.js';
 import { geminiSetupWith } from '../../core/persona/gemini-setup.js';
 import { asciiInstructions, realtimeSession } from '../../core/persona/session.js';
-import { TOOLS_FILE } from '../../core/persona/tools.js';
-import { PERSONA_SETTINGS_FILE, providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/voices.js';
-import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../../core/persona/call-link.js';
+import { providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/voices.js';
 import { addCounts, type RedactionCounts } from '../../core/pii.js';
-import { DEFAULT_TOPIC_CHARS } from '../../core/signals/topic.js';
-import { toAscii } from '../../core/text.js';
-import { clockLine, localDate, localTime, type ResolvedTimeZone } from '../../core/time.js';
+import { clockLine, localDate, localTime, type ResolvedTimeZone, type TimeMemo } from '../../core/time.js';
 import type { CompiledContext, Policy } from '../../core/types.js';
 import type { BrainSession } from '../../io/brain.js';
-import { noMemo, remembered, type Memo } from '../../core/memo.js';
+import { noMemo, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
-import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
 import { policyKey, throughReplay, type ReplayMemo, type Replayable } from '../replay.js';
-import { PERSONA_READS, personaOrNotFound, usableTopicId, usableZone, zoneWarning, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
-import { marsLiveContext, NO_READING_MEMO, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type ReadingMemo } from './reading.js';
-import { NO_TOPIC_MEMO, readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
+import { personaOrNotFound, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
+import { readDay, type DayRead } from './gather.js';
+import { NO_READING_MEMO, type BuiltLiveContext, type ReadingMemo } from './reading.js';
+import { NO_TOPIC_MEMO, type TopicMemo } from './topic.js';
 
 /**
  * What a persona's day remembers, beside its reading and topic: the day itself with the
@@ -63,7 +59,7 @@ export async function readPersonaSources(brain: BrainSession, request: PersonaRe
     memo.personaDays,
     dayKey(persona, request, options, memo),
     { fits: (kept) => localDate(request.now, kept.timeZone.timeZone, memo.time) === kept.today, bytes: () => 4096, freeze: memo.freezeShared },
-    () => gatherPersona(brain, persona, request, options, memo),
+    async () => dayOf(persona, await readDay(brain, persona, request, options, memo), memo.time),
   );
   return day.forMinute(request.now, request.provider ?? 'openai');
 }
@@ -82,80 +78,10 @@ function dayKey(persona: Persona, request: PersonaRequest, options: PersonaOptio
   return `day|${persona.key}|${flags}|${request.timezone ?? '-'}|${options.defaultTimeZone}|${topicId}|${request.topicName === undefined ? '-' : JSON.stringify(request.topicName)}|${request.engine ?? '-'}|${policyKey(options.policy, memo)}`;
 }
 
-async function gatherPersona(brain: BrainSession, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: DayMemo): Promise<PersonaDay> {
-  const now = request.now;
-  const ascii = request.sanitize === 'ascii';
-  const warnings = new Warnings();
-
-  // Everything that does not depend on the date starts at once.
-  // An unusable zone fails open: the operator's zone, and a warning naming what was given.
-  const requested = usableZone(request.timezone, memo.time);
-  const zoneRead = readHeartbeatTimezone(brain, { requested, defaultTimeZone: options.defaultTimeZone }, memo);
-  const overrideRead = brain.read(`personas/${persona.key}.md`, PERSONA_READS.override);
-  const toolsRead = brain.read(TOOLS_FILE, PERSONA_READS.toolsFile);
-  const settingsRead = brain.read(PERSONA_SETTINGS_FILE, PERSONA_READS.settingsFile);
-  // An unusable id reads nothing: the persona connects with its generic context.
-  const topicId = usableTopicId(request.topicId);
-  const topicRead = topicId === undefined ? undefined : brain.read(`topics/${topicId}.md`, PERSONA_READS.topic);
-  const mars = persona.key === 'mars' ? { soul: brain.read('SOUL.md', PERSONA_READS.soul), memory: brain.list('memory') } : undefined;
-  const venus =
-    persona.key === 'venus'
-      ? {
-          tasks: brain.read('tasks/open.md', PERSONA_READS.tasks),
-          calendar: brain.read('calendar/today.md', PERSONA_READS.calendar),
-          inbox: brain.read('messages/inbox.md', PERSONA_READS.inbox),
-          meetings: brain.list('meetings'),
-        }
-      : undefined;
-  const [zone, override, tools, settings] = await Promise.all([zoneRead, overrideRead, toolsRead, settingsRead]);
-  // An unreadable root is said once, whichever file found it first.
-  for (const warning of zone.unread === undefined ? zone.warnings : zone.warnings.slice(0, -1)) warnings.add(warning);
-  if (zone.unread?.code === 'root-unreadable') warnings.unreadable(HEARTBEAT_PATH, 'error', zone.unread);
-  else if (zone.unread !== undefined) warnings.add(zone.warnings.at(-1)!);
-  if (request.timezone !== undefined && requested === undefined) warnings.add(zoneWarning(request.timezone, zone));
-
-  const prepared = preparePersona(persona, { override, tools, settings }, ascii, options, memo);
-  for (const read of [override, tools, settings]) if (read.status !== 'ok' && read.status !== 'missing') warnings.unreadable(read.path, read.status, read.reason);
-  for (const warning of prepared.warnings) warnings.add(warning);
-
-  const clock = { now, timeZone: zone.timeZone, today: localDate(now, zone.timeZone, memo.time) };
-  const marsLive = mars ? await marsLiveContext(brain, mars, clock, ascii, warnings, memo) : undefined;
-  const venusLiveAt = venus ? await venusLiveContext(brain, venus, clock, ascii, warnings, memo) : undefined;
-  // The live context's own warnings go here, once the minute is known.
-  const beforeLive = [...warnings.list];
-  warnings.list.length = 0;
-
-  let topic: ReadTopic | undefined;
-  if (topicRead !== undefined) {
-    topic = await readTopic(topicRead, topicId!, request.topicName, ascii, DEFAULT_TOPIC_CHARS, warnings, memo);
-    if (topic.unusable !== undefined) warnings.add(`${topic.unusable.code}: ${topic.unusable.detail}; compiled without a topic`);
-  } else if (request.topicId !== undefined) {
-    const why = typeof request.topicId === 'string' ? 'is not a slug ([a-z0-9] then [a-z0-9-], at most 128 characters)' : 'was given more than once';
-    warnings.add(`${TOPIC_WARNING.unsafe}: topicId ${why}; nothing was read and the persona connected without a topic`);
-  }
-  const afterLive = [...warnings.list];
-  // A call link's topic name is said even without notes to load: one sanitised line.
-  const nameOnly = topic?.source === undefined ? topicNameOnlyLine(request.topicName) : undefined;
-  const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
-
+/** A day read, and the sources of its minutes: the live context at the minute, in the provider's shape. */
+function dayOf(persona: Persona, read: DayRead, time: TimeMemo): PersonaDay {
+  const { zone, fixed, prepared, beforeLive, afterLive, keyHead, keyTail } = read;
   const { key, name, description } = prepared.rendered;
-  const topicKey = `${topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`}${nameOnly === undefined ? '' : `|${nameOnly}`}`;
-  const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
-  const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
-  const fixed = {
-    subject: { kind: 'persona', id: persona.key },
-    surface: 'voice',
-    phase: 'start',
-    policy: options.policy,
-    identity: prepared.identity,
-    persona: prepared.persona,
-    tools: prepared.tools,
-    hardRules: prepared.hardRules,
-    ...(topicSource ? { topic: topicSource } : {}),
-    ...(request.engine !== undefined ? { engine: request.engine } : {}),
-    // The session's tools go with the instructions; providers cache them together (counted in the cache plan).
-    sessionTools: prepared.sessionTools,
-  } as const;
   const liveSource = `builtin:${persona.key}/live-context`;
   // One list per live context (mars has one a day; venus one per set of events over) and shape, handed out again unchanged.
   const warningsFor = { openai: new WeakMap<BuiltLiveContext, readonly string[]>(), gemini: new WeakMap<BuiltLiveContext, readonly string[]>() };
@@ -172,9 +98,9 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
     redactionsFor.get(live) ?? redactionsFor.set(live, addCounts({ ...live.redactions }, prepared.rendered.redactions)).get(live)!;
   return {
     timeZone: zone,
-    today: clock.today,
+    today: read.today,
     forMinute(now: Date, provider: AnswerProvider): PersonaSources {
-      const live = marsLive ?? venusLiveAt!(localTime(now, zone.timeZone, memo.time));
+      const live = 'day' in read.live ? read.live.day : read.live.at(localTime(now, zone.timeZone, time));
       const shape = providerShape(provider);
       const voice = prepared.rendered.voices[shape];
       return {
@@ -187,11 +113,11 @@ async function gatherPersona(brain: BrainSession, persona: Persona, request: Per
         ...(shape === 'gemini' ? { geminiTools: prepared.gemini.tools } : {}),
         timeZone: zone,
         liveContextRedactions: redactionsOf(live),
-        topic: topic?.summary ?? null,
+        topic: read.topic,
         warnings: warningsOf(live, shape),
         // The clock block only shows the minute, so calls within a minute share one compile.
         compileKey: `${keyHead}${live.key}${keyTail}|${provider}`,
-        clockKey: clockLine(now, zone.timeZone, memo.time),
+        clockKey: clockLine(now, zone.timeZone, time),
       };
     },
   };
