@@ -22,8 +22,8 @@ export interface RealtimeSession {
  * already are ASCII), the persona's voice and its tools, each `{type: "function", name,
  * description, parameters}`. Pure; the tools are shared, not copied.
  */
-export function realtimeSession(instructions: string, voice: string, tools: PersonaTool[], pieces?: readonly string[]): RealtimeSession {
-  return { type: 'realtime', instructions: asciiInstructions(instructions, pieces), audio: { output: { voice } }, tools };
+export function realtimeSession(instructions: string, voice: string, tools: PersonaTool[]): RealtimeSession {
+  return { type: 'realtime', instructions: asciiInstructions(instructions), audio: { output: { voice } }, tools };
 }
 
 const NON_ASCII = /[^\u0000-\u007f]/;
@@ -33,13 +33,9 @@ const NON_ASCII = /[^\u0000-\u007f]/;
  * the persona's stable blocks are ASCII and come first, so a new minute's instructions cost
  * what their brain lines cost, not their whole length. Exact, because `toAscii` of an ASCII
  * prefix ending in a line break is that prefix, and nothing after a line break depends on
- * what came before it. `pieces`, when given, are the texts `text` was joined from, cut next
- * to line breaks (a compile's prompt pieces and the blank line between them): `text` itself
- * when each of them is ASCII, else the pieces
- * joined with only those outside ASCII transliterated.
+ * what came before it.
  */
-export function asciiInstructions(text: string, pieces?: readonly string[]): string {
-  if (pieces !== undefined) return pieces.every(isAscii) ? text : pieces.map((piece) => (isAscii(piece) ? piece : asciiInstructions(piece))).join('');
+export function asciiInstructions(text: string): string {
   if (isAscii(text)) return text;
   const first = NON_ASCII.exec(text)?.index;
   if (first === undefined) return text;

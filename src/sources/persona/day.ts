@@ -11,7 +11,7 @@ import { asciiInstructions, realtimeSession } from '../../core/persona/session.j
 import { providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/voices.js';
 import { addCounts, type RedactionCounts } from '../../core/pii.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone, type TimeMemo } from '../../core/time.js';
-import type { CompiledContext, Policy } from '../../core/types.js';
+import type { Policy } from '../../core/types.js';
 import type { BrainSession } from '../../io/brain.js';
 import { noMemo, type Memo } from '../../core/memo.js';
 import { shared } from '../job.js';
@@ -169,15 +169,10 @@ function compilePersonaAfresh(sources: PersonaSources, compiler: Compiler): Pers
       voice: sources.voice,
       // Gemini's instructions are the session's: the delivered instructions in realtime-safe ASCII.
       ...(sources.geminiTools === undefined
-        ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools, promptPieces(compiled)) }
-        : { setup: geminiSetupWith(asciiInstructions(compiled.instructions, promptPieces(compiled)), sources.voice, sources.geminiTools) }),
+        ? { session: realtimeSession(compiled.instructions, sources.voice, sources.tools) }
+        : { setup: geminiSetupWith(asciiInstructions(compiled.instructions), sources.voice, sources.geminiTools) }),
     },
     realtime: { voice: sources.voice, tools: sources.tools, toolsSha256: sources.toolsSha256 },
   };
   return result;
-}
-
-/** The texts a compile's instructions are joined from, each cut next to a line break: the stable prefix, the minute's tail (from its blank line), then the blank line and the input. */
-function promptPieces({ prompt }: CompiledContext): string[] {
-  return prompt.input === null ? [prompt.stable.text, prompt.tail] : [prompt.stable.text, prompt.tail, '\n\n', prompt.input.text];
 }

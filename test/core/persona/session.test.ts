@@ -25,23 +25,6 @@ describe('realtimeSession', () => {
     expect(realtimeSession(ascii, 'ash', []).instructions).toBe(ascii);
   });
 
-  it('given the pieces the instructions were joined from, gives what it gives the joined text, and the text itself when every piece is ASCII', () => {
-    fc.assert(
-      fc.property(fc.array(fc.array(fc.constantFrom(...PIECES), { maxLength: 20 }), { minLength: 1, maxLength: 3 }), fc.boolean(), (parts, apart) => {
-        // Pieces cut as a compile's are: before a piece's own blank line (the stable prefix, then the tail), or after a blank line of its own (the input).
-        const pieces = apart ? parts.flatMap((part, i) => (i === 0 ? [part.join('')] : ['\n\n', part.join('')])) : parts.map((part, i) => (i === 0 ? part.join('') : `\n\n${part.join('')}`));
-        const text = pieces.join('');
-        expect(asciiInstructions(text, pieces)).toBe(toAscii(text));
-        expect(realtimeSession(text, 'coral', [], pieces).instructions).toBe(asciiInstructions(text));
-      }),
-      { numRuns: 4000 },
-    );
-    // Lone surrogates are outside ASCII too (three UTF-8 bytes each).
-    for (const lone of ['\ud83d', '\ude00', 'a\ud83d\n']) expect(asciiInstructions(`x${lone}`, ['x', lone])).toBe(toAscii(`x${lone}`));
-    const text = 'Stable.\n\nMonday, 17:05';
-    expect(asciiInstructions(text, ['Stable.', '\n\nMonday, 17:05'])).toBe(text);
-  });
-
   it('gives the session tools ASCII descriptions, and the very same array when they already are', () => {
     const tool = { type: 'function' as const, name: 'search', description: 'Look it up — fast.', parameters: { type: 'object' as const, properties: {}, additionalProperties: false as const } };
     const ascii = [{ ...tool, description: 'Look it up.' }];
