@@ -16,13 +16,13 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
   const hudFiles = new Map<string, SnapshotFile>();
   const absent = new Set<string>();
   const listed = new Map<string, ListingRecord>();
-  /** What each read and listing answered from, in order: what a replay must confirm. */
-  const answeredFrom: Array<Relied | null> = [];
+  /** What each read and listing relied on (the cache entry it answered from, a miss, a listing), in order: what a replay must confirm. */
+  const relied: Array<Relied | null> = [];
   let replayed: SessionRecord | undefined;
   return {
     async read(path, readOptions = {}) {
-      const { result, relied } = await readRelied(ctx, path, readOptions);
-      answeredFrom.push(relied);
+      const { result, relied: read } = await readRelied(ctx, path, readOptions);
+      relied.push(read);
       if (result.status === 'ok' && !recorded.has(path)) {
         const record: SourceRecord = {
           path,
@@ -35,14 +35,14 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         };
         if (readOptions.within !== undefined) record.within = readOptions.within;
         recorded.set(path, record);
-        hudFiles.set(path, hudFileOf(result, record.keep, relied));
+        hudFiles.set(path, hudFileOf(result, record.keep, read));
       } else if (result.status === 'missing') absent.add(path);
       return result;
     },
     async list(path) {
-      const { result, relied } = await listRelied(ctx, path);
-      answeredFrom.push(relied);
-      if (result.status === 'ok' && !listed.has(path)) listed.set(path, listingOf(result, relied));
+      const { result, relied: listing } = await listRelied(ctx, path);
+      relied.push(listing);
+      if (result.status === 'ok' && !listed.has(path)) listed.set(path, listingOf(result, listing));
       else if (result.status === 'missing') absent.add(path);
       return result;
     },
@@ -52,8 +52,8 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
     listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
     loaded: () => merged(replayed?.loaded, hudFiles, (file) => file.path),
     record() {
-      if (replayed !== undefined) return answeredFrom.length === 0 ? replayed : null;
-      const parts = recordOf(answeredFrom);
+      if (replayed !== undefined) return relied.length === 0 ? replayed : null;
+      const parts = recordOf(relied);
       if (parts === null) return null;
       return Object.freeze({
         reader: owner,
@@ -79,22 +79,22 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
 }
 
 /** The cache entries, misses and listings a session's reads relied on, and all their lookups; null when one read cannot be replayed. */
-function recordOf(answeredFrom: ReadonlyArray<Relied | null>): Pick<SessionRecord, 'files' | 'missing' | 'directories' | 'lookups'> | null {
+function recordOf(relied: ReadonlyArray<Relied | null>): Pick<SessionRecord, 'files' | 'missing' | 'directories' | 'lookups'> | null {
   const files: Array<{ key: string; entry: CachedFile }> = [];
   const missing: Array<{ path: string; lookups: Lookup[] }> = [];
   const directories: Array<{ path: string; entry: CachedListing }> = [];
   const lookups: Lookup[] = [];
-  for (const relied of answeredFrom) {
-    if (relied === null) return null;
-    if (relied.kind === 'file') {
-      files.push({ key: relied.key, entry: relied.entry });
-      lookups.push(...relied.entry.lookups);
-    } else if (relied.kind === 'missing') {
-      missing.push({ path: relied.path, lookups: relied.lookups });
-      lookups.push(...relied.lookups);
-    } else if (relied.kind === 'listing') {
-      directories.push({ path: relied.path, entry: relied.entry });
-      lookups.push(...relied.entry.lookups);
+  for (const each of relied) {
+    if (each === null) return null;
+    if (each.kind === 'file') {
+      files.push({ key: each.key, entry: each.entry });
+      lookups.push(...each.entry.lookups);
+    } else if (each.kind === 'missing') {
+      missing.push({ path: each.path, lookups: each.lookups });
+      lookups.push(...each.lookups);
+    } else if (each.kind === 'listing') {
+      directories.push({ path: each.path, entry: each.entry });
+      lookups.push(...each.entry.lookups);
     }
   }
   return { files, missing, directories, lookups };
