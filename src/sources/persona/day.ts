@@ -80,7 +80,7 @@ function dayKey(persona: Persona, request: PersonaRequest, options: PersonaOptio
 
 /** A day read, and the sources of its minutes: the live context at the minute, in the provider's shape. */
 function dayOf(persona: Persona, read: DayRead, time: TimeMemo): PersonaDay {
-  const { zone, fixed, prepared, beforeLive, afterLive, keyHead, keyTail } = read;
+  const { zone, fixed, prepared, beforeLive, afterLive, keyBeforeLive, keyAfterLive } = read;
   const { key, name, description } = prepared.rendered;
   const liveSource = `builtin:${persona.key}/live-context`;
   // One list per live context (mars has one a day; venus one per set of events over) and shape, handed out again unchanged.
@@ -116,7 +116,7 @@ function dayOf(persona: Persona, read: DayRead, time: TimeMemo): PersonaDay {
         topic: read.topic,
         warnings: warningsOf(live, shape),
         // The clock block only shows the minute, so calls within a minute share one compile.
-        compileKey: `${keyHead}${live.key}${keyTail}|${provider}`,
+        compileKey: `${keyBeforeLive}${live.key}${keyAfterLive}|${provider}`,
         clockKey: clockLine(now, zone.timeZone, time),
       };
     },

@@ -34,9 +34,9 @@ export interface DayRead {
   /** The warnings said before the live context's, and after them. */
   beforeLive: readonly string[];
   afterLive: readonly string[];
-  /** The compile key's parts around the live context's key. */
-  keyHead: string;
-  keyTail: string;
+  /** The compile key before and after the live context's key. */
+  keyBeforeLive: string;
+  keyAfterLive: string;
 }
 
 export async function readDay(brain: BrainSession, persona: Persona, request: PersonaRequest, options: PersonaOptions, memo: GatherMemo): Promise<DayRead> {
@@ -95,8 +95,8 @@ export async function readDay(brain: BrainSession, persona: Persona, request: Pe
   const nameOnly = topic?.source === undefined ? topicNameOnlyLine(request.topicName) : undefined;
   const topicSource = topic?.source ?? (nameOnly === undefined ? undefined : { source: TOPIC_NAME_SOURCE, text: ascii ? toAscii(nameOnly) : nameOnly, brainDerived: true });
   const topicKey = `${topic === undefined ? '-' : `${topic.summary.topicId}:${topic.prepared === undefined ? '-' : topic.prepared.key}`}${nameOnly === undefined ? '' : `|${nameOnly}`}`;
-  const keyHead = `${policyKey(options.policy, memo)}|${prepared.key}|`;
-  const keyTail = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
+  const keyBeforeLive = `${policyKey(options.policy, memo)}|${prepared.key}|`;
+  const keyAfterLive = `|${topicKey}|${zone.timeZone}|${request.engine ?? '-'}`;
   const fixed = {
     subject: { kind: 'persona', id: persona.key },
     surface: 'voice',
@@ -120,7 +120,7 @@ export async function readDay(brain: BrainSession, persona: Persona, request: Pe
     topic: topic?.summary ?? null,
     beforeLive,
     afterLive,
-    keyHead,
-    keyTail,
+    keyBeforeLive,
+    keyAfterLive,
   };
 }
