@@ -38,10 +38,10 @@ import { PERSONA_READS, type PersonaOptions } from './request.js';
 /**
  * What reading a persona's files remembers (areas of the app's cache set), each value under
  * a key that names everything it depends on: the versions of the files it came from
- * (`identity`), the options, and the date or minute where it depends on one.
+ * (`versionKey`), the options, and the date or minute where it depends on one.
  */
 export interface ReadingMemo extends HeartbeatMemo {
-  /** `personas/tools.json` validated, by the file's version (`identity`). */
+  /** `personas/tools.json` validated, by the file's version (`versionKey`). */
   readonly toolsFiles: Memo<string, FileCheck<ToolsFile>>;
   /** `personas/settings.json` validated, by the file's version. */
   readonly settingsFiles: Memo<string, FileCheck<PersonaSettingsFile>>;
