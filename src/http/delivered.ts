@@ -39,7 +39,7 @@ export interface DeliveredResults {
   of(result: JobResult): ResultDelivered | undefined;
   /**
    * The HUD of `basis`: the one `kept` holds, else the one last built from the same reads
-   * (`basis.loaded`), while it holds (`hudFor`), else built afresh and kept for those reads.
+   * (`basis.loaded`), while it holds, else built afresh and kept for those reads.
    * The same value either way as `buildHud(basis)`; a new minute's result, built from the
    * reads of the minute before, takes the same object, which the trace writer has already
    * written.
@@ -61,8 +61,9 @@ export function createDeliveredResults(): DeliveredResults {
       const own = entry?.hud?.built;
       if (own !== undefined && holds(own, basis)) return own;
       const known = byReads.get(basis.loaded);
-      const built = hudFor(known, basis);
-      if (built !== known) byReads.set(basis.loaded, built);
+      if (known !== undefined && holds(known, basis)) return known;
+      const built = { ...basis, hud: buildHud(basis) };
+      byReads.set(basis.loaded, built);
       return built;
     },
   };
@@ -71,15 +72,11 @@ export function createDeliveredResults(): DeliveredResults {
 const sameItems = <T>(a: readonly T[], b: readonly T[]) => a === b || (a.length === b.length && a.every((item, i) => item === b[i]));
 
 /**
- * `built` while it was built from the very same snapshots and misses (a brain hands out one
- * snapshot per file version, a replayed day the same arrays) and blocks of the same kinds,
- * sources and sizes within the same budget — what the HUD shows of them — else a HUD built
- * afresh from `basis`: what `buildHud(basis)` gives either way.
+ * Whether `built` was built from the very same files and misses (a brain hands out one
+ * entry per file version, a replayed day the same arrays) and blocks of the same kinds,
+ * sources and sizes within the same budget — what the HUD shows of them — so it is what
+ * `buildHud(basis)` would give.
  */
-export function hudFor(built: HudBuilt | undefined, basis: HudBasis): HudBuilt {
-  return built !== undefined && holds(built, basis) ? built : { ...basis, hud: buildHud(basis) };
-}
-
 function holds(built: HudBuilt, basis: HudBasis): boolean {
   return sameItems(built.loaded, basis.loaded) && sameItems(built.missing, basis.missing) && sameShown(built, basis);
 }

@@ -86,7 +86,7 @@ function databaseScope(remembering = true): Scope {
  * A persona asked minute after minute as the service compiles it: one compiler memo, so a
  * new minute hands out the stable blocks, segment texts and boundaries of the minute before;
  * the same tools object on every call, the HUD kept while the blocks and budget hold (as
- * deliver.ts `hudFor` keeps it), the same sources array (a replayed brain session).
+ * delivered.ts keeps it), the same sources array (a replayed brain session).
  */
 function personaMinutes() {
   const caches = createCaches();
