@@ -11,25 +11,23 @@ const resolve = { alias: { '@context-compiler/client': fileURLToPath(new URL('./
  * file imported the app's modules again, about a second of CPU; measured under load on
  * test/core, test/http and test/sources together, isolated: 111 s user + 23 s sys; not: 69 s
  * + 10 s. What a test made is undone after it by the setup file, not by a hook in a helper
- * module (one a shared worker would register for its first file only). A file here may start
- * a child process of its own (a limited server, a shell, promtool), but not through a helper
- * that registers a hook at import.
+ * module (one a shared worker would register for its first file only): a helper's per-file
+ * need, such as dist/ built before a file starts the server or the CLI, is registered with
+ * `beforeEveryFile` and run by the same setup file.
  */
 const IN_PROCESS = ['test/**/*.test.ts'];
 /**
- * Each in a fresh process: the files that import a helper registering a hook at import
- * (server-process.ts builds dist/ in a `beforeAll`; trace-backends.ts closes stores in an
- * `afterEach`), share the PostgreSQL cluster's databases, mock a module (test/sources/persona.test.ts's
- * vi.mock of live-context is only seen by a fresh module graph), keep module state of their own
- * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed), or drive Chromium.
+ * Each in a fresh process: the files that share the PostgreSQL cluster's databases through
+ * the trace-store contract, mock a module (test/sources/persona.test.ts's vi.mock of
+ * live-context is only seen by a fresh module graph), keep module state of their own
+ * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed), run the trace
+ * store's crash and restart children, spawn the client's voice server or npm, or drive Chromium.
  */
 const OWN_PROCESS = [
-  'test/{server,cluster-metrics,tokenizer}.test.ts',
-  'test/cli/{cli,status}.test.ts',
+  'test/tokenizer.test.ts',
   'test/io/trace/{contract,postgres,files-crash,files-restart}.test.ts',
-  'test/security/{connection-burst,connection-flood,memory-cap,untrusted-text}.test.ts',
   'test/sources/persona.test.ts',
-  'test/routes/{fast-path,runs-freshness,trace-crash,trace-paging,trace-postgres}.test.ts',
+  'test/routes/{fast-path,runs-freshness,trace-postgres}.test.ts',
   'test/client/{package,publish,voice-server,voice-server-refresh}.test.ts',
   'test/ui/*.browser.test.ts',
 ];
