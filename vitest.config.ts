@@ -6,19 +6,30 @@ import { defineConfig } from 'vitest/config';
 const resolve = { alias: { '@context-compiler/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) } };
 
 /**
- * Test files that run in one process, start no server or CLI process and hold no store across
- * files: a worker runs them one after another without a fresh process and module graph for
- * each (`isolate: false`). Each file imported the app's modules again, about a second of CPU;
- * measured under load on test/core, test/http and test/sources together, isolated: 111 s user
- * + 23 s sys; not: 69 s + 10 s. What a test made is undone after it by the setup file, not by
- * a hook in a helper module (one a shared worker would register for its first file only).
+ * Test files that run in one process and hold no store across files: a worker runs them one
+ * after another without a fresh process and module graph for each (`isolate: false`). Each
+ * file imported the app's modules again, about a second of CPU; measured under load on
+ * test/core, test/http and test/sources together, isolated: 111 s user + 23 s sys; not: 69 s
+ * + 10 s. What a test made is undone after it by the setup file, not by a hook in a helper
+ * module (one a shared worker would register for its first file only): a helper's per-file
+ * need, such as dist/ built before a file starts the server or the CLI, is registered with
+ * `beforeEveryFile` and run by the same setup file.
  */
-const IN_PROCESS = ['test/{core,http,sources,routes,client,types}/**/*.test.ts'];
-/** The files under IN_PROCESS that start processes, share a database, mock a module (vi.mock) or keep module state of their own: each in a fresh process. */
+const IN_PROCESS = ['test/**/*.test.ts'];
+/**
+ * Each in a fresh process: the files that share the PostgreSQL cluster's databases through
+ * the trace-store contract, mock a module (test/sources/persona.test.ts's vi.mock of
+ * live-context is only seen by a fresh module graph), keep module state of their own
+ * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed), run the trace
+ * store's crash and restart children, spawn the client's voice server or npm, or drive Chromium.
+ */
 const OWN_PROCESS = [
+  'test/tokenizer.test.ts',
+  'test/io/trace/{contract,postgres,files-crash,files-restart}.test.ts',
   'test/sources/persona.test.ts',
-  'test/routes/{fast-path,runs-freshness,trace-crash,trace-paging,trace-postgres}.test.ts',
+  'test/routes/{fast-path,runs-freshness,trace-postgres}.test.ts',
   'test/client/{package,publish,voice-server,voice-server-refresh}.test.ts',
+  'test/ui/*.browser.test.ts',
 ];
 
 const test = {
@@ -43,7 +54,7 @@ export default defineConfig({
     globalSetup: ['test/helpers/tmpdir-setup.ts', 'test/helpers/postgres-setup.ts', 'test/helpers/chromium-setup.ts'],
     projects: [
       { resolve, test: { ...test, name: 'in-process', include: IN_PROCESS, exclude: OWN_PROCESS, isolate: false } },
-      { resolve, test: { ...test, name: 'isolated', include: ['test/*.test.ts', 'test/{bench,cli,io,ops,security,ui}/**/*.test.ts', ...OWN_PROCESS] } },
+      { resolve, test: { ...test, name: 'isolated', include: OWN_PROCESS } },
     ],
   },
 });

@@ -1,16 +1,17 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import { beforeAll } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { NO_DELAY_SHEDDING } from './app.js';
 import { buildDist, SERVER_ENTRY } from './build.js';
+import { beforeEveryFile } from './cleanups.js';
 
 export { CLI_ENTRY, SERVER_ENTRY } from './build.js';
 
-// Every file that starts the server or the CLI here runs them from dist/, built before its tests.
-// Generous: on a busy machine the first build (tsc and the viewer) can take minutes, and the other files wait for it.
-beforeAll(() => buildDist(), 600_000);
+// Every file that starts the server or the CLI here runs them from dist/, built before its tests
+// (once per process: buildDist keeps its first promise), also when a worker runs it after
+// another file that imported this module first.
+beforeEveryFile(() => buildDist());
 
 export interface ServerProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;

@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, afterEach, inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import {
   createFileTraceStore,
   createPostgresTraceStore,
@@ -12,6 +12,7 @@ import {
   type TraceStore,
 } from '../../src/io/trace/index.js';
 import { tempDir } from './app.js';
+import { afterThisTest } from './cleanups.js';
 import { faultyFs } from './faulty-fs.js';
 import { TestDatabases } from './postgres.js';
 
@@ -53,14 +54,9 @@ export interface TraceBackend {
 
 const DAY = 86_400_000;
 const silent = pino({ level: 'silent' });
-const cleanups: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
+/** A store opened by a test is closed after it (test/helpers/cleanups.ts), before the temp directory it writes in is removed. */
 function tracked(store: TraceStore): TraceStore {
-  cleanups.push(() => store.close());
+  afterThisTest(() => store.close());
   return store;
 }
 
@@ -130,7 +126,7 @@ function postgresBackend(): TraceBackend {
       // too (end() resolves before its connections have closed); a pool without an error
       // listener would throw that into the test run as an uncaught error.
       for (const pool of [admin, cluster]) pool.on('error', () => {});
-      cleanups.push(async () => {
+      afterThisTest(async () => {
         await admin.end();
         await cluster.end();
         await databases.give(url);
