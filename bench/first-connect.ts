@@ -30,8 +30,10 @@ export interface FirstConnects {
   restarts: number;
   /** Spawn → `/readyz` 200, ms, per start. */
   readyMs: number[];
-  /** The first connect of each persona after ready, ms, per start. */
+  /** The first connect of each persona after ready, ms, per start (waits a shed answer asked for included). */
   firstMs: Record<'mars' | 'venus', number[]>;
+  /** First connects the server shed (503 with `retry-after`: the machine was busy) and answered when asked again. */
+  shed: number;
 }
 
 export const FIRST_CONNECT_PERSONAS = ['mars', 'venus'] as const;
@@ -42,16 +44,25 @@ export function p50Max(values: readonly number[]): { p50: number; max: number } 
   return { p50: sorted[Math.max(0, Math.ceil(sorted.length / 2) - 1)] ?? NaN, max: sorted.at(-1) ?? NaN };
 }
 
-async function get(url: string, token: string): Promise<{ status: number; ms: number }> {
+async function get(url: string, token: string): Promise<{ status: number; ms: number; retryAfterS: number | null }> {
   const began = performance.now();
   const response = await request(url, { headers: { authorization: `Bearer ${token}` } });
   await response.body.dump();
-  return { status: response.statusCode, ms: performance.now() - began };
+  const retryAfter = Number(response.headers['retry-after']);
+  return { status: response.statusCode, ms: performance.now() - began, retryAfterS: Number.isFinite(retryAfter) ? retryAfter : null };
 }
 
-/** Runs `restarts` starts of `launch()`; a connect that is not a 200 stops the run naming it. */
+/** How often a shed first connect is asked again, as a voice server would after `retry-after`, before the run stops. */
+const SHED_RETRIES = 5;
+
+/**
+ * Runs `restarts` starts of `launch()`. A first connect the server shed (503 with
+ * `retry-after`, when its event loop lags on a busy machine) is asked again after the time it
+ * gave, as a voice server would, and counted (`shed`); its time runs from the first ask. Any
+ * other answer that is not a 200 stops the run naming it.
+ */
 export async function measureFirstConnects(options: { restarts: number; token: string; launch: () => Promise<Launched> }): Promise<FirstConnects> {
-  const result: FirstConnects = { restarts: options.restarts, readyMs: [], firstMs: { mars: [], venus: [] } };
+  const result: FirstConnects = { restarts: options.restarts, readyMs: [], firstMs: { mars: [], venus: [] }, shed: 0 };
   for (let i = 0; i < options.restarts; i++) {
     const spawnedAt = performance.now();
     const server = await options.launch();
@@ -63,9 +74,15 @@ export async function measureFirstConnects(options: { restarts: number; token: s
       }
       result.readyMs.push(performance.now() - spawnedAt);
       for (const persona of FIRST_CONNECT_PERSONAS) {
-        const { status, ms } = await get(`${server.base}/context/${persona}`, options.token);
-        if (status !== 200) throw new Error(`the first GET /context/${persona} answered ${status}`);
-        result.firstMs[persona].push(ms);
+        const asked = performance.now();
+        for (let retries = 0; ; retries++) {
+          const { status, retryAfterS } = await get(`${server.base}/context/${persona}`, options.token);
+          if (status === 200) break;
+          if (status !== 503 || retryAfterS === null || retries === SHED_RETRIES) throw new Error(`the first GET /context/${persona} answered ${status}`);
+          result.shed++;
+          await sleep(retryAfterS * 1000);
+        }
+        result.firstMs[persona].push(performance.now() - asked);
       }
     } finally {
       await server.stop();
