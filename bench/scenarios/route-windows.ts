@@ -14,9 +14,13 @@ interface Planned {
 
 /**
  * The windows, in order: every route between constant bare windows; each persona at a fixed
- * minute, then its same-bytes bare route and its durable same-body route, then a new minute
- * on every request (and mars under churn); then the same four for its lean connect answer
- * (`?view=session`), beside the bare and durable routes of that body.
+ * minute beside its same-bytes bare route and its durable same-body route, then the same for
+ * its lean connect answer (`?view=session`); then a new minute on every request, full and
+ * lean (and mars under churn). The fixed-minute windows of both views come before any window
+ * that makes a new result per request: such a window leaves its results, HUDs and trace
+ * records to the collector, which the window after it paid for (mars lean at a fixed minute
+ * used 938 µs of CPU per request right after the full answer's new-minute window; in a fresh
+ * server, after the full answer's fixed-minute window, 510 µs against the full answer's 578).
  */
 function plan(bench: Bench, preflight: Preflight): Planned[] {
   const { knobs, brain } = bench;
@@ -26,23 +30,25 @@ function plan(bench: Bench, preflight: Preflight): Planned[] {
     planned.push({ target });
     if (target.personaTargets) {
       const route = target.key as RouteKey;
-      const lean = leanTarget(target);
-      for (const each of [target, lean]) {
-        if (each === lean) planned.push({ target: lean });
+      const views = [target, leanTarget(target)];
+      for (const each of views) {
+        if (each !== target) planned.push({ target: each });
         const same = preflight.same.get(bodyName(route, each.view));
         if (same) planned.push({ target: same });
         const floor = preflight.durable.get(bodyName(route, each.view));
         if (floor) planned.push({ target: floor });
+      }
+      for (const each of views) {
         planned.push({
           target: { ...each, key: 'minute', route, label: `${each.label}, a new minute every request` },
           options: { nextPath: newMinutePaths(new URL(each.url).pathname, brain.manifest, each.view) },
         });
-        if (each === target && route === 'mars' && knobs.BENCH_CHURN === '1') {
-          planned.push({
-            target: { ...target, key: 'churn', route, label: `${target.label}, today's memory appended every ${CHURN_INTERVAL_MS} ms` },
-            options: { during: () => startChurn(brain.dir, brain.manifest) },
-          });
-        }
+      }
+      if (route === 'mars' && knobs.BENCH_CHURN === '1') {
+        planned.push({
+          target: { ...target, key: 'churn', route, label: `${target.label}, today's memory appended every ${CHURN_INTERVAL_MS} ms` },
+          options: { during: () => startChurn(brain.dir, brain.manifest) },
+        });
       }
     }
     planned.push({ target: bare });
