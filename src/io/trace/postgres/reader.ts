@@ -1,6 +1,7 @@
 import { isSafeId } from '../../../../schemas/ids.js';
 import { sha256Hex } from '../../../core/digest.js';
-import { readerFor, RETENTION_GRACE_MS, summarizeRun, type ChainFinding, type ChainStatus } from '../chain.js';
+import type { ChainStatus } from '../chain.js';
+import { readerFor, RETENTION_GRACE_MS, summarizeRun, type ChainFinding } from '../chain-check.js';
 import { isStoredEvent, parseRecordJson, rebuild, type StoredEvent } from '../event-record.js';
 import { type RunStanding } from '../admission.js';
 import { decodeEventCursor, encodeEventCursor, eventPageLimit, pageLength, pageRequest, runPage, type RunPosition } from '../paging.js';
