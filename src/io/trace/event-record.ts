@@ -4,7 +4,25 @@ import { hudProblems } from '../../core/hud.js';
 import { createCacheArea } from '../../cache-area.js';
 import type { Memo } from '../../core/memo.js';
 import type { ChainStatus } from './chain.js';
-import type { TraceBlock, TraceEvent as TraceEventView, TraceEventInput, TraceRealtimeView, TraceSegmentView, TraceSource } from '../../../schemas/trace.js';
+import type { CompiledContext } from '../../core/types.js';
+import type { TraceBlock, TraceCompiledFields, TraceEvent as TraceEventView, TraceEventInput, TraceRealtimeView, TraceSegmentView, TraceSource } from '../../../schemas/trace.js';
+
+/**
+ * What a delivered event records of its compiled result, as the result hands it over: the
+ * store keeps the blocks' summary fields (their text lives in the segments, stored once).
+ */
+export function compiledEventFields(compiled: CompiledContext): TraceCompiledFields {
+  return {
+    blocks: compiled.blocks,
+    segments: compiled.segments,
+    promptSha256: compiled.promptSha256,
+    inputSha256: compiled.inputSha256,
+    budget: compiled.budget,
+    cache: compiled.cache,
+    tokens: compiled.tokens,
+    redactions: compiled.redactions,
+  };
+}
 
 /**
  * An event as both backends store it: its own small fields inline, and everything that

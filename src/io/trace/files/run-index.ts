@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../event-record.js';
 import type { RunPosition } from '../paging.js';
-import { listedFields, traceIdOfTraceparent, type RunSummary } from '../store.js';
+import { listedFields, traceIdOfTraceparent } from '../listed-fields.js';
+import type { RunSummary } from '../store.js';
 import { idKey, IdFilter } from './run-id-filter.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;
