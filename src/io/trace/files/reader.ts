@@ -15,7 +15,8 @@ import { readHead } from './event-head.js';
 import { eventOrder, summarize, visible, type EventLocation, type EvictedPart, type IndexedFile } from './run-index.js';
 import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
 import { EvictedLinesBuilder, type EvictedLines } from './evicted-lines.js';
-import { locate, type FileWriter, type FilesContext } from './writer.js';
+import { locate, type FileWriter } from './writer.js';
+import type { FilesContext } from './context.js';
 
 const SCAN_CHUNK = 1 << 20;
 /** Where an event line starts after another line. */

@@ -1,54 +1,14 @@
 import { constants } from 'node:fs';
-import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
+import { GENESIS_LINK, sealText, type Predecessor } from '../chain.js';
 import { eventRecord, TraceSplices, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
 import type { QueuedEvent } from '../admission.js';
-import type { TraceLog } from '../store.js';
 import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
-import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
+import type { EventLocation, IndexedFile } from './run-index.js';
+import type { FilesContext } from './context.js';
+import { TraceFileError } from './write-failure.js';
 import { summarize } from './run-index.js';
-
-export type TraceFs = Pick<typeof fsp, 'access' | 'chmod' | 'mkdir' | 'open' | 'readdir' | 'stat' | 'unlink'>;
-
-/** What the files backend counts besides group commit (see `FileTraceStoreStats`). */
-export interface FileCounters {
-  /** Every fsync/fdatasync issued, including file creation and directory syncs. */
-  fsyncs: number;
-  /** Bytes written, headers included. */
-  bytes: number;
-  blobsWritten: number;
-  /** Segments that cost nothing because their text was already in the file. */
-  blobsReused: number;
-  /** Data records (block summaries, sources, cache plans) written, and references to ones already in the file. */
-  dataWritten: number;
-  dataReused: number;
-  filesCreated: number;
-  filesDeleted: number;
-  /** Files this writer found truncated, grown, replaced or removed under it, and left for a new one. */
-  filesDisturbed: number;
-  /** Lines skipped on read because they could not be parsed (a torn last line after a crash). */
-  unreadableLines: number;
-}
-
-/** What the writer, the reader and retention share. */
-export interface FilesContext {
-  dir: string;
-  fs: TraceFs;
-  now: () => number;
-  log: TraceLog;
-  index: RunIndex;
-  counters: FileCounters;
-  signer: ChainSigner;
-  writerId: string;
-  retentionMs: number;
-  rotateMs: number;
-  /** A batch is being written now (group commit is busy): the writer checks its file itself. */
-  busy: () => boolean;
-  /** Counts one fsync or fdatasync that returned: a durable commit. */
-  synced(): void;
-}
 
 interface WriterFile {
   name: string;
@@ -490,35 +450,4 @@ export function locate(entry: IndexedFile, offset: number, length: number, store
 /** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */
 function refJson(sha: string, [offset, length]: [number, number]): string {
   return `["${sha}",${offset},${length}]`;
-}
-
-/** A write failure the writer finds itself, coded as the errno it stands for (or `EREPLACED`), so `describeWriteFailure` reads it as it reads the system's. */
-export class TraceFileError extends Error {
-  override readonly name = 'TraceFileError';
-  constructor(
-    readonly code: 'EIO' | 'EREPLACED',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const REASONS: Record<string, string> = {
-  ENOSPC: 'disk full',
-  EDQUOT: 'disk quota exceeded',
-  EROFS: 'read-only file system',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  ENOENT: 'directory missing',
-  ENOTDIR: 'not a directory',
-  EEXIST: 'not a directory',
-  EIO: 'I/O error',
-  EREPLACED: 'trace file removed or replaced',
-  EMFILE: 'too many open files',
-};
-
-/** A reason fit for a public readiness answer: the variable to check and the errno, never a path. */
-export function describeWriteFailure(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | null)?.code ?? 'error';
-  return `trace directory is not writable (TRACE_DIR): ${REASONS[code] ?? 'write failed'} (${code})`;
 }
