@@ -1,5 +1,5 @@
 import { sha256Hex } from '../../../core/digest.js';
-import { parseRecordJson } from '../event-record.js';
+import { parseRecordJson } from '../event-rebuild.js';
 import type { ChainMac, Predecessor } from '../chain.js';
 import { FILE_PREFIX } from './format.js';
 
