@@ -1,5 +1,4 @@
-import type { TraceEventInput } from '../../../schemas/trace.js';
-import type { RunSummary } from './store.js';
+import type { RunSummaryBody as RunSummary, TraceEventInput } from '../../../schemas/trace.js';
 
 /** What `GET /runs` shows of a run beyond its identity, from its latest event. */
 export type ListedFields = Pick<RunSummary, 'compiledFor' | 'topicId' | 'role' | 'engine' | 'warnings' | 'requestId' | 'traceparent'>;

@@ -1,6 +1,9 @@
 import { traceIdOfTraceparent } from '../listed-fields.js';
 import { idKey, IdFilter } from './run-id-filter.js';
-import type { EventLocation, EventSummary, IndexedFile } from './run-index.js';
+import type { RunSummaryBody } from '../../../../schemas/trace.js';
+
+/** What the facets are made of: an evicted event's time and the summary fields they keep. */
+type Faceted = { atMs: number; summary: Pick<RunSummaryBody, 'runId' | 'caller' | 'requestId' | 'traceparent' | 'subject' | 'status' | 'outcome'> };
 
 /**
  * What the evicted part of a file keeps in memory of its events (a few bytes per event):
@@ -24,14 +27,6 @@ export interface FileFacets {
   newestAtMs: number;
 }
 
-/** An evicted part as a read chose it: the bytes to read stay those, however far the file is evicted meanwhile. */
-export interface EvictedPart {
-  entry: IndexedFile;
-  bytes: number;
-  newestAtMs: number;
-  facets: FileFacets;
-}
-
 /** Whether a part's id filters may hold `key` (an `idKey` or a `callerRunKey`). */
 export function mayHoldId(facets: FileFacets, key: string): boolean {
   return facets.ids === null || facets.ids.some((filter) => filter.mayContain(key));
@@ -43,7 +38,7 @@ export function callerRunKey(caller: string, runId: string): string {
 }
 
 /** The trace id of an event's traceparent. */
-export function traceIdOfEvent(summary: Pick<EventSummary, 'traceparent'>): string | undefined {
+export function traceIdOfEvent(summary: Pick<RunSummaryBody, 'traceparent'>): string | undefined {
   return traceIdOfTraceparent(summary.traceparent);
 }
 
@@ -55,7 +50,7 @@ export function facetsBytes(facets: FileFacets): number {
 }
 
 /** Folds evicted events (those before `bytes`) into a file's facets. */
-export function addFacets(known: FileFacets | null, locations: readonly EventLocation[], bytes: number): FileFacets {
+export function addFacets(known: FileFacets | null, locations: readonly Faceted[], bytes: number): FileFacets {
   const facets: FileFacets = known ?? {
     bytes,
     ids: [],

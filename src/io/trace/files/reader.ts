@@ -13,8 +13,7 @@ import { BLOB_PREFIX, DATA_PREFIX, EVENT_PREFIX, FILE_PREFIX, type RecordRef } f
 import { chainHeader, parseBlobLine, parseDataLine, parseFileHeader, parseTraceFileName, startsWith } from './parse.js';
 import { FileChainScan, type FileChain } from './chain-scan.js';
 import { readHead } from './event-head.js';
-import { eventOrder, summarize, visible, type EventLocation, type IndexedFile } from './run-index.js';
-import type { EvictedPart } from './facets.js';
+import { eventOrder, summarize, visible, type EventLocation, type EvictedPart, type IndexedFile } from './run-index.js';
 import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
 import { EvictedLinesBuilder, type EvictedLines } from './evicted-lines.js';
 import { locate, type FileWriter } from './writer.js';

@@ -2,7 +2,7 @@ import type { StoredEvent } from '../event-record.js';
 import { listedFields } from '../listed-fields.js';
 import type { RunSummary } from '../store.js';
 import { idKey } from './run-id-filter.js';
-import { addFacets, callerRunKey, facetsBytes, mayHoldId, type EvictedPart, type FileFacets } from './facets.js';
+import { addFacets, callerRunKey, facetsBytes, mayHoldId, type FileFacets } from './facets.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;
 
@@ -65,6 +65,14 @@ export interface IndexedFile {
   bytes: number;
   /** Its evicted part — the file's first `facets.bytes` bytes, whose events left memory to keep the index within its budget — or null. */
   facets: FileFacets | null;
+}
+
+/** An evicted part as a read chose it: the bytes to read stay those, however far the file is evicted meanwhile. */
+export interface EvictedPart {
+  entry: IndexedFile;
+  bytes: number;
+  newestAtMs: number;
+  facets: FileFacets;
 }
 
 /** About the heap an indexed event takes: its location and summary objects, and their strings. */

@@ -2,13 +2,14 @@ import { latestMatches, pageRequest, runPage, type RunPosition } from '../paging
 import { type ListRunsQuery, type RunFilter, type RunPage, type RunSummary } from '../store.js';
 import { ProblemError } from '../../../errors.js';
 import { idKey } from './run-id-filter.js';
-import { callerRunKey, mayHoldId, traceIdOfEvent, type EvictedPart, type FileFacets } from './facets.js';
+import { callerRunKey, mayHoldId, traceIdOfEvent, type FileFacets } from './facets.js';
 import {
   eventOrder,
   visible,
   type EventLocation,
   type EventSummary,
   type HeadSummary,
+  type EvictedPart,
   type ListedEvent,
   type RunIndex,
 } from './run-index.js';
