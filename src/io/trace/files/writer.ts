@@ -1,36 +1,13 @@
-import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import { GENESIS_LINK, sealText, type Predecessor } from '../chain.js';
-import { eventRecord, TraceSplices, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
+import { sealText, type Predecessor } from '../chain.js';
+import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
 import type { QueuedEvent } from '../admission.js';
-import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
+import { blobLine, dataLine, eventBody, traceFileName, type RecordRef } from './format.js';
+import { TraceFileOpener, type WriterFile } from './open-file.js';
 import type { EventLocation, IndexedFile } from './run-index.js';
 import type { FilesContext } from './context.js';
 import { TraceFileError } from './write-failure.js';
 import { summarize } from './run-index.js';
-
-interface WriterFile {
-  name: string;
-  path: string;
-  handle: FileHandle;
-  /** Bytes durable and acknowledged: where the next batch starts. */
-  size: number;
-  createdMs: number;
-  ino: number;
-  dev: number;
-  /** The link of its last chained record, its offset, and the events chained so far. */
-  link: string;
-  lastOffset: number;
-  events: number;
-  /** Blobs already in this file: sha256 → the JSON of a reference to it. */
-  blobs: Map<string, string>;
-  /** Data records already in this file: sha256 → the JSON of a reference to it. */
-  data: Map<string, string>;
-  /** What shared results' later events in this file splice in. */
-  splices: TraceSplices;
-  entry: IndexedFile;
-}
 
 /** What a writer found at its file's path instead of the file as it left it. */
 interface Disturbance {
@@ -68,13 +45,15 @@ export class FileWriter {
   private previous: (Predecessor & { link: string }) | null = null;
   /** The last time the writer had to leave a file that changed under it, for `/readyz`. */
   private notice: { atMs: number; text: string } | null = null;
-  private warnedChmod = false;
+  private readonly opener: TraceFileOpener;
 
   constructor(
     private readonly ctx: FilesContext,
     private readonly digests: RecordDigests,
     private readonly rotateBytes: number,
-  ) {}
+  ) {
+    this.opener = new TraceFileOpener(ctx, (handle, data) => this.writeAll(handle, data));
+  }
 
   /** The file being written, if any. */
   get currentName(): string | null {
@@ -154,19 +133,6 @@ export class FileWriter {
     }
   }
 
-  private async ensureDir(): Promise<void> {
-    const { fs, dir, log } = this.ctx;
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    try {
-      await fs.chmod(dir, 0o700);
-    } catch (error) {
-      // A volume root owned by someone else: writable is what matters; say so once.
-      if ((error as NodeJS.ErrnoException).code !== 'EPERM' || this.warnedChmod) throw error;
-      this.warnedChmod = true;
-      log.warn({ dir }, 'cannot chmod the trace directory to 0700; check its owner and mode');
-    }
-  }
-
   /** Appends (the file is opened O_APPEND: every write lands at its end, wherever that is now). */
   private async writeAll(handle: FileHandle, data: Buffer): Promise<void> {
     let done = 0;
@@ -174,16 +140,6 @@ export class FileWriter {
       const { bytesWritten } = await handle.write(data, done, data.length - done, null);
       if (bytesWritten <= 0) throw new TraceFileError('EIO', 'short write');
       done += bytesWritten;
-    }
-  }
-
-  private async syncDir(): Promise<void> {
-    const handle = await this.ctx.fs.open(this.ctx.dir, constants.O_RDONLY);
-    try {
-      await handle.sync();
-      this.ctx.synced();
-    } finally {
-      await handle.close();
     }
   }
 
@@ -248,64 +204,17 @@ export class FileWriter {
     return this.rotating;
   }
 
-  /** Opens a fresh file (exclusive create, append-only, 0600), durable with its directory entry before use. */
+  /** Opens a fresh file (`open-file.ts`), leaving the current one for it. */
   private async openNext(): Promise<WriterFile> {
-    const { fs, dir, now, index, counters, signer, writerId } = this.ctx;
+    const { now, writerId } = this.ctx;
     if (this.file) this.retire(this.file);
-    await this.ensureDir();
     const createdMs = now();
     const seq = ++this.sequence;
     const name = traceFileName(createdMs, writerId, seq);
-    const path = join(dir, name);
     this.opening = name;
-    const entry = index.file(name, createdMs, true);
-    let handle: FileHandle | null = null;
     try {
-      // O_APPEND: were the file truncated under us, a write lands at its real end, and the size check after it notices.
-      handle = await fs.open(path, 'ax', 0o600);
-      await handle.chmod(0o600);
-      const from = this.previous?.link ?? GENESIS_LINK;
-      let prev: Predecessor | null = null;
-      if (this.previous) {
-        const { link: _link, ...claim } = this.previous;
-        prev = claim;
-      }
-      const body = Buffer.from(fileHeaderBody({ writer: writerId, createdMs, seq, mac: signer.mac, key: signer.keyId, prev }));
-      const link = signer.link(from, body);
-      const header = Buffer.concat([body, Buffer.from(sealText(from, link))]);
-      await this.writeAll(handle, header);
-      await handle.datasync();
-      this.ctx.synced();
-      await this.syncDir();
-      const info = await handle.stat();
-      entry.scannedBytes = header.length;
-      counters.filesCreated++;
-      counters.bytes += header.length;
-      this.file = {
-        name,
-        path,
-        handle,
-        size: header.length,
-        createdMs,
-        ino: info.ino,
-        dev: info.dev,
-        link,
-        lastOffset: 0,
-        events: 0,
-        blobs: new Map(),
-        data: new Map(),
-        splices: new TraceSplices(),
-        entry,
-      };
+      this.file = await this.opener.open(name, createdMs, seq, this.previous);
       return this.file;
-    } catch (error) {
-      index.dropFile(name);
-      if (handle) {
-        await handle.close().catch(noop);
-        // Retries while the disk is full must not leave an empty file behind each time.
-        await fs.unlink(path).catch(noop);
-      }
-      throw error;
     } finally {
       this.opening = null;
     }
