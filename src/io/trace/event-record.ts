@@ -57,7 +57,7 @@ export interface RecordText {
 }
 
 /** A record as written, with the value it was written from. */
-export interface Kept<T> extends RecordText {
+export interface WrittenRecord<T> extends RecordText {
   readonly record: T;
 }
 
@@ -75,9 +75,9 @@ const sameSource = (a: TraceSource, b: TraceSource) =>
 export interface TraceMemo {
   readonly texts: Memo<string, string>;
   /** By the block's sha256; kept with the summary it was written from, which must match field for field. */
-  readonly blocks: Memo<string, Kept<TraceBlock>>;
+  readonly blocks: Memo<string, WrittenRecord<TraceBlock>>;
   /** By the file's sha256, the same way. */
-  readonly sources: Memo<string, Kept<TraceSource>>;
+  readonly sources: Memo<string, WrittenRecord<TraceSource>>;
   readonly objects: Memo<object, RecordText>;
   /** The PostgreSQL writer's record keys known to be stored in its database (a record referred to there is not sent again). */
   readonly stored: Memo<string, true>;
