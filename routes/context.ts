@@ -7,7 +7,7 @@ import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { deliveryFor } from '../src/core/persona/delivery.js';
-import { createPersonaSources, personaOptions, personaOrNotFound, TOPIC_SUBJECT_ID, timezoneForTrace, topicIdForTrace, withRefreshDelivery } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, personaOrNotFound, timezoneForTrace, topicIdForTrace, withRefreshDelivery } from '../src/sources/persona.js';
 import {
   PersonaContextQuerySchema,
   PersonaContextResponseSchema,
@@ -15,23 +15,18 @@ import {
   PersonaResultSchema,
   PersonaSessionResponseSchema,
   PersonaSessionResultSchema,
-  TopicContextQuerySchema,
-  TopicContextResponseSchema,
-  TopicParamsSchema,
-  TopicResultSchema,
 } from '../schemas/context.js';
 
 /**
- * `GET /context/:persona` (mars, venus) and `GET /context/topic/:topicId`: a voice persona's
- * compiled prompt, or a topic block alone, delivered like `POST /compile` (ETag/304,
- * `format=text`, `x-run-id`, traced before it is sent).
+ * `GET /context/:persona` (mars, venus): a voice persona's compiled prompt, delivered like
+ * `POST /compile` (ETag/304, `format=text`, `x-run-id`, traced before it is sent). The topic
+ * block alone is `GET /context/topic/:topicId` (topic.ts).
  */
 export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
   const personas = createPersonaSources(personaOptions(app.config), { compiler: app.compiler, memo: app.sourceMemo });
   // What depends on the compiled result alone is written once per shared result (a persona within one minute).
   const personaAnswer = createAnswerEncoder(PersonaContextResponseSchema, PersonaResultSchema);
   const sessionAnswer = createAnswerEncoder(PersonaSessionResponseSchema, PersonaSessionResultSchema);
-  const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);
   // Before /readyz answers 200: each persona's connect built once per shape of answer, as its first call would.
   app.warmUp.add({
     name: 'personas',
@@ -54,61 +49,6 @@ export const contextRoutes: FastifyPluginAsyncZod = async (app) => {
       return fresh;
     },
   });
-
-  // Registered before /context/:persona; the router prefers the static segment anyway.
-  app.get(
-    '/context/topic/:topicId',
-    {
-      schema: {
-        operationId: 'getTopicContext',
-        summary: 'The topic block alone, compiled and traced',
-        description: `\`topics/<topicId>.md\` (newest part kept when over its cap), PII-scrubbed and delivered
-like a persona prompt so it is digested and traced: the topic is the one advisory line
-of \`inputPrompt\` (\`{"block":"topic",...}\`), ready for a session's data channel;
-\`systemPrompt\` is only a short built-in frame (identity, runtime policy, voice scope)
-with no clock, so the \`ETag\` changes only when the topic does. The trace subject is
-\`persona: topic\`. A missing or unusable topic is a 404 (traced as a failed delivery).
-
-\`delivery\` says how the topic reaches the call's model mid-session, chosen by \`provider\`
-and \`model\` as a refresh's is (docs/providers.md): \`conversation-item\` (OpenAI, Azure),
-\`client-content\` (a Gemini Live model that takes client content mid-session), or
-\`reconnect\` (Gemini 3.1 and later: put it in the setup of a new connection; a model not
-known gets it too, with a \`delivery-model-unknown:\` warning).`,
-        params: TopicParamsSchema,
-        querystring: TopicContextQuerySchema,
-        response: {
-          200: delivered(TopicContextResponseSchema, 'the compiled topic block'),
-          ...notModified,
-          ...problems(400, 401, 404, 409, 429),
-          ...traceUnavailable,
-        },
-      },
-    },
-    async (request, reply) => {
-      const { topicId } = request.params;
-      const { query } = request;
-      const provider = query.provider ?? 'openai';
-      const { delivery, job } = withRefreshDelivery(provider, query.model, personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize, provider: query.provider }));
-      return deliverJob(
-        request,
-        reply,
-        {
-          route: 'GET /context/topic/:topicId',
-          ...runIdFor(query.runId),
-          subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
-          surface: 'voice',
-          identifiers: { topicId },
-          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined, provider, model: query.model ?? null, delivery },
-          format: query.format ?? 'json',
-          hud: wantsHud(query.hud),
-          clock: readClock(),
-          answer: topicAnswer,
-          answerMembers: { delivery },
-        },
-        job,
-      );
-    },
-  );
 
   app.get(
     '/context/:persona',

@@ -18,13 +18,15 @@ import { rateLimitPlugin } from './http/rate-limit.js';
 import { telemetryPlugin } from './http/telemetry.js';
 import { tracesPlugin } from './http/traces.js';
 import { warmUpPlugin } from './http/warm-up.js';
-import { zodSerializerCompiler, zodValidatorCompiler } from './http/zod.js';
+import { zodSerializerCompiler } from './http/serializer.js';
+import { zodValidatorCompiler } from './http/zod.js';
 import type { BrainFs } from './io/brain.js';
 import type { TraceFs } from './io/trace/index.js';
 import { createLogger } from './logger.js';
 import { loadO200kBase } from './tokenizer.js';
 import { compileRoutes } from '../routes/compile.js';
 import { contextRoutes } from '../routes/context.js';
+import { topicRoutes } from '../routes/topic.js';
 import { refreshRoutes } from '../routes/refresh.js';
 import { healthRoutes, type ReadinessCheck } from '../routes/health.js';
 import { metaRoutes } from '../routes/meta.js';
@@ -131,7 +133,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(problemPlugin);
   await app.register(openapiPlugin);
 
-  for (const routes of [healthRoutes, metaRoutes, compileRoutes, contextRoutes, refreshRoutes, personasRoutes, runsRoutes, uiRoutes]) {
+  for (const routes of [healthRoutes, metaRoutes, compileRoutes, topicRoutes, contextRoutes, refreshRoutes, personasRoutes, runsRoutes, uiRoutes]) {
     await app.register(routes);
   }
   return app;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CallerConfigError, readCallers, type Caller } from './callers.js';
 import { isValidTimeZone } from './core/time.js';
-import { parseAllowedHosts } from './hosts.js';
+import { parseAllowedHosts } from './http/host-guard.js';
 
 /** The repository root, whether running from `src/` (tsx, vitest) or `dist/src/`. */
 export const PROJECT_ROOT = resolveProjectRoot();

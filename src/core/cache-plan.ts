@@ -7,7 +7,8 @@
  * @see https://platform.openai.com/docs/guides/prompt-caching
  * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
  */
-import { PrefixHasher, sha256Hex, type PrefixState, type PrefixStates } from './digest.js';
+import { sha256Hex } from './digest.js';
+import { PrefixHasher, type PrefixState, type PrefixStates } from './prefix-hasher.js';
 import { noMemo, type Memo } from './memo.js';
 import { clockLineCuts } from './time.js';
 import { ESTIMATE_COUNTER, type TokenCounter } from './tokens.js';

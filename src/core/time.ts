@@ -1,5 +1,18 @@
-import { ProblemError } from '../errors.js';
 import { noMemo, type Memo } from './memo.js';
+import { formatterFor, type ZoneMemo } from './zones.js';
+
+// Which zone a compile is in, and which names are zones, is zones.ts; re-exported for the callers that import them from here.
+export {
+  heartbeatTimeZone,
+  isValidTimeZone,
+  MAX_TIMEZONE_LENGTH,
+  resolveTimeZone,
+  zoneSpelling,
+  type HeartbeatZone,
+  type ResolvedTimeZone,
+  type TimeZoneSource,
+  type ZoneMemo,
+} from './zones.js';
 
 /**
  * Calendar dates and the clock line in the operator's time zone. Only `Intl.DateTimeFormat`
@@ -7,14 +20,10 @@ import { noMemo, type Memo } from './memo.js';
  * right on DST change days and in half- and quarter-hour zones.
  */
 
-export const MAX_TIMEZONE_LENGTH = 64;
-
-export type TimeZoneSource = 'request' | 'heartbeat' | 'default';
-
 /** An instant and the IANA zone it is read in: what the clock line, "today" and live context need. */
 export interface Clock {
   now: Date;
-  /** A validated IANA zone (see `isValidTimeZone`, `resolveTimeZone`). */
+  /** A validated IANA zone (see `isValidTimeZone`, `resolveTimeZone` in zones.ts). */
   timeZone: string;
 }
 
@@ -24,11 +33,9 @@ export interface Clock {
  * the zone's offset per UTC hour (so a new minute costs arithmetic, not `formatToParts`),
  * and which zone names are valid. Without one every call computes afresh.
  */
-export interface TimeMemo {
-  formatters: Memo<string, Intl.DateTimeFormat>;
+export interface TimeMemo extends ZoneMemo {
   minutes: Memo<string, LocalMinute>;
   hours: Memo<string, ZoneHour>;
-  zones: Memo<string, boolean>;
 }
 
 export const NO_TIME_MEMO: TimeMemo = Object.freeze({
@@ -37,12 +44,6 @@ export const NO_TIME_MEMO: TimeMemo = Object.freeze({
   hours: noMemo<string, ZoneHour>(),
   zones: noMemo<string, boolean>(),
 });
-
-export interface ResolvedTimeZone {
-  timeZone: string;
-  source: TimeZoneSource;
-  warnings: string[];
-}
 
 export interface LocalParts {
   year: number;
@@ -53,32 +54,6 @@ export interface LocalParts {
   hour: number;
   minute: number;
   offset: string;
-}
-
-/**
- * What one formatter costs: ICU's date format, calendar and zone objects live outside the V8
- * heap, ≈ 34 KB of resident memory each (measured: 2,000 formatters, RSS over heap), so the
- * memo charges that, not the few hundred heap bytes V8 sees, and stays bounded by real bytes.
- */
-const FORMATTER_BYTES = 36 * 1024;
-
-function formatterFor(timeZone: string, memo: TimeMemo): Intl.DateTimeFormat {
-  let formatter = memo.formatters.get(timeZone);
-  if (formatter === undefined) {
-    formatter = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      weekday: 'long',
-      year: 'numeric',
-      month: 'long',
-      day: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-      timeZoneName: 'longOffset',
-    });
-    memo.formatters.set(timeZone, formatter, FORMATTER_BYTES);
-  }
-  return formatter;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -194,97 +169,6 @@ function normaliseOffset(name: string): string {
 }
 
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
-
-/** Intl's canonical zone names by their lower case, a read-only table made at load: `Intl` reads zone names case-insensitively. */
-const CANONICAL_ZONES: ReadonlyMap<string, string> = new Map(Intl.supportedValuesOf('timeZone').map((zone) => [zone.toLowerCase(), zone]));
-
-/**
- * A zone name as tzdb spells it when it is one of `Intl`'s canonical zones in any casing
- * (`america/new_YORK` → `America/New_York`), else the name as given. One spelling per zone
- * means one formatter, one clock line and one compile per zone, however a caller cases it.
- */
-export function zoneSpelling(name: string): string {
-  return CANONICAL_ZONES.get(name.toLowerCase()) ?? name;
-}
-
-/**
- * True for an IANA zone name (or link) that `Intl` knows, such as `Asia/Kolkata` or
- * `US/Pacific`. Building a formatter to find out costs tens of µs: with a memo, each
- * name (valid or not) is checked once.
- */
-export function isValidTimeZone(name: unknown, memo: TimeMemo = NO_TIME_MEMO): name is string {
-  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_TIMEZONE_LENGTH) return false;
-  let valid = memo.zones.get(name);
-  if (valid === undefined) {
-    valid = /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name);
-    if (valid) {
-      try {
-        formatterFor(name, memo);
-      } catch {
-        valid = false;
-      }
-    }
-    memo.zones.set(name, valid, 2 * name.length + 64);
-  }
-  return valid;
-}
-
-/**
- * Picks the operator's zone: the request's `timezone`, else heartbeat-state's
- * `currentLocation.timezone`, else the configured default. An invalid request zone throws a
- * `CC_VALIDATION_FAILED` problem (400, path `/query/timezone`); an unusable heartbeat file
- * or zone only adds a warning. Warnings never quote the file's text.
- */
-export function resolveTimeZone(options: {
-  requested?: string | undefined;
-  heartbeatText?: string | undefined;
-  defaultTimeZone: string;
-  /** Where the request zone came from, for the problem's field path. */
-  requestPath?: string;
-}, memo: TimeMemo = NO_TIME_MEMO): ResolvedTimeZone {
-  const { requested, heartbeatText, defaultTimeZone } = options;
-  if (requested !== undefined) {
-    if (requested.length > MAX_TIMEZONE_LENGTH || !isValidTimeZone(zoneSpelling(requested), memo)) {
-      const path = options.requestPath ?? '/query/timezone';
-      throw new ProblemError('CC_VALIDATION_FAILED', 'timezone must be an IANA time zone such as UTC or Europe/London', {
-        errors: [{ path, message: 'must be an IANA time zone such as UTC or Europe/London' }],
-      });
-    }
-    return { timeZone: zoneSpelling(requested), source: 'request', warnings: [] };
-  }
-  const warnings: string[] = [];
-  const fallback = isValidTimeZone(defaultTimeZone, memo) ? defaultTimeZone : 'UTC';
-  if (heartbeatText !== undefined) {
-    const fromHeartbeat = heartbeatTimeZone(heartbeatText, memo);
-    if (fromHeartbeat.ok) return { timeZone: fromHeartbeat.timeZone, source: 'heartbeat', warnings };
-    if (fromHeartbeat.reason !== undefined) {
-      warnings.push(`memory/heartbeat-state.json: ${fromHeartbeat.reason}; using ${fallback}`);
-    }
-  }
-  return { timeZone: fallback, source: 'default', warnings };
-}
-
-/** What heartbeat-state says about the zone: a valid zone, nothing, or why it is unusable (never quoting the file). */
-export type HeartbeatZone = { ok: true; timeZone: string } | { ok: false; reason?: string };
-
-/** Parses `memory/heartbeat-state.json` text for `currentLocation.timezone`; never throws. */
-export function heartbeatTimeZone(text: string, memo: TimeMemo = NO_TIME_MEMO): HeartbeatZone {
-  let state: unknown;
-  try {
-    state = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return { ok: false, reason: 'not valid JSON' };
-  }
-  if (typeof state !== 'object' || state === null || Array.isArray(state)) return { ok: false, reason: 'not a JSON object' };
-  const location = (state as Record<string, unknown>)['currentLocation'];
-  if (location === undefined) return { ok: false };
-  if (typeof location !== 'object' || location === null) return { ok: false, reason: 'currentLocation is not an object' };
-  const zone = (location as Record<string, unknown>)['timezone'];
-  if (zone === undefined) return { ok: false };
-  const spelled = typeof zone === 'string' && zone.length <= MAX_TIMEZONE_LENGTH ? zoneSpelling(zone) : zone;
-  if (!isValidTimeZone(spelled, memo)) return { ok: false, reason: 'currentLocation.timezone is not a valid IANA time zone' };
-  return { ok: true, timeZone: spelled };
-}
 
 /** The calendar date (`YYYY-MM-DD`) at instant `now` in `timeZone`. */
 export function localDate(now: Date, timeZone: string, memo: TimeMemo = NO_TIME_MEMO): string {

@@ -1,8 +1,10 @@
-import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
-import fastJson from 'fast-json-stringify';
+import type { FastifySchemaCompiler } from 'fastify';
 import { z } from 'zod';
 import { quoteForWarning } from '../core/text.js';
 import { ProblemError, type FieldError } from '../errors.js';
+
+// Writing responses from zod schemas is serializer.ts; re-exported for the callers that import it from here.
+export { serializerJsonSchema, zodSerializerCompiler } from './serializer.js';
 
 const PART_PREFIX: Record<string, string> = {
   body: '/body',
@@ -64,31 +66,4 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
       issues.length === 1 ? `${first.path}: ${first.message}` : `${count(issues.length)} fields are invalid${listed}; the first is ${first.path}: ${first.message}`;
     return { error: new ProblemError(unsafe ? 'CC_UNSAFE_ID' : 'CC_VALIDATION_FAILED', detail, { errors }) };
   };
-};
-
-// Metadata (descriptions, component ids) is for the OpenAPI document; a serializer wants every part inline.
-const NO_METADATA = z.registry<Record<string, unknown>>();
-
-/** JSON Schema (draft-07) for a response, generated from its zod schema, for `fast-json-stringify`. */
-export function serializerJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
-    target: 'draft-07',
-    io: 'output',
-    unrepresentable: 'any',
-    metadata: NO_METADATA,
-  }) as Record<string, unknown>;
-  return json;
-}
-
-/**
- * Fastify's serializer for routes whose response schemas are zod: `fast-json-stringify`
- * (Fastify's own) over the schema's JSON Schema, so a route with a response schema writes
- * exactly its members. Problem statuses are documentation (problems are written as strings
- * by the error handler), so theirs are compiled only if ever used.
- */
-export const zodSerializerCompiler: FastifySerializerCompiler<z.ZodType> = ({ schema, httpStatus }) => {
-  const compile = () => fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
-  if (Number(httpStatus) < 400) return compile();
-  let write: ((value: unknown) => string) | undefined;
-  return (value) => (write ??= compile())(value);
 };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CACHE_SCHEMA_VERSION, compile, createCompiler, PROVIDER_MINIMUM_TOKENS, sha256Hex, type CompiledContext } from '../../src/core/index.js';
 import { createCaches } from '../../src/caches.js';
-import { PrefixHasher } from '../../src/core/digest.js';
+import { PrefixHasher } from '../../src/core/prefix-hasher.js';
 import { chatTurn, SCRIBE_IDENTITY } from './golden/cases.js';
 
 function boundary(compiled: CompiledContext, cacheClass: string) {

@@ -6,7 +6,7 @@
  * `layOut`.
  */
 import { CACHE_RULES, planCache, planPrefix, type PlannedSegment, type PlanTokens } from '../cache-plan.js';
-import { PrefixHasher } from '../digest.js';
+import { PrefixHasher } from '../prefix-hasher.js';
 import { addCounts, NO_REDACTIONS, type RedactionCounts } from '../pii.js';
 import type { TokenCounter } from '../tokens.js';
 import type { Block, BlockKind, Budget, CompiledContext, CompileInput } from '../types.js';

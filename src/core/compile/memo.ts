@@ -3,7 +3,7 @@
  * blocks, and the laid-out stable prefix and input of a set of blocks.
  */
 import type { PieceTokens, PlannedPrefix } from '../cache-plan.js';
-import type { PrefixStates } from '../digest.js';
+import type { PrefixStates } from '../prefix-hasher.js';
 import { noMemo, type Memo } from '../memo.js';
 import type { RedactionCounts } from '../pii.js';
 import { NO_TIME_MEMO, type TimeMemo } from '../time.js';

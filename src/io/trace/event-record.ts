@@ -1,10 +1,25 @@
 import { sha256Hex } from '../../core/digest.js';
-import { envelopeProblem } from './admission.js';
-import { hudProblems } from '../../core/hud.js';
 import { createCacheArea } from '../../cache-area.js';
 import type { Memo } from '../../core/memo.js';
-import type { ChainStatus } from './chain.js';
-import type { TraceBlock, TraceEvent as TraceEventView, TraceEventInput, TraceRealtimeView, TraceSegmentView, TraceSource } from '../../../schemas/trace.js';
+import type { CompiledContext } from '../../core/types.js';
+import type { TraceBlock, TraceCompiledFields, TraceEventInput, TraceSource } from '../../../schemas/trace.js';
+
+/**
+ * What a delivered event records of its compiled result, as the result hands it over: the
+ * store keeps the blocks' summary fields (their text lives in the segments, stored once).
+ */
+export function compiledEventFields(compiled: CompiledContext): TraceCompiledFields {
+  return {
+    blocks: compiled.blocks,
+    segments: compiled.segments,
+    promptSha256: compiled.promptSha256,
+    inputSha256: compiled.inputSha256,
+    budget: compiled.budget,
+    cache: compiled.cache,
+    tokens: compiled.tokens,
+    redactions: compiled.redactions,
+  };
+}
 
 /**
  * An event as both backends store it: its own small fields inline, and everything that
@@ -42,7 +57,7 @@ export interface RecordText {
 }
 
 /** A record as written, with the value it was written from. */
-export interface Kept<T> extends RecordText {
+export interface WrittenRecord<T> extends RecordText {
   readonly record: T;
 }
 
@@ -60,9 +75,9 @@ const sameSource = (a: TraceSource, b: TraceSource) =>
 export interface TraceMemo {
   readonly texts: Memo<string, string>;
   /** By the block's sha256; kept with the summary it was written from, which must match field for field. */
-  readonly blocks: Memo<string, Kept<TraceBlock>>;
+  readonly blocks: Memo<string, WrittenRecord<TraceBlock>>;
   /** By the file's sha256, the same way. */
-  readonly sources: Memo<string, Kept<TraceSource>>;
+  readonly sources: Memo<string, WrittenRecord<TraceSource>>;
   readonly objects: Memo<object, RecordText>;
   /** The PostgreSQL writer's record keys known to be stored in its database (a record referred to there is not sent again). */
   readonly stored: Memo<string, true>;
@@ -234,154 +249,6 @@ function resultFields(event: TraceEventInput): string {
 /** `JSON.stringify(ownFields(event, chars))` without its closing brace, `fields` (`resultFields`) spliced in where it writes them. */
 function ownJson(event: TraceEventInput, fields: string, chars: number): string {
   return `${JSON.stringify(ownRequestFields(event)).slice(0, -1)}${fields},${JSON.stringify(ownOutcomeFields(event, chars)).slice(1, -1)}`;
-}
-
-/** Whether a parsed value has the fields every stored event has, checked as an append checks them (`envelopeProblem`). */
-export function isStoredEvent<R>(value: unknown): value is StoredEvent<R> {
-  return envelopeProblem(value) === null;
-}
-
-function isStoredRealtime<R>(value: StoredEvent<R>['realtime']): value is NonNullable<StoredEvent<R>['realtime']> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof value.voice === 'string' &&
-    Array.isArray(value.toolNames) &&
-    value.toolNames.every((name) => typeof name === 'string') &&
-    value.tools !== undefined
-  );
-}
-
-/** How `rebuild` resolves references: a record's sha256, and its value (checked against it). */
-export interface RecordReader<R> {
-  sha(ref: R): string;
-  /** A blob's text, or null when it is missing or altered. */
-  blob(ref: R): Promise<string | null>;
-  /** A data record's value, or undefined when it is missing or altered. */
-  data(ref: R): Promise<unknown>;
-}
-
-/**
- * An event as `readRun` returns it: references resolved, prompts rebuilt and checked. A
- * block, source, cache or HUD record that cannot be read back leaves that field out of the
- * view and counts as unreadable; the prompts stand on their own digests. A HUD that reads
- * back malformed (`hudProblems`: a bad digest, an inverted line range, ...) is rejected:
- * left out, its problems in `hudRejected`, and the event is not verified. `link` is what
- * the event's chain link proves, and whether that is enough to vouch for it.
- */
-export async function rebuild<R>(
-  stored: StoredEvent<R>,
-  read: RecordReader<R>,
-  link: { status: ChainStatus; holds: boolean },
-): Promise<{ event: TraceEventView; unreadable: number }> {
-  const { segments, blocks, sources, cache, realtime, hud, ...rest } = stored;
-  let unreadable = 0;
-  const all = async <T>(refs: R[]): Promise<T[] | undefined> => {
-    const values: T[] = [];
-    for (const ref of refs) {
-      const value = await read.data(ref);
-      if (value === undefined) {
-        unreadable++;
-        return undefined;
-      }
-      values.push(value as T);
-    }
-    return values;
-  };
-  const parts: Partial<Pick<TraceEventView, 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | 'hudRejected'>> = {};
-  if (blocks) {
-    const values = await all<TraceBlock>(blocks);
-    if (values) parts.blocks = values;
-  }
-  if (sources) {
-    const values = await all<TraceSource>(sources);
-    if (values) parts.sources = values;
-  }
-  if (cache) {
-    const values = await all<Record<string, unknown>>([cache]);
-    if (values) parts.cache = values[0]!;
-  }
-  if (isStoredRealtime(realtime)) {
-    const tools = await read.data(realtime.tools);
-    if (!Array.isArray(tools)) unreadable++;
-    parts.realtime = {
-      voice: realtime.voice,
-      toolNames: realtime.toolNames,
-      toolsSha256: read.sha(realtime.tools),
-      tools: Array.isArray(tools) ? (tools as NonNullable<TraceRealtimeView['tools']>) : null,
-    };
-  }
-  let hudHolds = true;
-  if (hud) {
-    const values = await all<unknown>([hud]);
-    if (values) {
-      const problems = hudProblems(values[0]);
-      if (problems.length === 0) parts.hud = values[0] as TraceEventView['hud'];
-      else {
-        parts.hudRejected = problems;
-        hudHolds = false;
-      }
-    }
-  }
-  const base = rest as Omit<TraceEventView, 'chars' | 'segments' | 'systemPrompt' | 'inputPrompt' | 'verified' | 'chain' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | 'hudRejected'>;
-  if (!segments) {
-    return {
-      event: { ...base, ...parts, chars: stored.chars ?? 0, systemPrompt: null, inputPrompt: null, verified: link.holds && hudHolds ? null : false, chain: link.status },
-      unreadable,
-    };
-  }
-  const texts = new Map<string, string | null>();
-  let complete = true;
-  const assemble = async (refs: R[]) => {
-    const views: TraceSegmentView[] = [];
-    let text = '';
-    for (const segmentRef of refs) {
-      const sha = read.sha(segmentRef);
-      if (!texts.has(sha)) texts.set(sha, await read.blob(segmentRef));
-      const piece = texts.get(sha);
-      if (piece === null || piece === undefined) {
-        complete = false;
-        views.push({ sha256: sha, offset: text.length, chars: 0 });
-        continue;
-      }
-      views.push({ sha256: sha, offset: text.length, chars: piece.length });
-      text += piece;
-    }
-    return { views, text };
-  };
-  const system = await assemble(segments.system);
-  const input = await assemble(segments.input);
-  const inputPrompt = stored.inputSha256 === null && input.text === '' ? null : input.text;
-  const verified =
-    link.holds &&
-    hudHolds &&
-    complete &&
-    typeof stored.promptSha256 === 'string' &&
-    sha256Hex(system.text) === stored.promptSha256 &&
-    (stored.inputSha256 === null ? inputPrompt === null : stored.inputSha256 === undefined || (inputPrompt !== null && sha256Hex(inputPrompt) === stored.inputSha256));
-  return {
-    event: {
-      ...base,
-      ...parts,
-      chars: stored.chars,
-      segments: { system: system.views, input: input.views },
-      systemPrompt: complete ? system.text : null,
-      inputPrompt: complete ? inputPrompt : null,
-      verified,
-      chain: link.status,
-    },
-    unreadable,
-  };
-}
-
-/** Parses a data record's JSON text when it hashes to the sha256 expected; undefined otherwise. */
-export function parseRecordJson(json: string, expectedSha: string): unknown {
-  if (sha256Hex(json) !== expectedSha) return undefined;
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number };

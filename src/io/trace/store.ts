@@ -1,7 +1,6 @@
 import type { BaseLogger } from 'pino';
-import type { CompiledContext } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
-import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEventInput, TraceOutcome } from '../../../schemas/trace.js';
+import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcome } from '../../../schemas/trace.js';
 
 /**
  * The trace store as the rest of the service sees it (docs/traces.md): one
@@ -9,8 +8,8 @@ import type { RunChain, RunSummaryBody, TraceCompiledFields, TraceEvent, TraceEv
  * PostgreSQL (`postgres/`) for several machines. Routes, `deliver()`, the viewer and the
  * CLI only use this interface; `index.ts` picks the backend from the configuration. The
  * event model itself is `schemas/trace.ts` (zod); the types here are inferred from it. What
- * both backends share beside it: `paging.ts` (pages, cursors, listed fields) and
- * `admission.ts` (which events and runs an append takes).
+ * both backends share beside it: `paging.ts` (pages and cursors), `listed-fields.ts` (what a
+ * listing shows of an event) and `admission.ts` (which events and runs an append takes).
  */
 
 export type {
@@ -28,7 +27,8 @@ export type {
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
 export { MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
-export type { TraceMemo } from './event-record.js';
+export { compiledEventFields, type TraceMemo } from './event-record.js';
+export { listedFields, traceIdOfTraceparent, type ListedFields } from './listed-fields.js';
 
 /** The callbacks every backend reports its writes through (the metrics plugin's histograms and counter). */
 export interface TraceObservers {
@@ -38,23 +38,6 @@ export interface TraceObservers {
   observeCommit?: () => void;
   /** Called once per group-commit batch: its events, and the time to make them durable (or to fail). */
   observeBatch?: (events: number, seconds: number, ok: boolean) => void;
-}
-
-/**
- * What a delivered event records of its compiled result, as the result hands it over: the
- * store keeps the blocks' summary fields (their text lives in the segments, stored once).
- */
-export function compiledEventFields(compiled: CompiledContext): TraceCompiledFields {
-  return {
-    blocks: compiled.blocks,
-    segments: compiled.segments,
-    promptSha256: compiled.promptSha256,
-    inputSha256: compiled.inputSha256,
-    budget: compiled.budget,
-    cache: compiled.cache,
-    tokens: compiled.tokens,
-    redactions: compiled.redactions,
-  };
 }
 
 /** A stored event as `readRun` returns it: the prompts rebuilt from their segments and checked. */
@@ -95,40 +78,6 @@ export interface AppendOptions {
 
 /** One line of `GET /runs`: a run, described by its most recent event. */
 export type RunSummary = RunSummaryBody;
-
-/** What `GET /runs` shows of a run beyond its identity, from its latest event. */
-export type ListedFields = Pick<RunSummary, 'compiledFor' | 'topicId' | 'role' | 'engine' | 'warnings' | 'requestId' | 'traceparent'>;
-
-/** A short recorded string (an id, an instant), or null: a tampered record cannot put a long text in a listing. */
-function shortText(value: unknown): string | null {
-  return typeof value === 'string' && value.length <= 128 ? value : null;
-}
-
-/**
- * The listed fields of an event (both backends): the minute compiled for (`nowUsed`), the
- * topic asked for, the role played (its receipt, else the role asked for), the engine, how
- * many warnings, and the correlation ids.
- */
-export function listedFields(event: Pick<TraceEventInput, 'request' | 'receipts' | 'warnings' | 'requestId' | 'traceparent'>): ListedFields {
-  const request: Record<string, unknown> = event.request ?? {};
-  const fields: ListedFields = {
-    compiledFor: shortText(request['nowUsed']),
-    topicId: shortText(request['topicId']),
-    role: shortText(event.receipts?.role?.id) ?? shortText(request['role']),
-    engine: shortText(request['engine']),
-    warnings: Array.isArray(event.warnings) ? event.warnings.length : 0,
-  };
-  const requestId = shortText(event.requestId);
-  if (requestId !== null) fields.requestId = requestId;
-  const traceparent = shortText(event.traceparent);
-  if (traceparent !== null) fields.traceparent = traceparent;
-  return fields;
-}
-
-/** The trace id of a recorded traceparent (`00-<trace id>-<parent id>-<flags>`). */
-export function traceIdOfTraceparent(traceparent: string | undefined): string | undefined {
-  return traceparent === undefined || traceparent.length < 35 ? undefined : traceparent.slice(3, 35);
-}
 
 /**
  * `GET /runs` filters, all of them together. Subject, status, outcome and the time range

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKED_FIELDS, envelopeProblem, eventProblem } from '../../../src/io/trace/admission.js';
-import { isStoredEvent } from '../../../src/io/trace/event-record.js';
+import { isStoredEvent } from '../../../src/io/trace/event-rebuild.js';
 import { TraceEventInputSchema, type TraceEventInput } from '../../../schemas/trace.js';
 import { deliveredEvent, failedEvent } from '../../helpers/trace-events.js';
 

@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  chainKeyId,
-  ChainWalk,
-  checkSuccession,
-  createChainSigner,
-  GENESIS_LINK,
-  readerFor,
-  SEAL_BYTES,
-  sealText,
-  summarizeRun,
-  unseal,
-  type Predecessor,
-} from '../../../src/io/trace/chain.js';
+import { chainKeyId, createChainSigner, GENESIS_LINK, SEAL_BYTES, sealText, type Predecessor } from '../../../src/io/trace/chain.js';
+import { ChainWalk, checkSuccession, readerFor, summarizeRun, unseal } from '../../../src/io/trace/chain-check.js';
 
 const KEY = 'k'.repeat(40);
 const DAY = 86_400_000;

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdFilter } from '../../../src/io/trace/files/run-id-filter.js';
-import { TraceFileError } from '../../../src/io/trace/files/writer.js';
+import { TraceFileError } from '../../../src/io/trace/files/write-failure.js';
 import { TraceStoreError } from '../../../src/io/trace/group-commit.js';
 import { noMemo } from '../../../src/core/memo.js';
 import { createFileTraceStore as createTraceStore, privateTraceStoreMemo, type FileTraceStore as TraceStore, type FileTraceStoreOptions as TraceStoreOptions, type TraceFs } from '../../../src/io/trace/index.js';

@@ -2,31 +2,22 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isSafeId } from '../../../../schemas/ids.js';
 import type { Memo } from '../../../core/memo.js';
-import { checkSuccession, summarizeRun, type ChainFinding, type ChainStatus, type Predecessor, type PredecessorState } from '../chain.js';
-import { isStoredEvent, rebuild, type StoredEvent } from '../event-record.js';
+import type { ChainStatus, Predecessor } from '../chain.js';
+import { checkSuccession, summarizeRun, type ChainFinding, type PredecessorState } from '../chain-check.js';
+import type { StoredEvent } from '../event-record.js';
+import { isStoredEvent, rebuild } from '../event-rebuild.js';
 import { decodeEventCursor, encodeEventCursor, eventPageLimit, pageLength } from '../paging.js';
 import { readFailure, type ListRunsQuery, type RunPage, type RunReadQuery, type RunTraceView, type TraceEventView } from '../store.js';
 import { SEAL_GRACE_MS } from '../store.js';
-import {
-  BLOB_PREFIX,
-  chainHeader,
-  DATA_PREFIX,
-  EVENT_PREFIX,
-  FILE_PREFIX,
-  FileChainScan,
-  parseBlobLine,
-  parseDataLine,
-  parseFileHeader,
-  parseTraceFileName,
-  startsWith,
-  type FileChain,
-  type RecordRef,
-} from './format.js';
+import { BLOB_PREFIX, DATA_PREFIX, EVENT_PREFIX, FILE_PREFIX, type RecordRef } from './format.js';
+import { chainHeader, parseBlobLine, parseDataLine, parseFileHeader, parseTraceFileName, startsWith } from './parse.js';
+import { FileChainScan, type FileChain } from './chain-scan.js';
 import { readHead } from './event-head.js';
 import { eventOrder, summarize, visible, type EventLocation, type EvictedPart, type IndexedFile } from './run-index.js';
 import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
 import { EvictedLinesBuilder, type EvictedLines } from './evicted-lines.js';
-import { locate, type FileWriter, type FilesContext } from './writer.js';
+import { locate, type FileWriter } from './writer.js';
+import type { FilesContext } from './context.js';
 
 const SCAN_CHUNK = 1 << 20;
 /** Where an event line starts after another line. */

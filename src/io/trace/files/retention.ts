@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { SEAL_GRACE_MS } from '../store.js';
 import type { FileReader } from './reader.js';
-import type { FilesContext, FileWriter } from './writer.js';
+import type { FilesContext } from './context.js';
+import type { FileWriter } from './writer.js';
 
 /**
  * Retention on files: whole files are deleted once their newest event (or, with none,

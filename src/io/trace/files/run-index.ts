@@ -1,7 +1,8 @@
 import type { StoredEvent } from '../event-record.js';
-import type { RunPosition } from '../paging.js';
-import { listedFields, traceIdOfTraceparent, type RunSummary } from '../store.js';
-import { idKey, IdFilter } from './run-id-filter.js';
+import { listedFields } from '../listed-fields.js';
+import type { RunSummary } from '../store.js';
+import { idKey } from './run-id-filter.js';
+import { addFacets, callerRunKey, facetsBytes, mayHoldId, type FileFacets } from './facets.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;
 
@@ -21,11 +22,6 @@ export function summarize(event: StoredEvent<unknown>): EventSummary {
   if (event.surface !== undefined) summary.surface = event.surface;
   if (event.caller !== undefined) summary.caller = event.caller;
   return summary;
-}
-
-/** The trace id of an event's traceparent. */
-export function traceIdOfEvent(summary: Pick<EventSummary, 'traceparent'>): string | undefined {
-  return traceIdOfTraceparent(summary.traceparent);
 }
 
 /** Where one event record lives, with what listing needs so listing never touches the disk. */
@@ -50,11 +46,6 @@ export interface ListedEvent extends EventPosition {
   summary: HeadSummary;
 }
 
-/** Whether a listed event carries its whole summary (one held in memory, or a line read whole). */
-export function isWhole(event: ListedEvent): event is EventLocation {
-  return 'route' in event.summary;
-}
-
 export interface IndexedFile {
   name: string;
   createdMs: number;
@@ -76,28 +67,6 @@ export interface IndexedFile {
   facets: FileFacets | null;
 }
 
-/**
- * What the evicted part of a file keeps in memory of its events (a few bytes per event):
- * which run, request and trace ids it may hold, and which runs of which caller (Bloom
- * filters: no false negatives), exactly which subjects, statuses, outcomes and callers it
- * holds, and its oldest and newest event's time. A lookup or a listing reads only the parts
- * whose facets say they may hold an answer; a worker with no runs reads none.
- */
-export interface FileFacets {
-  /** The part is the file's first `bytes` bytes; the events after it are held in memory. */
-  bytes: number;
-  /** One filter per eviction from the file; null once dropped to keep the index within its bytes (the part may then hold any id). */
-  ids: IdFilter[] | null;
-  /** `persona:mars`, `worker:scribe`. */
-  subjects: Set<string>;
-  statuses: Set<number>;
-  outcomes: Set<string>;
-  /** Callers of its events; `''` for an event without one. */
-  callers: Set<string>;
-  oldestAtMs: number;
-  newestAtMs: number;
-}
-
 /** An evicted part as a read chose it: the bytes to read stay those, however far the file is evicted meanwhile. */
 export interface EvictedPart {
   entry: IndexedFile;
@@ -106,83 +75,12 @@ export interface EvictedPart {
   facets: FileFacets;
 }
 
-/** Whether a part's id filters may hold `key` (an `idKey` or a `callerRunKey`). */
-export function mayHoldId(facets: FileFacets, key: string): boolean {
-  return facets.ids === null || facets.ids.some((filter) => filter.mayContain(key));
-}
-
-/** The key a caller's run goes under in an id filter, so a lookup of another caller's run reads nothing. */
-export function callerRunKey(caller: string, runId: string): string {
-  return `c:${caller}\u0000${runId}`;
-}
-
 /** About the heap an indexed event takes: its location and summary objects, and their strings. */
 export function locationBytes(location: EventLocation): number {
   const summary = location.summary;
   let chars = location.file.length + summary.subject.kind.length + summary.subject.id.length;
   for (const value of Object.values(summary)) if (typeof value === 'string') chars += value.length;
   return 480 + 2 * chars;
-}
-
-function facetsBytes(facets: FileFacets): number {
-  let bytes = 256 + 64 * (facets.subjects.size + facets.statuses.size + facets.outcomes.size + facets.callers.size);
-  for (const filter of facets.ids ?? []) bytes += filter.bytes + 64;
-  return bytes;
-}
-
-/** Folds evicted events (those before `bytes`) into a file's facets. */
-function addFacets(known: FileFacets | null, locations: readonly EventLocation[], bytes: number): FileFacets {
-  const facets: FileFacets = known ?? {
-    bytes,
-    ids: [],
-    subjects: new Set(),
-    statuses: new Set(),
-    outcomes: new Set(),
-    callers: new Set(),
-    oldestAtMs: Number.POSITIVE_INFINITY,
-    newestAtMs: Number.NEGATIVE_INFINITY,
-  };
-  facets.bytes = Math.max(facets.bytes, bytes);
-  const ids = new Set<string>();
-  for (const { summary, atMs } of locations) {
-    ids.add(idKey('run', summary.runId));
-    if (summary.caller !== undefined) ids.add(callerRunKey(summary.caller, summary.runId));
-    if (summary.requestId !== undefined) ids.add(idKey('request', summary.requestId));
-    const traceId = traceIdOfEvent(summary);
-    if (traceId !== undefined) ids.add(idKey('trace', traceId));
-    facets.subjects.add(`${summary.subject.kind}:${summary.subject.id}`);
-    facets.statuses.add(summary.status);
-    facets.outcomes.add(summary.outcome);
-    facets.callers.add(summary.caller ?? '');
-    if (atMs < facets.oldestAtMs) facets.oldestAtMs = atMs;
-    if (atMs > facets.newestAtMs) facets.newestAtMs = atMs;
-  }
-  facets.ids?.push(new IdFilter(ids, ids.size));
-  return facets;
-}
-
-/** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
-export interface RunTally {
-  latest: ListedEvent;
-  events: number;
-}
-
-/** Folds one event of an evicted file into the tallies (events before `minAtMs` are ignored). */
-export function tally(tallies: Map<string, RunTally>, location: ListedEvent, minAtMs: number): void {
-  if (location.atMs < minAtMs) return;
-  const runId = location.summary.runId;
-  const known = tallies.get(runId);
-  if (!known) tallies.set(runId, { latest: location, events: 1 });
-  else {
-    known.events++;
-    if (eventOrder(location, known.latest) > 0) known.latest = location;
-  }
-}
-
-/** Newest first: later `at`, then the larger run id (negative when `a` comes first). */
-export function newerFirst(a: RunPosition, b: RunPosition): number {
-  if (a.atMs !== b.atMs) return b.atMs - a.atMs;
-  return a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
 }
 
 /** Where an event is, as far as the order of a run's events goes. */

@@ -2,24 +2,46 @@ import { latestMatches, pageRequest, runPage, type RunPosition } from '../paging
 import { type ListRunsQuery, type RunFilter, type RunPage, type RunSummary } from '../store.js';
 import { ProblemError } from '../../../errors.js';
 import { idKey } from './run-id-filter.js';
+import { callerRunKey, mayHoldId, traceIdOfEvent, type FileFacets } from './facets.js';
 import {
-  callerRunKey,
   eventOrder,
-  isWhole,
-  mayHoldId,
-  newerFirst,
-  tally,
-  traceIdOfEvent,
   visible,
   type EventLocation,
   type EventSummary,
-  type EvictedPart,
-  type FileFacets,
   type HeadSummary,
+  type EvictedPart,
   type ListedEvent,
   type RunIndex,
-  type RunTally,
 } from './run-index.js';
+
+/** Whether a listed event carries its whole summary (one held in memory, or a line read whole). */
+export function isWhole(event: ListedEvent): event is EventLocation {
+  return 'route' in event.summary;
+}
+
+/** What a scan of evicted files keeps per run for listing: its latest event there and its count. */
+export interface RunTally {
+  latest: ListedEvent;
+  events: number;
+}
+
+/** Folds one event of an evicted file into the tallies (events before `minAtMs` are ignored). */
+export function tally(tallies: Map<string, RunTally>, location: ListedEvent, minAtMs: number): void {
+  if (location.atMs < minAtMs) return;
+  const runId = location.summary.runId;
+  const known = tallies.get(runId);
+  if (!known) tallies.set(runId, { latest: location, events: 1 });
+  else {
+    known.events++;
+    if (eventOrder(location, known.latest) > 0) known.latest = location;
+  }
+}
+
+/** Newest first: later `at`, then the larger run id (negative when `a` comes first). */
+export function newerFirst(a: RunPosition, b: RunPosition): number {
+  if (a.atMs !== b.atMs) return b.atMs - a.atMs;
+  return a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
+}
 
 /**
  * How many bytes of evicted trace files one listing may read to find runs its filters match

@@ -2,7 +2,7 @@ import type { Memo } from '../../../core/memo.js';
 import type { QueuedEvent, RunStanding } from '../admission.js';
 import type { FileReader } from './reader.js';
 import { eventOrder, type EventLocation } from './run-index.js';
-import type { FilesContext } from './writer.js';
+import type { FilesContext } from './context.js';
 
 /** How long what evicted files hold of a run is trusted: their events age out of retention meanwhile. */
 const EVICTED_TTL_MS = 60_000;

@@ -13,10 +13,12 @@ import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
 import { RunStandings, type EvictedPart } from './run-standing.js';
 import type { EvictedLines } from './evicted-lines.js';
-import { describeWriteFailure, FileWriter, type FileCounters, type FilesContext, type TraceFs } from './writer.js';
+import { FileWriter } from './writer.js';
+import type { FileCounters, FilesContext, TraceFs } from './context.js';
+import { describeWriteFailure } from './write-failure.js';
 
-export type { TraceFs } from './writer.js';
-export { describeWriteFailure } from './writer.js';
+export type { TraceFs } from './context.js';
+export { describeWriteFailure } from './write-failure.js';
 
 /** What the run index may hold of events in memory by default (≈ 9,000 events); the evicted parts' facets may take as much again. */
 export const DEFAULT_MAX_INDEX_BYTES = 8 * 1024 * 1024;

@@ -1,76 +1,13 @@
-import { constants } from 'node:fs';
-import type * as fsp from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import { GENESIS_LINK, sealText, type ChainSigner, type Predecessor } from '../chain.js';
-import { eventRecord, TraceSplices, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
+import { sealText, type Predecessor } from '../chain.js';
+import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
 import type { QueuedEvent } from '../admission.js';
-import type { TraceLog } from '../store.js';
-import { blobLine, dataLine, eventBody, fileHeaderBody, traceFileName, type RecordRef } from './format.js';
-import type { EventLocation, IndexedFile, RunIndex } from './run-index.js';
+import { blobLine, dataLine, eventBody, traceFileName, type RecordRef } from './format.js';
+import { TraceFileOpener, type WriterFile } from './open-file.js';
+import type { EventLocation, IndexedFile } from './run-index.js';
+import type { FilesContext } from './context.js';
+import { TraceFileError } from './write-failure.js';
 import { summarize } from './run-index.js';
-
-export type TraceFs = Pick<typeof fsp, 'access' | 'chmod' | 'mkdir' | 'open' | 'readdir' | 'stat' | 'unlink'>;
-
-/** What the files backend counts besides group commit (see `FileTraceStoreStats`). */
-export interface FileCounters {
-  /** Every fsync/fdatasync issued, including file creation and directory syncs. */
-  fsyncs: number;
-  /** Bytes written, headers included. */
-  bytes: number;
-  blobsWritten: number;
-  /** Segments that cost nothing because their text was already in the file. */
-  blobsReused: number;
-  /** Data records (block summaries, sources, cache plans) written, and references to ones already in the file. */
-  dataWritten: number;
-  dataReused: number;
-  filesCreated: number;
-  filesDeleted: number;
-  /** Files this writer found truncated, grown, replaced or removed under it, and left for a new one. */
-  filesDisturbed: number;
-  /** Lines skipped on read because they could not be parsed (a torn last line after a crash). */
-  unreadableLines: number;
-}
-
-/** What the writer, the reader and retention share. */
-export interface FilesContext {
-  dir: string;
-  fs: TraceFs;
-  now: () => number;
-  log: TraceLog;
-  index: RunIndex;
-  counters: FileCounters;
-  signer: ChainSigner;
-  writerId: string;
-  retentionMs: number;
-  rotateMs: number;
-  /** A batch is being written now (group commit is busy): the writer checks its file itself. */
-  busy: () => boolean;
-  /** Counts one fsync or fdatasync that returned: a durable commit. */
-  synced(): void;
-}
-
-interface WriterFile {
-  name: string;
-  path: string;
-  handle: FileHandle;
-  /** Bytes durable and acknowledged: where the next batch starts. */
-  size: number;
-  createdMs: number;
-  ino: number;
-  dev: number;
-  /** The link of its last chained record, its offset, and the events chained so far. */
-  link: string;
-  lastOffset: number;
-  events: number;
-  /** Blobs already in this file: sha256 → the JSON of a reference to it. */
-  blobs: Map<string, string>;
-  /** Data records already in this file: sha256 → the JSON of a reference to it. */
-  data: Map<string, string>;
-  /** What shared results' later events in this file splice in. */
-  splices: TraceSplices;
-  entry: IndexedFile;
-}
 
 /** What a writer found at its file's path instead of the file as it left it. */
 interface Disturbance {
@@ -108,13 +45,15 @@ export class FileWriter {
   private previous: (Predecessor & { link: string }) | null = null;
   /** The last time the writer had to leave a file that changed under it, for `/readyz`. */
   private notice: { atMs: number; text: string } | null = null;
-  private warnedChmod = false;
+  private readonly opener: TraceFileOpener;
 
   constructor(
     private readonly ctx: FilesContext,
     private readonly digests: RecordDigests,
     private readonly rotateBytes: number,
-  ) {}
+  ) {
+    this.opener = new TraceFileOpener(ctx, (handle, data) => this.writeAll(handle, data));
+  }
 
   /** The file being written, if any. */
   get currentName(): string | null {
@@ -194,19 +133,6 @@ export class FileWriter {
     }
   }
 
-  private async ensureDir(): Promise<void> {
-    const { fs, dir, log } = this.ctx;
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    try {
-      await fs.chmod(dir, 0o700);
-    } catch (error) {
-      // A volume root owned by someone else: writable is what matters; say so once.
-      if ((error as NodeJS.ErrnoException).code !== 'EPERM' || this.warnedChmod) throw error;
-      this.warnedChmod = true;
-      log.warn({ dir }, 'cannot chmod the trace directory to 0700; check its owner and mode');
-    }
-  }
-
   /** Appends (the file is opened O_APPEND: every write lands at its end, wherever that is now). */
   private async writeAll(handle: FileHandle, data: Buffer): Promise<void> {
     let done = 0;
@@ -214,16 +140,6 @@ export class FileWriter {
       const { bytesWritten } = await handle.write(data, done, data.length - done, null);
       if (bytesWritten <= 0) throw new TraceFileError('EIO', 'short write');
       done += bytesWritten;
-    }
-  }
-
-  private async syncDir(): Promise<void> {
-    const handle = await this.ctx.fs.open(this.ctx.dir, constants.O_RDONLY);
-    try {
-      await handle.sync();
-      this.ctx.synced();
-    } finally {
-      await handle.close();
     }
   }
 
@@ -288,64 +204,17 @@ export class FileWriter {
     return this.rotating;
   }
 
-  /** Opens a fresh file (exclusive create, append-only, 0600), durable with its directory entry before use. */
+  /** Opens a fresh file (`open-file.ts`), leaving the current one for it. */
   private async openNext(): Promise<WriterFile> {
-    const { fs, dir, now, index, counters, signer, writerId } = this.ctx;
+    const { now, writerId } = this.ctx;
     if (this.file) this.retire(this.file);
-    await this.ensureDir();
     const createdMs = now();
     const seq = ++this.sequence;
     const name = traceFileName(createdMs, writerId, seq);
-    const path = join(dir, name);
     this.opening = name;
-    const entry = index.file(name, createdMs, true);
-    let handle: FileHandle | null = null;
     try {
-      // O_APPEND: were the file truncated under us, a write lands at its real end, and the size check after it notices.
-      handle = await fs.open(path, 'ax', 0o600);
-      await handle.chmod(0o600);
-      const from = this.previous?.link ?? GENESIS_LINK;
-      let prev: Predecessor | null = null;
-      if (this.previous) {
-        const { link: _link, ...claim } = this.previous;
-        prev = claim;
-      }
-      const body = Buffer.from(fileHeaderBody({ writer: writerId, createdMs, seq, mac: signer.mac, key: signer.keyId, prev }));
-      const link = signer.link(from, body);
-      const header = Buffer.concat([body, Buffer.from(sealText(from, link))]);
-      await this.writeAll(handle, header);
-      await handle.datasync();
-      this.ctx.synced();
-      await this.syncDir();
-      const info = await handle.stat();
-      entry.scannedBytes = header.length;
-      counters.filesCreated++;
-      counters.bytes += header.length;
-      this.file = {
-        name,
-        path,
-        handle,
-        size: header.length,
-        createdMs,
-        ino: info.ino,
-        dev: info.dev,
-        link,
-        lastOffset: 0,
-        events: 0,
-        blobs: new Map(),
-        data: new Map(),
-        splices: new TraceSplices(),
-        entry,
-      };
+      this.file = await this.opener.open(name, createdMs, seq, this.previous);
       return this.file;
-    } catch (error) {
-      index.dropFile(name);
-      if (handle) {
-        await handle.close().catch(noop);
-        // Retries while the disk is full must not leave an empty file behind each time.
-        await fs.unlink(path).catch(noop);
-      }
-      throw error;
     } finally {
       this.opening = null;
     }
@@ -490,35 +359,4 @@ export function locate(entry: IndexedFile, offset: number, length: number, store
 /** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */
 function refJson(sha: string, [offset, length]: [number, number]): string {
   return `["${sha}",${offset},${length}]`;
-}
-
-/** A write failure the writer finds itself, coded as the errno it stands for (or `EREPLACED`), so `describeWriteFailure` reads it as it reads the system's. */
-export class TraceFileError extends Error {
-  override readonly name = 'TraceFileError';
-  constructor(
-    readonly code: 'EIO' | 'EREPLACED',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const REASONS: Record<string, string> = {
-  ENOSPC: 'disk full',
-  EDQUOT: 'disk quota exceeded',
-  EROFS: 'read-only file system',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  ENOENT: 'directory missing',
-  ENOTDIR: 'not a directory',
-  EEXIST: 'not a directory',
-  EIO: 'I/O error',
-  EREPLACED: 'trace file removed or replaced',
-  EMFILE: 'too many open files',
-};
-
-/** A reason fit for a public readiness answer: the variable to check and the errno, never a path. */
-export function describeWriteFailure(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | null)?.code ?? 'error';
-  return `trace directory is not writable (TRACE_DIR): ${REASONS[code] ?? 'write failed'} (${code})`;
 }

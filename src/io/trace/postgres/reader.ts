@@ -1,7 +1,9 @@
 import { isSafeId } from '../../../../schemas/ids.js';
 import { sha256Hex } from '../../../core/digest.js';
-import { readerFor, RETENTION_GRACE_MS, summarizeRun, type ChainFinding, type ChainStatus } from '../chain.js';
-import { isStoredEvent, parseRecordJson, rebuild, type StoredEvent } from '../event-record.js';
+import type { ChainStatus } from '../chain.js';
+import { readerFor, RETENTION_GRACE_MS, summarizeRun, type ChainFinding } from '../chain-check.js';
+import type { StoredEvent } from '../event-record.js';
+import { isStoredEvent, parseRecordJson, rebuild } from '../event-rebuild.js';
 import { type RunStanding } from '../admission.js';
 import { decodeEventCursor, encodeEventCursor, eventPageLimit, pageLength, pageRequest, runPage, type RunPosition } from '../paging.js';
 import { readFailure, type ListRunsQuery, type RunFilter, type RunPage, type RunReadQuery, type RunSummary, type RunTraceView, type TraceEventView } from '../store.js';

@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { createAnswerEncoder } from '../src/http/answer.js';
+import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
+import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
+import { withRefreshDelivery } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, TOPIC_SUBJECT_ID } from '../src/sources/persona.js';
+import { TopicContextQuerySchema, TopicContextResponseSchema, TopicParamsSchema, TopicResultSchema } from '../schemas/context.js';
+
+/**
+ * `GET /context/topic/:topicId`: a topic block alone, delivered like a persona's prompt
+ * (context.ts). Registered before `/context/:persona`; the router prefers the static segment
+ * anyway.
+ */
+export const topicRoutes: FastifyPluginAsyncZod = async (app) => {
+  const personas = createPersonaSources(personaOptions(app.config), { compiler: app.compiler, memo: app.sourceMemo });
+  const topicAnswer = createAnswerEncoder(TopicContextResponseSchema, TopicResultSchema);
+
+  app.get(
+    '/context/topic/:topicId',
+    {
+      schema: {
+        operationId: 'getTopicContext',
+        summary: 'The topic block alone, compiled and traced',
+        description: `\`topics/<topicId>.md\` (newest part kept when over its cap), PII-scrubbed and delivered
+like a persona prompt so it is digested and traced: the topic is the one advisory line
+of \`inputPrompt\` (\`{"block":"topic",...}\`), ready for a session's data channel;
+\`systemPrompt\` is only a short built-in frame (identity, runtime policy, voice scope)
+with no clock, so the \`ETag\` changes only when the topic does. The trace subject is
+\`persona: topic\`. A missing or unusable topic is a 404 (traced as a failed delivery).
+
+\`delivery\` says how the topic reaches the call's model mid-session, chosen by \`provider\`
+and \`model\` as a refresh's is (docs/providers.md): \`conversation-item\` (OpenAI, Azure),
+\`client-content\` (a Gemini Live model that takes client content mid-session), or
+\`reconnect\` (Gemini 3.1 and later: put it in the setup of a new connection; a model not
+known gets it too, with a \`delivery-model-unknown:\` warning).`,
+        params: TopicParamsSchema,
+        querystring: TopicContextQuerySchema,
+        response: {
+          200: delivered(TopicContextResponseSchema, 'the compiled topic block'),
+          ...notModified,
+          ...problems(400, 401, 404, 409, 429),
+          ...traceUnavailable,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { topicId } = request.params;
+      const { query } = request;
+      const provider = query.provider ?? 'openai';
+      const { delivery, job } = withRefreshDelivery(provider, query.model, personas.topic({ topicId, topicName: query.topicName, sanitize: query.sanitize, provider: query.provider }));
+      return deliverJob(
+        request,
+        reply,
+        {
+          route: 'GET /context/topic/:topicId',
+          ...runIdFor(query.runId),
+          subject: { kind: 'persona', id: TOPIC_SUBJECT_ID },
+          surface: 'voice',
+          identifiers: { topicId },
+          options: { sanitize: query.sanitize ?? null, topicName: query.topicName !== undefined, provider, model: query.model ?? null, delivery },
+          format: query.format ?? 'json',
+          hud: wantsHud(query.hud),
+          clock: readClock(),
+          answer: topicAnswer,
+          answerMembers: { delivery },
+        },
+        job,
+      );
+    },
+  );
+};
