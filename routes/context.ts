@@ -6,7 +6,7 @@ import { parseInstant } from '../src/core/time.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, rehearse, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { deliveryFor } from '../src/core/persona/delivery.js';
+import { deliveryFor } from '../src/core/persona/providers.js';
 import { createPersonaSources, personaOptions, personaOrNotFound, timezoneForTrace, topicIdForTrace, withRefreshDelivery } from '../src/sources/persona.js';
 import {
   PersonaContextQuerySchema,

@@ -3,7 +3,7 @@ import { parseInstant } from '../src/core/time.js';
 import { ProblemError } from '../src/errors.js';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { runScope } from '../src/http/auth.js';
-import { deliveryFor } from '../src/core/persona/delivery.js';
+import { deliveryFor } from '../src/core/persona/providers.js';
 import { deliverJob, readClock } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createPersonaSources, personaOptions, personaOrNotFound, timezoneForTrace } from '../src/sources/persona.js';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
-import { DELIVERIES } from '../src/core/persona/delivery.js';
+import { ANSWER_PROVIDERS, DELIVERIES } from '../src/core/persona/providers.js';
 import { AnswerFields, CacheBoundarySchema, CompiledFieldsSchema, RealtimeSessionSchema, TopicSummarySchema } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
 

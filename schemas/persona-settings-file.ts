@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PERSONAS } from '../src/core/persona/personas.js';
-import { GEMINI_VOICES, OPENAI_VOICES, type PersonaSettingsFile } from '../src/core/persona/voices.js';
+import { GEMINI_VOICES, OPENAI_VOICES, type PersonaSettingsFile } from '../src/core/persona/providers.js';
 
 const voiceOf = (provider: string, voices: readonly [string, ...string[]]) =>
   z.enum(voices, { error: `must be one of the ${provider} voices: ${voices.join(', ')}` });

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { GeminiContextEvent, OpenAIContextEvent } from '../src/core/persona/refresh.js';
-import { ANSWER_PROVIDERS } from '../src/core/persona/voices.js';
-import { DELIVERIES } from '../src/core/persona/delivery.js';
+import { ANSWER_PROVIDERS, DELIVERIES } from '../src/core/persona/providers.js';
 import { AnswerFields } from './compiled.js';
 import { GeminiSetupSchema } from './gemini.js';
 import { InstantSchema, MAX_ID_LENGTH, ModelSchema, REFRESH_RUN_SUFFIX, RunIdSchema, TopicIdSchema } from './ids.js';

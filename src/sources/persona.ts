@@ -16,8 +16,7 @@
  * call re-stats but does not re-parse.
  */
 import type { Compiler } from '../core/compile.js';
-import { deliveryFor, type Delivery } from '../core/persona/delivery.js';
-import type { AnswerProvider } from '../core/persona/voices.js';
+import { deliveryFor, type AnswerProvider, type Delivery } from '../core/persona/providers.js';
 import { DEFAULT_POLICY, mergePolicy } from '../core/policy.js';
 import type { CompileJob } from './job.js';
 import { compilePersona, NO_DAY_MEMO, readPersonaSources, type DayMemo } from './persona/day.js';

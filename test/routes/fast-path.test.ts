@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { createCompiler } from '../../src/core/compile.js';
-import { deliveryFor } from '../../src/core/persona/delivery.js';
+import { deliveryFor } from '../../src/core/persona/providers.js';
 import { buildHud } from '../../src/core/hud.js';
 import { DEFAULT_POLICY, mergePolicy } from '../../src/core/policy.js';
 import { createBrain, type BrainSession } from '../../src/io/brain.js';

@@ -28,7 +28,7 @@ import type { z } from 'zod';
 import type { GeminiSchema, GeminiType } from '../../src/core/persona/gemini-schema.js';
 import { geminiSetup, type GeminiSetup } from '../../src/core/persona/gemini-setup.js';
 import { PERSONAS } from '../../src/core/persona/personas.js';
-import type { OPENAI_VOICES } from '../../src/core/persona/voices.js';
+import type { OPENAI_VOICES } from '../../src/core/persona/providers.js';
 import type { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import type { PersonaContextResponseSchema } from '../../schemas/context.js';
 import { GeminiSchemaSchema, GeminiSetupSchema, type GeminiSetupAnswer } from '../../schemas/gemini.js';

@@ -3,7 +3,7 @@ export * from './personas.js';
 export * from './render.js';
 export * from './tools.js';
 export * from './session.js';
-export * from './voices.js';
+export * from './providers.js';
 export * from './call-link.js';
 export * from './gemini-schema.js';
 export * from './gemini-setup.js';

@@ -1,5 +1,5 @@
 import type { ReadToolName, WriteToolName } from './tools.js';
-import type { PersonaVoices } from './voices.js';
+import type { PersonaVoices } from './providers.js';
 
 /**
  * The built-in voice personas, as data. Prompt text is plain ASCII prose written

@@ -1,7 +1,7 @@
 import { encodeInputLine } from '../render.js';
 import { toAscii } from '../text.js';
 import type { BlockKind } from '../types.js';
-import type { RealtimeProvider } from './voices.js';
+import type { RealtimeProvider } from './providers.js';
 
 /**
  * A mid-call refresh (issue 24): what changed in a persona's live context since the

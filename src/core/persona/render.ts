@@ -3,7 +3,7 @@ import { looksBinary } from '../signals/markdown.js';
 import { quoteForWarning, stripHtmlComments, trimLineEnds } from '../text.js';
 import { CANNOT_SAVE, sharedHardRules, type Persona } from './personas.js';
 import { andList, KNOWN_TOOL_NAMES, mentionedToolNames, orList, resolveToolReferences, selectTools, TOOLS_FILE, type PersonaTool, type ToolsFile } from './tools.js';
-import { personaVoices, type PersonaSettingsFile, type PersonaVoices } from './voices.js';
+import { personaVoices, type PersonaSettingsFile, type PersonaVoices } from './providers.js';
 
 /**
  * Renders a persona into the trusted prompt sections the compiler places as blocks:

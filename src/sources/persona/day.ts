@@ -8,7 +8,7 @@ import { createCompiler, type Compiler } from '../../core/compile.js';
 import type { Persona } from '../../core/persona/personas.js';
 import { geminiSetupWith } from '../../core/persona/gemini-setup.js';
 import { asciiInstructions, realtimeSession } from '../../core/persona/session.js';
-import { providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/voices.js';
+import { providerShape, type AnswerProvider, type RealtimeProvider } from '../../core/persona/providers.js';
 import { addCounts, type RedactionCounts } from '../../core/pii.js';
 import { clockLine, localDate, localTime, type ResolvedTimeZone, type TimeMemo } from '../../core/time.js';
 import type { Policy } from '../../core/types.js';

@@ -6,7 +6,7 @@
  */
 import type { Persona } from '../../core/persona/personas.js';
 import { TOOLS_FILE } from '../../core/persona/tools.js';
-import { PERSONA_SETTINGS_FILE } from '../../core/persona/voices.js';
+import { PERSONA_SETTINGS_FILE } from '../../core/persona/providers.js';
 import { TOPIC_NAME_SOURCE, topicNameOnlyLine } from '../../core/persona/call-link.js';
 import { DEFAULT_TOPIC_CHARS } from '../../core/signals/topic.js';
 import { toAscii } from '../../core/text.js';

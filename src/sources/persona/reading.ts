@@ -20,7 +20,7 @@ import { renderPersona, type RenderedPersona } from '../../core/persona/render.j
 import { geminiTools, type DeclaredTools } from '../../core/persona/gemini-setup.js';
 import { asciiTools } from '../../core/persona/session.js';
 import { TOOLS_FILE, type PersonaTool, type ToolsFile } from '../../core/persona/tools.js';
-import { PERSONA_SETTINGS_FILE, type PersonaSettingsFile } from '../../core/persona/voices.js';
+import { PERSONA_SETTINGS_FILE, type PersonaSettingsFile } from '../../core/persona/providers.js';
 import type { RedactionCounts } from '../../core/pii.js';
 import { newestMeetingFile } from '../../core/signals/meetings.js';
 import { planDailyMemory, type DailyMemory, type DailyMemoryPlan } from '../../core/signals/memory.js';

@@ -4,9 +4,8 @@
  * options and answers with what changed in its live context since.
  */
 import { sha256Hex } from '../../core/digest.js';
-import type { Delivery } from '../../core/persona/delivery.js';
 import { contextEvent, liveContextChanges, parseInputPrompt, refreshText, type BlockChange } from '../../core/persona/refresh.js';
-import { ANSWER_PROVIDERS, providerShape, type AnswerProvider } from '../../core/persona/voices.js';
+import { ANSWER_PROVIDERS, providerShape, type AnswerProvider, type Delivery } from '../../core/persona/providers.js';
 import { noMemo, type Memo } from '../../core/memo.js';
 import { ProblemError } from '../../errors.js';
 import type { TraceEvent } from '../../../schemas/trace.js';

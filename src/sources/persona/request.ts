@@ -6,7 +6,7 @@
 import { getPersona, listPersonas, type Persona } from '../../core/persona/personas.js';
 import type { GeminiSetup } from '../../core/persona/gemini-setup.js';
 import type { RenderedPersona } from '../../core/persona/render.js';
-import type { AnswerProvider } from '../../core/persona/voices.js';
+import type { AnswerProvider } from '../../core/persona/providers.js';
 import type { PersonaTool } from '../../core/persona/tools.js';
 import type { RedactionCounts } from '../../core/pii.js';
 import { isValidTimeZone, MAX_TIMEZONE_LENGTH, NO_TIME_MEMO, zoneSpelling, type ResolvedTimeZone, type TimeMemo } from '../../core/time.js';

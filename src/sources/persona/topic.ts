@@ -6,7 +6,7 @@
  */
 import { createCompiler, type Compiler } from '../../core/compile.js';
 import { looksBinary } from '../../core/signals/markdown.js';
-import { providerShape, type AnswerProvider } from '../../core/persona/voices.js';
+import { providerShape, type AnswerProvider } from '../../core/persona/providers.js';
 import { DEFAULT_TOPIC_CHARS, sanitizeTopicName, topicExcerpt } from '../../core/signals/topic.js';
 import { toAscii } from '../../core/text.js';
 import type { CompileInput, SourceText } from '../../core/types.js';

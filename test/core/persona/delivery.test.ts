@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLIENT_CONTENT_MODELS, deliveryFor, geminiVersion, RECONNECT_MODELS } from '../../../src/core/persona/delivery.js';
+import { CLIENT_CONTENT_MODELS, deliveryFor, geminiVersion, RECONNECT_MODELS } from '../../../src/core/persona/providers.js';
 
 describe('deliveryFor: how a refresh reaches the model', () => {
   it('OpenAI and Azure: a conversation item, whatever the model', () => {

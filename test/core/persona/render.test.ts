@@ -11,7 +11,7 @@ import {
   WRITE_TOOL_NAMES,
   type ToolsFile,
 } from '../../../src/core/persona/tools.js';
-import { PROVIDER_VOICES, REALTIME_PROVIDERS } from '../../../src/core/persona/voices.js';
+import { PROVIDER_VOICES, REALTIME_PROVIDERS } from '../../../src/core/persona/providers.js';
 import { PersonaSettingsFileSchema } from '../../../schemas/persona-settings-file.js';
 
 const variants: ReadonlyArray<{ name: string; options: Parameters<typeof renderPersona>[1] }> = [
