@@ -38,7 +38,7 @@ try {
     // A new minute per call, as sessions connect at their own minute.
     const now = new Date(START + i * 60_000).toISOString();
     const started = performance.now();
-    const result = await api.realtimeSession(persona, { now });
+    await api.realtimeSession(persona, { now });
     const elapsed = performance.now() - started;
     if (i >= WARM_UP) times[persona]!.push(elapsed);
   }

@@ -17,7 +17,6 @@ import {
   RunTraceParamsSchema,
   RunTraceQuerySchema,
   RunTraceSchema,
-  type RunListQuery,
   type TraceAbsentView,
   type TraceListing,
   type TraceListingView,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isValidTimeZone, parseInstant } from '../src/core/time.js';
+import { parseInstant } from '../src/core/time.js';
+import { isValidTimeZone } from '../src/core/zones.js';
 import { ENGINE_PATTERN, ENGINE_RULE } from '../src/core/types.js';
 
 /**

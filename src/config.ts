@@ -4,7 +4,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CallerConfigError, readCallers, type Caller } from './callers.js';
-import { isValidTimeZone } from './core/time.js';
+import { isValidTimeZone } from './core/zones.js';
 import { parseAllowedHosts } from './http/host-guard.js';
 
 /** The repository root, whether running from `src/` (tsx, vitest) or `dist/src/`. */

@@ -1,18 +1,6 @@
 import { noMemo, type Memo } from './memo.js';
 import { formatterFor, type ZoneMemo } from './zones.js';
 
-// Which zone a compile is in, and which names are zones, is zones.ts; re-exported for the callers that import them from here.
-export {
-  heartbeatTimeZone,
-  isValidTimeZone,
-  MAX_TIMEZONE_LENGTH,
-  resolveTimeZone,
-  zoneSpelling,
-  type HeartbeatZone,
-  type ResolvedTimeZone,
-  type TimeZoneSource,
-  type ZoneMemo,
-} from './zones.js';
 
 /**
  * Calendar dates and the clock line in the operator's time zone. Only `Intl.DateTimeFormat`

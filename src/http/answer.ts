@@ -15,7 +15,7 @@
 import fastJson from 'fast-json-stringify';
 import { z } from 'zod';
 import type { CompiledContext, PromptPiece } from '../core/types.js';
-import { serializerJsonSchema } from './zod.js';
+import { serializerJsonSchema } from './serializer.js';
 
 type ObjectSchema = z.ZodObject<z.ZodRawShape>;
 type Write = (value: unknown) => string;

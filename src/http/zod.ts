@@ -3,9 +3,6 @@ import { z } from 'zod';
 import { quoteForWarning } from '../core/text.js';
 import { ProblemError, type FieldError } from '../errors.js';
 
-// Writing responses from zod schemas is serializer.ts; re-exported for the callers that import it from here.
-export { serializerJsonSchema, zodSerializerCompiler } from './serializer.js';
-
 const PART_PREFIX: Record<string, string> = {
   body: '/body',
   querystring: '/query',

@@ -1,5 +1,6 @@
 import { noMemo, remembered, type Memo } from '../core/memo.js';
-import { NO_TIME_MEMO, resolveTimeZone, type ResolvedTimeZone, type TimeMemo } from '../core/time.js';
+import { NO_TIME_MEMO, type TimeMemo } from '../core/time.js';
+import { resolveTimeZone, type ResolvedTimeZone } from '../core/zones.js';
 import type { BrainFile, BrainReader, Reason } from '../io/brain.js';
 
 export const HEARTBEAT_PATH = 'memory/heartbeat-state.json';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mixedRequests } from '../../bench/mix.js';
-import { isValidTimeZone } from '../../src/core/time.js';
+import { isValidTimeZone } from '../../src/core/zones.js';
 
 const inputs = {
   token: 't',

@@ -2,17 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/caches.js';
 import { ProblemError } from '../../src/errors.js';
-import {
-  addDays,
-  clockLine,
-  isCalendarDate,
-  isValidTimeZone,
-  localDate,
-  localTime,
-  parseInstant,
-  previousLocalDate,
-  resolveTimeZone,
-} from '../../src/core/time.js';
+import { addDays, clockLine, isCalendarDate, localDate, localTime, parseInstant, previousLocalDate } from '../../src/core/time.js';
+import { isValidTimeZone, resolveTimeZone } from '../../src/core/zones.js';
 
 const at = (iso: string) => new Date(iso);
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { createCaches } from '../../src/caches.js';
 import { createCompiler } from '../../src/core/compile.js';
 import { createAnswerEncoder, wireOrder } from '../../src/http/answer.js';
-import { serializerJsonSchema } from '../../src/http/zod.js';
+import { serializerJsonSchema } from '../../src/http/serializer.js';
 import { voicePersona } from '../core/golden/cases.js';
 
 const Schema = z.object({

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { serializerJsonSchema } from '../../src/http/zod.js';
+import { serializerJsonSchema } from '../../src/http/serializer.js';
 import { CompiledResponseSchema } from '../../schemas/compiled.js';
 import { PersonaContextResponseSchema, TopicContextResponseSchema } from '../../schemas/context.js';
 import { buildTestApp } from '../helpers/app.js';

@@ -8,7 +8,7 @@ import { deliveryFor } from '../../src/core/persona/providers.js';
 import { buildHud } from '../../src/core/hud.js';
 import { DEFAULT_POLICY, mergePolicy } from '../../src/core/policy.js';
 import { createBrain, type BrainSession } from '../../src/io/brain.js';
-import { serializerJsonSchema } from '../../src/http/zod.js';
+import { serializerJsonSchema } from '../../src/http/serializer.js';
 import { NO_SOURCE_MEMO } from '../../src/sources/memo.js';
 import { compilePersona, readPersonaSources, type PersonaRequest } from '../../src/sources/persona.js';
 import { compileWorker, readWorkerSources, type WorkerRequest } from '../../src/sources/worker.js';

@@ -26,7 +26,8 @@ import { pickEmotionLines, recurringThemes, soulCore } from '../../src/core/sign
 import { parseTasks } from '../../src/core/signals/tasks.js';
 import { sanitizeTopicName, topicExcerpt } from '../../src/core/signals/topic.js';
 import { clampLine, cutAtLineBoundary, keepNewest, quoteForWarning, stripHtmlComments, toAscii, toSingleLine } from '../../src/core/text.js';
-import { heartbeatTimeZone, isValidTimeZone, parseInstant } from '../../src/core/time.js';
+import { parseInstant } from '../../src/core/time.js';
+import { heartbeatTimeZone, isValidTimeZone } from '../../src/core/zones.js';
 import { DEFAULT_POLICY } from '../../src/core/policy.js';
 import { diffHunks, diffLines } from '../../ui/src/text-diff.js';
 

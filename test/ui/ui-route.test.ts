@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { UI_CONTENT_SECURITY_POLICY, UI_DIR, UI_FILES, uiRoutes } from '../../routes/ui.js';
 import { PROJECT_ROOT } from '../../src/config.js';
 import { problemPlugin } from '../../src/http/problem.js';
-import { zodSerializerCompiler, zodValidatorCompiler } from '../../src/http/zod.js';
+import { zodSerializerCompiler } from '../../src/http/serializer.js';
+import { zodValidatorCompiler } from '../../src/http/zod.js';
 import { buildTestApp, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { buildDist } from '../helpers/build.js';
 

@@ -6,7 +6,8 @@
 import { ProblemError } from '../../errors.js';
 import { singleLine } from '../render.js';
 import { RUNTIME_POLICY, RUNTIME_POLICY_SOURCE, RUNTIME_POLICY_TOOL_USE, RUNTIME_POLICY_TOOL_USE_SOURCE, RUNTIME_SCOPES } from '../surfaces.js';
-import { clockLine, isValidTimeZone, type Clock, type TimeMemo } from '../time.js';
+import { clockLine, type Clock, type TimeMemo } from '../time.js';
+import { isValidTimeZone } from '../zones.js';
 import type { BriefingItem, Capability, CompileInput, Connection, Phase, SourceText } from '../types.js';
 
 /** The volatile date-and-time line, or a 400 problem naming the field that cannot give one. */

@@ -1,5 +1,3 @@
-import { stripHtmlComments } from '../text.js';
-
 /**
  * The small slice of markdown the brain parsers share: lines outside fenced code blocks
  * with HTML comments removed, headings, list items and a binary-junk check. Everything

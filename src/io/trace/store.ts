@@ -180,7 +180,6 @@ export interface TraceStore {
 export type TraceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 
 const HOUR = 3_600_000;
-const MAX_PAGE = 100;
 /** How far apart replica clocks may be before a writer's file or chain segment counts as sealed. */
 export const SEAL_GRACE_MS = 60_000;
 
