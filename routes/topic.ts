@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { createAnswerEncoder } from '../src/http/answer.js';
 import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.js';
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
-import { withRefreshDelivery } from '../src/sources/persona.js';
-import { createPersonaSources, personaOptions, TOPIC_SUBJECT_ID } from '../src/sources/persona.js';
+import { createPersonaSources, personaOptions, TOPIC_SUBJECT_ID, withRefreshDelivery } from '../src/sources/persona.js';
 import { TopicContextQuerySchema, TopicContextResponseSchema, TopicParamsSchema, TopicResultSchema } from '../schemas/context.js';
 
 /**
