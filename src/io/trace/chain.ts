@@ -30,8 +30,8 @@ export interface ChainSigner {
   readonly mac: ChainMac;
   /** Names the key without revealing it (16 hex digits of a labelled sha256); null without a key. */
   readonly keyId: string | null;
-  /** The link of a record: MAC over the previous link (64 hex digits) and the record's bytes. */
-  link(previous: string, body: Buffer): string;
+  /** The link of a record: MAC over the previous link (64 hex digits) and the record's bytes (a string is taken as its UTF-8). */
+  link(previous: string, body: Buffer | string): string;
 }
 
 /** The key id written into file headers, so a reader can tell "another key" from "forged". */

@@ -189,7 +189,7 @@ function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, 
 }
 
 /**
- * The event as stored, as JSON text (an object), and its own fields for an index. Segment
+ * The event as stored, as JSON text (an object), and the characters it delivered. Segment
  * texts, block summaries (only their summary fields: a compiled block passed whole would
  * store its content a second time), source records, the cache plan, a persona's tools and
  * the HUD become references, spliced in as ready JSON. An event of a shared `result` whose
@@ -198,11 +198,11 @@ function realtimeReferences(realtime: NonNullable<TraceEventInput['realtime']>, 
  * the scope `splice` is what the writer keeps (`TraceSplices.keep`) once the event is
  * durable. Byte for byte the same either way.
  */
-export function eventRecord<R>(event: TraceEventInput, refs: Refs, splices?: TraceSplices, result?: object): { stored: StoredEvent<R>; json: string; splice?: TraceSplice } {
+export function eventRecord(event: TraceEventInput, refs: Refs, splices?: TraceSplices, result?: object): { json: string; chars: number; splice?: TraceSplice } {
   const kept = result === undefined ? undefined : splices?.get(result);
   if (kept != null && kept.hud === event.hud) {
     const sources = sourceReferences(event.sources, refs);
-    return { stored: ownFields(event, kept.chars) as StoredEvent<R>, json: `${ownJson(event, kept.fields, kept.chars)}${kept.parts}${sources}${kept.segments}}` };
+    return { json: `${ownJson(event, kept.fields, kept.chars)}${kept.parts}${sources}${kept.segments}}`, chars: kept.chars };
   }
   const { segments, blocks, sources, cache, realtime, hud } = event;
   // Looked up in this order, so a record new to the scope is placed where it always was.
@@ -227,7 +227,7 @@ export function eventRecord<R>(event: TraceEventInput, refs: Refs, splices?: Tra
   const fields = resultFields(event);
   const json = `${ownJson(event, fields, chars)}${parts}${sourceRefs}${segmentRefs}}`;
   const splice = kept !== undefined && segments !== undefined ? { hud, fields, chars, parts, segments: segmentRefs } : undefined;
-  return { stored: ownFields(event, chars) as StoredEvent<R>, json, ...(splice ? { splice } : {}) };
+  return { json, chars, ...(splice ? { splice } : {}) };
 }
 
 /** `,"sources":[…]` for an event. */
@@ -246,24 +246,23 @@ function resultFields(event: TraceEventInput): string {
   return fields.length > 2 ? `,${fields.slice(1, -1)}` : '';
 }
 
-/** `JSON.stringify(ownFields(event, chars))` without its closing brace, `fields` (`resultFields`) spliced in where it writes them. */
+/** The event's own fields as a JSON object without its closing brace, `fields` (`resultFields`) spliced in where they belong. */
 function ownJson(event: TraceEventInput, fields: string, chars: number): string {
   return `${JSON.stringify(ownRequestFields(event)).slice(0, -1)}${fields},${JSON.stringify(ownOutcomeFields(event, chars)).slice(1, -1)}`;
 }
 
-type OwnFields = { [K in keyof Required<Omit<TraceEventInput, 'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud'>>]: TraceEventInput[K] } & { chars: number };
-
 /**
- * The event's own fields, as stored (the shared result's blocks, sources, cache, realtime,
- * HUD and segments go in by reference), in the order they are written: what the request
- * was (`ownRequestFields`), the compiled result's inline fields (`inlineResult`), then how it went
- * (`ownOutcomeFields`). Field by field rather than a rest spread of the event, which costs more on
- * this per-event path; the type lists every other field of TraceEventInput, so a new one
- * cannot be left out, and `ownJson` writes the same three parts.
+ * The event's own fields are written in this order: what the request was
+ * (`ownRequestFields`), the compiled result's inline fields (`inlineResult`), then how it went
+ * (`ownOutcomeFields`). Field by field rather than a rest spread of the event, which costs
+ * more on this per-event path; the check below fails to compile when TraceEventInput gains a
+ * field that is written neither inline nor by reference.
  */
-function ownFields(event: TraceEventInput, chars: number): OwnFields {
-  return { ...ownRequestFields(event), ...inlineResult(event), ...ownOutcomeFields(event, chars) };
-}
+type Unplaced = Exclude<
+  keyof TraceEventInput,
+  'segments' | 'blocks' | 'sources' | 'cache' | 'realtime' | 'hud' | keyof ReturnType<typeof ownRequestFields> | keyof ReturnType<typeof inlineResult> | keyof ReturnType<typeof ownOutcomeFields>
+>;
+true satisfies ([Unplaced] extends [never] ? true : { unplaced: Unplaced });
 
 function ownRequestFields(event: TraceEventInput) {
   return {

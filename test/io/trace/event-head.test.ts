@@ -23,7 +23,8 @@ async function writtenLines(events: Parameters<ReturnType<typeof createFileTrace
 
 /** What a whole parse gives of the fields a head holds. */
 function parsedHead(line: Buffer) {
-  const summary = summarize(JSON.parse(line.toString('utf8')).event);
+  const event = JSON.parse(line.toString('utf8')).event;
+  const summary = summarize(event, event.chars ?? 0);
   const head: Record<string, unknown> = { runId: summary.runId, subject: summary.subject, status: summary.status, outcome: summary.outcome };
   for (const key of ['caller', 'requestId', 'traceparent'] as const) if (summary[key] !== undefined) head[key] = summary[key];
   return { atMs: Date.parse(summary.at), summary: head };

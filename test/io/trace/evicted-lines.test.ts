@@ -46,7 +46,7 @@ describe('the lines of an evicted part, as remembered for listings', () => {
     for (let n = 0; n < 3; n++) builder.add(head(n));
     const lines = builder.finish()!;
     const before = lines.bytesHeld;
-    const whole = summarize({ ...deliveredEvent('run-1'), at: new Date(BASE + 1).toISOString() } as Parameters<typeof summarize>[0]);
+    const whole = summarize({ ...deliveredEvent('run-1'), at: new Date(BASE + 1).toISOString() } as Parameters<typeof summarize>[0], 0);
     expect(lines.keepWhole(1000, whole)).toBeGreaterThan(0);
     expect(lines.keepWhole(1000, whole)).toBe(0);
     expect(lines.bytesHeld).toBeGreaterThan(before);

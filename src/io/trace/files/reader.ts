@@ -231,7 +231,7 @@ export class FileReader {
         const handle = await files.open(event.file);
         const stored = handle ? parseEventLine(await readRange(handle, event.offset, event.length)) : null;
         if (!stored || stored.runId !== event.summary.runId || Date.parse(stored.at) !== event.atMs) return null;
-        const summary = summarize(stored);
+        const summary = summarize(stored, stored.chars ?? 0);
         // Remembered with the part's lines: the same page asked again reads no file.
         if (known?.createdMs === event.fileCreatedMs && known.keepWhole(event.offset, summary) > 0) this.lines.set(event.file, known, known.bytesHeld);
         return summary;
@@ -265,7 +265,7 @@ export class FileReader {
     }
     if (keep && !keep(line)) return null;
     const stored = parseEventLine(line);
-    if (stored) return locate(entry, offset, length, stored);
+    if (stored) return locate(entry, offset, length, stored, stored.chars ?? 0);
     if (count) counters.unreadableLines++;
     return null;
   }

@@ -6,8 +6,11 @@ import { addFacets, callerRunKey, facetsBytes, mayHoldId, type FileFacets } from
 
 export type EventSummary = Omit<RunSummary, 'events'>;
 
-/** The fields of a stored event that listing and finding a run need (≈ 800 bytes of heap per event, with its location). */
-export function summarize(event: StoredEvent<unknown>): EventSummary {
+/** What a summary is made from: an event as appended (with the characters it delivered), or as read back. */
+export type Summarized = Pick<StoredEvent<unknown>, 'runId' | 'at' | 'route' | 'subject' | 'status' | 'outcome' | 'promptSha256' | 'surface' | 'caller' | 'request' | 'receipts' | 'warnings' | 'requestId' | 'traceparent'>;
+
+/** The fields of an event that listing and finding a run need (≈ 800 bytes of heap per event, with its location). */
+export function summarize(event: Summarized, chars: number): EventSummary {
   const summary: EventSummary = {
     runId: event.runId,
     at: event.at,
@@ -15,7 +18,7 @@ export function summarize(event: StoredEvent<unknown>): EventSummary {
     subject: { kind: event.subject.kind, id: event.subject.id },
     status: event.status,
     outcome: event.outcome,
-    chars: event.chars ?? 0,
+    chars,
     promptSha256: event.promptSha256 ?? null,
     ...listedFields(event),
   };

@@ -1,10 +1,10 @@
 import type { FileHandle } from 'node:fs/promises';
 import { sealText, type Predecessor } from '../chain.js';
-import { eventRecord, type RecordDigests, type Refs, type StoredEvent, type TraceSplice } from '../event-record.js';
+import { eventRecord, type RecordDigests, type Refs, type TraceSplice } from '../event-record.js';
 import type { QueuedEvent } from '../admission.js';
-import { blobLine, dataLine, eventBody, traceFileName, type RecordRef } from './format.js';
+import { blobLine, dataLine, eventBody, traceFileName } from './format.js';
 import { TraceFileOpener, type WriterFile } from './open-file.js';
-import type { EventLocation, IndexedFile } from './run-index.js';
+import type { EventLocation, IndexedFile, Summarized } from './run-index.js';
 import type { FilesContext } from './context.js';
 import { TraceFileError } from './write-failure.js';
 import { summarize } from './run-index.js';
@@ -248,19 +248,19 @@ export class FileWriter {
   private async writeTo(target: WriterFile, batch: QueuedEvent[]): Promise<Disturbance | null> {
     const { counters, signer, index } = this.ctx;
     const digests = this.digests;
-    const parts: Buffer[] = [];
+    // The batch is one string, turned into bytes once for its one write; offsets count its UTF-8 bytes.
+    let text = '';
     const freshBlobs = new Map<string, string>();
     const freshData = new Map<string, string>();
-    const written: Array<{ offset: number; length: number; stored: StoredEvent<RecordRef> }> = [];
+    const written: EventLocation[] = [];
     const splices: Array<{ result: object; splice: TraceSplice | undefined }> = [];
     let position = target.size;
-    const place = (bytes: Buffer): [number, number] => {
-      const at: [number, number] = [position, bytes.length];
-      position += bytes.length;
-      parts.push(bytes);
+    const append = (line: string): [number, number] => {
+      const at: [number, number] = [position, Buffer.byteLength(line)];
+      position += at[1];
+      text += line;
       return at;
     };
-    const append = (line: string) => place(Buffer.from(line));
     const refs: Refs = {
       blob(text) {
         const sha = digests.text(text);
@@ -288,20 +288,19 @@ export class FileWriter {
     let link = target.link;
     let lastOffset = target.lastOffset;
     for (const { event, result } of batch) {
-      const { stored, json, splice } = eventRecord<RecordRef>(event, refs, target.splices, result);
+      const { json, chars, splice } = eventRecord(event, refs, target.splices, result);
       if (result !== undefined) splices.push({ result, splice });
-      // The link is one MAC over bytes the write needs anyway.
-      const bytes = Buffer.from(eventBody(json));
-      const next = signer.link(link, bytes);
-      const seal = Buffer.from(sealText(link, next));
+      // The link is one MAC over the line's body, which the write needs anyway.
+      const body = eventBody(json);
+      const next = signer.link(link, body);
       const offset = position;
-      place(bytes);
-      place(seal);
-      written.push({ offset, length: bytes.length + seal.length, stored });
+      append(body);
+      append(sealText(link, next));
+      written.push(locate(target.entry, offset, position - offset, event, chars));
       link = next;
       lastOffset = offset;
     }
-    const bytes = Buffer.concat(parts);
+    const bytes = Buffer.from(text);
     try {
       await this.writeAll(target.handle, bytes);
       await target.handle.datasync();
@@ -328,7 +327,7 @@ export class FileWriter {
     for (const [sha, ref] of freshData) target.data.set(sha, ref);
     // Only now do the references a splice holds point at durable records.
     for (const { result, splice } of splices) target.splices.keep(result, splice);
-    for (const { offset, length, stored } of written) index.add(target.entry, locate(target.entry, offset, length, stored));
+    for (const location of written) index.add(target.entry, location);
     index.evictOverBudget();
     counters.bytes += bytes.length;
     return null;
@@ -352,8 +351,8 @@ export class FileWriter {
 }
 
 /** Where an event line is, with the fields listing needs. */
-export function locate(entry: IndexedFile, offset: number, length: number, stored: StoredEvent<RecordRef>): EventLocation {
-  return { file: entry.name, fileCreatedMs: entry.createdMs, offset, length, atMs: Date.parse(stored.at), summary: summarize(stored) };
+export function locate(entry: IndexedFile, offset: number, length: number, event: Summarized, chars: number): EventLocation {
+  return { file: entry.name, fileCreatedMs: entry.createdMs, offset, length, atMs: Date.parse(event.at), summary: summarize(event, chars) };
 }
 
 /** `[sha256, offset, length]` as JSON: written once per record and file, reused by every event that refers to it. */

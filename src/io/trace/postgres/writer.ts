@@ -289,12 +289,12 @@ export class DatabaseWriter {
       const atMs = Date.parse(event.at);
       day = Math.floor(atMs / DAY_MS);
       if (this.scope?.day !== day) this.scope = { day, splices: new TraceSplices() };
-      const { stored, json, splice } = eventRecord<string>(event, refs, this.scope.splices, result);
+      const { json, chars, splice } = eventRecord(event, refs, this.scope.splices, result);
       if (result !== undefined) toKeep.push({ splices: this.scope.splices, result, splice });
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
       const next = signer.link(link, Buffer.from(body));
-      pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars: stored.chars });
+      pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars });
       link = next;
       prevAtMs = atMs;
       newestMs = Math.max(newestMs, atMs);
