@@ -34,6 +34,7 @@ async function brainDir(files: Record<string, string | Buffer> = {}): Promise<st
   for (const [path, content] of Object.entries(files)) {
     await mkdir(join(root, path, '..'), { recursive: true });
     await writeFile(join(root, path), content);
+    await new Promise((r) => setTimeout(r, 60));
   }
   return root;
 }
@@ -399,16 +400,18 @@ describe('brain: changes that keep size and mtime', () => {
 
   it('does not trust a file whose change time is within a tick of its read, and reads it again next time', async () => {
     const root = await brainDir({ 'a.md': 'AAAA', 'memory/b.md': 'b' });
-    const { ctimeMs } = await stat(join(root, 'a.md'));
+    const file = await stat(join(root, 'a.md'));
     const memory = await stat(join(root, 'memory'));
-    // The reader's clock, set just after the file changed: a change later in the same tick would leave every stamp as it is.
-    let clock = Math.max(ctimeMs, memory.ctimeMs) + 5;
+    // The reader's clock, set just after what it reads changed: a change later in the same tick would leave every stamp as it is.
+    // Each read gets its own (a busy machine may write the file and the directory far more than a tick apart).
+    let clock = file.ctimeMs + 5;
     const brain = createBrain(root, logger(), { now: () => clock });
     const first = ok(await brain.read('a.md'));
     expect(await brain.read('a.md')).not.toBe(first);
+    clock = memory.ctimeMs + 5;
     const listed = await brain.list('memory');
     expect(await brain.list('memory')).not.toBe(listed);
-    clock += 1000;
+    clock = Math.max(file.ctimeMs, memory.ctimeMs) + 1000;
     const trusted = ok(await brain.read('a.md'));
     expect(await brain.read('a.md')).toBe(trusted);
     const kept = await brain.list('memory');
