@@ -1,10 +1,21 @@
 /**
  * A named cache area: a least-recently-used cache bounded by bytes (`lru-cache`), each value
- * weighed when it is stored, with its own counts. The app's cache set (`src/caches.ts`) is
- * made of these; a reader or store built without one (a test, the CLI) makes its own.
+ * weighed when it is stored, with its own counts. Each area is declared once, in its user's
+ * table (`area()` in `src/core/area.ts`); `createAreas` makes a table's areas. The app's
+ * cache set (`src/caches.ts`) is made of these; a reader or store built without one (a
+ * test, the CLI) makes its own, sized as the default set sizes them.
  */
 import { LRUCache } from 'lru-cache';
+import type { Area, AreaKey, Areas, AreaValue } from './core/area.js';
 import type { Memo } from './core/memo.js';
+
+/**
+ * Default bound of the whole set, sized with the 112 MB heap `npm start` and the image allow:
+ * the set full plus the rest of the live heap (≈ 40 MB: code, the tokenizer's ranks) leaves
+ * room to collect in, and peak RSS under mixed distinct inputs stays under 200 MB
+ * (docs/operations.md, "Memory"; it was 64 MB, and the peak climbed past 200).
+ */
+export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** A memo that can also forget one key (a file found changed) or everything. */
 export interface CacheArea<K, V> extends Memo<K, V> {
@@ -26,7 +37,7 @@ export interface CacheStats {
 }
 
 /** A bounded LRU area: an entry heavier than the whole area is simply not kept. */
-export function createCacheArea<K extends object | string | number, V extends object | string | number | boolean>(
+export function createCacheArea<K extends AreaKey, V extends AreaValue>(
   name: string,
   maxBytes: number,
 ): CacheArea<K, V> {
@@ -51,3 +62,19 @@ export function createCacheArea<K extends object | string | number, V extends ob
   };
 }
 
+/** The areas a table declares: each slot a `CacheArea` of its area's key and value. */
+export type AreasOf<T extends Areas> = { readonly [Slot in keyof T]: T[Slot] extends Area<infer K, infer V> ? CacheArea<K, V> : never };
+
+/**
+ * Makes the areas of `table`, each its share of `setBytes` (the bound of the set they are
+ * part of), and hands each to `made` (the set's list, for its stats).
+ */
+export function createAreas<T extends Areas>(table: T, setBytes: number, made?: (area: CacheArea<AreaKey, AreaValue>) => void): AreasOf<T> {
+  const slots = Object.entries(table).map(([slot, each]) => {
+    const created = createCacheArea<AreaKey, AreaValue>(each.name, setBytes * each.share);
+    made?.(created);
+    return [slot, created] as const;
+  });
+  // Each slot is made from its own area's entry, so it holds that area's key and value, as `AreasOf` says; `fromEntries` only cannot say so.
+  return Object.fromEntries(slots) as AreasOf<T>;
+}

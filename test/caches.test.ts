@@ -1,8 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { CACHE_SHARES, createCacheArea, createCaches } from '../src/caches.js';
+import { CACHE_AREAS, createCacheArea, createCaches } from '../src/caches.js';
+import { NO_COMPILER_MEMO } from '../src/core/compile/memo.js';
+import { noMemos, type Area, type Areas, type AreaValue } from '../src/core/area.js';
+import { NO_SOURCE_MEMO } from '../src/sources/memo.js';
 import { buildTestApp } from './helpers/app.js';
 
 const NOW = '2026-11-30T17:05:00Z';
+
+/** Every area the tables declare. */
+const DECLARED: Array<Area<never, AreaValue>> = Object.values(CACHE_AREAS).flatMap((table: Areas) => Object.values(table));
+
+/** The areas' names: the `area` label of the `cc_cache_*` metrics operators chart, so a rename is a change they see. */
+const AREA_NAMES = [
+  'brain.files', 'brain.listings', 'brain.missing',
+  'compiler.blocks', 'compiler.inputParts', 'compiler.prefixes', 'compiler.routeKeys', 'compiler.stableParts', 'compiler.tokens', 'compiler.toolTokens',
+  'compiler.time.clocks', 'compiler.time.formatters', 'compiler.time.hours', 'compiler.time.minutes', 'compiler.time.zones',
+  'sources.blueprints', 'sources.connections', 'sources.connects', 'sources.dailyPlans', 'sources.heartbeats', 'sources.liveContexts', 'sources.memoryNotes',
+  'sources.newestMeetings', 'sources.personaDays', 'sources.personaMinutes', 'sources.personas', 'sources.policies', 'sources.policyKeys', 'sources.settingsFiles',
+  'sources.toolsFiles', 'sources.topics', 'sources.venusDays', 'sources.workerFiles',
+  'trace.blocks', 'trace.chains', 'trace.evictedLines', 'trace.evictedRuns', 'trace.objects', 'trace.sources', 'trace.stored', 'trace.texts',
+];
 
 describe('the cache set', () => {
   it('bounds each area by bytes: the least recently used entries make room, and an entry heavier than its area is not kept', () => {
@@ -20,7 +37,32 @@ describe('the cache set', () => {
     const caches = createCaches({ maxBytes: 1_000_000 });
     const total = caches.stats().reduce((sum, area) => sum + area.maxBytes, 0);
     expect(total).toBeLessThanOrEqual(1_000_000);
-    expect(Object.values(CACHE_SHARES).reduce((sum, share) => sum + share, 0)).toBeLessThanOrEqual(1);
+    expect(DECLARED.reduce((sum, each) => sum + each.share, 0)).toBeLessThanOrEqual(1);
+  });
+
+  it('makes each declared area once, with its entry’s name and share', () => {
+    const stats = createCaches({ maxBytes: 1_000_000 }).stats();
+    expect(stats.map((each) => each.area).sort()).toEqual([...AREA_NAMES].sort());
+    expect(DECLARED.map((each) => each.name).sort()).toEqual([...AREA_NAMES].sort());
+    for (const each of DECLARED) expect(stats.find((made) => made.area === each.name)?.maxBytes, each.name).toBe(Math.floor(1_000_000 * each.share));
+  });
+
+  it('hands the compiler and the sources one set of the clock’s areas', () => {
+    const caches = createCaches();
+    expect(caches.compiler.time).toBe(caches.sources.time);
+    expect(caches.stats().filter((each) => each.area === 'compiler.time.minutes')).toHaveLength(1);
+    expect(createCaches({ freezeShared: true }).sources.freezeShared).toBe(true);
+    expect(caches.sources.freezeShared).toBe(false);
+  });
+
+  it('without a cache set, every slot of a table remembers nothing', () => {
+    const none = noMemos(CACHE_AREAS.sources);
+    expect(Object.keys(none).sort()).toEqual(Object.keys(CACHE_AREAS.sources).sort());
+    expect(Object.isFrozen(none)).toBe(true);
+    expect(none.personaMinutes.set('mars', { minutes: [] }, 300)).toEqual({ minutes: [] });
+    expect(none.personaMinutes.get('mars')).toBeUndefined();
+    for (const memo of [NO_SOURCE_MEMO, NO_COMPILER_MEMO]) expect(Object.isFrozen(memo) && Object.isFrozen(memo.time)).toBe(true);
+    expect(Object.keys(NO_SOURCE_MEMO).sort()).toEqual([...Object.keys(CACHE_AREAS.sources), 'time'].sort());
   });
 
   it('is created by buildApp, holds what the routes remember, and can be cleared without changing an answer', async () => {

@@ -1,5 +1,5 @@
-import { noMemo, type Memo } from './memo.js';
-import { formatterFor, type ZoneMemo } from './zones.js';
+import { area, noMemos, type MemosOf } from './area.js';
+import { formatterFor, ZONE_AREAS } from './zones.js';
 
 
 /**
@@ -21,17 +21,14 @@ export interface Clock {
  * the zone's offset per UTC hour (so a new minute costs arithmetic, not `formatToParts`),
  * and which zone names are valid. Without one every call computes afresh.
  */
-export interface TimeMemo extends ZoneMemo {
-  minutes: Memo<string, LocalMinute>;
-  hours: Memo<string, ZoneHour>;
-}
+export const TIME_AREAS = {
+  ...ZONE_AREAS,
+  minutes: area<string, LocalMinute>('compiler.time.minutes', 0.0025),
+  hours: area<string, ZoneHour>('compiler.time.hours', 0.00125),
+};
+export type TimeMemo = MemosOf<typeof TIME_AREAS>;
 
-export const NO_TIME_MEMO: TimeMemo = Object.freeze({
-  formatters: noMemo<string, Intl.DateTimeFormat>(),
-  minutes: noMemo<string, LocalMinute>(),
-  hours: noMemo<string, ZoneHour>(),
-  zones: noMemo<string, boolean>(),
-});
+export const NO_TIME_MEMO: TimeMemo = noMemos(TIME_AREAS);
 
 export interface LocalParts {
   year: number;

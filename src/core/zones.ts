@@ -1,5 +1,5 @@
 import { ProblemError } from '../errors.js';
-import { noMemo, type Memo } from './memo.js';
+import { area, noMemos, type MemosOf } from './area.js';
 
 /**
  * Time zones: which names are zones (`isValidTimeZone`, `zoneSpelling`) and the formatter
@@ -12,15 +12,15 @@ export const MAX_TIMEZONE_LENGTH = 64;
 export type TimeZoneSource = 'request' | 'heartbeat' | 'default';
 
 /** What the zone functions may remember, owned by the caller (the service's cache set: `TimeMemo` holds these areas). */
-export interface ZoneMemo {
-  formatters: Memo<string, Intl.DateTimeFormat>;
-  zones: Memo<string, boolean>;
-}
+export const ZONE_AREAS = {
+  /** A formatter per zone. */
+  formatters: area<string, Intl.DateTimeFormat>('compiler.time.formatters', 0.0025),
+  /** Whether a name is a zone. */
+  zones: area<string, boolean>('compiler.time.zones', 0.00125),
+};
+export type ZoneMemo = MemosOf<typeof ZONE_AREAS>;
 
-const NO_ZONE_MEMO: ZoneMemo = Object.freeze({
-  formatters: noMemo<string, Intl.DateTimeFormat>(),
-  zones: noMemo<string, boolean>(),
-});
+const NO_ZONE_MEMO: ZoneMemo = noMemos(ZONE_AREAS);
 
 export interface ResolvedTimeZone {
   timeZone: string;

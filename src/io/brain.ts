@@ -10,12 +10,12 @@
  */
 import { lstat as lstatCallback } from 'node:fs';
 import { readlink, statfs } from 'node:fs/promises';
-import { createCacheArea } from '../cache-area.js';
+import { createAreas, DEFAULT_CACHE_BYTES } from '../cache-area.js';
 import { createConfinement, pathRefusal } from './brain/confine.js';
 import { freshReads, listRelied, readRelied, verify, verifyListing, type ReaderContext } from './brain/read.js';
 import { createRevalidator, lstatNow } from './brain/revalidate.js';
 import { createSession } from './brain/session.js';
-import { DEFAULT_LISTING_MAX_ENTRIES, DEFAULT_MAX_BYTES, type Brain, type BrainCache, type BrainFs, type BrainLog, type BrainOptions, type CachedFile, type CachedListing, type Lookup } from './brain/types.js';
+import { BRAIN_AREAS, DEFAULT_LISTING_MAX_ENTRIES, DEFAULT_MAX_BYTES, type Brain, type BrainCache, type BrainFs, type BrainLog, type BrainOptions } from './brain/types.js';
 
 export * from './brain/types.js';
 export { ROOT_UNREADABLE, unsafePathReason } from './brain/confine.js';
@@ -28,12 +28,7 @@ export function createBrain(root: string, log: BrainLog, options: BrainOptions =
   const mode = fs.lstatSync === undefined ? 'async' : (options.revalidate ?? 'auto');
   const revalidator = createRevalidator(fs, log, mode, statfs);
   const confinement = createConfinement(root, fs.readlink ?? readlink, (base) => revalidator.rooted(base));
-  // All the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text.
-  const cache: BrainCache = options.cache ?? {
-    files: createCacheArea<string, CachedFile>('brain.files', options.cacheBytes ?? 32 * 1024 * 1024),
-    listings: createCacheArea<string, CachedListing>('brain.listings', 2 * 1024 * 1024),
-    missing: createCacheArea<string, Lookup[]>('brain.missing', 512 * 1024),
-  };
+  const cache: BrainCache = options.cache ?? createAreas(BRAIN_AREAS, DEFAULT_CACHE_BYTES);
   const base = {
     confinement,
     revalidator,

@@ -5,6 +5,7 @@
  * batch of `lstat`s issued after it was asked for, so the value is reused exactly while
  * reading again would give the same; otherwise the files are read as usual.
  */
+import { area, type MemosOf } from '../core/area.js';
 import { remembered, type Memo } from '../core/memo.js';
 import type { Policy } from '../core/types.js';
 import type { BrainSession, SessionRecord } from '../io/brain.js';
@@ -48,10 +49,13 @@ export async function throughReplay<T>(
 }
 
 /** What every source keeping replayable values shares: a policy serialised once per policy object (a route's is fixed), and whether shared values are frozen. */
-export interface ReplayMemo {
+export const REPLAY_AREAS = {
+  policyKeys: area<Policy, string>('sources.policyKeys', 0.0025),
+};
+
+export interface ReplayMemo extends MemosOf<typeof REPLAY_AREAS> {
   /** Deep-freeze every value shared between requests (tests): a mutation then throws instead of changing what later requests are served. */
   readonly freezeShared?: boolean;
-  readonly policyKeys: Memo<Policy, string>;
 }
 
 /** The policy as part of a key. */

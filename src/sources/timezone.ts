@@ -1,4 +1,5 @@
-import { noMemo, remembered, type Memo } from '../core/memo.js';
+import { area, noMemos, type MemosOf } from '../core/area.js';
+import { remembered } from '../core/memo.js';
 import { NO_TIME_MEMO, type TimeMemo } from '../core/time.js';
 import { resolveTimeZone, type ResolvedTimeZone } from '../core/zones.js';
 import type { BrainFile, BrainReader, Reason } from '../io/brain.js';
@@ -6,9 +7,12 @@ import type { BrainFile, BrainReader, Reason } from '../io/brain.js';
 export const HEARTBEAT_PATH = 'memory/heartbeat-state.json';
 
 /** What reading the operator's zone remembers (areas of the app's cache set). */
-export interface HeartbeatMemo {
+export const HEARTBEAT_AREAS = {
   /** The zone a heartbeat file resolves to, by `heartbeatKey`. */
-  readonly heartbeats: Memo<string, ResolvedTimeZone>;
+  heartbeats: area<string, ResolvedTimeZone>('sources.heartbeats', 0.0025),
+};
+
+export interface HeartbeatMemo extends MemosOf<typeof HEARTBEAT_AREAS> {
   /** The clock's formatters and minutes (the compiler's `time` areas). */
   readonly time: TimeMemo;
 }
@@ -23,7 +27,7 @@ export interface HeartbeatZone extends ResolvedTimeZone {
   readonly unread?: Reason;
 }
 
-export const NO_HEARTBEAT_MEMO: HeartbeatMemo = Object.freeze({ heartbeats: noMemo<string, ResolvedTimeZone>(), time: NO_TIME_MEMO });
+export const NO_HEARTBEAT_MEMO: HeartbeatMemo = Object.freeze({ ...noMemos(HEARTBEAT_AREAS), time: NO_TIME_MEMO });
 
 /**
  * The operator's time zone: the request's, else `memory/heartbeat-state.json`'s

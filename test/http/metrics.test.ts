@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CACHE_SHARES, createCaches } from '../../src/caches.js';
+import { CACHE_AREAS, createCaches } from '../../src/caches.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { parseExposition, sampleOf, valueOf } from '../helpers/metrics.js';
 
@@ -57,7 +57,7 @@ describe('metrics', () => {
     expect(sampleOf(families, 'cc_cache_misses_total', area)).toBe(1);
     expect(sampleOf(families, 'cc_cache_entries', area)).toBe(1);
     expect(sampleOf(families, 'cc_cache_bytes', area)).toBe(300);
-    expect(sampleOf(families, 'cc_cache_max_bytes', area)).toBe(Math.floor(1_000_000 * CACHE_SHARES['sources.personaMinutes']));
+    expect(sampleOf(families, 'cc_cache_max_bytes', area)).toBe(Math.floor(1_000_000 * CACHE_AREAS.sources.personaMinutes.share));
   });
 
   it('the test reader refuses what the format forbids', () => {

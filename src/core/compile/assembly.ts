@@ -11,7 +11,7 @@ import { addCounts, NO_REDACTIONS, type RedactionCounts } from '../pii.js';
 import type { TokenCounter } from '../tokens.js';
 import type { Block, BlockKind, Budget, CompiledContext, CompileInput } from '../types.js';
 import { blockOf, PLACEMENT } from './blocks.js';
-import { NO_COMPILER_MEMO, type CompilerMemo, type InputPart, type PreparedBlock, type StablePart } from './memo.js';
+import type { CompilerMemo, InputPart, PreparedBlock, StablePart } from './memo.js';
 
 /** Blocks laid out in prompt order, and what a compile sums over them. */
 interface Layout {
@@ -57,10 +57,10 @@ function layOut(layout: Layout, prepared: readonly PreparedBlock[], hasher?: Pre
 /** Tokens of the session's tool definitions, remembered by the array they came in (callers never mutate it). */
 function sessionToolTokens(memo: CompilerMemo, tokenizer: TokenCounter, tools: CompileInput['sessionTools']): number {
   if (tools === undefined || tools.length === 0) return 0;
-  const remembered = memo.toolTokens?.get(tools);
+  const remembered = memo.toolTokens.get(tools);
   if (remembered !== undefined && remembered.tokenizer === tokenizer.name) return remembered.count;
   const count = tokenizer.countTools(tools);
-  memo.toolTokens?.set(tools, { tokenizer: tokenizer.name, count }, 96);
+  memo.toolTokens.set(tools, { tokenizer: tokenizer.name, count }, 96);
   return count;
 }
 
@@ -76,7 +76,7 @@ export function assemble(
   while (split < system.length && PLACEMENT[system[split]!.kind].cacheClass !== 'volatile') split++;
   const planTokens: PlanTokens = {
     counter: tokenizer,
-    memo: memo.tokens ?? NO_COMPILER_MEMO.tokens!,
+    memo: memo.tokens,
     toolTokens: sessionToolTokens(memo, tokenizer, input.sessionTools),
     rule: CACHE_RULES[input.provider ?? 'openai'],
   };

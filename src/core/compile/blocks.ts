@@ -10,7 +10,7 @@ import { encodeInputLine, escapeTrusted, labelLine, normaliseText, stripBidi } f
 import { approxTokens, type TokenCounter } from '../tokens.js';
 import { clockLineCuts } from '../time.js';
 import type { Authority, Block, BlockKind, CacheClass, SourceText } from '../types.js';
-import { NO_COMPILER_MEMO, type CompilerMemo, type PreparedBlock } from './memo.js';
+import type { CompilerMemo, PreparedBlock } from './memo.js';
 
 interface Placement {
   authority: Authority;
@@ -118,7 +118,6 @@ export function prepare(memo: CompilerMemo, kind: BlockKind, source: SourceText 
  */
 export function clockBlock(memo: CompilerMemo, line: string, tokenizer: TokenCounter): PreparedBlock | null {
   const clocks = memo.clocks;
-  if (clocks === undefined) return render('clock', 'builtin:clock', line, false, false);
   const known = clocks.get(line);
   if (known !== undefined && known.tokens?.tokenizer === tokenizer.name) return known;
   const cuts = clockLineCuts(line);
@@ -129,7 +128,7 @@ export function clockBlock(memo: CompilerMemo, line: string, tokenizer: TokenCou
   if (template === undefined && rendered === null) return null;
   const segment = template === undefined ? rendered!.segment : template.segment.slice(0, template.segment.length - line.length) + line;
   // Counted with the block, as the cache plan counts an unkeyed segment alone (never first: identity is), so the minute's compiles count nothing.
-  const tokens: PieceTokens = { tokenizer: tokenizer.name, alone: countLabelled(segment.slice(2), tokenizer, memo.tokens ?? NO_COMPILER_MEMO.tokens!) };
+  const tokens: PieceTokens = { tokenizer: tokenizer.name, alone: countLabelled(segment.slice(2), tokenizer, memo.tokens) };
   const block: PreparedBlock = template !== undefined ? { ...template, content: line, sha256: sha256Hex(line), segment, tokens } : { ...rendered!, tokens };
   if (rendered !== null && day !== undefined && rendered.content === line && rendered.segment.endsWith(line)) clocks.set(day, block, 4 * segment.length + 512);
   clocks.set(line, block, 4 * segment.length + 512);

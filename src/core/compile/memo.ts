@@ -4,7 +4,7 @@
  */
 import type { PieceTokens, PlannedPrefix } from '../cache-plan.js';
 import type { PrefixStates } from '../prefix-hasher.js';
-import { noMemo, type Memo } from '../memo.js';
+import { area, noMemos, type MemosOf } from '../area.js';
 import type { RedactionCounts } from '../pii.js';
 import { NO_TIME_MEMO, type TimeMemo } from '../time.js';
 import type { Block, BlockKind, PromptPiece } from '../types.js';
@@ -40,41 +40,37 @@ export interface PreparedVariant {
  * What a compiler may remember between compiles, owned and bounded by the caller (the
  * service's cache set): rendered blocks by source text, the hash state after each stable
  * prefix, the laid-out stable prefix and input of a set of blocks (by `partKey`), route keys
- * by worker-stable digest, and the clock's formatters. A compile's bytes never depend on
+ * by worker-stable digest, token counts and the clock. A compile's bytes never depend on
  * what was kept.
  */
-export interface CompilerMemo {
-  readonly blocks: Memo<string, readonly PreparedVariant[]>;
-  readonly prefixes: Memo<string, PrefixStates>;
-  /** The stable prefix of a set of system blocks, laid out, planned and hashed once: by `partKey`. */
-  readonly stableParts: Memo<string, StablePart>;
-  /** The input prompt of a set of input blocks: by `partKey`. */
-  readonly inputParts: Memo<string, InputPart>;
-  readonly routeKeys: Memo<string, string>;
-  readonly time: TimeMemo;
+export const COMPILER_AREAS = {
+  /** Each source text's renderings (`PreparedVariant`), by the text. */
+  blocks: area<string, readonly PreparedVariant[]>('compiler.blocks', 0.09),
   /** Token counts of system-prompt pieces (the cache plan's `tokens`): a stable block's by its digest key, the clock's label and line pieces (day, ` HH:MM`, zone) by their text. */
-  readonly tokens?: Memo<string, PieceTokens>;
+  tokens: area<string, PieceTokens>('compiler.tokens', 0.0075),
+  /** Token counts of session tool definitions, by the (never mutated) array they came in, and the tokenizer that counted them. */
+  toolTokens: area<object, ToolTokens>('compiler.toolTokens', 0.0025),
+  /** The hash state after each stable prefix. */
+  prefixes: area<string, PrefixStates>('compiler.prefixes', 0.03),
+  /** The stable prefix of a set of system blocks, laid out, planned and hashed once: by `partKey`. */
+  stableParts: area<string, StablePart>('compiler.stableParts', 0.03),
+  /** The input prompt of a set of input blocks: by `partKey`. */
+  inputParts: area<string, InputPart>('compiler.inputParts', 0.01),
+  routeKeys: area<string, string>('compiler.routeKeys', 0.00125),
   /**
    * Rendered clock blocks by their line, a few minutes' worth: compiles within a minute render
    * it once. Not a recurring block: no hash state is kept after it, so a new minute on every
    * compile leaves nothing behind but this small area's entries.
    */
-  readonly clocks?: Memo<string, PreparedBlock>;
-  /** Token counts of session tool definitions, by the (never mutated) array they came in, and the tokenizer that counted them. */
-  readonly toolTokens?: Memo<object, ToolTokens>;
+  clocks: area<string, PreparedBlock>('compiler.time.clocks', 0.00125),
+};
+
+/** `COMPILER_AREAS`, and the clock's `time` areas (one set, shared with the sources). */
+export interface CompilerMemo extends MemosOf<typeof COMPILER_AREAS> {
+  readonly time: TimeMemo;
 }
 
-export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({
-  blocks: noMemo<string, readonly PreparedVariant[]>(),
-  prefixes: noMemo<string, PrefixStates>(),
-  stableParts: noMemo<string, StablePart>(),
-  inputParts: noMemo<string, InputPart>(),
-  routeKeys: noMemo<string, string>(),
-  time: NO_TIME_MEMO,
-  tokens: noMemo<string, PieceTokens>(),
-  clocks: noMemo<string, PreparedBlock>(),
-  toolTokens: noMemo<object, ToolTokens>(),
-});
+export const NO_COMPILER_MEMO: CompilerMemo = Object.freeze({ ...noMemos(COMPILER_AREAS), time: NO_TIME_MEMO });
 
 /** A count of tool definitions, and the tokenizer it is by (a memo may be shared by compilers that count otherwise). */
 export interface ToolTokens {

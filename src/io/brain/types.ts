@@ -4,7 +4,8 @@
  * and file system calls a reader is built with.
  */
 import type { Stats } from 'node:fs';
-import type { CacheArea } from '../../cache-area.js';
+import type { AreasOf } from '../../cache-area.js';
+import { area } from '../../core/area.js';
 import type { SnapshotFile } from '../../core/hud.js';
 import type { TraceListing, TraceSource } from '../../../schemas/trace.js';
 
@@ -172,10 +173,8 @@ export interface BrainFs {
 export interface BrainOptions {
   /** Default `maxBytes` for reads that do not pass one. */
   maxBytes?: number;
-  /** Where read files and listings are kept (the app's cache set); without one, a private cache of `cacheBytes`. */
+  /** Where read files and listings are kept (the app's cache set); without one, areas of its own, sized as the default cache set sizes them. */
   cache?: BrainCache;
-  /** Upper bound on the bytes of text kept in a private read cache. */
-  cacheBytes?: number;
   fs?: BrainFs;
   /** The clock file times are compared with, to tell a change too recent to trust (`Date.now` by default). */
   now?: () => number;
@@ -218,11 +217,14 @@ export interface CachedListing {
 }
 
 /** The reader's cache areas, bounded by their owner (`createCaches().brain`). */
-export interface BrainCache {
-  files: CacheArea<string, CachedFile>;
-  listings: CacheArea<string, CachedListing>;
+export const BRAIN_AREAS = {
+  /** The largest: all the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text. */
+  files: area<string, CachedFile>('brain.files', 0.28),
+  /** Two listings of BRAIN_LISTING_MAX_ENTRIES (mars's memory/, venus's meetings/) of dated names, about 0.9 MB each. */
+  listings: area<string, CachedListing>('brain.listings', 0.06),
   /** Paths last found missing, with the lookups that confirm the miss again. */
-  missing: CacheArea<string, Lookup[]>;
-}
+  missing: area<string, Lookup[]>('brain.missing', 0.005),
+};
+export type BrainCache = AreasOf<typeof BRAIN_AREAS>;
 
 export const DEFAULT_MAX_BYTES = 256 * 1024;

@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../core/digest.js';
-import { createCacheArea } from '../../cache-area.js';
-import type { Memo } from '../../core/memo.js';
+import { createAreas, DEFAULT_CACHE_BYTES } from '../../cache-area.js';
+import { area, type MemosOf } from '../../core/area.js';
 import type { CompiledContext } from '../../core/types.js';
 import type { TraceBlock, TraceCompiledFields, TraceEventInput, TraceSource } from '../../../schemas/trace.js';
 
@@ -72,26 +72,21 @@ const sameSource = (a: TraceSource, b: TraceSource) =>
  * JSON of block summaries, source records and structures (a result's cache plan and HUD, a
  * persona's tools) by their key or the very object.
  */
-export interface TraceMemo {
-  readonly texts: Memo<string, string>;
+export const TRACE_AREAS = {
+  texts: area<string, string>('trace.texts', 0.05),
   /** By the block's sha256; kept with the summary it was written from, which must match field for field. */
-  readonly blocks: Memo<string, WrittenRecord<TraceBlock>>;
+  blocks: area<string, WrittenRecord<TraceBlock>>('trace.blocks', 0.005),
   /** By the file's sha256, the same way. */
-  readonly sources: Memo<string, WrittenRecord<TraceSource>>;
-  readonly objects: Memo<object, RecordText>;
+  sources: area<string, WrittenRecord<TraceSource>>('trace.sources', 0.005),
+  objects: area<object, RecordText>('trace.objects', 0.01),
   /** The PostgreSQL writer's record keys known to be stored in its database (a record referred to there is not sent again). */
-  readonly stored: Memo<string, true>;
-}
+  stored: area<string, true>('trace.stored', 0.005),
+};
+export type TraceMemo = MemosOf<typeof TRACE_AREAS>;
 
-/** Areas of a trace store's own, for a store built without the app's cache set (a test, the CLI). */
-export function privateTraceMemo(maxBytes = 8 * 1024 * 1024): TraceMemo {
-  return {
-    texts: createCacheArea('trace.texts', maxBytes / 2),
-    blocks: createCacheArea('trace.blocks', maxBytes / 8),
-    sources: createCacheArea('trace.sources', maxBytes / 8),
-    objects: createCacheArea('trace.objects', maxBytes / 8),
-    stored: createCacheArea('trace.stored', maxBytes / 8),
-  };
+/** Areas of a trace store's own, for a store built without the app's cache set (a test, the CLI), sized as the default set sizes them. */
+export function privateTraceMemo(): TraceMemo {
+  return createAreas(TRACE_AREAS, DEFAULT_CACHE_BYTES);
 }
 
 function recordText(value: object): RecordText {

@@ -12,33 +12,28 @@ import { providerShape, type AnswerProvider, type RealtimeProvider } from '../..
 import { addCounts, type RedactionCounts } from '../../core/pii.js';
 import { clockLine, localDate, localTime, type TimeMemo } from '../../core/time.js';
 import { type ResolvedTimeZone } from '../../core/zones.js';
-import type { Policy } from '../../core/types.js';
 import type { BrainSession } from '../../io/brain.js';
-import { noMemo, type Memo } from '../../core/memo.js';
+import { area, noMemos, type MemosOf } from '../../core/area.js';
 import { shared } from '../job.js';
-import { policyKey, throughReplay, type ReplayMemo, type Replayable } from '../replay.js';
+import { policyKey, REPLAY_AREAS, throughReplay, type ReplayMemo, type Replayable } from '../replay.js';
 import { personaOrNotFound, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources } from './request.js';
 import { readDay, type DayRead } from './gather.js';
 import { NO_READING_MEMO, type BuiltLiveContext, type ReadingMemo } from './reading.js';
 import { NO_TOPIC_MEMO, type TopicMemo } from './topic.js';
 
 /**
- * What a persona's day remembers, beside its reading and topic: the day itself with the
- * record of its reads (by `dayKey`), a policy as part of a key (by the policy object: a
- * route's is fixed), and the compiles of its latest minutes (by `PersonaSources.compileKey`).
+ * What a persona's day remembers, beside its reading, its topic and a policy as part of a key
+ * (`ReplayMemo`, by the policy object: a route's is fixed): the day itself with the record of
+ * its reads (by `dayKey`), and the compiles of its latest minutes (by `PersonaSources.compileKey`).
  */
-export interface DayMemo extends ReadingMemo, TopicMemo, ReplayMemo {
-  readonly personaDays: Memo<string, Replayable<PersonaDay>>;
-  readonly personaMinutes: Memo<string, PersonaMinutes>;
-}
+export const DAY_AREAS = {
+  personaDays: area<string, Replayable<PersonaDay>>('sources.personaDays', 0.01),
+  /** The largest of the sources': compiled persona results, for their latest minutes (what delivery keeps of each, in `app.delivered`, lives as long as the result). */
+  personaMinutes: area<string, PersonaMinutes>('sources.personaMinutes', 0.18),
+};
+export type DayMemo = ReadingMemo & TopicMemo & ReplayMemo & MemosOf<typeof DAY_AREAS>;
 
-export const NO_DAY_MEMO: DayMemo = Object.freeze({
-  ...NO_READING_MEMO,
-  ...NO_TOPIC_MEMO,
-  personaDays: noMemo<string, Replayable<PersonaDay>>(),
-  policyKeys: noMemo<Policy, string>(),
-  personaMinutes: noMemo<string, PersonaMinutes>(),
-});
+export const NO_DAY_MEMO: DayMemo = Object.freeze({ ...NO_READING_MEMO, ...NO_TOPIC_MEMO, ...noMemos(REPLAY_AREAS), ...noMemos(DAY_AREAS) });
 
 /**
  * Reads a persona's sources and builds its `CompileInput`: identity, character (or the

@@ -29,7 +29,8 @@ import type { SourceText } from '../../core/types.js';
 import type { BrainReader, ListResult, ReadResult, Reason } from '../../io/brain.js';
 import { PersonaSettingsFileSchema } from '../../../schemas/persona-settings-file.js';
 import { ToolsFileSchema } from '../../../schemas/tools-file.js';
-import { noMemo, remembered, type Memo } from '../../core/memo.js';
+import { area, noMemos, type MemosOf } from '../../core/area.js';
+import { remembered } from '../../core/memo.js';
 import { NO_HEARTBEAT_MEMO, type HeartbeatMemo } from '../timezone.js';
 import { deepFreeze } from '../job.js';
 
@@ -40,33 +41,25 @@ import { PERSONA_READS, type PersonaOptions } from './request.js';
  * a key that names everything it depends on: the versions of the files it came from
  * (`versionKey`), the options, and the date or minute where it depends on one.
  */
-export interface ReadingMemo extends HeartbeatMemo {
+export const READING_AREAS = {
   /** `personas/tools.json` validated, by the file's version (`versionKey`). */
-  readonly toolsFiles: Memo<string, FileCheck<ToolsFile>>;
+  toolsFiles: area<string, FileCheck<ToolsFile>>('sources.toolsFiles', 0.0025),
   /** `personas/settings.json` validated, by the file's version. */
-  readonly settingsFiles: Memo<string, FileCheck<PersonaSettingsFile>>;
+  settingsFiles: area<string, FileCheck<PersonaSettingsFile>>('sources.settingsFiles', 0.0025),
   /** A persona's trusted sections, by `PreparedPersona.key`. */
-  readonly personas: Memo<string, PreparedPersona>;
+  personas: area<string, PreparedPersona>('sources.personas', 0.02),
   /** What to read of `memory/` for a day, by the listing the brain hands out (the same array while the directory is unchanged). */
-  readonly dailyPlans: Memo<readonly string[], { today: string; plan: DailyMemoryPlan }>;
+  dailyPlans: area<readonly string[], { today: string; plan: DailyMemoryPlan }>('sources.dailyPlans', 0.005),
   /** The newest meeting on or before a day, by the `meetings/` listing. */
-  readonly newestMeetings: Memo<readonly string[], { today: string; name: string | undefined }>;
+  newestMeetings: area<readonly string[], { today: string; name: string | undefined }>('sources.newestMeetings', 0.005),
   /** A live context, by `BuiltLiveContext.key`. */
-  readonly liveContexts: Memo<string, BuiltLiveContext>;
+  liveContexts: area<string, BuiltLiveContext>('sources.liveContexts', 0.02),
   /** Venus's files parsed for a day, by the key `venusLiveContext` builds. */
-  readonly venusDays: Memo<string, PreparedVenusLiveContext>;
-}
+  venusDays: area<string, PreparedVenusLiveContext>('sources.venusDays', 0.01),
+};
+export type ReadingMemo = HeartbeatMemo & MemosOf<typeof READING_AREAS>;
 
-export const NO_READING_MEMO: ReadingMemo = Object.freeze({
-  ...NO_HEARTBEAT_MEMO,
-  toolsFiles: noMemo<string, FileCheck<ToolsFile>>(),
-  settingsFiles: noMemo<string, FileCheck<PersonaSettingsFile>>(),
-  personas: noMemo<string, PreparedPersona>(),
-  dailyPlans: noMemo<readonly string[], { today: string; plan: DailyMemoryPlan }>(),
-  newestMeetings: noMemo<readonly string[], { today: string; name: string | undefined }>(),
-  liveContexts: noMemo<string, BuiltLiveContext>(),
-  venusDays: noMemo<string, PreparedVenusLiveContext>(),
-});
+export const NO_READING_MEMO: ReadingMemo = Object.freeze({ ...NO_HEARTBEAT_MEMO, ...noMemos(READING_AREAS) });
 
 /** A brain JSON file validated, or the warning that says why its fallback applies. */
 export type FileCheck<T> = { file?: T; warning?: string };

@@ -6,7 +6,7 @@
 import { sha256Hex } from '../../core/digest.js';
 import { contextEvent, liveContextChanges, parseInputPrompt, refreshText, type BlockChange } from '../../core/persona/refresh.js';
 import { ANSWER_PROVIDERS, providerShape, type AnswerProvider, type Delivery } from '../../core/persona/providers.js';
-import { noMemo, type Memo } from '../../core/memo.js';
+import { area, noMemos, type MemosOf } from '../../core/area.js';
 import { ProblemError } from '../../errors.js';
 import type { TraceEvent } from '../../../schemas/trace.js';
 import { EngineSchema, ModelSchema, TimeZoneSchema } from '../../../schemas/ids.js';
@@ -96,11 +96,12 @@ export function catchUpBaseline(runId: string, stale: Connect | null, options: {
 }
 
 /** What refreshes remember: each connect found, by caller, persona and run (a connect's event never changes once traced). */
-export interface RefreshMemo {
-  readonly connects: Memo<string, Connect>;
-}
+export const REFRESH_AREAS = {
+  connects: area<string, Connect>('sources.connects', 0.01),
+};
+export type RefreshMemo = MemosOf<typeof REFRESH_AREAS>;
 
-export const NO_REFRESH_MEMO: RefreshMemo = Object.freeze({ connects: noMemo<string, Connect>() });
+export const NO_REFRESH_MEMO: RefreshMemo = noMemos(REFRESH_AREAS);
 
 /** How many of a connect run's first events are looked through for its connect. */
 export const CONNECT_SEARCH_EVENTS = 100;

@@ -12,17 +12,19 @@ import { toAscii } from '../../core/text.js';
 import type { CompileInput, SourceText } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
 import type { BrainReader, ReadResult } from '../../io/brain.js';
-import { noMemo, remembered, type Memo } from '../../core/memo.js';
+import { area, noMemos, type MemosOf } from '../../core/area.js';
+import { remembered } from '../../core/memo.js';
 
 import { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type TopicSummary } from './request.js';
 import { Warnings } from './reading.js';
 
 /** What a topic remembers: its excerpt, by `PreparedTopic.key` (the file's version, the cap, the label and ASCII). */
-export interface TopicMemo {
-  readonly topics: Memo<string, PreparedTopic>;
-}
+export const TOPIC_AREAS = {
+  topics: area<string, PreparedTopic>('sources.topics', 0.02),
+};
+export type TopicMemo = MemosOf<typeof TOPIC_AREAS>;
 
-export const NO_TOPIC_MEMO: TopicMemo = Object.freeze({ topics: noMemo<string, PreparedTopic>() });
+export const NO_TOPIC_MEMO: TopicMemo = noMemos(TOPIC_AREAS);
 
 /**
  * Stable codes that open the warning for an unusable `topicId` on the persona routes, so a

@@ -6,8 +6,8 @@
 import type { Blueprint, RecallDecision, RecallPolicy } from '../../core/governance.js';
 import type { MemoryNoteIndex } from '../../core/memory-notes.js';
 import { MAX_READ_BYTES, type BriefingItem, type Capability, type Connection, type EvidenceItem, type ExperienceItem, type Phase, type Policy, type Preferences, type SourceText, type Surface } from '../../core/types.js';
-import { noMemo, type Memo } from '../../core/memo.js';
-import type { ReplayMemo, Replayable } from '../replay.js';
+import { area, noMemos, type MemosOf } from '../../core/area.js';
+import { REPLAY_AREAS, type ReplayMemo, type Replayable } from '../replay.js';
 import { NO_HEARTBEAT_MEMO, type HeartbeatMemo } from '../timezone.js';
 
 /** Mandatory sources are read with a cap far above any block limit: a bigger file is a 422, never cut. */
@@ -85,29 +85,21 @@ export type ParsedConnections = { services: readonly Connection[] } | { warning:
  * What a worker's sources remember (areas of the app's cache set), each value by a key that
  * names what it depends on: the version of the file's bytes (and whatever else went in).
  */
-export interface WorkerMemo extends HeartbeatMemo, ReplayMemo {
+export const WORKER_AREAS = {
   /** A worker's files with the record of the reads that found them: `workerFilesKey`. */
-  readonly workerFiles: Memo<string, Replayable<WorkerFiles>>;
+  workerFiles: area<string, Replayable<WorkerFiles>>('sources.workerFiles', 0.01),
   /** `policy.json` parsed and merged onto the base policy: `policyFileKey`. */
-  readonly policies: Memo<string, ParsedPolicy>;
+  policies: area<string, ParsedPolicy>('sources.policies', 0.005),
   /** `connections.json` validated: `parsedFileKey`. */
-  readonly connections: Memo<string, ParsedConnections>;
+  connections: area<string, ParsedConnections>('sources.connections', 0.005),
   /** `platform/blueprint.md` with its revision: the file's sha256. */
-  readonly blueprints: Memo<string, Blueprint>;
+  blueprints: area<string, Blueprint>('sources.blueprints', 0.005),
   /** A memory file's notes and word index: `parsedFileKey` and the notes kept. */
-  readonly memoryNotes: Memo<string, MemoryNoteIndex>;
-}
+  memoryNotes: area<string, MemoryNoteIndex>('sources.memoryNotes', 0.015),
+};
+export type WorkerMemo = HeartbeatMemo & ReplayMemo & MemosOf<typeof WORKER_AREAS>;
 
-
-export const NO_WORKER_MEMO: WorkerMemo = Object.freeze({
-  ...NO_HEARTBEAT_MEMO,
-  workerFiles: noMemo<string, Replayable<WorkerFiles>>(),
-  policyKeys: noMemo<Policy, string>(),
-  policies: noMemo<string, ParsedPolicy>(),
-  connections: noMemo<string, ParsedConnections>(),
-  blueprints: noMemo<string, Blueprint>(),
-  memoryNotes: noMemo<string, MemoryNoteIndex>(),
-});
+export const NO_WORKER_MEMO: WorkerMemo = Object.freeze({ ...NO_HEARTBEAT_MEMO, ...noMemos(REPLAY_AREAS), ...noMemos(WORKER_AREAS) });
 
 /**
  * What a worker's files give one kind of request, kept with the record (`throughReplay`) of

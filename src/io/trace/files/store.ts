@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { createCacheArea } from '../../../cache-area.js';
-import type { Memo } from '../../../core/memo.js';
+import { createAreas, DEFAULT_CACHE_BYTES } from '../../../cache-area.js';
+import { area, type MemosOf } from '../../../core/area.js';
 import { createChainSigner } from '../chain.js';
-import { privateTraceMemo, RecordDigests, type TraceMemo } from '../event-record.js';
+import { RecordDigests, TRACE_AREAS } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
 import { admitEvents, checkEvent, type QueuedEvent } from '../admission.js';
 import { closedStore, makeWriterId, MAX_RUN_EVENTS, rotateMsFor, sweepIntervalFor, unavailable, type AppendOptions, type ListRunsQuery, type RunPage, type RunReadQuery, type RunTraceView, type TraceLog, type TraceObservers, type TraceStore, type TraceStoreStats } from '../store.js';
@@ -29,23 +29,23 @@ export const DEFAULT_MAX_INDEX_BYTES = 8 * 1024 * 1024;
  * PostgreSQL store uses); the files backend adds the chains of files it checked and what
  * evicted files hold of runs it looked up.
  */
-export interface TraceStoreMemo extends TraceMemo {
+export const TRACE_STORE_AREAS = {
+  ...TRACE_AREAS,
   /** By file name; an entry holds while the file's stat is the one it was checked at. */
-  readonly chains: Memo<string, CheckedChain>;
+  chains: area<string, CheckedChain>('trace.chains', 0.03),
   /** By run id; an entry holds while no file was evicted since and for a minute at most. */
-  readonly evictedRuns: Memo<string, EvictedPart>;
-  /** By file name: what an evicted part's event lines hold for listings (`EvictedLines`); an entry holds for the bytes it was read to. */
-  readonly evictedLines: Memo<string, EvictedLines>;
-}
+  evictedRuns: area<string, EvictedPart>('trace.evictedRuns', 0.005),
+  /**
+   * By file name: what an evicted part's event lines hold for listings (`EvictedLines`); an entry holds for the bytes it was read to.
+   * Its share: the lines of evicted trace files a listing read (runs-by-request bench: 3 parts, 8,480 lines, ≈ 0.9 MB).
+   */
+  evictedLines: area<string, EvictedLines>('trace.evictedLines', 0.035),
+};
+export type TraceStoreMemo = MemosOf<typeof TRACE_STORE_AREAS>;
 
-/** Areas of a store's own, for one built without the app's cache set (a test, the CLI). */
-export function privateTraceStoreMemo(maxBytes = 16 * 1024 * 1024): TraceStoreMemo {
-  return {
-    ...privateTraceMemo(maxBytes / 2),
-    chains: createCacheArea('trace.chains', maxBytes / 4 - 512 * 1024),
-    evictedRuns: createCacheArea('trace.evictedRuns', 512 * 1024),
-    evictedLines: createCacheArea('trace.evictedLines', maxBytes / 4),
-  };
+/** Areas of a store's own, for one built without the app's cache set (a test, the CLI), sized as the default set sizes them. */
+export function privateTraceStoreMemo(): TraceStoreMemo {
+  return createAreas(TRACE_STORE_AREAS, DEFAULT_CACHE_BYTES);
 }
 
 export interface FileTraceStoreOptions extends TraceObservers {

@@ -1,0 +1,42 @@
+/**
+ * How a cache area is declared: once, in its user's table, from which its slot in the
+ * user's memo (`MemosOf`), the memo that remembers nothing (`noMemos`) and the area itself
+ * (`createAreas` in `src/cache-area.ts`, which the cache set sizes by the area's share) all
+ * follow. `COMPILER_AREAS` (core/compile/memo.ts) is one such table.
+ */
+import { noMemo, type Memo } from './memo.js';
+
+/** What an area may be keyed by and hold: anything but `undefined` and `null` (a miss is `undefined`). */
+export type AreaKey = object | string | number;
+export type AreaValue = object | string | number | boolean;
+
+/**
+ * One cache area: its name, which labels its stats and metrics; its share of the cache set's
+ * bound, with the reason for it beside the entry; and the key and value it holds. Its slot
+ * in the user's memo is its property name in the table.
+ */
+export interface Area<K extends AreaKey, V extends AreaValue> {
+  readonly name: string;
+  readonly share: number;
+  /** The area's slot when nothing is remembered: `NO_MEMO`, typed by the area's key and value. */
+  readonly none: Memo<K, V>;
+}
+
+/** Declares an area holding `V` under `K`: `area<string, PrefixStates>('compiler.prefixes', 0.03)`. */
+export function area<K extends AreaKey, V extends AreaValue>(name: string, share: number): Area<K, V> {
+  return Object.freeze({ name, share, none: noMemo<K, V>() });
+}
+
+/** A user's areas, by the slot each fills in its memo. */
+export interface Areas {
+  readonly [slot: string]: Area<never, AreaValue>;
+}
+
+/** The memo a table of areas describes: each slot a `Memo` of its area's key and value. */
+export type MemosOf<T extends Areas> = { readonly [Slot in keyof T]: T[Slot]['none'] };
+
+/** The memo of `table` that remembers nothing. Frozen. */
+export function noMemos<T extends Areas>(table: T): MemosOf<T> {
+  // Each slot takes its own area's `none`, so it has the type `MemosOf` gives it; `fromEntries` only cannot say so.
+  return Object.freeze(Object.fromEntries(Object.entries(table).map(([slot, each]) => [slot, each.none]))) as MemosOf<T>;
+}
