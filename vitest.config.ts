@@ -28,7 +28,7 @@ const OWN_PROCESS = [
   'test/io/trace/{contract,postgres,files-crash,files-restart}.test.ts',
   'test/sources/persona.test.ts',
   'test/routes/{fast-path,runs-freshness,trace-postgres}.test.ts',
-  'test/client/{package,publish,voice-server,voice-server-refresh}.test.ts',
+  'test/client/{package,voice-server,voice-server-refresh}.test.ts',
   'test/ui/*.browser.test.ts',
 ];
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The suite on a busy machine: starts HOGS (default 2) CPU-bound processes that compete with
- * it for the cores, runs `vitest run` (the suite `npm test` runs after the typecheck, with any
+ * it for the cores, runs `vitest run` (the suite `npm test` runs beside the typecheck, with any
  * arguments given: `npm run test:busy -- test/security`), stops the hogs whatever happens, and
  * exits with the suite's code. No test may depend on how fast the machine is; this is how we
  * see that none does.
