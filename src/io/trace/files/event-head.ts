@@ -1,4 +1,4 @@
-import { listedFields } from '../listed-fields.js';
+import { listedFields } from '../event-record.js';
 import type { HeadSummary } from './run-index.js';
 
 /** How the writer starts an event line: the event's own fields come first, its run id first of them. */

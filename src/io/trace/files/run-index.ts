@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../event-record.js';
-import { listedFields } from '../listed-fields.js';
+import { listedFields } from '../event-record.js';
 import type { RunSummary } from '../store.js';
 import { idKey } from './run-id-filter.js';
 import { addFacets, callerRunKey, facetsBytes, mayHoldId, type FileFacets } from './facets.js';
