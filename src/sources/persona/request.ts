@@ -1,9 +1,10 @@
 /**
  * What a persona compile is asked for and answers, the reads it makes, and the persona it is
- * for (`personaOrNotFound`), the topic id (`usableTopicId`) and zone (`usableZone`) it may use:
- * the shapes `reading.ts`, `topic.ts` and `day.ts` share.
+ * for (`getPersona`, `personaOrNotFound`, looked up in the built-in personas' data,
+ * `personas.ts`), the topic id (`usableTopicId`) and zone (`usableZone`) it may use: the
+ * shapes `reading.ts`, `topic.ts` and `day.ts` share.
  */
-import { getPersona, listPersonas, type Persona } from '../../core/persona/personas.js';
+import { listPersonas, PERSONAS, type Persona } from '../../core/persona/personas.js';
 import type { GeminiSetup } from '../../core/persona/gemini-setup.js';
 import type { RenderedPersona } from '../../core/persona/render.js';
 import type { AnswerProvider } from '../../core/persona/providers.js';
@@ -130,6 +131,11 @@ export function topicIdForTrace(topicId: string | readonly string[] | undefined)
   if (usable !== undefined) return { topicId: usable };
   const text = typeof topicId === 'string' ? topicId : topicId.join('&');
   return { topicId: null, rejected: { reason: 'unsafe', chars: text.length, sha256: sha256Hex(text).slice(0, 16) } };
+}
+
+/** The built-in persona with this key, or undefined. */
+export function getPersona(key: string): Persona | undefined {
+  return PERSONAS.find((persona) => persona.key === key);
 }
 
 /** The built-in persona for `key`, or a 404 problem that lists the personas. */
