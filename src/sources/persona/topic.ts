@@ -14,7 +14,7 @@ import { ProblemError } from '../../errors.js';
 import type { BrainReader, ReadResult } from '../../io/brain.js';
 import { noMemo, remembered, type Memo } from '../../core/memo.js';
 
-import { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type TopicSummary } from './request.js';
+import { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type TopicSummary } from './sources.js';
 import { Warnings } from './reading.js';
 
 /** What a topic remembers: its excerpt, by `PreparedTopic.key` (the file's version, the cap, the label and ASCII). */
