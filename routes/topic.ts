@@ -4,6 +4,7 @@ import { deliverJob, readClock, runIdFor, wantsHud } from '../src/http/deliver.j
 import { delivered, notModified, problems, traceUnavailable } from '../src/http/openapi.js';
 import { createPersonaSources, personaOptions, TOPIC_SUBJECT_ID, withRefreshDelivery } from '../src/sources/persona.js';
 import { TopicContextQuerySchema, TopicContextResponseSchema, TopicParamsSchema, TopicResultSchema } from '../schemas/context.js';
+import { TOPIC_CONTEXT_OPERATION } from '../schemas/context-docs.js';
 
 /**
  * `GET /context/topic/:topicId`: a topic block alone, delivered like a persona's prompt
@@ -18,20 +19,7 @@ export const topicRoutes: FastifyPluginAsyncZod = async (app) => {
     '/context/topic/:topicId',
     {
       schema: {
-        operationId: 'getTopicContext',
-        summary: 'The topic block alone, compiled and traced',
-        description: `\`topics/<topicId>.md\` (newest part kept when over its cap), PII-scrubbed and delivered
-like a persona prompt so it is digested and traced: the topic is the one advisory line
-of \`inputPrompt\` (\`{"block":"topic",...}\`), ready for a session's data channel;
-\`systemPrompt\` is only a short built-in frame (identity, runtime policy, voice scope)
-with no clock, so the \`ETag\` changes only when the topic does. The trace subject is
-\`persona: topic\`. A missing or unusable topic is a 404 (traced as a failed delivery).
-
-\`delivery\` says how the topic reaches the call's model mid-session, chosen by \`provider\`
-and \`model\` as a refresh's is (docs/providers.md): \`conversation-item\` (OpenAI, Azure),
-\`client-content\` (a Gemini Live model that takes client content mid-session), or
-\`reconnect\` (Gemini 3.1 and later: put it in the setup of a new connection; a model not
-known gets it too, with a \`delivery-model-unknown:\` warning).`,
+        ...TOPIC_CONTEXT_OPERATION,
         params: TopicParamsSchema,
         querystring: TopicContextQuerySchema,
         response: {

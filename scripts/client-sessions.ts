@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildApp } from '../src/app.js';
 import { loadConfig, PROJECT_ROOT } from '../src/config.js';
-import { getPersona } from '../src/core/persona/personas.js';
+import { getPersona } from '../src/sources/persona/request.js';
 import { clockLine } from '../src/core/time.js';
 
 export const STATIC_SESSIONS_PATH = resolve(PROJECT_ROOT, 'packages/client/src/static-sessions.ts');

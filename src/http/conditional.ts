@@ -7,7 +7,15 @@
 import { sha256Hex } from '../core/digest.js';
 import type { Hud } from '../core/hud.js';
 import type { JobResult } from '../sources/job.js';
-import type { Representation } from './delivery.js';
+import type { DeliveryRequest } from './delivery.js';
+
+/** One representation of a compiled result, each with its own ETag: the full JSON, the instructions as text, or the lean JSON. */
+export type Representation = 'json' | 'text' | 'session';
+
+/** The representation a delivery answers with. */
+export function representationOf(delivery: Pick<DeliveryRequest, 'format' | 'view'>): Representation {
+  return delivery.format === 'text' ? 'text' : delivery.view === 'session' ? 'session' : 'json';
+}
 
 /**
  * Strong validator of one representation of a compiled result (RFC 9110 §8.8.3). Text is

@@ -2,8 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ProblemError } from '../errors.js';
-import { sendProblem, toProblem } from './problem.js';
+import { refuseWhileShuttingDown, type ShutdownState } from './shutdown.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,9 +10,6 @@ declare module 'fastify' {
     connections: ConnectionGuard;
   }
 }
-
-/** Retry-After (seconds) on the 503 a request gets while the service shuts down: another replica answers. */
-const SHUTDOWN_RETRY_AFTER_S = 1;
 
 /** Why the guard closed a connection the client did not close: to admit a newcomer, or because every one was busy. */
 export type ShedReason = 'evicted' | 'refused';
@@ -28,13 +24,12 @@ export interface ConnectionGuardOptions {
 }
 
 export interface ConnectionGuard {
-  /** True once `beginShutdown` ran: routes answer 503 `CC_SHUTTING_DOWN`. */
-  readonly shuttingDown: boolean;
   /** Open sockets, and how many of them have a request in flight. */
   stats(): { open: number; inFlight: number };
   /**
-   * Closes every socket without a request in flight (idle, or still sending its head) at
-   * once, closes each other one as soon as its last answer is written, and refuses new ones.
+   * Sets the shutdown flag (every request is then answered 503 `CC_SHUTTING_DOWN`), closes
+   * every socket without a request in flight (idle, or still sending its head) at once,
+   * closes each other one as soon as its last answer is written, and refuses new ones.
    * Idempotent; returns what it closed and what is left in flight.
    */
   beginShutdown(): { closed: number; inFlight: number };
@@ -58,13 +53,12 @@ const SHED_LOG_INTERVAL_MS = 10_000;
  *
  * The per-request cost is a set operation, a counter and a `close` listener on the response.
  */
-function guardConnections(server: Server, options: ConnectionGuardOptions): ConnectionGuard {
+function guardConnections(server: Server, options: ConnectionGuardOptions, state: ShutdownState): ConnectionGuard {
   const all = new Set<TrackedSocket>();
   /** Connected, no complete request head yet: oldest first. */
   const fresh = new Set<TrackedSocket>();
   /** Answered, waiting for the next request: longest idle first. */
   const idle = new Set<TrackedSocket>();
-  let shuttingDown = false;
   const shed = { evicted: 0, refused: 0, loggedAt: 0 };
 
   // The newest socket always fits: the oldest waiting one makes room before the cap is reached.
@@ -94,7 +88,7 @@ function guardConnections(server: Server, options: ConnectionGuardOptions): Conn
   }
 
   server.on('connection', (socket: TrackedSocket) => {
-    if (shuttingDown) {
+    if (state.shuttingDown) {
       socket.destroy();
       return;
     }
@@ -117,7 +111,7 @@ function guardConnections(server: Server, options: ConnectionGuardOptions): Conn
     const socket = this.req.socket as TrackedSocket;
     const left = (socket[kInFlight] = (socket[kInFlight] ?? 1) - 1);
     if (left > 0 || socket.destroyed || !all.has(socket)) return;
-    if (shuttingDown) {
+    if (state.shuttingDown) {
       forget.call(socket);
       socket.destroySoon();
     } else idle.add(socket);
@@ -132,14 +126,11 @@ function guardConnections(server: Server, options: ConnectionGuardOptions): Conn
   });
 
   return {
-    get shuttingDown() {
-      return shuttingDown;
-    },
     stats: () => ({ open: all.size, inFlight: all.size - fresh.size - idle.size }),
     beginShutdown() {
       // Answers in flight keep their keep-alive headers: a request pipelined behind one still gets
       // its own answer (a 503), and the socket closes once the last is written.
-      shuttingDown = true;
+      state.shuttingDown = true;
       let closed = 0;
       for (const waiting of [fresh, idle]) {
         for (const socket of [...waiting]) {
@@ -169,26 +160,24 @@ function first<T>(set: Set<T>, except: T): T | undefined {
  */
 export const connectionsPlugin = fp(
   async function connectionsPlugin(app: FastifyInstance, options: { maxConnections: number; headersTimeoutMs: number }) {
-    const connections = guardConnections(app.server, {
-      maxConnections: options.maxConnections,
-      firstRequestTimeoutMs: options.headersTimeoutMs,
-      log: app.log.child({ component: 'connections' }),
-      onShed: (reason) => app.metrics.connectionsShed.inc({ reason }),
-    });
+    const state: ShutdownState = { shuttingDown: false };
+    const connections = guardConnections(
+      app.server,
+      {
+        maxConnections: options.maxConnections,
+        firstRequestTimeoutMs: options.headersTimeoutMs,
+        log: app.log.child({ component: 'connections' }),
+        onShed: (reason) => app.metrics.connectionsShed.inc({ reason }),
+      },
+      state,
+    );
     app.decorate('connections', connections);
     // app.close() alone (tests, an embedding host) sheds waiting sockets as SIGTERM does.
     app.addHook('preClose', (done) => {
       connections.beginShutdown();
       done();
     });
-    app.addHook('onRequest', (request, reply, done) => {
-      if (connections.shuttingDown) {
-        const problem = new ProblemError('CC_SHUTTING_DOWN', 'The service is shutting down; retry, and another instance will answer.');
-        sendProblem(reply, toProblem(problem, request), { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' });
-        return;
-      }
-      done();
-    });
+    app.addHook('onRequest', refuseWhileShuttingDown(state));
   },
   { name: 'connections', dependencies: ['metrics', 'auth'] },
 );

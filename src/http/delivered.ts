@@ -12,8 +12,8 @@
 import { buildHud, type Hud, type HudBasis } from '../core/hud.js';
 import type { JobResult } from '../sources/job.js';
 import type { ResultParts } from './answer.js';
-import { etagFor } from './conditional.js';
-import { representationOf, type AnswerView, type CompiledDelivery, type Representation } from './delivery.js';
+import { etagFor, representationOf, type Representation } from './conditional.js';
+import type { AnswerView, CompiledDelivery } from './delivery.js';
 
 /** A HUD and what it was built from, so another delivery of the same result can take it again while it holds. */
 interface HudBuilt extends HudBasis {

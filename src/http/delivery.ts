@@ -13,9 +13,6 @@ import type { AnswerEncoder } from './answer.js';
 
 export type DeliveryFormat = 'json' | 'text';
 
-/** One representation of a compiled result, each with its own ETag: the full JSON, the instructions as text, or the lean JSON. */
-export type Representation = 'json' | 'text' | 'session';
-
 /** The request's one reading of the wall clock, and the monotonic time it was taken at: later instants derive from both. */
 export interface RequestClock {
   /** Epoch ms when the request began to be handled. */
@@ -81,8 +78,3 @@ export interface FailedDelivery extends DeliveryBase {
 }
 
 export type Delivery = CompiledDelivery | FailedDelivery;
-
-/** The representation a delivery answers with. */
-export function representationOf(delivery: Pick<DeliveryRequest, 'format' | 'view'>): Representation {
-  return delivery.format === 'text' ? 'text' : delivery.view === 'session' ? 'session' : 'json';
-}

@@ -20,12 +20,14 @@ import { deliveryFor, type AnswerProvider, type Delivery } from '../core/persona
 import { DEFAULT_POLICY, mergePolicy } from '../core/policy.js';
 import type { CompileJob } from './job.js';
 import { compilePersona, NO_DAY_MEMO, readPersonaSources, type DayMemo } from './persona/day.js';
-import type { PersonaOptions, PersonaRequest, PersonaSources } from './persona/request.js';
+import type { PersonaRequest } from './persona/request.js';
+import type { PersonaOptions, PersonaSources } from './persona/sources.js';
 import { NO_REFRESH_MEMO, type RefreshMemo } from './persona/refresh.js';
 import { compileTopic, readTopicSources, type TopicRequest } from './persona/topic.js';
 
 export { compilePersona, readPersonaSources } from './persona/day.js';
-export { PERSONA_READS, personaOrNotFound, timezoneForTrace, topicIdForTrace, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaRequest, type PersonaSources, type TopicSummary } from './persona/request.js';
+export { personaOrNotFound, timezoneForTrace, topicIdForTrace, type PersonaRequest } from './persona/request.js';
+export { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type PersonaSources, type TopicSummary } from './persona/sources.js';
 export { compileTopic, readTopicSources, TOPIC_IDENTITY, TOPIC_WARNING, type TopicRequest, type TopicSources } from './persona/topic.js';
 
 

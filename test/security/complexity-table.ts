@@ -12,7 +12,7 @@ import { parseBlueprint, frontMatterRevision } from '../../src/core/governance.j
 import { indexMemoryNotes, parseMemoryNotes, rankIndexedMemoryNotes } from '../../src/core/memory-notes.js';
 import { buildMarsLiveContext, buildVenusLiveContext } from '../../src/core/persona/live-context.js';
 import { toGeminiParameters } from '../../src/core/persona/gemini-schema.js';
-import { getPersona } from '../../src/core/persona/personas.js';
+import { getPersona } from '../../src/sources/persona/request.js';
 import { renderPersona } from '../../src/core/persona/render.js';
 import { mentionedToolNames, resolveToolReferences } from '../../src/core/persona/tools.js';
 import { clampRedacted, scrubPii } from '../../src/core/pii.js';

@@ -138,11 +138,6 @@ export const VENUS: Persona = {
 
 export const PERSONAS: readonly Persona[] = [MARS, VENUS];
 
-/** The built-in persona with this key, or undefined. */
-export function getPersona(key: string): Persona | undefined {
-  return PERSONAS.find((persona) => persona.key === key);
-}
-
 export interface PersonaSummary {
   key: string;
   name: string;

@@ -1,33 +1,23 @@
 import { performance } from 'node:perf_hooks';
-import type { GroupCommitCounters, TraceLog, TraceObservers } from './store.js';
+import { FailureState, type FailureOptions } from './failure-state.js';
+import type { GroupCommitCounters, TraceObservers } from './store.js';
 import { unavailable } from './store.js';
 
 /**
- * Group commit and the failure state around it, the same for every backend: appends queue
- * while one batch is being made durable, and everything queued when it finishes (up to
- * `maxBatch`) becomes the next batch — one write and one fsync, or one transaction. Nobody
- * waits for a timer. When a batch fails, it and everything queued behind it reject with
- * `CC_TRACE_UNAVAILABLE`; further appends reject at once, without touching storage, until a
- * retry (`reopen`, every `retryIntervalMs` from an unref'd timer, or when an append or a
- * health check finds one due) works again.
+ * Group commit, the same for every backend: appends queue while one batch is being made
+ * durable, and everything queued when it finishes (up to `maxBatch`) becomes the next batch —
+ * one write and one fsync, or one transaction. Nobody waits for a timer. When a batch fails,
+ * it and everything queued behind it reject with `CC_TRACE_UNAVAILABLE`; further appends
+ * reject at once, without touching storage, until a retry works again (`failure-state.ts`).
  */
-export interface GroupCommitOptions<T> extends Pick<TraceObservers, 'observeWrite' | 'observeBatch'> {
-  log: TraceLog;
+export interface GroupCommitOptions<T> extends FailureOptions, Pick<TraceObservers, 'observeWrite' | 'observeBatch'> {
   maxBatch: number;
-  retryIntervalMs: number;
-  now: () => number;
   /**
    * Makes the batch durable, or throws (nothing of it may then count as durable). May refuse
    * some items instead of writing them: it then returns, per item, the error to reject it
    * with (null for an item written); a refusal is the item's own, not a failure of the store.
    */
   write(batch: T[]): Promise<ReadonlyArray<Error | null> | void>;
-  /** Opens the write path anew after a failure (a fresh file, a fresh chain segment); throws while it cannot. */
-  reopen(): Promise<void>;
-  /** A failure happened: leave whatever the writer was appending to. */
-  abandon(): void;
-  /** A reason fit for a public readiness answer (no paths, no credentials). */
-  describe(error: unknown): string;
 }
 
 /** Why the store cannot make appends durable now, as a health check rejects with it: a reason fit for a public readiness answer. */
@@ -46,12 +36,12 @@ export class GroupCommit<T> {
   readonly counters: GroupCommitCounters = { appends: 0, rejected: 0, refused: 0, batches: 0, largestBatch: 0, failures: 0 };
   private readonly queue: Array<Pending<T>> = [];
   private flushing: Promise<void> | null = null;
-  private failure: { reason: string; since: number; lastAttemptAt: number } | null = null;
-  private recovering: Promise<boolean> | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly failure: FailureState;
   private closed = false;
 
-  constructor(private readonly options: GroupCommitOptions<T>) {}
+  constructor(private readonly options: GroupCommitOptions<T>) {
+    this.failure = new FailureState(options, this.counters);
+  }
 
   /** A batch is being made durable now. */
   get busy(): boolean {
@@ -59,20 +49,21 @@ export class GroupCommit<T> {
   }
 
   get failing(): boolean {
-    return this.failure !== null;
+    return this.failure.current !== null;
   }
 
   get state(): 'ok' | 'failed' | 'closed' {
-    return this.closed ? 'closed' : this.failure ? 'failed' : 'ok';
+    return this.closed ? 'closed' : this.failure.current ? 'failed' : 'ok';
   }
 
   /** Resolves once `item` is durable; rejects with `CC_TRACE_UNAVAILABLE` otherwise. */
   async append(item: T): Promise<void> {
     const startedAt = performance.now();
-    if (this.failure && !(this.retryDue() && (await this.recover()))) {
+    const { failure } = this;
+    if (failure.current && !(failure.retryDue() && (await failure.recover()))) {
       this.counters.rejected++;
       this.options.observeWrite?.((performance.now() - startedAt) / 1000, false);
-      throw unavailable(this.failure?.reason ?? 'trace store closed', undefined);
+      throw unavailable(failure.current?.reason ?? 'trace store closed', undefined);
     }
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ item, startedAt, resolve, reject });
@@ -88,16 +79,17 @@ export class GroupCommit<T> {
    */
   async health(probe: () => Promise<void>): Promise<void> {
     if (this.closed) throw new TraceStoreError('trace store is closed');
-    if (this.failure) {
-      if (this.retryDue()) await this.recover();
-      if (this.failure) throw new TraceStoreError(this.failure.reason);
+    const { failure } = this;
+    if (failure.current) {
+      if (failure.retryDue()) await failure.recover();
+      if (failure.current) throw new TraceStoreError(failure.current.reason);
       return;
     }
     if (this.flushing) return;
     try {
       await probe();
     } catch (error) {
-      if (!this.failure && !this.closed) this.fail(error);
+      if (!failure.current && !this.closed) failure.fail(error);
       throw new TraceStoreError(this.options.describe(error));
     }
   }
@@ -105,10 +97,9 @@ export class GroupCommit<T> {
   /** Waits for appends in flight and queued, and stops retrying. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retryTimer) clearInterval(this.retryTimer);
-    this.retryTimer = null;
+    this.failure.stop();
     await this.flushing;
-    await this.recovering;
+    await this.failure.recovering;
   }
 
   private settle(batch: Array<Pending<T>>, error: unknown, refusals?: ReadonlyArray<Error | null>): void {
@@ -148,51 +139,12 @@ export class GroupCommit<T> {
           this.settle(batch, null, refusals);
         } catch (error) {
           this.options.observeBatch?.(batch.length, (performance.now() - began) / 1000, false);
-          this.fail(error);
-          this.settle([...batch, ...this.queue.splice(0)], unavailable(this.failure!.reason, error));
+          this.failure.fail(error);
+          this.settle([...batch, ...this.queue.splice(0)], unavailable(this.failure.current!.reason, error));
         }
       }
     } finally {
       this.flushing = null;
     }
-  }
-
-  private fail(error: unknown): void {
-    const reason = this.options.describe(error);
-    const first = this.failure === null;
-    this.failure = { reason, since: this.options.now(), lastAttemptAt: performance.now() };
-    this.counters.failures++;
-    this.options.abandon();
-    if (!first) return;
-    this.options.log.error({ err: error }, 'trace store cannot make events durable; appends fail until it recovers');
-    this.retryTimer = setInterval(() => void this.recover(), this.options.retryIntervalMs);
-    this.retryTimer.unref();
-  }
-
-  private retryDue(): boolean {
-    return this.failure !== null && performance.now() - this.failure.lastAttemptAt >= this.options.retryIntervalMs;
-  }
-
-  private recover(): Promise<boolean> {
-    if (!this.failure) return Promise.resolve(true);
-    if (this.closed) return Promise.resolve(false);
-    this.recovering ??= (async () => {
-      const down = this.failure!;
-      down.lastAttemptAt = performance.now();
-      try {
-        await this.options.reopen();
-        this.failure = null;
-        if (this.retryTimer) clearInterval(this.retryTimer);
-        this.retryTimer = null;
-        this.options.log.info({ downMs: Math.max(0, this.options.now() - down.since) }, 'trace store recovered');
-        return true;
-      } catch (error) {
-        down.reason = this.options.describe(error);
-        return false;
-      } finally {
-        this.recovering = null;
-      }
-    })();
-    return this.recovering;
   }
 }

@@ -8,8 +8,9 @@ import type { RunChain, RunSummaryBody, TraceEvent, TraceEventInput, TraceOutcom
  * PostgreSQL (`postgres/`) for several machines. Routes, `deliver()`, the viewer and the
  * CLI only use this interface; `index.ts` picks the backend from the configuration. The
  * event model itself is `schemas/trace.ts` (zod); the types here are inferred from it. What
- * both backends share beside it: `paging.ts` (pages and cursors), `listed-fields.ts` (what a
- * listing shows of an event) and `admission.ts` (which events and runs an append takes).
+ * both backends share beside it: `paging.ts` (pages and cursors), `event-record.ts` (the
+ * stored event, and what a listing shows of it) and `admission.ts` (which events and runs an
+ * append takes).
  */
 
 export type {
@@ -27,8 +28,7 @@ export type {
 } from '../../../schemas/trace.js';
 export type { ChainStatus } from './chain.js';
 export { MAX_RUN_EVENTS, MAX_TRACE_PAGE_EVENTS, TRACE_PAGE_CHARS } from '../../../schemas/trace.js';
-export { compiledEventFields, type TraceMemo } from './event-record.js';
-export { listedFields, traceIdOfTraceparent, type ListedFields } from './listed-fields.js';
+export { compiledEventFields, listedFields, traceIdOfTraceparent, type ListedFields, type TraceMemo } from './event-record.js';
 
 /** The callbacks every backend reports its writes through (the metrics plugin's histograms and counter). */
 export interface TraceObservers {

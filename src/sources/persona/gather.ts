@@ -16,7 +16,8 @@ import type { CompileInput } from '../../core/types.js';
 import type { BrainSession } from '../../io/brain.js';
 import { HEARTBEAT_PATH, readHeartbeatTimezone } from '../timezone.js';
 import { policyKey, type ReplayMemo } from '../replay.js';
-import { PERSONA_READS, usableTopicId, usableZone, zoneWarning, type PersonaOptions, type PersonaRequest, type TopicSummary } from './request.js';
+import { usableTopicId, usableZone, zoneWarning, type PersonaRequest } from './request.js';
+import { PERSONA_READS, type PersonaOptions, type TopicSummary } from './sources.js';
 import { marsLiveContext, preparePersona, venusLiveContext, Warnings, type BuiltLiveContext, type PreparedPersona, type ReadingMemo, type VenusAt } from './reading.js';
 import { readTopic, TOPIC_WARNING, type ReadTopic, type TopicMemo } from './topic.js';
 

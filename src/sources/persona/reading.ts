@@ -34,7 +34,7 @@ import { remembered } from '../../core/memo.js';
 import { NO_HEARTBEAT_MEMO, type HeartbeatMemo } from '../timezone.js';
 import { deepFreeze } from '../job.js';
 
-import { PERSONA_READS, type PersonaOptions } from './request.js';
+import { PERSONA_READS, type PersonaOptions } from './sources.js';
 
 /**
  * What reading a persona's files remembers (areas of the app's cache set), each value under

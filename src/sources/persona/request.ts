@@ -1,41 +1,18 @@
 /**
- * What a persona compile is asked for and answers, the reads it makes, and the persona it is
- * for (`personaOrNotFound`), the topic id (`usableTopicId`) and zone (`usableZone`) it may use:
- * the shapes `reading.ts`, `topic.ts` and `day.ts` share.
+ * What a persona compile is asked for (`PersonaRequest`), and what of it may be used: the
+ * persona it names (`getPersona`, `personaOrNotFound`, looked up in the built-in personas'
+ * data, `personas.ts`), the topic id (`usableTopicId`) and the zone (`usableZone`), with what
+ * the trace may keep of the last two. What the compile reads and answers is `sources.ts`.
  */
-import { getPersona, listPersonas, type Persona } from '../../core/persona/personas.js';
-import type { GeminiSetup } from '../../core/persona/gemini-setup.js';
-import type { RenderedPersona } from '../../core/persona/render.js';
+import { listPersonas, PERSONAS, type Persona } from '../../core/persona/personas.js';
 import type { AnswerProvider } from '../../core/persona/providers.js';
-import type { PersonaTool } from '../../core/persona/tools.js';
-import type { RedactionCounts } from '../../core/pii.js';
 import { NO_TIME_MEMO, type TimeMemo } from '../../core/time.js';
 import { isValidTimeZone, MAX_TIMEZONE_LENGTH, zoneSpelling, type ResolvedTimeZone } from '../../core/zones.js';
 import { scrubPii } from '../../core/pii.js';
 import { quoteForWarning } from '../../core/text.js';
-import type { CompiledContext, CompileInput, Policy } from '../../core/types.js';
 import { ProblemError } from '../../errors.js';
 import { sha256Hex } from '../../core/digest.js';
 import { isSlug } from '../../../schemas/ids.js';
-import type { JobResult } from '../job.js';
-
-/** How much of each file is read, and which end is kept when a file is bigger. */
-export const PERSONA_READS = {
-  override: { maxBytes: 64 * 1024, keep: 'head' },
-  toolsFile: { maxBytes: 64 * 1024, keep: 'head' },
-  settingsFile: { maxBytes: 64 * 1024, keep: 'head' },
-  soul: { maxBytes: 64 * 1024, keep: 'head' },
-  // Daily memory is append-only: its newest lines are at the end.
-  daily: { maxBytes: 128 * 1024, keep: 'tail' },
-  tasks: { maxBytes: 256 * 1024, keep: 'head' },
-  calendar: { maxBytes: 64 * 1024, keep: 'head' },
-  inbox: { maxBytes: 256 * 1024, keep: 'head' },
-  meeting: { maxBytes: 64 * 1024, keep: 'head' },
-  // Topic files grow at the end; the excerpt keeps the newest part too.
-  topic: { maxBytes: 64 * 1024, keep: 'tail', within: 'topics' },
-} as const;
-
-export const TOPIC_SUBJECT_ID = 'topic';
 
 export interface PersonaRequest {
   /** A persona key (`mars`, `venus`); anything else is a 404 problem listing the personas. */
@@ -63,55 +40,6 @@ export interface PersonaRequest {
   provider?: AnswerProvider | undefined;
 }
 
-export interface PersonaOptions {
-  defaultTimeZone: string;
-  policy: Policy;
-  /** Offer write-shaped tools too (`VOICE_WRITE_TOOLS`; off unless configured). */
-  allowWriteTools?: boolean;
-  /** Reply in the language spoken to (`VOICE_CROSS_LINGUAL`; off unless configured). */
-  crossLingual?: boolean;
-}
-
-export interface TopicSummary {
-  topicId: string;
-  found: boolean;
-  /** Characters of the delivered topic block (0 when there is none). */
-  chars: number;
-  /** True when the file was over its cap and only its newest part was kept. */
-  truncated: boolean;
-}
-
-export interface PersonaSources {
-  input: CompileInput;
-  persona: Pick<RenderedPersona, 'key' | 'name' | 'description'> & { voice: string };
-  /** The realtime API the answer is for, and the shape it is answered in. */
-  provider: AnswerProvider;
-  /** The voice the session speaks with, for the provider: the operator's choice in `personas/settings.json`, else the built-in one. */
-  voice: string;
-  tools: PersonaTool[];
-  /** `provider=gemini`: the tools as Gemini's setup declares them (their losses are among `warnings`). */
-  geminiTools?: GeminiSetup['tools'];
-  /** sha256 of `tools` as JSON. */
-  toolsSha256: string;
-  timeZone: ResolvedTimeZone;
-  /** Redactions already made in the live context and the operator's tool descriptions (the compiler cannot see them again). */
-  liveContextRedactions: RedactionCounts;
-  topic: TopicSummary | null;
-  /** One per degraded source or ignored option, in a fixed order; never quotes brain text. Shared: never changed. */
-  warnings: readonly string[];
-  /** Names everything the compile (and `extra`) depends on but the minute: with `clockKey`, equal keys compile to the same result. */
-  compileKey?: string;
-  /** The clock line the compile shows (minute precision). */
-  clockKey?: string;
-}
-
-export interface PersonaCompiled extends JobResult {
-  /** The compile with `redactions` counting the live context's too, as delivered and traced. */
-  compiled: CompiledContext;
-  /** Response members beyond the compile: `liveContext`, `topic`, `provider`, `voice`, `tools`, `session` or `setup` (persona routes) or `topic` alone. */
-  extra: Record<string, unknown>;
-}
-
 /** The caller's topic id when it is usable: one slug (a repeated query parameter is not). An unusable one reads nothing. */
 export function usableTopicId(topicId: string | readonly string[] | undefined): string | undefined {
   return typeof topicId === 'string' && isSlug(topicId) ? topicId : undefined;
@@ -130,6 +58,11 @@ export function topicIdForTrace(topicId: string | readonly string[] | undefined)
   if (usable !== undefined) return { topicId: usable };
   const text = typeof topicId === 'string' ? topicId : topicId.join('&');
   return { topicId: null, rejected: { reason: 'unsafe', chars: text.length, sha256: sha256Hex(text).slice(0, 16) } };
+}
+
+/** The built-in persona with this key, or undefined. */
+export function getPersona(key: string): Persona | undefined {
+  return PERSONAS.find((persona) => persona.key === key);
 }
 
 /** The built-in persona for `key`, or a 404 problem that lists the personas. */

@@ -15,7 +15,7 @@ import type { BrainReader, ReadResult } from '../../io/brain.js';
 import { area, noMemos, type MemosOf } from '../../core/area.js';
 import { remembered } from '../../core/memo.js';
 
-import { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type TopicSummary } from './request.js';
+import { PERSONA_READS, TOPIC_SUBJECT_ID, type PersonaCompiled, type PersonaOptions, type TopicSummary } from './sources.js';
 import { Warnings } from './reading.js';
 
 /** What a topic remembers: its excerpt, by `PreparedTopic.key` (the file's version, the cap, the label and ASCII). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CALL_RULES, CANNOT_SAVE, ENGLISH_ONLY, getPersona, listPersonas, MARS, PERSONAS, sharedHardRules, VENUS, VENUS_TERRITORY } from '../../../src/core/persona/personas.js';
+import { CALL_RULES, CANNOT_SAVE, ENGLISH_ONLY, listPersonas, MARS, PERSONAS, sharedHardRules, VENUS, VENUS_TERRITORY } from '../../../src/core/persona/personas.js';
+import { getPersona } from '../../../src/sources/persona/request.js';
 import { renderPersona, toolNamesInPrompt } from '../../../src/core/persona/render.js';
 import {
   KNOWN_TOOL_NAMES,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EvictedLinesBuilder } from '../../../src/io/trace/files/evicted-lines.js';
-import type { IndexedFile, ListedEvent } from '../../../src/io/trace/files/run-index.js';
+import type { IndexedFile } from '../../../src/io/trace/files/run-index.js';
+import type { ListedEvent } from '../../../src/io/trace/files/run-lookup.js';
 import { summarize } from '../../../src/io/trace/files/run-index.js';
 import { deliveredEvent } from '../../helpers/trace-events.js';
 

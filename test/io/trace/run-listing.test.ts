@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listRunsFromIndex, MAX_LISTING_TALLY_BYTES, type EvictedEvents } from '../../../src/io/trace/files/run-listing.js';
-import { RunIndex, type EventLocation, type ListedEvent } from '../../../src/io/trace/files/run-index.js';
+import { RunIndex, type EventLocation } from '../../../src/io/trace/files/run-index.js';
+import type { ListedEvent } from '../../../src/io/trace/files/run-lookup.js';
 
 const FILE = 'trace-20260301T120000000Z-w1-000001.jsonl';
 const BASE = Date.parse('2026-03-01T12:00:00.000Z');

@@ -1,5 +1,5 @@
-import { listedFields } from '../listed-fields.js';
-import type { HeadSummary } from './run-index.js';
+import { listedFields } from '../event-record.js';
+import type { HeadSummary } from './run-lookup.js';
 
 /** How the writer starts an event line: the event's own fields come first, its run id first of them. */
 const HEAD_PREFIX = '{"t":"event","event":{';

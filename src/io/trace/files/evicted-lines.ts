@@ -1,4 +1,5 @@
-import type { EventSummary, HeadSummary, IndexedFile, ListedEvent } from './run-index.js';
+import type { EventSummary, IndexedFile } from './run-index.js';
+import type { HeadSummary, ListedEvent } from './run-lookup.js';
 
 /**
  * What one evicted part's event lines hold for a listing — each line's place, time and head

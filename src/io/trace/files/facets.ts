@@ -1,4 +1,4 @@
-import { traceIdOfTraceparent } from '../listed-fields.js';
+import { traceIdOfTraceparent } from '../event-record.js';
 import { idKey, IdFilter } from './run-id-filter.js';
 import type { RunSummaryBody } from '../../../../schemas/trace.js';
 

@@ -13,7 +13,8 @@ import { BLOB_PREFIX, DATA_PREFIX, EVENT_PREFIX, FILE_PREFIX, type RecordRef } f
 import { chainHeader, parseBlobLine, parseDataLine, parseFileHeader, parseTraceFileName, startsWith } from './parse.js';
 import { FileChainScan, type FileChain } from './chain-scan.js';
 import { readHead } from './event-head.js';
-import { eventOrder, summarize, visible, type EventLocation, type EvictedPart, type IndexedFile } from './run-index.js';
+import { summarize, type EventLocation, type IndexedFile } from './run-index.js';
+import { eventOrder, evictedParts, visible, type EvictedPart } from './run-lookup.js';
 import { holdingBytes, listRunsFromIndex, MAX_LISTING_SCAN_BYTES, type EvictedEvents, type LineFilter } from './run-listing.js';
 import { EvictedLinesBuilder, type EvictedLines } from './evicted-lines.js';
 import { locate, type FileWriter } from './writer.js';
@@ -356,7 +357,7 @@ export class FileReader {
   private async scanEvicted(minAtMs: number, visit: (location: EventLocation) => void, runId: string, visibleTo?: string | null): Promise<void> {
     // Event lines without the run id are skipped unparsed.
     const keep = holdingBytes(Buffer.from(`"runId":${JSON.stringify(runId)}`));
-    for (const part of this.ctx.index.evictedParts(minAtMs, runId, visibleTo)) await this.readEvicted(part, visit, keep);
+    for (const part of evictedParts(this.ctx.index, minAtMs, runId, visibleTo)) await this.readEvicted(part, visit, keep);
   }
 
   private async listTraceFiles(): Promise<string[]> {
@@ -531,7 +532,7 @@ export class FileReader {
       if (after && eventOrder(location, after) <= 0) return;
       window.offer(location);
     };
-    this.ctx.index.eachLocation(runId, offer);
+    for (const location of this.ctx.index.runs.get(runId) ?? []) offer(location);
     await this.scanEvicted(minAtMs, offer, runId, visibleTo);
     const candidates = window.list();
     const taken = pageLength(candidates.map((location) => location.summary.chars), limit);

@@ -1,8 +1,7 @@
 import type { StoredEvent } from '../event-record.js';
-import { listedFields } from '../listed-fields.js';
+import { listedFields } from '../event-record.js';
 import type { RunSummary } from '../store.js';
-import { idKey } from './run-id-filter.js';
-import { addFacets, callerRunKey, facetsBytes, mayHoldId, type FileFacets } from './facets.js';
+import { addFacets, facetsBytes, type FileFacets } from './facets.js';
 
 export type EventSummary = Omit<RunSummary, 'events'>;
 
@@ -37,18 +36,6 @@ export interface EventLocation {
   summary: EventSummary;
 }
 
-/**
- * The fields of an event that a listing filters and orders by: all it reads of an evicted
- * event line (`event-head.ts`) until the run makes its page.
- */
-export type HeadSummary = Pick<EventSummary, 'runId' | 'subject' | 'caller' | 'status' | 'outcome' | 'requestId' | 'traceparent'>;
-
-/** An event as a listing ranks it: one held in memory (its whole summary), or an evicted line's head. */
-export interface ListedEvent extends EventPosition {
-  length: number;
-  summary: HeadSummary;
-}
-
 export interface IndexedFile {
   name: string;
   createdMs: number;
@@ -70,33 +57,12 @@ export interface IndexedFile {
   facets: FileFacets | null;
 }
 
-/** An evicted part as a read chose it: the bytes to read stay those, however far the file is evicted meanwhile. */
-export interface EvictedPart {
-  entry: IndexedFile;
-  bytes: number;
-  newestAtMs: number;
-  facets: FileFacets;
-}
-
 /** About the heap an indexed event takes: its location and summary objects, and their strings. */
 export function locationBytes(location: EventLocation): number {
   const summary = location.summary;
   let chars = location.file.length + summary.subject.kind.length + summary.subject.id.length;
   for (const value of Object.values(summary)) if (typeof value === 'string') chars += value.length;
   return 480 + 2 * chars;
-}
-
-/** Where an event is, as far as the order of a run's events goes. */
-export type EventPosition = Pick<EventLocation, 'atMs' | 'fileCreatedMs' | 'file' | 'offset'>;
-
-/** Event order within a run: `at`, then file creation, then position in the file. */
-export function eventOrder(a: EventPosition, b: EventPosition): number {
-  return a.atMs - b.atMs || a.fileCreatedMs - b.fileCreatedMs || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.offset - b.offset;
-}
-
-/** Whether a caller scoped to `visibleTo` may see the event (a caller reading every run sees all). */
-export function visible(summary: Pick<EventSummary, 'caller'>, visibleTo: string | null | undefined): boolean {
-  return visibleTo === undefined || visibleTo === null || summary.caller === visibleTo;
 }
 
 /** The index's budget: what it holds in memory whatever is on disk. */
@@ -119,7 +85,9 @@ export interface IndexBudget {
  */
 export class RunIndex {
   readonly files = new Map<string, IndexedFile>();
-  private readonly runs = new Map<string, EventLocation[]>();
+  private readonly byRun = new Map<string, EventLocation[]>();
+  /** Run id → its events held in memory, in no particular order (`run-lookup.ts` finds a run's events with it). */
+  readonly runs: ReadonlyMap<string, readonly EventLocation[]> = this.byRun;
   private events = 0;
   private heldBytes = 0;
   private facetBytes = 0;
@@ -154,9 +122,9 @@ export class RunIndex {
     if (location.atMs > file.newestAtMs) file.newestAtMs = location.atMs;
     if (file.facets !== null && location.offset < file.facets.bytes) return;
     const runId = location.summary.runId;
-    const locations = this.runs.get(runId);
+    const locations = this.byRun.get(runId);
     if (locations) locations.push(location);
-    else this.runs.set(runId, [location]);
+    else this.byRun.set(runId, [location]);
     file.runIds.add(runId);
     file.events++;
     const bytes = locationBytes(location);
@@ -168,7 +136,7 @@ export class RunIndex {
   /** The file's events held in memory, in file order. */
   private heldOf(entry: IndexedFile): EventLocation[] {
     const name = entry.name;
-    return [...entry.runIds].flatMap((runId) => (this.runs.get(runId) ?? []).filter((location) => location.file === name)).sort((a, b) => a.offset - b.offset);
+    return [...entry.runIds].flatMap((runId) => (this.byRun.get(runId) ?? []).filter((location) => location.file === name)).sort((a, b) => a.offset - b.offset);
   }
 
   /** Forgets the file's events held in memory before `before` (all of them by default). */
@@ -176,7 +144,7 @@ export class RunIndex {
     const runIds = new Set<string>();
     for (const runId of entry.runIds) {
       const kept: EventLocation[] = [];
-      for (const location of this.runs.get(runId) ?? []) {
+      for (const location of this.byRun.get(runId) ?? []) {
         if (location.file !== entry.name) kept.push(location);
         else if (location.offset >= before) {
           kept.push(location);
@@ -189,8 +157,8 @@ export class RunIndex {
           this.events--;
         }
       }
-      if (kept.length > 0) this.runs.set(runId, kept);
-      else this.runs.delete(runId);
+      if (kept.length > 0) this.byRun.set(runId, kept);
+      else this.byRun.delete(runId);
     }
     entry.runIds = runIds;
   }
@@ -260,66 +228,5 @@ export class RunIndex {
       entry.facets!.ids = null;
       this.facetBytes += facetsBytes(entry.facets!);
     }
-  }
-
-  /** Whether an evicted part may hold events of the run at or after `minAtMs` (its id filter says maybe). */
-  mayHoldEvicted(runId: string, minAtMs: number): boolean {
-    const key = idKey('run', runId);
-    for (const entry of this.files.values()) {
-      if (entry.facets && entry.facets.newestAtMs >= minAtMs && mayHoldId(entry.facets, key)) return true;
-    }
-    return false;
-  }
-
-  /**
-   * Evicted parts that may hold events at or after `minAtMs`: of run `runId`, when given,
-   * and of it by caller `visibleTo`, when given (another caller's run reads as an unknown one).
-   */
-  evictedParts(minAtMs: number, runId?: string, visibleTo?: string | null): EvictedPart[] {
-    const key = runId === undefined ? undefined : visibleTo === undefined || visibleTo === null ? idKey('run', runId) : callerRunKey(visibleTo, runId);
-    const parts: EvictedPart[] = [];
-    for (const entry of this.files.values()) {
-      const facets = entry.facets;
-      if (facets === null || facets.newestAtMs < minAtMs || (key !== undefined && !mayHoldId(facets, key))) continue;
-      parts.push({ entry, bytes: facets.bytes, newestAtMs: facets.newestAtMs, facets });
-    }
-    return parts;
-  }
-
-  /** Every run held in memory, with its locations (in no particular order). */
-  memoryRuns(): IterableIterator<[string, EventLocation[]]> {
-    return this.runs.entries();
-  }
-
-  /** The run's events held in memory (in no particular order; not to be changed). */
-  held(runId: string): readonly EventLocation[] {
-    return this.runs.get(runId) ?? [];
-  }
-
-  /** Whether the run has events held in memory. */
-  holds(runId: string): boolean {
-    return this.runs.has(runId);
-  }
-
-  /** The run's events at or after `minAtMs`, in event order. */
-  locations(runId: string, minAtMs: number): EventLocation[] {
-    return (this.runs.get(runId) ?? []).filter((location) => location.atMs >= minAtMs).sort(eventOrder);
-  }
-
-  /** How many events of the run at or after `minAtMs` are held in memory, and the first of them; without sorting. */
-  standing(runId: string, minAtMs: number): { events: number; first: EventLocation | null } {
-    let events = 0;
-    let first: EventLocation | null = null;
-    for (const location of this.runs.get(runId) ?? []) {
-      if (location.atMs < minAtMs) continue;
-      events++;
-      if (!first || eventOrder(location, first) < 0) first = location;
-    }
-    return { events, first };
-  }
-
-  /** Calls `visit` for each of the run's events held in memory (in no particular order). */
-  eachLocation(runId: string, visit: (location: EventLocation) => void): void {
-    for (const location of this.runs.get(runId) ?? []) visit(location);
   }
 }

@@ -3,16 +3,8 @@ import { type ListRunsQuery, type RunFilter, type RunPage, type RunSummary } fro
 import { ProblemError } from '../../../errors.js';
 import { idKey } from './run-id-filter.js';
 import { callerRunKey, mayHoldId, traceIdOfEvent, type FileFacets } from './facets.js';
-import {
-  eventOrder,
-  visible,
-  type EventLocation,
-  type EventSummary,
-  type HeadSummary,
-  type EvictedPart,
-  type ListedEvent,
-  type RunIndex,
-} from './run-index.js';
+import type { EventLocation, EventSummary, RunIndex } from './run-index.js';
+import { eventOrder, evictedParts, visible, type EvictedPart, type HeadSummary, type ListedEvent } from './run-lookup.js';
 
 /** Whether a listed event carries its whole summary (one held in memory, or a line read whole). */
 export function isWhole(event: ListedEvent): event is EventLocation {
@@ -213,8 +205,7 @@ class Listing {
       else this.match(this.filter.runId!);
       return this.asked();
     }
-    const sources = this.index
-      .evictedParts(this.minAtMs)
+    const sources = evictedParts(this.index, this.minAtMs)
       .filter((part) => this.mayAnswer(part))
       .sort((a, b) => b.newestAtMs - a.newestAtMs);
     let read = 0;
@@ -246,8 +237,7 @@ class Listing {
    * for the runs it was read in full for (`covers`): each part is read once for all of them.
    */
   private async asked(): Promise<RunPage> {
-    const sources = this.index
-      .evictedParts(this.minAtMs)
+    const sources = evictedParts(this.index, this.minAtMs)
       .filter((part) => this.mayHoldAsked(part.facets, this.matched))
       .sort((a, b) => b.newestAtMs - a.newestAtMs);
     let unread = 0;
@@ -361,15 +351,14 @@ class Listing {
    * or while it was read — but a run whose earlier lines there were skipped (`partly`).
    */
   private async findAsked(): Promise<void> {
-    for (const [runId, locations] of this.index.memoryRuns()) {
+    for (const [runId, locations] of this.index.runs) {
       if (locations.some((location) => this.holdsAsked(location))) this.match(runId);
     }
     const { requestId, traceId } = this.filter;
     const key = requestId !== undefined ? idKey('request', requestId) : idKey('trace', traceId!);
     const holding = holdingAsked(this.filter);
     const naming = namingRuns(this.matched);
-    const parts = this.index
-      .evictedParts(this.minAtMs)
+    const parts = evictedParts(this.index, this.minAtMs)
       .filter((part) => mayHoldId(part.facets, key))
       .sort((a, b) => b.newestAtMs - a.newestAtMs);
     for (const part of parts) {
@@ -470,10 +459,10 @@ class Listing {
       kept.splice(low, 0, { position, latest: run.latest, events: run.events });
       if (kept.length > size) kept.pop();
     };
-    if (this.byEvent || this.filter.runId !== undefined) for (const runId of this.matched) consider(runId, this.index.held(runId));
+    if (this.byEvent || this.filter.runId !== undefined) for (const runId of this.matched) consider(runId, this.index.runs.get(runId) ?? []);
     else {
-      for (const [runId, memory] of this.index.memoryRuns()) consider(runId, memory);
-      for (const runId of this.tallies.keys()) if (!this.index.holds(runId)) consider(runId, []);
+      for (const [runId, memory] of this.index.runs) consider(runId, memory);
+      for (const runId of this.tallies.keys()) if (!this.index.runs.has(runId)) consider(runId, []);
     }
     return kept;
   }
@@ -510,7 +499,7 @@ class Listing {
     }
     const keep = namingRuns(runIds);
     let found = false;
-    for (const part of this.index.evictedParts(this.minAtMs)) {
+    for (const part of evictedParts(this.index, this.minAtMs)) {
       if (this.scanned.has(part.entry.name) || !this.mayHoldAsked(part.facets, runIds)) continue;
       const tallies = new Map<string, RunTally>();
       await this.evicted.read(

@@ -1,7 +1,8 @@
 import type { Memo } from '../../../core/memo.js';
 import type { QueuedEvent, RunStanding } from '../admission.js';
 import type { FileReader } from './reader.js';
-import { eventOrder, type EventLocation } from './run-index.js';
+import type { EventLocation } from './run-index.js';
+import { eventOrder, heldStanding, mayHoldEvicted } from './run-lookup.js';
 import type { FilesContext } from './context.js';
 
 /** How long what evicted files hold of a run is trusted: their events age out of retention meanwhile. */
@@ -71,7 +72,7 @@ export class RunStandings {
     const minAtMs = this.ctx.now() - this.ctx.retentionMs;
     const result = new Map<string, RunStanding>();
     for (const runId of runIds) {
-      const memory = this.ctx.index.standing(runId, minAtMs);
+      const memory = heldStanding(this.ctx.index, runId, minAtMs);
       const evicted = this.mayBeEvicted(runId) ? parts.get(runId) : undefined;
       const events = memory.events + (evicted?.events ?? 0);
       let first = memory.first;
@@ -82,7 +83,7 @@ export class RunStandings {
   }
 
   private mayBeEvicted(runId: string): boolean {
-    return this.ctx.index.mayHoldEvicted(runId, this.ctx.now() - this.ctx.retentionMs);
+    return mayHoldEvicted(this.ctx.index, runId, this.ctx.now() - this.ctx.retentionMs);
   }
 
   private current(part: EvictedPart | undefined): part is EvictedPart {

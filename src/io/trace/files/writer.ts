@@ -7,25 +7,8 @@ import { TraceFileOpener, type WriterFile } from './open-file.js';
 import type { EventLocation, IndexedFile, Summarized } from './run-index.js';
 import type { FilesContext } from './context.js';
 import { TraceFileError } from './write-failure.js';
+import { DisturbanceNotice, type Disturbance } from './disturbance.js';
 import { summarize } from './run-index.js';
-
-/** What a writer found at its file's path instead of the file as it left it. */
-interface Disturbance {
-  what: 'truncated' | 'grown' | 'replaced' | 'removed';
-  /** The size found; null when the file was replaced or removed. */
-  bytes: number | null;
-}
-
-/** What a change under the writer means for the events its file held, as `/readyz` says it. */
-const LOSS: Record<Disturbance['what'], string> = {
-  truncated: ', and the events it held are lost',
-  grown: '',
-  replaced: ', and the events it held are no longer in TRACE_DIR',
-  removed: ', and the events it held are no longer in TRACE_DIR',
-};
-
-/** How long `/readyz` mentions a file the writer had to leave. */
-const DISTURBANCE_NOTICE_MS = 3_600_000;
 
 const noop = () => {};
 
@@ -43,8 +26,8 @@ export class FileWriter {
   private rotating: Promise<WriterFile> | null = null;
   /** The file this writer left last, as the next header vouches for it. */
   private previous: (Predecessor & { link: string }) | null = null;
-  /** The last time the writer had to leave a file that changed under it, for `/readyz`. */
-  private notice: { atMs: number; text: string } | null = null;
+  /** Reports a file that changed under the writer, and says so in `/readyz` for an hour. */
+  private readonly notice: DisturbanceNotice;
   private readonly opener: TraceFileOpener;
 
   constructor(
@@ -53,6 +36,7 @@ export class FileWriter {
     private readonly rotateBytes: number,
   ) {
     this.opener = new TraceFileOpener(ctx, (handle, data) => this.writeAll(handle, data));
+    this.notice = new DisturbanceNotice(ctx);
   }
 
   /** The file being written, if any. */
@@ -100,7 +84,7 @@ export class FileWriter {
 
   /** The note `/readyz` carries for an hour after the writer had to leave a file. */
   note(): string | undefined {
-    return this.notice && this.ctx.now() - this.notice.atMs < DISTURBANCE_NOTICE_MS ? this.notice.text : undefined;
+    return this.notice.note();
   }
 
   /**
@@ -176,24 +160,14 @@ export class FileWriter {
 
   /**
    * Leaves a file that changed under the writer (an operator "clearing" it, `logrotate
-   * copytruncate`, a deletion): whatever it still holds is read as any other writer's file,
-   * and the next header records what was found, so the loss reads as noticed, not forged.
+   * copytruncate`, a deletion), reported (`DisturbanceNotice`): whatever it still holds is
+   * read as any other writer's file, and the next header records what was found, so the loss
+   * reads as noticed, not forged.
    */
   private moveOn(target: WriterFile, found: Disturbance): void {
-    const { now, counters, log, index } = this.ctx;
-    const at = new Date(now()).toISOString();
-    const change =
-      found.what === 'truncated' || found.what === 'grown'
-        ? `was ${found.what} under the writer (from ${target.size} to ${found.bytes} bytes)`
-        : `was ${found.what} under the writer`;
-    this.notice = {
-      atMs: now(),
-      text: `the current trace file ${change} at ${at}; appends continue in a new file${LOSS[found.what]}`,
-    };
-    counters.filesDisturbed++;
-    log.warn({ file: target.name, change: found.what, expectedBytes: target.size, foundBytes: found.bytes }, 'trace file changed under the writer; continuing in a new file');
+    this.notice.report(target.name, target.size, found);
     this.retire(target, { bytes: found.bytes });
-    index.dropFile(target.name);
+    this.ctx.index.dropFile(target.name);
   }
 
   /** Opens the next file, once at a time: a health probe and a batch that both need one share it. */

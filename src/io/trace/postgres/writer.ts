@@ -3,7 +3,7 @@ import { GENESIS_LINK, type ChainSigner } from '../chain.js';
 import type { Memo } from '../../../core/memo.js';
 import { eventRecord, TraceSplices, type RecordDigests, type Refs, type TraceSplice } from '../event-record.js';
 import { type QueuedEvent } from '../admission.js';
-import { listedFields, traceIdOfTraceparent } from '../listed-fields.js';
+import { listedFields, traceIdOfTraceparent } from '../event-record.js';
 import type { TraceEventInput, TraceLog } from '../store.js';
 import { databaseErrorCode, safeDatabaseError, TraceDatabaseError } from './failure.js';
 import { withConnection } from './checkout.js';
