@@ -194,7 +194,9 @@ export function buildHud(input: {
     derived.set(key, entry);
   }
   const { limitChars, usedChars } = input.budget;
-  const files = [...byFile.values()].sort(byPath).map((file): HudFile => {
+  // The paths sorted as strings are (UTF-16 code units), with no comparator: the same work whatever order the reads finished in.
+  const files = [...byFile.keys()].sort().map((key): HudFile => {
+    const file = byFile.get(key)!;
     const entry = taken.get(file.path);
     const chars = entry?.chars ?? 0;
     const blocks = entry ? [...entry.kinds].sort((a, b) => KIND_ORDER.get(a)! - KIND_ORDER.get(b)!) : [];
