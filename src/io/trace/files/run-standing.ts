@@ -11,7 +11,7 @@ const EVICTED_TTL_MS = 60_000;
 const REFRESH_MS = 1000;
 
 /** What evicted files hold of one run, as read at one moment: an area of the app's cache set (`TraceStoreMemo.evictedRuns`) keeps it by run id. */
-export interface EvictedPart {
+export interface EvictedOfRun {
   /** The index's eviction count when it was read: valid while no file was evicted since. */
   generation: number;
   readAtMs: number;
@@ -29,13 +29,13 @@ export interface EvictedPart {
  * volume count once this process has scanned its file (at most a second later).
  */
 export class RunStandings {
-  private readonly loading = new Map<string, Promise<EvictedPart>>();
+  private readonly loading = new Map<string, Promise<EvictedOfRun>>();
   private refreshedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly ctx: FilesContext,
     private readonly reader: FileReader,
-    private readonly evicted: Memo<string, EvictedPart>,
+    private readonly evicted: Memo<string, EvictedOfRun>,
   ) {}
 
   /**
@@ -86,12 +86,12 @@ export class RunStandings {
     return mayHoldEvicted(this.ctx.index, runId, this.ctx.now() - this.ctx.retentionMs);
   }
 
-  private current(part: EvictedPart | undefined): part is EvictedPart {
+  private current(part: EvictedOfRun | undefined): part is EvictedOfRun {
     return part !== undefined && part.generation === this.ctx.index.generation && this.ctx.now() - part.readAtMs < EVICTED_TTL_MS;
   }
 
   /** What evicted files hold of the run: as remembered while current, else read (concurrent appends of one run share the read). */
-  private load(runId: string): Promise<EvictedPart> {
+  private load(runId: string): Promise<EvictedOfRun> {
     const known = this.evicted.get(runId);
     if (this.current(known)) return Promise.resolve(known);
     let loading = this.loading.get(runId);

@@ -11,7 +11,7 @@ import { closedStore, makeWriterId, MAX_RUN_EVENTS, rotateMsFor, sweepIntervalFo
 import { FileReader, type CheckedChain } from './reader.js';
 import { sweepFiles } from './retention.js';
 import { RunIndex } from './run-index.js';
-import { RunStandings, type EvictedPart } from './run-standing.js';
+import { RunStandings, type EvictedOfRun } from './run-standing.js';
 import type { EvictedLines } from './evicted-lines.js';
 import { FileWriter } from './writer.js';
 import type { FileCounters, FilesContext, TraceFs } from './context.js';
@@ -34,7 +34,7 @@ export const TRACE_STORE_AREAS = {
   /** By file name; an entry holds while the file's stat is the one it was checked at. */
   chains: area<string, CheckedChain>('trace.chains', 0.03),
   /** By run id; an entry holds while no file was evicted since and for a minute at most. */
-  evictedRuns: area<string, EvictedPart>('trace.evictedRuns', 0.005),
+  evictedRuns: area<string, EvictedOfRun>('trace.evictedRuns', 0.005),
   /**
    * By file name: what an evicted part's event lines hold for listings (`EvictedLines`); an entry holds for the bytes it was read to.
    * Its share: the lines of evicted trace files a listing read (runs-by-request bench: 3 parts, 8,480 lines, ≈ 0.9 MB).
