@@ -782,6 +782,9 @@ describe('brain: session records and replays', () => {
     expect(second.sources()).toEqual(first.sources());
     expect(second.absent()).toEqual(['personas/mars.md']);
     expect(second.listings()).toEqual(first.listings());
+    // The very arrays the recording session hands out, for what a caller keyed by them (delivery's HUD) to be found again.
+    expect(second.loaded()).toBe(first.loaded());
+    expect(second.sources()).toBe(first.sources());
     // One stat per path looked up, all issued together.
     const real = await realpath(root);
     expect([...new Set(counting.stats.map((path) => relative(real, path)))].sort()).toEqual(['SOUL.md', 'memory', 'memory/2026-11-30.md', 'personas', 'personas/mars.md']);

@@ -19,6 +19,14 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
   /** What each read and listing relied on (the cache entry it answered from, a miss, a listing), in order: what a replay must confirm. */
   const relied: Array<Relied | null> = [];
   let replayed: SessionRecord | undefined;
+  /**
+   * The record this session made of its own reads, while no read has followed it: the
+   * accessors hand out its very arrays, the ones a later session replaying it hands out too,
+   * so a caller keeping what it derived by one of them (delivery's HUD by `loaded`) finds it
+   * again in the later session.
+   */
+  let made: { record: SessionRecord; reads: number } | undefined;
+  const whole = () => (made !== undefined && made.reads === relied.length ? made.record : undefined);
   return {
     async read(path, readOptions = {}) {
       const { result, relied: read } = await readRelied(ctx, path, readOptions);
@@ -47,15 +55,15 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
       return result;
     },
     // A replay's reads come first, as they were made first; reads made after it follow.
-    sources: () => merged(replayed?.sources, recorded, (source) => source.path),
-    absent: () => merged(replayed?.absent, absent, (path) => path),
-    listings: () => merged(replayed?.listings, listed, (listing) => listing.path),
-    loaded: () => merged(replayed?.loaded, hudFiles, (file) => file.path),
+    sources: () => whole()?.sources ?? merged(replayed?.sources, recorded, (source) => source.path),
+    absent: () => whole()?.absent ?? merged(replayed?.absent, absent, (path) => path),
+    listings: () => whole()?.listings ?? merged(replayed?.listings, listed, (listing) => listing.path),
+    loaded: () => whole()?.loaded ?? merged(replayed?.loaded, hudFiles, (file) => file.path),
     record() {
       if (replayed !== undefined) return relied.length === 0 ? replayed : null;
       const parts = recordOf(relied);
       if (parts === null) return null;
-      return Object.freeze({
+      const record = Object.freeze({
         reader: owner,
         ...parts,
         sources: Object.freeze([...recorded.values()]),
@@ -63,6 +71,8 @@ export function createSession(ctx: ReaderContext, owner: object): BrainSession {
         listings: Object.freeze([...listed.values()]),
         loaded: Object.freeze([...hudFiles.values()]),
       });
+      made = { record, reads: relied.length };
+      return record;
     },
     async replay(record) {
       const { files, missing, listings } = ctx.cache;
