@@ -85,7 +85,7 @@ function dayOf(persona: Persona, read: DayRead, time: TimeMemo): PersonaDay {
   const warningsOf = (live: BuiltLiveContext, shape: RealtimeProvider): readonly string[] => {
     let list = warningsFor[shape].get(live);
     // What Gemini's declarations of the tools lost is said with the Gemini answer alone.
-    const declared = shape === 'gemini' ? prepared.gemini.warnings : [];
+    const declared = shape === 'gemini' ? prepared.gemini().warnings : [];
     if (list === undefined) warningsFor[shape].set(live, (list = Object.freeze([...beforeLive, ...live.warnings, ...afterLive, ...declared])));
     return list;
   };
@@ -107,7 +107,7 @@ function dayOf(persona: Persona, read: DayRead, time: TimeMemo): PersonaDay {
         voice,
         tools: prepared.sessionTools,
         toolsSha256: prepared.sessionToolsSha256,
-        ...(shape === 'gemini' ? { geminiTools: prepared.gemini.tools } : {}),
+        ...(shape === 'gemini' ? { geminiTools: prepared.gemini().tools } : {}),
         timeZone: zone,
         liveContextRedactions: redactionsOf(live),
         topic: read.topic,

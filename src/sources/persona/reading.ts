@@ -131,8 +131,8 @@ export interface PreparedPersona {
   sessionTools: PersonaTool[];
   /** sha256 of the session tools' JSON (the ETag covers it): worked out once per version of the files. */
   sessionToolsSha256: string;
-  /** The session tools declared in Gemini's schema, and what the declarations lost: translated once per version of the files. */
-  gemini: DeclaredTools;
+  /** The session tools declared in Gemini's schema, and what the declarations lost: translated on a Gemini answer's first ask, once per version of the files (an OpenAI connect never pays for it). */
+  gemini(): DeclaredTools;
   warnings: string[];
 }
 
@@ -221,6 +221,7 @@ function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles
   // Frozen, deeply: the same tools go out with every minute's answer, which keeps their JSON by the array (src/http/answer.ts).
   const sessionTools = asciiTools(rendered.tools);
   deepFreeze(sessionTools);
+  let declared: DeclaredTools | undefined;
   return {
     key,
     rendered,
@@ -230,7 +231,7 @@ function preparePersonaAfresh(key: string, persona: Persona, files: PersonaFiles
     hardRules: section('hard-rules'),
     sessionTools,
     sessionToolsSha256: sha256Hex(JSON.stringify(sessionTools)),
-    gemini: geminiTools(sessionTools),
+    gemini: () => (declared ??= geminiTools(sessionTools)),
     warnings,
   };
 }
