@@ -69,6 +69,6 @@ export type MemosOf<T extends Areas> = { readonly [Slot in keyof T]: T[Slot]['no
 
 /** The memo of `table` that remembers nothing. Frozen. */
 export function noMemos<T extends Areas>(table: T): MemosOf<T> {
-  // Each slot takes its own area's `none`, so it has the type `MemosOf` gives it; `fromEntries` only cannot say so.
+  // Each slot takes its own area's `none`, the type `MemosOf` gives it; TypeScript cannot check an object built slot by slot (`fromEntries`, or a `for...in` filling a `Partial`) against a mapped type, so it is asserted.
   return Object.freeze(Object.fromEntries(Object.entries(table).map(([slot, each]) => [slot, each.none]))) as MemosOf<T>;
 }
