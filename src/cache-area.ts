@@ -75,6 +75,6 @@ export function createAreas<T extends Areas>(table: T, setBytes: number, made?: 
     made?.(created);
     return [slot, created] as const;
   });
-  // Each slot is made from its own area's entry, so it holds that area's key and value, as `AreasOf` says; `fromEntries` only cannot say so.
+  // Each slot is made from its own area's entry, so it holds that area's key and value, as `AreasOf` says; TypeScript cannot check an object built slot by slot against a mapped type, so it is asserted.
   return Object.fromEntries(slots) as AreasOf<T>;
 }

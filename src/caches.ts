@@ -17,7 +17,7 @@ import { TRACE_STORE_AREAS, type TraceStoreMemo } from './io/trace/files/store.j
 import { SOURCE_AREAS, type SourceMemo } from './sources/memo.js';
 
 export type { CacheArea, CacheStats } from './cache-area.js';
-export { createCacheArea, DEFAULT_CACHE_BYTES } from './cache-area.js';
+export { createCacheArea } from './cache-area.js';
 
 /**
  * Every area of the set, by its user's table: the brain reader's, the compiler's, the

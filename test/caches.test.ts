@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CACHE_AREAS, createCacheArea, createCaches } from '../src/caches.js';
 import { NO_COMPILER_MEMO } from '../src/core/compile/memo.js';
-import { noMemos, type Area, type Areas, type AreaValue } from '../src/core/area.js';
+import { area, joinAreas, noMemos, type Area, type Areas, type AreaValue } from '../src/core/area.js';
 import { NO_SOURCE_MEMO } from '../src/sources/memo.js';
 import { buildTestApp } from './helpers/app.js';
 
@@ -45,6 +45,17 @@ describe('the cache set', () => {
     expect(stats.map((each) => each.area).sort()).toEqual([...AREA_NAMES].sort());
     expect(DECLARED.map((each) => each.name).sort()).toEqual([...AREA_NAMES].sort());
     for (const each of DECLARED) expect(stats.find((made) => made.area === each.name)?.maxBytes, each.name).toBe(Math.floor(1_000_000 * each.share));
+  });
+
+  it('joins users’ tables each slot once: a slot two tables declare does not compile, and throws', () => {
+    const first = { shared: area<string, string>('test.first', 0) };
+    const second = { shared: area<string, number>('test.second', 0) };
+    // @ts-expect-error the slot `shared` is declared by both tables
+    expect(() => joinAreas(first, second)).toThrow("cache area slot 'shared' is declared twice: by test.first and by test.second");
+    const joined = joinAreas(first, { other: area<string, number>('test.other', 0) });
+    expect(Object.keys(joined)).toEqual(['shared', 'other']);
+    expect(joined.shared).toBe(first.shared);
+    expect(Object.isFrozen(joined)).toBe(true);
   });
 
   it('hands the compiler and the sources one set of the clock’s areas', () => {

@@ -100,7 +100,7 @@ export async function preflight(bench: Bench): Promise<Preflight> {
   const result: Preflight = { answers: {}, same: new Map(), durable: new Map(), work: {} };
   for (const routeTarget of bench.targets) {
     for (const target of routeTarget.personaTargets ? [routeTarget, leanTarget(routeTarget)] : [routeTarget]) {
-      const answered = await answer(bench, target);
+      const answered = await answer(target);
       const route = target.key as RouteKey;
       const name = bodyName(route, target.view);
       result.answers[name] = answered.summary;
@@ -112,7 +112,7 @@ export async function preflight(bench: Bench): Promise<Preflight> {
 }
 
 /** One request of `target`, printed. */
-async function answer(bench: Bench, target: Target): Promise<{ sent: Sent; summary: Preflight['answers'][string] }> {
+async function answer(target: Target): Promise<{ sent: Sent; summary: Preflight['answers'][string] }> {
   const response = await send(target);
   const problem = response.status >= 300 ? problemSummary(response.body) : undefined;
   out(`preflight ${target.label}: ${response.status}, ${response.bytes} bytes${response.contentEncoding ? ` (${response.contentEncoding})` : ''}${problem ? ` — ${problem}` : ''}`);

@@ -1,4 +1,4 @@
-import { area, noMemos, type MemosOf } from './area.js';
+import { area, joinAreas, noMemos, type MemosOf } from './area.js';
 import { formatterFor, ZONE_AREAS } from './zones.js';
 
 
@@ -21,11 +21,10 @@ export interface Clock {
  * the zone's offset per UTC hour (so a new minute costs arithmetic, not `formatToParts`),
  * and which zone names are valid. Without one every call computes afresh.
  */
-export const TIME_AREAS = {
-  ...ZONE_AREAS,
+export const TIME_AREAS = joinAreas(ZONE_AREAS, {
   minutes: area<string, LocalMinute>('compiler.time.minutes', 0.0025),
   hours: area<string, ZoneHour>('compiler.time.hours', 0.00125),
-};
+});
 export type TimeMemo = MemosOf<typeof TIME_AREAS>;
 
 export const NO_TIME_MEMO: TimeMemo = noMemos(TIME_AREAS);

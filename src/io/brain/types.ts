@@ -216,7 +216,7 @@ export interface CachedListing {
   record?: ListingRecord;
 }
 
-/** The reader's cache areas, bounded by their owner (`createCaches().brain`). */
+/** The reader's cache areas: the cache set's (`createCaches().brain`), or made from this table by a reader built without one. */
 export const BRAIN_AREAS = {
   /** The largest: all the bench brain holds outside people/ and companies/ (what the routes may read) is under 9 MB of text. */
   files: area<string, CachedFile>('brain.files', 0.28),

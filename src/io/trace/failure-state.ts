@@ -41,6 +41,8 @@ export class FailureState {
     this.options.abandon();
     if (!first) return;
     this.options.log.error({ err: error }, 'trace store cannot make events durable; appends fail until it recovers');
+    // A batch that fails while the store closes (close waits for it) is past `stop`: no retries then.
+    if (this.stopped) return;
     this.retryTimer = setInterval(() => void this.recover(), this.options.retryIntervalMs);
     this.retryTimer.unref();
   }

@@ -4,7 +4,7 @@ import { appendFile, mkdir, readdir, readFile, rename, rm, stat, truncate, write
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { IdFilter } from '../../../src/io/trace/files/run-id-filter.js';
 import { TraceFileError } from '../../../src/io/trace/files/write-failure.js';
 import { TraceStoreError } from '../../../src/io/trace/group-commit.js';
@@ -290,6 +290,25 @@ describe('a file truncated under the running writer (an operator "clearing" it, 
 });
 
 describe('a full trace volume at start', () => {
+  it('leaves no retry timer behind when a batch fails while the store closes', async () => {
+    // Only intervals are faked, from before the store opens, so every one it starts is counted.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const dir = await traceDir();
+    const { fs, state } = faultyFs();
+    const store = open(dir, { fs, retryIntervalMs: 50 });
+    await store.append(deliveredEvent('kept'));
+    let closing: Promise<void> | undefined;
+    state.failSyncWith = 'EIO';
+    state.beforeWrite = async () => {
+      closing = store.close();
+    };
+    await expect(store.append(deliveredEvent('answered-503'))).rejects.toMatchObject({ code: 'CC_TRACE_UNAVAILABLE' });
+    expect(closing).toBeDefined();
+    await closing;
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('makes the first health check fail with the reason, and it keeps failing until a write works', async () => {
     const dir = await traceDir();
     const { fs, state } = faultyFs();

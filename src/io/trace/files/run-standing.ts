@@ -57,23 +57,23 @@ export class RunStandings {
 
   /**
    * How every run of the batch that is not new stands now. Inside group commit's write, so
-   * no batch is being written meanwhile: the memory part is counted synchronously, after the
-   * evicted parts are known for the index as it is.
+   * no batch is being written meanwhile: the events held in memory are counted synchronously,
+   * after what evicted files hold of each run is known for the index as it is.
    */
   async standings(batch: readonly QueuedEvent[]): Promise<Map<string, RunStanding>> {
     const runIds = [...new Set(batch.filter((queued) => !queued.newRun).map((queued) => queued.event.runId))];
     // Held here for the batch: the memo may drop an entry at any time, a count must not.
-    const parts = new Map(runIds.map((runId) => [runId, this.evicted.get(runId)]));
-    const stale = (runId: string) => this.mayBeEvicted(runId) && !this.current(parts.get(runId));
+    const ofRun = new Map(runIds.map((runId) => [runId, this.evicted.get(runId)]));
+    const stale = (runId: string) => this.mayBeEvicted(runId) && !this.current(ofRun.get(runId));
     for (let attempt = 0; runIds.some(stale) && attempt < 3; attempt++) {
       // A file evicted while another run was read moves events out of memory: read again.
-      for (const runId of runIds) if (stale(runId)) parts.set(runId, await this.load(runId));
+      for (const runId of runIds) if (stale(runId)) ofRun.set(runId, await this.load(runId));
     }
     const minAtMs = this.ctx.now() - this.ctx.retentionMs;
     const result = new Map<string, RunStanding>();
     for (const runId of runIds) {
       const memory = heldStanding(this.ctx.index, runId, minAtMs);
-      const evicted = this.mayBeEvicted(runId) ? parts.get(runId) : undefined;
+      const evicted = this.mayBeEvicted(runId) ? ofRun.get(runId) : undefined;
       const events = memory.events + (evicted?.events ?? 0);
       let first = memory.first;
       if (evicted?.first && (!first || eventOrder(evicted.first, first) < 0)) first = evicted.first;
@@ -86,8 +86,8 @@ export class RunStandings {
     return mayHoldEvicted(this.ctx.index, runId, this.ctx.now() - this.ctx.retentionMs);
   }
 
-  private current(part: EvictedOfRun | undefined): part is EvictedOfRun {
-    return part !== undefined && part.generation === this.ctx.index.generation && this.ctx.now() - part.readAtMs < EVICTED_TTL_MS;
+  private current(known: EvictedOfRun | undefined): known is EvictedOfRun {
+    return known !== undefined && known.generation === this.ctx.index.generation && this.ctx.now() - known.readAtMs < EVICTED_TTL_MS;
   }
 
   /** What evicted files hold of the run: as remembered while current, else read (concurrent appends of one run share the read). */

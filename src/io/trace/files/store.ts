@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { createAreas, DEFAULT_CACHE_BYTES } from '../../../cache-area.js';
-import { area, type MemosOf } from '../../../core/area.js';
+import { area, joinAreas, type MemosOf } from '../../../core/area.js';
 import { createChainSigner } from '../chain.js';
 import { RecordDigests, TRACE_AREAS } from '../event-record.js';
 import { GroupCommit } from '../group-commit.js';
@@ -29,8 +29,7 @@ export const DEFAULT_MAX_INDEX_BYTES = 8 * 1024 * 1024;
  * PostgreSQL store uses); the files backend adds the chains of files it checked and what
  * evicted files hold of runs it looked up.
  */
-export const TRACE_STORE_AREAS = {
-  ...TRACE_AREAS,
+export const TRACE_STORE_AREAS = joinAreas(TRACE_AREAS, {
   /** By file name; an entry holds while the file's stat is the one it was checked at. */
   chains: area<string, CheckedChain>('trace.chains', 0.03),
   /** By run id; an entry holds while no file was evicted since and for a minute at most. */
@@ -40,7 +39,7 @@ export const TRACE_STORE_AREAS = {
    * Its share: the lines of evicted trace files a listing read (runs-by-request bench: 3 parts, 8,480 lines, ≈ 0.9 MB).
    */
   evictedLines: area<string, EvictedLines>('trace.evictedLines', 0.035),
-};
+});
 export type TraceStoreMemo = MemosOf<typeof TRACE_STORE_AREAS>;
 
 /** Areas of a store's own, for one built without the app's cache set (a test, the CLI), sized as the default set sizes them. */

@@ -205,7 +205,7 @@ export class DatabaseWriter {
         prev = claim;
       }
       const header = segmentHeaderBody({ writer: writerId, seq, createdMs, mac: signer.mac, key: signer.keyId, prev });
-      const link = signer.link(from, Buffer.from(header));
+      const link = signer.link(from, header);
       const head = signer.link(link, headBody(id, 0));
       await pool.query(
         `INSERT INTO cc_trace_segments (segment, writer, seq, created_ms, prev_segment, header, prev, link, last_seq, last_link, head, newest_ms)
@@ -293,7 +293,7 @@ export class DatabaseWriter {
       if (result !== undefined) toKeep.push({ splices: this.scope.splices, result, splice });
       seq++;
       const body = eventRowBody(target.id, seq, prevAtMs, json);
-      const next = signer.link(link, Buffer.from(body));
+      const next = signer.link(link, body);
       pushEvent(rows, event, { seq, atMs, body, prev: link, link: next, chars });
       link = next;
       prevAtMs = atMs;
