@@ -7,10 +7,11 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { BrainMissingError, UsageError } from './exit.js';
 import type { Values } from './options.js';
-import { print, printError, printJson, write } from './print.js';
+import type { Printer } from './print.js';
 
 /** Compiles what the flags name and prints the prompt, the whole result (--json) or, for `hud`, its heads-up display. */
-export async function compile(values: Values, env: NodeJS.ProcessEnv, command: 'compile' | 'hud'): Promise<void> {
+export async function compile(values: Values, env: NodeJS.ProcessEnv, command: 'compile' | 'hud', out: Printer): Promise<void> {
+  const { print, printError, printJson, write } = out;
   if (!values.persona && !values.worker) throw new UsageError(`${command} needs --persona (mars or venus) or --worker <worker>`);
   if (values.persona && values.worker) throw new UsageError(`${command} takes --persona or --worker, not both`);
   const worker = ['channel', 'message', 'task', 'surface', 'role'].filter((flag) => values[flag as keyof Values] !== undefined);
@@ -57,7 +58,7 @@ export async function compile(values: Values, env: NodeJS.ProcessEnv, command: '
   if (values.json) await printJson(result);
   // A terminal gets the instructions inert, and a final newline so the shell prompt starts on
   // a line of its own; a pipe gets them byte for byte, as `?format=text` returns them.
-  else if (process.stdout.isTTY) await print(`${result.instructions}\n`);
+  else if (out.terminal) await print(`${result.instructions}\n`);
   else await write(result.instructions);
   for (const warning of result.warnings) printError(`warning: ${warning}\n`);
 }

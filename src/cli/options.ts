@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-/** Every flag the CLI knows; each command takes a subset (`COMMAND_OPTIONS` in src/cli.ts). */
+/** Every flag the CLI knows; each command takes a subset (`COMMAND_OPTIONS` in src/cli/main.ts). */
 export const OPTIONS = {
   persona: { type: 'string' },
   topic: { type: 'string' },

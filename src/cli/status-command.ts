@@ -7,7 +7,7 @@
  */
 import type { Values } from './options.js';
 import { samplesOf, type Sample } from './metrics-text.js';
-import { print, printJson } from './print.js';
+import type { Printer } from './print.js';
 
 /** The routes that compile and deliver a prompt: their requests are what a compile failure is a share of. */
 export const COMPILE_ROUTES: ReadonlySet<string> = new Set(['/compile', '/context/:persona', '/context/topic/:topicId', '/context/:persona/refresh']);
@@ -60,7 +60,8 @@ export function formatCounts(counts: ServiceCounts): string[] {
   ];
 }
 
-export async function status(values: Values, env: NodeJS.ProcessEnv): Promise<number> {
+export async function status(values: Values, env: NodeJS.ProcessEnv, out: Printer): Promise<number> {
+  const { print, printJson } = out;
   const url = values.url ?? env['CONTEXT_COMPILER_URL'] ?? DEFAULT_URL;
   const { ContextCompilerError, createClient } = await import('../client.js');
   const client = createClient({ baseUrl: url, maxBodyBytes: MAX_METRICS_BYTES, ...(env['CONTEXT_COMPILER_TOKEN'] ? { token: env['CONTEXT_COMPILER_TOKEN'] } : {}) });

@@ -16,11 +16,11 @@ import { formatDiff } from './format-diff.js';
 import { formatRuns } from './format-runs.js';
 import { formatTrace } from './format-trace.js';
 import type { Values } from './options.js';
-import { print, printError, printJson } from './print.js';
+import type { Printer } from './print.js';
 import { openTraceSource, TraceSourceUsageError, type TraceSource } from './trace-source.js';
 
 /** Opens where `trace`, `runs` and `diff` read runs from, and says which on stderr. */
-async function source(values: Values, env: NodeJS.ProcessEnv): Promise<TraceSource> {
+async function source(values: Values, env: NodeJS.ProcessEnv, out: Printer): Promise<TraceSource> {
   let opened: TraceSource;
   try {
     opened = await openTraceSource({ dir: values.dir, url: values.url }, env);
@@ -28,7 +28,7 @@ async function source(values: Values, env: NodeJS.ProcessEnv): Promise<TraceSour
     if (error instanceof TraceSourceUsageError) throw new UsageError(error.message);
     throw error;
   }
-  printError(`context-compiler: reading ${opened.name}\n`);
+  out.printError(`context-compiler: reading ${opened.name}\n`);
   return opened;
 }
 
@@ -45,13 +45,14 @@ function runIdArgument(runId: string | undefined, usage: string): string {
 }
 
 /** Prints the run a page at a time; exits `EXIT_CHAIN_BROKEN` when any page's chain is broken. */
-export async function trace(args: string[], values: Values, env: NodeJS.ProcessEnv): Promise<number> {
+export async function trace(args: string[], values: Values, env: NodeJS.ProcessEnv, out: Printer): Promise<number> {
+  const { print, printError, printJson } = out;
   const runId = runIdArgument(args[0], 'trace: context-compiler trace <runId>');
   const limit = pageLimit(values, DEFAULT_TRACE_PAGE_EVENTS);
   if (values['verify-sources'] && values.url === undefined && (values.dir !== undefined || !env['CONTEXT_COMPILER_URL'])) {
     throw new UsageError('--verify-sources needs --url (or CONTEXT_COMPILER_URL): the running service re-reads its brain to say what changed');
   }
-  const runs = await source(values, env);
+  const runs = await source(values, env, out);
   let broken = false;
   try {
     let cursor = values.cursor;
@@ -113,7 +114,8 @@ async function callLines(source: TraceSource, runId: string, connect: string): P
 }
 
 /** `runs`: a page of runs, with GET /runs's filters. */
-export async function runs(values: Values, env: NodeJS.ProcessEnv): Promise<void> {
+export async function runs(values: Values, env: NodeJS.ProcessEnv, out: Printer): Promise<void> {
+  const { print, printJson } = out;
   const query: Record<string, string | number> = { limit: pageLimit(values, 20) };
   for (const [flag, name] of [
     ['persona', 'persona'],
@@ -137,7 +139,7 @@ export async function runs(values: Values, env: NodeJS.ProcessEnv): Promise<void
     const field = String(issue.path[0]);
     throw new UsageError(`--${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}: ${issue.message}`);
   }
-  const opened = await source(values, env);
+  const opened = await source(values, env, out);
   try {
     const page = await opened.listRuns(parsed.data);
     await (values.json ? printJson(page) : print(formatRuns(page)));
@@ -147,10 +149,11 @@ export async function runs(values: Values, env: NodeJS.ProcessEnv): Promise<void
 }
 
 /** `diff A B`: the comparison the viewer's compare page shows, with each changed block's text diff. */
-export async function diff(args: string[], values: Values, env: NodeJS.ProcessEnv): Promise<void> {
+export async function diff(args: string[], values: Values, env: NodeJS.ProcessEnv, out: Printer): Promise<void> {
+  const { print, printJson } = out;
   const ids = [runIdArgument(args[0], 'diff: context-compiler diff <runA> <runB>'), runIdArgument(args[1], 'diff: context-compiler diff <runA> <runB>')];
   if (args.length > 2) throw new UsageError('diff compares two runs: context-compiler diff <runA> <runB>');
-  const opened = await source(values, env);
+  const opened = await source(values, env, out);
   try {
     const events = [];
     for (const runId of ids) {
@@ -170,7 +173,7 @@ export async function diff(args: string[], values: Values, env: NodeJS.ProcessEn
   }
 }
 
-export async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
+export async function migrate(env: NodeJS.ProcessEnv, out: Printer): Promise<void> {
   const config = loadConfig(env);
   if (config.traceDatabaseUrl === null) {
     throw new UsageError('migrate needs TRACE_DATABASE_URL (or TRACE_DATABASE_URL_FILE); trace files need no migration');
@@ -183,7 +186,7 @@ export async function migrate(env: NodeJS.ProcessEnv): Promise<void> {
     // The message says what failed and its code, never where the database is or how to log in.
     throw new Error(`trace database: ${(error as Error).message}`);
   }
-  await print(
+  await out.print(
     result.applied.length > 0
       ? `trace schema migrated to version ${result.version} (applied ${result.applied.join(', ')})\n`
       : `trace schema already at version ${result.version}\n`,

@@ -4,23 +4,23 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, tempDir, TEST_TOKEN } from '../helpers/app.js';
 import { failedEvent } from '../helpers/trace-events.js';
 import { createDatabase, dropDatabase } from '../helpers/postgres.js';
-import { CLI_ENTRY, runNode } from '../helpers/server-process.js';
+import { cli, cliProcess } from '../helpers/cli.js';
 import { postgresCluster } from '../helpers/trace-backends.js';
-
-const cli = (args: string[], env: Record<string, string> = {}) => runNode([CLI_ENTRY, ...args], env);
 
 const NOW = '2026-11-30T17:30:00Z';
 
+// Most tests run the command in this process (cli()); the few that are about the process
+// itself (its exit status, argv, a pipe) run the built bin (cliProcess()).
 describe('context-compiler CLI', () => {
-  it('prints help with --help and exits 0', async () => {
-    const result = await cli(['--help']);
+  it('prints help with --help and exits 0 (the bin, as a process)', async () => {
+    const result = await cliProcess(['--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: context-compiler');
     expect(result.stdout).toContain('compile --persona');
   });
 
-  it('exits 2 with a clear message on an unknown command or option', async () => {
-    const [unknown, badOption] = await Promise.all([cli(['frobnicate']), cli(['trace', 'x', '--nope'])]);
+  it('exits 2 with a clear message on an unknown command (the bin, as a process) or option', async () => {
+    const [unknown, badOption] = await Promise.all([cliProcess(['frobnicate']), cli(['trace', 'x', '--nope'])]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
     expect(badOption.code).toBe(2);
@@ -156,7 +156,8 @@ describe('context-compiler CLI', () => {
 
   it('regression: compile --brain <a directory that does not exist> exits 4 naming it (it compiled a prompt from nothing and exited 0)', async () => {
     const [missing, fromEnv] = await Promise.all([
-      cli(['compile', '--persona', 'mars', '--brain', '/nonexistent']),
+      // The bin, as a process: the status it exits with.
+      cliProcess(['compile', '--persona', 'mars', '--brain', '/nonexistent']),
       cli(['hud', '--worker', 'scribe'], { BRAIN_ROOT: '/nonexistent-brain' }),
     ]);
     expect(missing).toMatchObject({ code: 4, stdout: '' });
@@ -174,7 +175,6 @@ describe('context-compiler CLI', () => {
       [['runs', '--dir', '/tmp', '--from', 'yesterday'], '--from: must be an ISO 8601'],
       [['diff', 'only-one'], 'diff: context-compiler diff <runA> <runB> needs a run id'],
     ] as const;
-    // Side by side: each is a process of its own.
     const results = await Promise.all(cases.map(([args]) => cli([...args])));
     cases.forEach(([args, says], i) => {
       expect(results[i]!.code, args.join(' ')).toBe(2);
@@ -271,8 +271,8 @@ describe('context-compiler CLI', () => {
     const [name] = (await readdir(traceDir)).filter((file) => file.endsWith('.jsonl'));
     const path = join(traceDir, name!);
     await writeFile(path, (await readFile(path, 'utf8')).replace(/("runId":"cli-run-a".*?)"status":200/, '$1"status":299'));
-    const [broken, keyless] = await Promise.all([cli(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key }), cli(['trace', 'cli-run-b', '--dir', traceDir])]);
-    // Regression: a broken chain exited 0, so a script could not tell; it is 3, as documented.
+    const [broken, keyless] = await Promise.all([cliProcess(['trace', 'cli-run-a', '--dir', traceDir], { TRACE_SIGNING_KEY: key }), cli(['trace', 'cli-run-b', '--dir', traceDir])]);
+    // Regression: a broken chain exited 0, so a script could not tell; it is 3, as documented (the bin, as a process).
     expect(broken.code).toBe(3);
     expect(broken.stderr).toContain('the hash chain of run cli-run-a is broken');
     expect(broken.stdout).toContain('CHAIN BROKEN');
@@ -300,7 +300,8 @@ describe('context-compiler CLI', () => {
   it('regression: compile prints byte for byte what ?format=text returns (it printed one more byte, a newline)', async () => {
     const { app } = await buildTestApp();
     const personas = ['mars', 'venus'];
-    const printed = await Promise.all(personas.map((persona) => cli(['compile', '--persona', persona, '--now', NOW, '--topic', 'garden'])));
+    // mars through the bin's stdout, a real pipe; venus in this process.
+    const printed = await Promise.all(personas.map((persona) => (persona === 'mars' ? cliProcess : cli)(['compile', '--persona', persona, '--now', NOW, '--topic', 'garden'])));
     for (const [i, persona] of personas.entries()) {
       const served = await app.inject({ method: 'GET', url: `/context/${persona}?now=${NOW}&topicId=garden&format=text` });
       expect(served.statusCode).toBe(200);
@@ -315,7 +316,6 @@ describe('context-compiler CLI', () => {
       { flags: ['--channel', 'general', '--message', 'Tighten the sign-off, please.'], body: { phase: 'turn', surface: 'chat', channelId: 'general', message: 'Tighten the sign-off, please.' } },
       { flags: ['--task', 'Draft the weekly update.', '--surface', 'queued-task'], body: { phase: 'start', surface: 'queued-task', task: 'Draft the weekly update.' } },
     ];
-    // Side by side: each compile is a process of its own.
     const [printed, jsonRun] = await Promise.all([
       Promise.all(cases.map(({ flags }) => cli(['compile', '--worker', 'scribe', '--now', NOW, ...flags]))),
       cli(['compile', '--worker', 'scribe', '--channel', 'general', '--now', NOW, '--json']),
@@ -334,7 +334,6 @@ describe('context-compiler CLI', () => {
   it('prints the HUD of a persona or a worker compile: the same HUD the service answers with ?hud=1', async () => {
     const { app } = await buildTestApp();
     const served = (await app.inject(`/context/mars?now=${NOW}&hud=1`)).json();
-    // Side by side: each is a process of its own.
     const [json, text, worker, refused, usage] = await Promise.all([
       cli(['hud', '--persona', 'mars', '--now', NOW, '--json']),
       cli(['hud', '--persona', 'mars', '--now', NOW]),
@@ -373,7 +372,6 @@ describe('context-compiler CLI', () => {
       [['--persona', 'mars', '--engine', 'GPT 4'], '--engine'],
       [['--worker', 'scribe', '--engine', 'GPT 4'], '--engine'],
     ] as const;
-    // Ten separate processes, each on its own: run side by side.
     const results = await Promise.all(cases.map(([args]) => cli(['compile', ...args, '--now', NOW])));
     cases.forEach(([args, says], i) => {
       expect(results[i]!.code, args.join(' ')).toBe(2);
@@ -390,7 +388,6 @@ describe('context-compiler CLI', () => {
   });
 
   it('regression: a bad flag value (unknown persona, unsafe topic, bad --now or --timezone) is a usage error, exit 2 as documented (was 1)', async () => {
-    // Side by side: each is a process of its own.
     const [unknown, unsafe, badNow, badZone, missing] = await Promise.all([
       cli(['compile', '--persona', 'jupiter', '--now', NOW]),
       cli(['compile', '--persona', 'mars', '--topic', '../secrets']),

@@ -7,9 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { countsOf, formatCounts } from '../../src/cli/status-command.js';
 import { samplesOf } from '../../src/cli/metrics-text.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
-import { CLI_ENTRY, runNode } from '../helpers/server-process.js';
-
-const cli = (args: string[], env: Record<string, string> = {}) => runNode([CLI_ENTRY, ...args], env);
+import { cli, cliProcess } from '../helpers/cli.js';
 const NAMES = new Set(['cc_http_requests_total', 'cc_compile_failures_total']);
 
 describe('the metrics text parser', () => {
@@ -98,7 +96,8 @@ describe('context-compiler status', () => {
     expect(result.stdout).toContain(`the service at ${baseUrl}: NOT READY`);
     expect(result.stdout).toMatch(/^ {2}brain: /m);
     await app.close();
-    const gone = await cli(['status', '--url', baseUrl]);
+    // The bin, as a process: the status it exits with.
+    const gone = await cliProcess(['status', '--url', baseUrl]);
     expect(gone.code).toBe(1);
     expect(gone.stdout).toBe('');
     expect(gone.stderr).toMatch(/^context-compiler: /);
