@@ -11,8 +11,14 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const typecheck = spawn(npm, ['run', '--silent', 'typecheck'], { stdio: ['ignore', 'pipe', 'pipe'] });
+// Under `npm test`, npm names its own script (npm_execpath), run here with this node: no shell,
+// and no `npm.cmd`, which Node refuses to spawn without one on Windows. Run directly, `npm`
+// through the shell.
+const npmCli = process.env.npm_execpath;
+const typecheckArgs = ['run', '--silent', 'typecheck'];
+const typecheck = npmCli
+  ? spawn(process.execPath, [npmCli, ...typecheckArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+  : spawn('npm', typecheckArgs, { stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
 let typecheckOutput = '';
 typecheck.stdout.on('data', (chunk) => (typecheckOutput += chunk));
 typecheck.stderr.on('data', (chunk) => (typecheckOutput += chunk));
