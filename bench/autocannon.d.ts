@@ -24,6 +24,8 @@ declare module 'autocannon' {
       pipelining?: number;
       /** Seconds. */
       duration?: number;
+      /** Milliseconds between samples (1000); the run stops at the first sample after `duration`. */
+      sampleInt?: number;
       /** Seconds. */
       timeout?: number;
       title?: string;

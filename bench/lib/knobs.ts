@@ -34,19 +34,22 @@ export const TARGETS = {
 /** How often the churn window's writer appends a line to today's memory file. */
 export const CHURN_INTERVAL_MS = 100;
 
+/** Seconds, a fraction allowed (the smoke run's windows are a quarter of a second). */
+const seconds = (min: number, max: number, fallback: number) => z.coerce.number().min(min).max(max).default(fallback);
+
 const KnobsSchema = z.object({
-  BENCH_DURATION: z.coerce.number().int().min(1).max(600).default(10),
-  BENCH_WARMUP: z.coerce.number().int().min(0).max(600).default(5),
+  BENCH_DURATION: seconds(0.1, 600, 10),
+  BENCH_WARMUP: seconds(0, 600, 5),
   BENCH_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(32),
-  BENCH_COMPILE_DURATION: z.coerce.number().int().min(1).max(120).default(5),
+  BENCH_COMPILE_DURATION: seconds(0.1, 120, 5),
   /** Seconds of POST /compile with a new message on every request (0 skips it); peak RSS is judged over it too. */
-  BENCH_DISTINCT_DURATION: z.coerce.number().int().min(0).max(600).default(20),
+  BENCH_DISTINCT_DURATION: seconds(0, 600, 20),
   /**
    * Seconds of the mixed distinct-input load (bench/mix.ts: 70 % POST /compile, 10 % each of
    * mars at a new minute, venus in a randomly cased zone, a topic with a new name) from
    * BENCH_MIX_CONNECTIONS clients (0 skips it); peak RSS is judged over it.
    */
-  BENCH_MIX_DURATION: z.coerce.number().int().min(0).max(600).default(20),
+  BENCH_MIX_DURATION: seconds(0, 600, 20),
   BENCH_MIX_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(16),
   BENCH_ROUTES: z
     .string()
@@ -87,16 +90,18 @@ export type RouteKey = Knobs['BENCH_ROUTES'][number];
 
 /**
  * `BENCH_SMOKE=1`: every window and row once, as short as it can be, on a small brain in a
- * temporary directory — a check that the harness runs end to end, not a measurement. Any
- * knob set explicitly still wins.
+ * temporary directory — a check that the harness runs end to end, not a measurement. A
+ * window is a quarter of a second: each keeps both cores busy, and at a second each the
+ * smoke run's 26 windows were most of its 54 s of CPU (the suite runs it). Any knob set
+ * explicitly still wins.
  */
 const SMOKE: Record<string, string> = {
-  BENCH_DURATION: '1',
+  BENCH_DURATION: '0.25',
   BENCH_WARMUP: '0',
   BENCH_CONNECTIONS: '4',
-  BENCH_COMPILE_DURATION: '1',
-  BENCH_DISTINCT_DURATION: '1',
-  BENCH_MIX_DURATION: '1',
+  BENCH_COMPILE_DURATION: '0.25',
+  BENCH_DISTINCT_DURATION: '0.25',
+  BENCH_MIX_DURATION: '0.25',
   BENCH_MIX_CONNECTIONS: '4',
   BENCH_SCALE: '0.02',
   BENCH_BRAIN: join(tmpdir(), 'cc-bench-smoke-brain'),

@@ -97,6 +97,8 @@ async function load(target: Target, seconds: number, connections: number, { next
     connections,
     pipelining: 1,
     duration: seconds,
+    // autocannon stops at its first sample after the duration: a window under a second would last one.
+    sampleInt: Math.min(1000, seconds * 1000),
     timeout: 10,
   });
   running.load = instance;

@@ -15,7 +15,7 @@ describe('the bench knobs', () => {
 
   it('BENCH_SMOKE=1 makes every window short and the brain small and temporary, and a knob set explicitly still wins', () => {
     const smoke = parseKnobs({ BENCH_SMOKE: '1', BENCH_ROUTES: 'mars', BENCH_WORKERS: '2' });
-    expect(smoke).toMatchObject({ BENCH_DURATION: 1, BENCH_WARMUP: 0, BENCH_SCALE: 0.02, BENCH_RESTARTS: 1, BENCH_RUNS_MATCHING: 20, BENCH_ROUTES: ['mars'], BENCH_WORKERS: 2 });
+    expect(smoke).toMatchObject({ BENCH_DURATION: 0.25, BENCH_WARMUP: 0, BENCH_COMPILE_DURATION: 0.25, BENCH_DISTINCT_DURATION: 0.25, BENCH_MIX_DURATION: 0.25, BENCH_SCALE: 0.02, BENCH_RESTARTS: 1, BENCH_RUNS_MATCHING: 20, BENCH_ROUTES: ['mars'], BENCH_WORKERS: 2 });
     expect(smoke.BENCH_BRAIN.startsWith(tmpdir())).toBe(true);
     expect(smoke.BENCH_OUT.startsWith(tmpdir())).toBe(true);
     // Another value of BENCH_SMOKE is not a smoke run.
@@ -27,5 +27,8 @@ describe('the bench knobs', () => {
     expect(() => parseKnobs({ BENCH_DURATION: '0', BENCH_ROUTES: 'mars,pluto' })).toThrow(/BENCH_DURATION[\s\S]*BENCH_ROUTES/);
     expect(() => parseKnobs({ BENCH_SCALE: '1.5' })).toThrow(/BENCH_SCALE/);
     expect(parseKnobs({ BENCH_DURATION: '', PATH: '/bin' }).BENCH_DURATION).toBe(10);
+    // Seconds may be a fraction, down to a tenth for a measured window.
+    expect(parseKnobs({ BENCH_DURATION: '0.5', BENCH_WARMUP: '0.2' })).toMatchObject({ BENCH_DURATION: 0.5, BENCH_WARMUP: 0.2 });
+    expect(() => parseKnobs({ BENCH_DURATION: '0.05' })).toThrow(/BENCH_DURATION/);
   });
 });
