@@ -69,8 +69,8 @@ function batch(run: (text: string) => unknown, text: string, runs: number): numb
 }
 
 /**
- * Both sizes timed in alternation, best of five batches each: the engine's state (regexp
- * tiers, the heap) then shifts under both alike. A batch at n takes about 1 ms of CPU or more,
+ * Both sizes timed in alternation, best of three batches each: the engine's state (regexp
+ * tiers, the heap) then shifts under both alike. A batch at n takes about 0.5 ms of CPU or more,
  * and one at 8n makes an eighth as many calls, so it takes about as much when the parser is
  * linear (and 8× more when it is quadratic): the growth is the CPU time of one call at 8n over
  * that of one call at n.
@@ -79,11 +79,11 @@ function growth(run: (text: string) => unknown, small: string, large: string): {
   batch(run, large, 1);
   let runs = 1;
   // The shorter of two batches, so one preempted batch does not end the count at a handful of calls.
-  while (runs < 100_000 && Math.min(batch(run, small, runs), batch(run, small, runs)) < 1000) runs *= 2;
+  while (runs < 100_000 && Math.min(batch(run, small, runs), batch(run, small, runs)) < 500) runs *= 2;
   const largeRuns = Math.max(1, runs >> 3);
   let smallUs = Infinity;
   let largeUs = Infinity;
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < 3; round++) {
     smallUs = Math.min(smallUs, batch(run, small, runs));
     largeUs = Math.min(largeUs, batch(run, large, largeRuns));
   }
