@@ -10,6 +10,7 @@ import { ContextCompilerError, createClient, type FallbackEvent } from '../../pa
 import { isGeminiSetup } from '../../packages/client/src/realtime.js';
 import { GeminiSetupSchema } from '../../schemas/gemini.js';
 import { buildTestApp } from '../helpers/app.js';
+import { timeoutLimitMs } from '../helpers/budget.js';
 import { downService } from '../helpers/ports.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -92,7 +93,8 @@ describe('geminiSetup() when the service cannot answer: the static setup, told, 
     const { api } = watched(await fakeService(() => undefined), { budgetMs: 200 });
     const result = await api.geminiSetup('mars');
     expect(result).toMatchObject({ source: 'static', fallback: 'timeout' });
-    expect(result.warnings[0]).toContain('no answer within 200 ms');
+    expect(result.warnings[0]).toContain('CC_CLIENT_TIMEOUT: ');
+    timeoutLimitMs(result.warnings[0]!, 200);
     expectSendable(result.setup);
   });
 
