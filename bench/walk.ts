@@ -12,7 +12,9 @@
  *
  * `--table` prints only the counts table docs/architecture.md shows (between its
  * `<!-- walk:begin -->` and `<!-- walk:end -->` comments); `--write` writes it there.
- * test/ops/architecture-walk.test.ts fails when the doc and the walk disagree.
+ * test/ops/architecture-walk.test.ts fails when the doc and the walk disagree. Compiled
+ * (`node dist/bench/walk.js`, as that test runs it) it counts the same: each compiled module
+ * stands for its source file, and the counts are of the source's lines.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,15 @@ const path = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? '/con
 /** The requests the processes send, in order: the path (cold), again (warm), then at the next minute. */
 const requests = [path, path, path.replace(/T(\d\d):(\d\d)/, (_all, hour: string, minute: string) => `T${hour}:${String((Number(minute) + 1) % 60).padStart(2, '0')}`)];
 const OWN = /^(src|routes|schemas)\//;
+/** The repository, whether this runs as bench/walk.ts (tsx) or compiled as dist/bench/walk.js. */
+const COMPILED = fileURLToPath(import.meta.url).endsWith('.js');
+const ROOT = fileURLToPath(new URL(COMPILED ? '../../' : '../', import.meta.url));
+
+/** The source file a loaded module was compiled from: `dist/src/x.js` is `src/x.ts`. */
+function sourceOf(url: string): string {
+  const file = relative(ROOT, fileURLToPath(url));
+  return file.startsWith('dist/') ? file.slice('dist/'.length).replace(/\.js$/, '.ts') : file;
+}
 
 interface FunctionCoverage {
   functionName: string;
@@ -63,7 +74,7 @@ async function countCalls(times: number): Promise<void> {
   const calls: Record<string, [string, number]> = {};
   for (const script of result) {
     if (!script.url.startsWith('file://')) continue;
-    const file = relative(PROJECT_ROOT, fileURLToPath(script.url));
+    const file = sourceOf(script.url);
     if (!OWN.test(file)) continue;
     // The module body, and the name helper the TypeScript loader adds, are not functions of the service.
     script.functions.forEach((fn, i) => {
@@ -93,7 +104,7 @@ function ran(before: Record<string, [string, number]>, after: Record<string, [st
 
 /** Lines of a source file as it is in the repository (what a reader opens). */
 function lines(file: string): number {
-  return readFileSync(fileURLToPath(new URL(`../${file}`, import.meta.url)), 'utf8').split('\n').length - 1;
+  return readFileSync(join(ROOT, file), 'utf8').split('\n').length - 1;
 }
 
 interface Walked {
@@ -155,7 +166,7 @@ else {
   const table = countsTable(walked);
   if (flags.has('--table')) process.stdout.write(`${table}\n`);
   else if (flags.has('--write')) {
-    const doc = fileURLToPath(new URL('../docs/architecture.md', import.meta.url));
+    const doc = join(ROOT, 'docs/architecture.md');
     writeFileSync(doc, withCounts(readFileSync(doc, 'utf8'), table));
     process.stdout.write(`${table}\nwritten to docs/architecture.md\n`);
   } else walked.forEach(report);
