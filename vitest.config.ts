@@ -20,15 +20,17 @@ const IN_PROCESS = ['test/**/*.test.ts'];
  * Each in a fresh process: the files that share the PostgreSQL cluster's databases through
  * the trace-store contract, mock a module (test/sources/persona.test.ts's vi.mock of
  * live-context is only seen by a fresh module graph), keep module state of their own
- * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed), run the trace
- * store's crash and restart children, spawn the client's voice server or npm, or drive Chromium.
+ * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed), pack and
+ * install the client with npm, or drive Chromium. A file that only starts children of its own
+ * (the trace store's crash and restart children, a server, the example voice server) runs in
+ * process: a fresh process costs its file a second or two of CPU to load the app's modules again.
  */
 const OWN_PROCESS = [
   'test/tokenizer.test.ts',
-  'test/io/trace/{contract,postgres,files-crash,files-restart}.test.ts',
+  'test/io/trace/{contract,postgres}.test.ts',
   'test/sources/persona.test.ts',
-  'test/routes/{fast-path,runs-freshness,trace-postgres}.test.ts',
-  'test/client/{package,voice-server,voice-server-refresh}.test.ts',
+  'test/routes/trace-postgres.test.ts',
+  'test/client/package.test.ts',
   'test/ui/*.browser.test.ts',
 ];
 
