@@ -108,7 +108,12 @@ function superviseWorkers(config: Config, log: Logger): void {
   /** Each running worker, with when it started listening (null until it does). */
   const started = new Map<Worker, number | null>();
   let failed = false;
-  const fork = () => started.set(cluster.fork(), null);
+  const fork = () => {
+    const worker = cluster.fork();
+    started.set(worker, null);
+    // Its pid, before it listens: which process replaced one that died.
+    log.info({ worker: worker.process.pid }, 'forked a worker');
+  };
   cluster.on('listening', (worker) => {
     if (started.get(worker) === null) started.set(worker, Date.now());
   });
