@@ -26,6 +26,8 @@ declare module 'autocannon' {
       duration?: number;
       /** Milliseconds between samples (1000); the run stops at the first sample after `duration`. */
       sampleInt?: number;
+      /** Requests to answer, then stop; `duration` is then ignored. */
+      amount?: number;
       /** Seconds. */
       timeout?: number;
       title?: string;

@@ -40,6 +40,8 @@ const seconds = (min: number, max: number, fallback: number) => z.coerce.number(
 const KnobsSchema = z.object({
   BENCH_DURATION: seconds(0.1, 600, 10),
   BENCH_WARMUP: seconds(0, 600, 5),
+  /** A count of answers that ends each measured window instead of BENCH_DURATION (0: by time); the smoke run's. */
+  BENCH_REQUESTS: z.coerce.number().int().min(0).max(10_000_000).default(0),
   BENCH_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(32),
   BENCH_COMPILE_DURATION: seconds(0.1, 120, 5),
   /** Seconds of POST /compile with a new message on every request (0 skips it); peak RSS is judged over it too. */
@@ -91,11 +93,12 @@ export type RouteKey = Knobs['BENCH_ROUTES'][number];
 /**
  * `BENCH_SMOKE=1`: every window and row once, as short as it can be, on a small brain in a
  * temporary directory — a check that the harness runs end to end, not a measurement. A
- * window is a quarter of a second: each keeps both cores busy, and at a second each the
- * smoke run's 26 windows were most of its 54 s of CPU (the suite runs it). Any knob set
- * explicitly still wins.
+ * window is 40 answers, not a time: each keeps both cores busy (at a second each, the smoke
+ * run's 26 windows were most of its 54 s of CPU, and the suite runs it), and a window of a
+ * count ends with answers in it however busy the machine is. Any knob set explicitly still wins.
  */
 const SMOKE: Record<string, string> = {
+  BENCH_REQUESTS: '40',
   BENCH_DURATION: '0.25',
   BENCH_WARMUP: '0',
   BENCH_CONNECTIONS: '4',
@@ -110,6 +113,11 @@ const SMOKE: Record<string, string> = {
   BENCH_RESTARTS: '1',
   BENCH_RUNS_MATCHING: '20',
 };
+
+/** How long a measured window of `seconds` lasts, as the report says it: `10 s`, or `40 answers` under BENCH_REQUESTS. */
+export function span(knobs: Knobs, seconds: number): string {
+  return knobs.BENCH_REQUESTS > 0 ? `${knobs.BENCH_REQUESTS} answers` : `${seconds} s`;
+}
 
 /** The `BENCH_*` settings from the environment, or a `BenchError` naming each bad one. */
 export function parseKnobs(env: NodeJS.ProcessEnv): Knobs {

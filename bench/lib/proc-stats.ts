@@ -87,7 +87,11 @@ export function createRssSampler(pids: () => readonly number[]) {
   timer.unref();
   return {
     startWindow: () => void (windowPeakKB = 0),
-    windowPeakMB: () => (available && windowPeakKB > 0 ? windowPeakKB / 1024 : null),
+    /** The window's peak, a sample at its end included: a window shorter than 200 ms has one. */
+    async windowPeakMB(): Promise<number | null> {
+      await sample();
+      return available && windowPeakKB > 0 ? windowPeakKB / 1024 : null;
+    },
     async finalPeakMB(): Promise<number | null> {
       await sample();
       return available && peakKB > 0 ? peakKB / 1024 : null;

@@ -72,8 +72,14 @@ function percentiles(values: number[]): Latency {
 
 type Varying = Pick<WindowOptions, 'nextBody' | 'nextPath' | 'nextRequest'>;
 
-/** autocannon on `target` for `seconds`, pipelining 1. */
-async function load(target: Target, seconds: number, connections: number, { nextBody, nextPath, nextRequest }: Varying, onResponse?: (status: number, ms: number, bytes: number) => void) {
+/** How long a load runs: `seconds`, or until `requests` answers (then `seconds` is ignored). */
+interface Span {
+  seconds: number;
+  requests?: number;
+}
+
+/** autocannon on `target` for a span, pipelining 1. */
+async function load(target: Target, span: Span, connections: number, { nextBody, nextPath, nextRequest }: Varying, onResponse?: (status: number, ms: number, bytes: number) => void) {
   const setup = nextBody || nextPath || nextRequest;
   const instance = autocannon({
     url: target.url,
@@ -96,9 +102,9 @@ async function load(target: Target, seconds: number, connections: number, { next
       : {}),
     connections,
     pipelining: 1,
-    duration: seconds,
-    // autocannon stops at its first sample after the duration: a window under a second would last one.
-    sampleInt: Math.min(1000, seconds * 1000),
+    // autocannon stops at its first sample after the duration, or after the last answer: a window
+    // under a second, or one of a count of answers, samples often enough not to wait out a second.
+    ...(span.requests ? { amount: span.requests, sampleInt: 50 } : { duration: span.seconds, sampleInt: Math.min(1000, span.seconds * 1000) }),
     timeout: 10,
   });
   running.load = instance;
@@ -121,7 +127,7 @@ export async function measureWindow(index: number, target: Target, knobs: Knobs,
   const stop = options.during?.();
   try {
     const connections = options.connections ?? knobs.BENCH_CONNECTIONS;
-    if (warmup > 0) await load(target, warmup, connections, varying);
+    if (warmup > 0) await load(target, { seconds: warmup }, connections, varying);
     const latencies: number[] = [];
     const status: Record<string, number> = {};
     let bytes = 0;
@@ -129,7 +135,9 @@ export async function measureWindow(index: number, target: Target, knobs: Knobs,
     const commitsBefore = (await server.commits?.()) ?? null;
     const pids = server.pids();
     const cpuBefore = await treeCpuMs(pids);
-    const result = await load(target, options.seconds ?? knobs.BENCH_DURATION, connections, varying, (code, ms, size) => {
+    // BENCH_REQUESTS: a count of answers, whatever the machine's speed, for a run that checks the harness.
+    const span = { seconds: options.seconds ?? knobs.BENCH_DURATION, ...(knobs.BENCH_REQUESTS > 0 ? { requests: Math.max(knobs.BENCH_REQUESTS, connections) } : {}) };
+    const result = await load(target, span, connections, varying, (code, ms, size) => {
       latencies.push(ms);
       bytes += size;
       status[code] = (status[code] ?? 0) + 1;
@@ -152,7 +160,7 @@ export async function measureWindow(index: number, target: Target, knobs: Knobs,
       errors: result.errors,
       timeouts: result.timeouts,
       serverCpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && requests > 0 ? ((cpuAfter - cpuBefore) * 1000) / requests : null,
-      serverPeakRssMB: server.rss?.windowPeakMB() ?? null,
+      serverPeakRssMB: (await server.rss?.windowPeakMB()) ?? null,
       bytesPerResponse: requests > 0 ? bytes / requests : 0,
       commitsPerRequest: commitsBefore !== null && commitsAfter !== null && requests > 0 ? (commitsAfter - commitsBefore) / requests : null,
     };
