@@ -34,7 +34,7 @@ export const TARGETS = {
 /** How often the churn window's writer appends a line to today's memory file. */
 export const CHURN_INTERVAL_MS = 100;
 
-/** Seconds, a fraction allowed (the smoke run's windows are a quarter of a second). */
+/** Seconds, a fraction allowed (the smoke run measures its compiler for a quarter of a second). */
 const seconds = (min: number, max: number, fallback: number) => z.coerce.number().min(min).max(max).default(fallback);
 
 const KnobsSchema = z.object({
