@@ -10,7 +10,6 @@ import { ContextCompilerError, createClient, type FallbackEvent } from '../../pa
 import { isGeminiSetup } from '../../packages/client/src/realtime.js';
 import { GeminiSetupSchema } from '../../schemas/gemini.js';
 import { buildTestApp } from '../helpers/app.js';
-import { timeoutLimitMs } from '../helpers/budget.js';
 import { downService } from '../helpers/ports.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -93,8 +92,7 @@ describe('geminiSetup() when the service cannot answer: the static setup, told, 
     const { api } = watched(await fakeService(() => undefined), { budgetMs: 200 });
     const result = await api.geminiSetup('mars');
     expect(result).toMatchObject({ source: 'static', fallback: 'timeout' });
-    expect(result.warnings[0]).toContain('CC_CLIENT_TIMEOUT: ');
-    timeoutLimitMs(result.warnings[0]!, 200);
+    expect(result.warnings[0]).toContain('no answer within 200 ms');
     expectSendable(result.setup);
   });
 

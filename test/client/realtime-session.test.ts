@@ -12,7 +12,6 @@ import { ContextCompilerError, createClient, type FallbackEvent } from '../../pa
 import { isRealtimeSession } from '../../packages/client/src/realtime.js';
 import { RealtimeSessionSchema } from '../../schemas/compiled.js';
 import { buildTestApp, TEST_TOKEN } from '../helpers/app.js';
-import { timeoutLimitMs } from '../helpers/budget.js';
 import { downService } from '../helpers/ports.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -130,14 +129,12 @@ describe('realtimeSession() when the service cannot answer: the static session, 
     const { api, fallbacks } = watched(hung, { realtime: { budgetMs: 300 } });
     const result = await api.realtimeSession('venus');
     expect(result).toMatchObject({ source: 'static', fallback: 'timeout', persona: 'venus' });
-    expect(result.warnings[0]).toContain('CC_CLIENT_TIMEOUT: ');
-    timeoutLimitMs(result.warnings[0]!, 300);
+    expect(result.warnings[0]).toContain('CC_CLIENT_TIMEOUT: no answer within 300 ms');
     expectSendable(result.session);
     expect(fallbacks.map((event) => event.reason)).toEqual(['timeout']);
-    // The per-call budget overrides the client's: the call's limit is within 50 ms, not 300.
+    // The per-call budget overrides the client's.
     const quick = await api.realtimeSession('venus', {}, { budgetMs: 50 });
-    expect(quick).toMatchObject({ source: 'static', fallback: 'timeout' });
-    timeoutLimitMs(quick.warnings[0]!, 50);
+    expect(quick.warnings[0]).toContain('no answer within 50 ms');
   });
 
   it('a closed client still connects the call, on the static session', async () => {
@@ -228,9 +225,7 @@ describe('realtimeSession() with fallback: false, and the other calls', () => {
     const unknown = await strict.realtimeSession('jupiter').catch((error: unknown) => error);
     expect(unknown).toMatchObject({ status: 404, code: 'CC_NOT_FOUND' });
     const hung = client({ baseUrl: await fakeService(() => undefined), realtime: { fallback: false, budgetMs: 100 } });
-    const timedOut = await hung.realtimeSession('mars').catch((error: unknown) => error);
-    expect(timedOut).toMatchObject({ code: 'CC_CLIENT_TIMEOUT' });
-    timeoutLimitMs((timedOut as ContextCompilerError).detail, 100);
+    expect(await hung.realtimeSession('mars').catch((error: unknown) => error)).toMatchObject({ code: 'CC_CLIENT_TIMEOUT', detail: 'no answer within 100 ms' });
     expect(fallbacks).toEqual([]);
   });
 

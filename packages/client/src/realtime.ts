@@ -367,7 +367,9 @@ export async function connectSession<S>(
   let servedAs = persona;
   let error: ContextCompilerError;
   try {
-    return live(await ask(persona, left()), persona, null);
+    // The budget starts here, so the first call has all of it: a timeout then names the budget
+    // itself, as a warning documents it, not the budget less a preemption since `started`.
+    return live(await ask(persona, options.budgetMs), persona, null);
   } catch (thrown) {
     error = asClientError(thrown);
     if (!options.fallback) throw error;
