@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ensureBrain } from './generate-brain.js';
 import { fmt, out } from './lib/format.js';
-import { parseKnobs, span } from './lib/knobs.js';
+import { describeSpan, parseKnobs, windowSpan } from './lib/knobs.js';
 import { dirUsage } from './lib/machine.js';
 import { BenchError, cleanUp, cleanUpOnExit, stopChild } from './lib/processes.js';
 import { summarizeProfile } from './lib/profile.js';
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   await checkBuilt(knobs);
 
   out(`context-compiler bench — ${cpus().length} CPUs, node ${process.version}, ${knobs.BENCH_CONNECTIONS} connections, ` +
-    `${knobs.BENCH_WARMUP} s warm-up + ${span(knobs, knobs.BENCH_DURATION)} measured per window; load average ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
+    `${knobs.BENCH_WARMUP} s warm-up + ${describeSpan(windowSpan(knobs, knobs.BENCH_DURATION))} measured per window; load average ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
   // First, while the machine is idle and this process is fresh.
   process.stdout.write(`in-process compiler (${knobs.BENCH_COMPILE_DURATION} s) … `);
   const compile = await measureCompiles(knobs.BENCH_COMPILE_DURATION * 1000);

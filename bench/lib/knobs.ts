@@ -34,24 +34,24 @@ export const TARGETS = {
 /** How often the churn window's writer appends a line to today's memory file. */
 export const CHURN_INTERVAL_MS = 100;
 
-/** Seconds, a fraction allowed (the smoke run measures its compiler for a quarter of a second). */
-const seconds = (min: number, max: number, fallback: number) => z.coerce.number().min(min).max(max).default(fallback);
+/** A knob in seconds, a fraction allowed (the smoke run measures its compiler for a quarter of a second). */
+const secondsKnob = (min: number, max: number, fallback: number) => z.coerce.number().min(min).max(max).default(fallback);
 
 const KnobsSchema = z.object({
-  BENCH_DURATION: seconds(0.1, 600, 10),
-  BENCH_WARMUP: seconds(0, 600, 5),
+  BENCH_DURATION: secondsKnob(0.1, 600, 10),
+  BENCH_WARMUP: secondsKnob(0, 600, 5),
   /** A count of answers that ends each measured window instead of BENCH_DURATION (0: by time); the smoke run's. */
   BENCH_REQUESTS: z.coerce.number().int().min(0).max(10_000_000).default(0),
   BENCH_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(32),
-  BENCH_COMPILE_DURATION: seconds(0.1, 120, 5),
+  BENCH_COMPILE_DURATION: secondsKnob(0.1, 120, 5),
   /** Seconds of POST /compile with a new message on every request (0 skips it); peak RSS is judged over it too. */
-  BENCH_DISTINCT_DURATION: seconds(0, 600, 20),
+  BENCH_DISTINCT_DURATION: secondsKnob(0, 600, 20),
   /**
    * Seconds of the mixed distinct-input load (bench/mix.ts: 70 % POST /compile, 10 % each of
    * mars at a new minute, venus in a randomly cased zone, a topic with a new name) from
    * BENCH_MIX_CONNECTIONS clients (0 skips it); peak RSS is judged over it.
    */
-  BENCH_MIX_DURATION: seconds(0, 600, 20),
+  BENCH_MIX_DURATION: secondsKnob(0, 600, 20),
   BENCH_MIX_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(16),
   BENCH_ROUTES: z
     .string()
@@ -114,9 +114,17 @@ const SMOKE: Record<string, string> = {
   BENCH_RUNS_MATCHING: '20',
 };
 
-/** How long a measured window of `seconds` lasts, as the report says it: `10 s`, or `40 answers` under BENCH_REQUESTS. */
-export function span(knobs: Knobs, seconds: number): string {
-  return knobs.BENCH_REQUESTS > 0 ? `${knobs.BENCH_REQUESTS} answers` : `${seconds} s`;
+/** How long a measured window lasts: a time, or a count of answers. */
+export type Span = { seconds: number } | { requests: number };
+
+/** A measured window's span: `seconds`, or BENCH_REQUESTS answers when set (at least one per connection). */
+export function windowSpan(knobs: Knobs, seconds: number, connections = knobs.BENCH_CONNECTIONS): Span {
+  return knobs.BENCH_REQUESTS > 0 ? { requests: Math.max(knobs.BENCH_REQUESTS, connections) } : { seconds };
+}
+
+/** A span as the report says it: `10 s`, or `40 answers`. */
+export function describeSpan(span: Span): string {
+  return 'requests' in span ? `${span.requests} answers` : `${span.seconds} s`;
 }
 
 /** The `BENCH_*` settings from the environment, or a `BenchError` naming each bad one. */

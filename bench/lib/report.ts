@@ -10,7 +10,7 @@ import type { WorkersComparison } from '../scenarios/workers.js';
 import { printBackends } from '../scenarios/backends.js';
 import { printWorkers } from '../scenarios/workers.js';
 import { fmt, out, verdict } from './format.js';
-import { span, TARGETS } from './knobs.js';
+import { describeSpan, TARGETS, windowSpan } from './knobs.js';
 import { gitInfo, machineInfo } from './machine.js';
 import type { ProfileSummary } from './profile.js';
 import { judgeWindows, printJudged, printWindows, routeSummaries, rssVerdict, runWarnings } from './judge.js';
@@ -62,11 +62,11 @@ export async function report(bench: Bench, r: RunResults): Promise<void> {
   if (r.firstConnects !== null) printFirstConnects(r.firstConnects, verdicts.firstConnect);
   out(`  peak RSS (VmHWM) over the run: ${r.peakRssMB === null ? 'not available (no /proc)' : `${r.peakRssMB.toFixed(1)} MB`}  ${fmt.mark(verdicts.rss)} (≤ ${TARGETS.rssMB} MB; server: ${startEnv}node ${[...bench.nodeFlags, bench.start.entry].join(' ')}${knobs.BENCH_NODE_OPTIONS === undefined ? ', as npm start' : `, NODE_OPTIONS=${JSON.stringify(knobs.BENCH_NODE_OPTIONS)}`})`);
   if (distinct) {
-    out(`  peak RSS during ${span(knobs, knobs.BENCH_DISTINCT_DURATION)} of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
+    out(`  peak RSS during ${describeSpan(windowSpan(knobs, knobs.BENCH_DISTINCT_DURATION))} of distinct POST /compile inputs: ${distinct.serverPeakRssMB === null ? 'not available (no /proc)' : `${distinct.serverPeakRssMB.toFixed(1)} MB`}  ` +
       `${fmt.mark(verdicts.rssDistinct)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(distinct.requests)} compiles, each a new message)`);
   }
   if (mix) {
-    out(`  peak RSS during ${span(knobs, knobs.BENCH_MIX_DURATION)} of mixed distinct inputs: ${mix.serverPeakRssMB === null ? 'not available (no /proc)' : `${mix.serverPeakRssMB.toFixed(1)} MB`}  ` +
+    out(`  peak RSS during ${describeSpan(windowSpan(knobs, knobs.BENCH_MIX_DURATION, knobs.BENCH_MIX_CONNECTIONS))} of mixed distinct inputs: ${mix.serverPeakRssMB === null ? 'not available (no /proc)' : `${mix.serverPeakRssMB.toFixed(1)} MB`}  ` +
       `${fmt.mark(verdicts.rssMix)} (≤ ${TARGETS.rssMB} MB; ${fmt.int(mix.requests)} requests from ${knobs.BENCH_MIX_CONNECTIONS} clients: 70 % compile, 10 % each mars, venus, topic)`);
   }
   out(`  in-process compiles/s (distinct inputs): ${r.compile.compilesPerSecond === null ? r.compile.note : fmt.int(r.compile.compilesPerSecond)}  ${fmt.mark(verdicts.compiles)} (≥ ${TARGETS.compilesPerSecond.toLocaleString('en-US')})`);

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import type { MixRequest } from '../mix.js';
-import type { Knobs, RouteKey } from './knobs.js';
+import { windowSpan, type Knobs, type RouteKey, type Span } from './knobs.js';
 import { running } from './processes.js';
 import { treeCpuMs, type RssSampler } from './proc-stats.js';
 import type { Target } from './requests.js';
@@ -72,12 +72,6 @@ function percentiles(values: number[]): Latency {
 
 type Varying = Pick<WindowOptions, 'nextBody' | 'nextPath' | 'nextRequest'>;
 
-/** How long a load runs: `seconds`, or until `requests` answers (then `seconds` is ignored). */
-interface Span {
-  seconds: number;
-  requests?: number;
-}
-
 /** autocannon on `target` for a span, pipelining 1. */
 async function load(target: Target, span: Span, connections: number, { nextBody, nextPath, nextRequest }: Varying, onResponse?: (status: number, ms: number, bytes: number) => void) {
   const setup = nextBody || nextPath || nextRequest;
@@ -104,7 +98,7 @@ async function load(target: Target, span: Span, connections: number, { nextBody,
     pipelining: 1,
     // autocannon stops at its first sample after the duration, or after the last answer: a window
     // under a second, or one of a count of answers, samples often enough not to wait out a second.
-    ...(span.requests ? { amount: span.requests, sampleInt: 50 } : { duration: span.seconds, sampleInt: Math.min(1000, span.seconds * 1000) }),
+    ...('requests' in span ? { amount: span.requests, sampleInt: 50 } : { duration: span.seconds, sampleInt: Math.min(1000, span.seconds * 1000) }),
     timeout: 10,
   });
   running.load = instance;
@@ -135,9 +129,7 @@ export async function measureWindow(index: number, target: Target, knobs: Knobs,
     const commitsBefore = (await server.commits?.()) ?? null;
     const pids = server.pids();
     const cpuBefore = await treeCpuMs(pids);
-    // BENCH_REQUESTS: a count of answers, whatever the machine's speed, for a run that checks the harness.
-    const span = { seconds: options.seconds ?? knobs.BENCH_DURATION, ...(knobs.BENCH_REQUESTS > 0 ? { requests: Math.max(knobs.BENCH_REQUESTS, connections) } : {}) };
-    const result = await load(target, span, connections, varying, (code, ms, size) => {
+    const result = await load(target, windowSpan(knobs, options.seconds ?? knobs.BENCH_DURATION, connections), connections, varying, (code, ms, size) => {
       latencies.push(ms);
       bytes += size;
       status[code] = (status[code] ?? 0) + 1;

@@ -1,5 +1,5 @@
 import { fmt, out } from '../lib/format.js';
-import { span } from '../lib/knobs.js';
+import { describeSpan, windowSpan } from '../lib/knobs.js';
 import { assertRunning } from '../lib/processes.js';
 import { buildTargets, localDayStartMs, type Target } from '../lib/requests.js';
 import type { Bench } from '../lib/servers.js';
@@ -14,7 +14,7 @@ export async function measureDistinct(bench: Bench, index: number): Promise<Wind
   const template = JSON.parse(compile.body!) as Record<string, unknown>;
   let turn = 0;
   const target: Target = { ...compile, key: 'compile-distinct', route: 'compile', label: 'POST /compile, distinct inputs' };
-  process.stdout.write(`[distinct] ${target.label} (${span(knobs, knobs.BENCH_DISTINCT_DURATION)}) … `);
+  process.stdout.write(`[distinct] ${target.label} (${describeSpan(windowSpan(knobs, knobs.BENCH_DISTINCT_DURATION))}) … `);
   const distinct = await measureWindow(index, target, knobs, bench.server.measured, {
     warmupSeconds: 0,
     seconds: knobs.BENCH_DISTINCT_DURATION,
@@ -32,7 +32,7 @@ export async function measureMix(bench: Bench, index: number): Promise<WindowRes
   const compile = buildTargets(bench.server.base, bench.token, brain.manifest, ['compile'])[0]!;
   const dayStart = localDayStartMs(brain.manifest.endDate, brain.manifest.timezone);
   const target: Target = { ...compile, key: 'mix', label: 'mixed distinct inputs' };
-  process.stdout.write(`[mix] ${target.label} (${span(knobs, knobs.BENCH_MIX_DURATION)}, ${knobs.BENCH_MIX_CONNECTIONS} clients) … `);
+  process.stdout.write(`[mix] ${target.label} (${describeSpan(windowSpan(knobs, knobs.BENCH_MIX_DURATION, knobs.BENCH_MIX_CONNECTIONS))}, ${knobs.BENCH_MIX_CONNECTIONS} clients) … `);
   const result = await measureWindow(index, target, knobs, bench.server.measured, {
     warmupSeconds: 0,
     seconds: knobs.BENCH_MIX_DURATION,
