@@ -29,13 +29,9 @@ const path = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? '/con
 /** The requests the processes send, in order: the path (cold), again (warm), then at the next minute. */
 const requests = [path, path, path.replace(/T(\d\d):(\d\d)/, (_all, hour: string, minute: string) => `T${hour}:${String((Number(minute) + 1) % 60).padStart(2, '0')}`)];
 const OWN = /^(src|routes|schemas)\//;
-/** The repository, whether this runs as bench/walk.ts (tsx) or compiled as dist/bench/walk.js. */
-const COMPILED = fileURLToPath(import.meta.url).endsWith('.js');
-const ROOT = fileURLToPath(new URL(COMPILED ? '../../' : '../', import.meta.url));
-
-/** The source file a loaded module was compiled from: `dist/src/x.js` is `src/x.ts`. */
-function sourceOf(url: string): string {
-  const file = relative(ROOT, fileURLToPath(url));
+/** The source file a loaded module was compiled from, relative to `root`: `dist/src/x.js` is `src/x.ts`. */
+function sourceOf(root: string, url: string): string {
+  const file = relative(root, fileURLToPath(url));
   return file.startsWith('dist/') ? file.slice('dist/'.length).replace(/\.js$/, '.ts') : file;
 }
 
@@ -74,7 +70,7 @@ async function countCalls(times: number): Promise<void> {
   const calls: Record<string, [string, number]> = {};
   for (const script of result) {
     if (!script.url.startsWith('file://')) continue;
-    const file = sourceOf(script.url);
+    const file = sourceOf(PROJECT_ROOT, script.url);
     if (!OWN.test(file)) continue;
     // The module body, and the name helper the TypeScript loader adds, are not functions of the service.
     script.functions.forEach((fn, i) => {
@@ -103,8 +99,8 @@ function ran(before: Record<string, [string, number]>, after: Record<string, [st
 }
 
 /** Lines of a source file as it is in the repository (what a reader opens). */
-function lines(file: string): number {
-  return readFileSync(join(ROOT, file), 'utf8').split('\n').length - 1;
+function lines(root: string, file: string): number {
+  return readFileSync(join(root, file), 'utf8').split('\n').length - 1;
 }
 
 interface Walked {
@@ -114,13 +110,13 @@ interface Walked {
   files: Map<string, string[]>;
 }
 
-function totals(files: Map<string, string[]>) {
+function totals(files: Map<string, string[]>, root: string) {
   const all = [...files.values()].flat();
-  return { files: files.size, functions: all.length, named: all.filter((name) => name !== '(anonymous)').length, lines: [...files.keys()].reduce((sum, file) => sum + lines(file), 0) };
+  return { files: files.size, functions: all.length, named: all.filter((name) => name !== '(anonymous)').length, lines: [...files.keys()].reduce((sum, file) => sum + lines(root, file), 0) };
 }
 
-function report({ label, files }: Walked): void {
-  const { functions, named, lines: read } = totals(files);
+function report({ label, files }: Walked, root: string): void {
+  const { functions, named, lines: read } = totals(files, root);
   process.stdout.write(`${label}: ${files.size} files, ${functions} functions (${named} named); the files hold ${read} lines\n`);
   for (const [file, list] of [...files].sort((a, b) => a[0].localeCompare(b[0]))) {
     process.stdout.write(`  ${file}: ${list.length} (${list.filter((name) => name !== '(anonymous)').join(', ')})\n`);
@@ -132,13 +128,13 @@ function report({ label, files }: Walked): void {
  * and their lines, which depend on the code alone. The function count is left out of it: a
  * closure or two more or less runs with how soon a trace's fsync returns (a tmpfs, a busy disk).
  */
-function countsTable(walked: readonly Walked[]): string {
+function countsTable(walked: readonly Walked[], root: string): string {
   const int = (n: number) => n.toLocaleString('en-US');
   return [
     `| \`GET ${path}\` | files | lines in those files |`,
     '|---|---:|---:|',
     ...walked.map(({ kind, files }) => {
-      const count = totals(files);
+      const count = totals(files, root);
       return `| ${kind} | ${int(count.files)} | ${int(count.lines)} |`;
     }),
   ].join('\n');
@@ -163,11 +159,13 @@ else {
     { label: `GET ${path}, warm (the same minute again)`, kind: 'warm (the same minute again)', files: ran(counts[1]!, counts[2]!) },
     { label: `GET ${requests[2]}, a new minute`, kind: 'a new minute', files: ran(counts[2]!, counts[3]!) },
   ];
-  const table = countsTable(walked);
+  // The repository, from src/ (tsx) or dist/src/ alike; imported only here, so a walked child loads it while counted.
+  const { PROJECT_ROOT } = await import('../src/config.js');
+  const table = countsTable(walked, PROJECT_ROOT);
   if (flags.has('--table')) process.stdout.write(`${table}\n`);
   else if (flags.has('--write')) {
-    const doc = join(ROOT, 'docs/architecture.md');
+    const doc = join(PROJECT_ROOT, 'docs/architecture.md');
     writeFileSync(doc, withCounts(readFileSync(doc, 'utf8'), table));
     process.stdout.write(`${table}\nwritten to docs/architecture.md\n`);
-  } else walked.forEach(report);
+  } else for (const each of walked) report(each, PROJECT_ROOT);
 }
