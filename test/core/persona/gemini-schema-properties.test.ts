@@ -206,6 +206,12 @@ describe('random JSON Schemas in Gemini’s schema', () => {
       fc.property(toolParameters, fc.integer({ min: 1, max: 2 ** 30 }), (generated, seed) => {
         const parameters = JSON.parse(JSON.stringify(generated)) as Record<string, unknown>;
         validatorOf(parameters); // a valid JSON Schema: ajv compiles it
+        // The report holds MAX_LOSSES losses and only counts the rest (gemini-schema.test.ts
+        // checks that cap), so the second promise can be held only to a schema whose losses
+        // all fit in it. A schema with more is passed over and another drawn (seed 193131172 drew one
+        // with 33 losses, and the property failed on a count it was never meant to hold).
+        const translated = toGeminiParameters('random', parameters);
+        fc.pre(!translated.ok || translated.unreported === 0);
         const tally = holdsPromises('random', parameters, seed);
         total.drawn += tally.drawn;
         total.allowed += tally.allowed;
