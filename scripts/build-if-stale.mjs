@@ -2,8 +2,14 @@
 // is newer than the compiled entry point, and the viewer build when ui/ is newer than
 // dist/ui, so `npm start` on a fresh clone (or after a pull) always runs and serves current
 // code.
+//
+// It emits the JavaScript only (`--noCheck --declaration false`): byte for byte what the full
+// build emits, in about a third of its CPU, since with isolatedModules no file's JavaScript
+// depends on types. Checking the types is `npm run typecheck`'s (and `npm test`'s) business;
+// `npm run build` checks them and writes the declaration files as well.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 // packages/client/src is compiled into dist too: src/client.ts re-exports it; so are the
@@ -34,10 +40,12 @@ try {
   built = 0;
 }
 const sources = Math.max(...roots.map((root) => newestMtime(root)), ...['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(file).mtimeMs));
-// Said on stderr, so `npm start` on a fresh clone is not 20 silent seconds (stdout may be a pipe a test reads).
+// Said on stderr, so `npm start` on a fresh clone does not build in silence (stdout may be a pipe a test reads).
 if (sources > built) {
-  process.stderr.write(`building dist/ (${built === 0 ? 'first build' : 'TypeScript sources changed'}; about 20 s)…\n`);
-  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  process.stderr.write(`building dist/ (${built === 0 ? 'first build' : 'TypeScript sources changed'}; a few seconds)…\n`);
+  // This project's TypeScript, run by this node: `npx` would cost a second of its own.
+  const tsc = createRequire(join(process.cwd(), 'package.json')).resolve('typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--noCheck', '--declaration', 'false'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 

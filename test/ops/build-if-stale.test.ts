@@ -31,7 +31,7 @@ async function project(): Promise<string> {
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), text);
   }
-  // `npx tsc` finds this repository's TypeScript, never the registry.
+  // The build finds this repository's TypeScript through it.
   await symlink(join(PROJECT_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
   return root;
 }
@@ -53,7 +53,7 @@ describe('scripts/build-if-stale.mjs (npm start builds first when the sources ar
     for (const path of ['tsconfig.json', 'tsconfig.build.json', 'src/server.ts', 'packages/client/src/index.ts']) await dated(root, path, 0);
     // Regression: `npm start` on a fresh clone was about 20 silent seconds; it says it is building, on stderr.
     const first = await startService(root);
-    expect(first.stderr).toMatch(/^building dist\/ \(first build; about 20 s\)…\n/);
+    expect(first.stderr).toMatch(/^building dist\/ \(first build; a few seconds\)…\n/);
     expect(first.stdout).toBe('');
     expect(await built(root)).toContain("'one'");
     await dated(root, 'dist/src/server.js', 10);
@@ -71,5 +71,14 @@ describe('scripts/build-if-stale.mjs (npm start builds first when the sources ar
     await dated(root, 'tsconfig.build.json', 40, JSON.stringify({ extends: './tsconfig.json', compilerOptions: { removeComments: true }, include: ['src/**/*.ts'] }));
     await startService(root);
     expect(await built(root)).toContain("'three'");
+    await dated(root, 'dist/src/server.js', 50);
+
+    // It emits the JavaScript without checking types (the typecheck's business) or writing declarations
+    // (`npm run build` writes them): a type error does not keep the service from starting.
+    await dated(root, 'packages/client/src/index.ts', 60, "export const version: number = 'four';\n");
+    const unchecked = await startService(root);
+    expect(unchecked.stderr).toMatch(/^building dist\/ \(TypeScript sources changed; a few seconds\)…\n$/);
+    expect(await built(root)).toContain("'four'");
+    await expect(readFile(join(root, 'dist/packages/client/src/index.d.ts'), 'utf8')).rejects.toThrow(/ENOENT/);
   }, HEAVY_TEST_MS);
 });
