@@ -197,6 +197,16 @@ const ACCESSIBILITY_SCRIPT = String.raw`(() => {
     return problems;
   })()`;
 
+/**
+ * Waits until the runs list shows exactly these runs. The list a search replaces may already
+ * hold the searched-for row, so waiting for the row alone can catch the old list, or the moment
+ * between the two, on a busy machine.
+ */
+async function listShows(page: Page, runIds: string[]): Promise<void> {
+  const shown = `JSON.stringify([...document.querySelectorAll('table.runs tbody tr')].map((row) => row.getAttribute('data-run-id')))`;
+  await page.waitForFunction(`${shown} === ${JSON.stringify(JSON.stringify(runIds))}`, undefined, { polling: 50 });
+}
+
 /** The flow of the issue: log line → runs list → run card → what changed, collecting every figure shown on the way. */
 async function fromLogLineToChangedText(page: Page, width: number): Promise<Record<string, string>> {
   const seen: Record<string, string> = {};
@@ -207,8 +217,7 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   await page.locator('form.filters button[type="submit"]').click();
   await page.waitForURL(new RegExp(`requestId=${loggedRequestId}`));
   const row = page.locator(`tr[data-run-id="${runs.changed}"]`);
-  await row.waitFor();
-  expect(await page.locator('table.runs tbody tr').count()).toBe(1);
+  await listShows(page, [runs.changed]);
   seen['list minute'] = await text(page, `tr[data-run-id="${runs.changed}"] .compiled-for`);
   expect(seen['list minute']).toBe('2026-11-30 17:31 UTC');
   seen['list chars'] = await text(page, `tr[data-run-id="${runs.changed}"] .col-chars`);
@@ -372,8 +381,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
 
       // Finding runs by trace and by time: the traceparent of the call, and the minute range of the hour.
       await page.goto(`${base}/ui/#/runs?traceparent=${TRACEPARENT.slice(3, 35)}`);
-      await page.locator(`tr[data-run-id="${runs.changed}"]`).waitFor();
-      expect(await page.locator('table.runs tbody tr').count()).toBe(1);
+      await listShows(page, [runs.changed]);
       await page.goto(`${base}/ui/#/runs?runId=${runs.failed}`);
       await page.locator(`tr[data-run-id="${runs.failed}"]`).waitFor();
       expect(await page.locator(`tr[data-run-id="${runs.failed}"] .warnings-flag`).count()).toBe(0);
