@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 /*
  * Responses written from the routes' zod schemas: each schema's JSON Schema compiled once by
- * `fast-json-stringify`, when the route is registered. Validating requests is zod.ts.
+ * `fast-json-stringify`, on the first response that uses it. Validating requests is zod.ts.
  */
 
 // Metadata (descriptions, component ids) is for the OpenAPI document; a serializer wants every part inline.
@@ -24,12 +24,12 @@ export function serializerJsonSchema(schema: z.ZodType): Record<string, unknown>
 /**
  * Fastify's serializer for routes whose response schemas are zod: `fast-json-stringify`
  * (Fastify's own) over the schema's JSON Schema, so a route with a response schema writes
- * exactly its members. Problem statuses are documentation (problems are written as strings
- * by the error handler), so theirs are compiled only if ever used.
+ * exactly its members. Each is compiled on its first use, not when the route is registered:
+ * most schemas are never used to write (problems are written as strings by the error handler,
+ * and the routes that deliver a compile write their answers from encoders of their own, which
+ * the warm-up builds), and compiling them all cost every start about 150 ms of CPU.
  */
-export const zodSerializerCompiler: FastifySerializerCompiler<z.ZodType> = ({ schema, httpStatus }) => {
-  const compile = () => fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
-  if (Number(httpStatus) < 400) return compile();
+export const zodSerializerCompiler: FastifySerializerCompiler<z.ZodType> = ({ schema }) => {
   let write: ((value: unknown) => string) | undefined;
-  return (value) => (write ??= compile())(value);
+  return (value) => (write ??= fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string)(value);
 };
