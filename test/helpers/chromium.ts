@@ -19,7 +19,7 @@ import { constants, readFileSync } from 'node:fs';
 import { access, mkdir, mkdtemp, realpath, rename, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium as playwright } from 'playwright-core';
+import { chromium as playwright, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config.js';
 
@@ -145,4 +145,17 @@ export async function findChromium(env: NodeJS.ProcessEnv = process.env): Promis
 export function chromiumForTests(): { path: string; from: string; skipped: null } | { path: null; from: null; skipped: string } {
   const provided = inject('chromium');
   return 'path' in provided ? { ...provided, skipped: null } : { path: null, from: null, skipped: provided.skipped };
+}
+
+/**
+ * Saves a PNG of the page as the browser tests reached it, for a person to look at, when
+ * `UI_SCREENSHOTS_DIR` names a directory (made if missing), and does nothing otherwise: nothing
+ * asserts on a screenshot, a full-page one costs Chromium about 0.7 s of CPU, and the run's
+ * own temp directory, where they used to go, is removed when the run ends.
+ */
+export async function saveScreenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  const dir = process.env['UI_SCREENSHOTS_DIR'];
+  if (!dir) return;
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, name), fullPage: options.fullPage ?? true });
 }

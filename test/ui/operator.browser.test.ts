@@ -18,7 +18,7 @@ import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import { EXAMPLE_BRAIN, loadConfig } from '../../src/config.js';
 import { buildDist } from '../helpers/build.js';
-import { chromiumForTests } from '../helpers/chromium.js';
+import { chromiumForTests, saveScreenshot } from '../helpers/chromium.js';
 
 /** Found by the globalSetup (test/helpers/chromium.ts): CHROMIUM_PATH, Debian's, Playwright's or the npm package's. */
 const chromiumBinary = chromiumForTests();
@@ -265,7 +265,7 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   // Exact per-block tokens beside exact checkpoints, not an estimate (≈).
   expect(await text(page, 'li.block[data-kind="identity"] .block-tokens')).toMatch(/^[\d,]+ tokens$/);
   expect(await noSidewaysScroll(page)).toBe(0);
-  await page.screenshot({ path: join(tmpdir(), `operator-run-${width}.png`), fullPage: true });
+  await saveScreenshot(page, `operator-run-${width}.png`);
 
   await page.locator('.run-card a.compare-previous').click();
   await page.waitForURL(new RegExp(`#/compare/${runs.previous}/${runs.changed}$`));
@@ -285,7 +285,7 @@ async function fromLogLineToChangedText(page: Page, width: number): Promise<Reco
   expect(await text(page, '[data-difference="request"]')).toBe('The same request identifiers and options, and the same request text.');
   expect(await noSidewaysScroll(page)).toBe(0);
   expect(await brokenCells(page, '.compare-table td.nowrap, .compare-table .nowrap')).toEqual([]);
-  await page.screenshot({ path: join(tmpdir(), `operator-compare-${width}.png`), fullPage: true });
+  await saveScreenshot(page, `operator-compare-${width}.png`);
   return seen;
 }
 
@@ -333,7 +333,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
       const box = await failure.boundingBox();
       expect(box!.y + box!.height).toBeLessThanOrEqual(800);
       expect(await noSidewaysScroll(page)).toBe(0);
-      await page.screenshot({ path: join(tmpdir(), 'operator-failed-420.png') });
+      await saveScreenshot(page, 'operator-failed-420.png', { fullPage: false });
 
       await page.goto(`${base}/ui/#/runs/${runs.repeated}`);
       const items = page.locator('section.timeline li');
@@ -477,7 +477,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(shown).not.toContain('\\n');
         expect(await text(page, 'article.event section.delivered summary')).toMatch(/^The fresh compile it compared, byte for byte \([\d,]+ chars, not sent\)$/);
         expect(await accessibilityProblems(page), `refresh page at ${width} px`).toEqual([]);
-        await page.screenshot({ path: join(tmpdir(), `operator-refresh-${width}.png`), fullPage: true });
+        await saveScreenshot(page, `operator-refresh-${width}.png`);
         await page.locator('.run-nav a.connect-nav').click();
         await page.waitForURL(/#\/runs\/call-a$/);
         await page.locator('section.call-timeline li[data-part="refresh"]').waitFor();
@@ -527,7 +527,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(await page.locator('section.per-call details.fixed-block[data-kind="identity"]').getAttribute('open')).not.toBeNull();
         expect(await noSidewaysScroll(page)).toBe(0);
         expect(await accessibilityProblems(page), `run page at ${width} px`).toEqual([]);
-        await page.screenshot({ path: join(tmpdir(), `task-find-${width}.png`) });
+        await saveScreenshot(page, `task-find-${width}.png`, { fullPage: false });
 
         // 2. What changed between the last two connects (the refresh is under its connect, not compared).
         const changed = new Steps(page);
@@ -539,7 +539,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         await changed.click(page.locator('.run-card a.compare-previous'));
         await page.locator('tr.block-diff[data-diff-kind="live-context"] .diff-text').waitFor();
         expect(await text(page, 'tr.block-diff[data-diff-kind="live-context"]')).toContain('garden, order, sam');
-        await page.screenshot({ path: join(tmpdir(), `task-changed-${width}.png`) });
+        await saveScreenshot(page, `task-changed-${width}.png`, { fullPage: false });
 
         // 3. Is the service healthy? The strip on every page says so.
         const healthy = new Steps(page);
@@ -550,7 +550,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
         expect(await text(page, '#status .status-compiles')).toMatch(/^\d+ compiles, 1 failed \([\d.]+ %\): CC_BUDGET_EXCEEDED 1$/);
         expect(await text(page, '#status .status-fallbacks')).toBe('no call fell back');
         expect(await accessibilityProblems(page), `runs list at ${width} px`).toEqual([]);
-        await page.screenshot({ path: join(tmpdir(), `task-healthy-${width}.png`) });
+        await saveScreenshot(page, `task-healthy-${width}.png`, { fullPage: false });
 
         counted[width] = { find: find.total, changed: changed.total, healthy: healthy.total };
         expect(problems).toEqual([]);

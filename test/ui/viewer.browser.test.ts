@@ -1,13 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser as Chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, copyExampleBrain, OTHER_TOKEN, TEST_TOKEN } from '../helpers/app.js';
 import { buildDist } from '../helpers/build.js';
-import { chromiumForTests } from '../helpers/chromium.js';
+import { chromiumForTests, saveScreenshot } from '../helpers/chromium.js';
 import { deliveredEvent, failedEvent } from '../helpers/trace-events.js';
 import { IMG_LINE, prepareBrain, SCRIPT_LINE, traceCompile, traceFailure } from './fixtures.js';
 
@@ -168,9 +167,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     const instructions = `${event.segments!.system.join('')}\n\n${event.segments!.input.join('')}`;
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(instructions);
 
-    await page.screenshot({ path: join(tmpdir(), 'run-page.png'), fullPage: true });
-    const png = await readFile(join(tmpdir(), 'run-page.png'));
-    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    await saveScreenshot(page, 'run-page.png');
 
     // A failed compile shows its error and no prompt.
     await page.locator('a', { hasText: '← Runs' }).click();
@@ -470,11 +467,11 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     ]);
     expect(await text(page, '.compare-boundaries tr[data-boundary="volatile"] .why')).toBe('#5 clock changed: minute changed: 17:31 → 17:32 UTC');
     expect(await text(page, '.compare-summary')).toContain('the route key held');
-    await page.screenshot({ path: join(tmpdir(), 'compare-page.png'), fullPage: true });
+    await saveScreenshot(page, 'compare-page.png');
     // The comparison reads in a narrow window too.
     await page.setViewportSize({ width: 420, height: 800 });
     expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
-    await page.screenshot({ path: join(tmpdir(), 'compare-page-420.png'), fullPage: true });
+    await saveScreenshot(page, 'compare-page-420.png');
 
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);
@@ -527,7 +524,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
       expect(box, selector).not.toBeNull();
       expect(box!.x + box!.width, selector).toBeLessThanOrEqual(420);
     }
-    await page.screenshot({ path: join(tmpdir(), 'governed-run-420.png'), fullPage: true });
+    await saveScreenshot(page, 'governed-run-420.png');
 
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);
@@ -593,7 +590,7 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     await rows.nth(2).locator('input[name="compare"]').check();
     expect(await page.locator('button.compare-picked').isEnabled()).toBe(true);
     expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
-    await page.screenshot({ path: join(tmpdir(), 'runs-420.png'), fullPage: true });
+    await saveScreenshot(page, 'runs-420.png');
 
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);
