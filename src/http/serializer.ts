@@ -31,5 +31,8 @@ export function serializerJsonSchema(schema: z.ZodType): Record<string, unknown>
  */
 export const zodSerializerCompiler: FastifySerializerCompiler<z.ZodType> = ({ schema }) => {
   let write: ((value: unknown) => string) | undefined;
-  return (value) => (write ??= fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string)(value);
+  return (value) => {
+    write ??= fastJson(serializerJsonSchema(schema) as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
+    return write(value);
+  };
 };
