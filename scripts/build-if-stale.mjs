@@ -43,8 +43,8 @@ const sources = Math.max(...roots.map((root) => newestMtime(root)), ...['tsconfi
 // Said on stderr, so `npm start` on a fresh clone does not build in silence (stdout may be a pipe a test reads).
 if (sources > built) {
   process.stderr.write(`building dist/ (${built === 0 ? 'first build' : 'TypeScript sources changed'}; a few seconds)…\n`);
-  // This project's TypeScript, run by this node: `npx` would cost a second of its own.
-  const tsc = createRequire(join(process.cwd(), 'package.json')).resolve('typescript/bin/tsc');
+  // This project's TypeScript, run by this node as build-ui.mjs runs it: `npx` would cost a second of its own.
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--noCheck', '--declaration', 'false'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
