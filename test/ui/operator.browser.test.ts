@@ -6,7 +6,7 @@
  * digests) the same in every view. One server and one browser for the file; each case opens
  * its own browser context (no token, storage or cache carried over).
  */
-import { appendFile, cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -560,6 +560,5 @@ describe.skipIf(chromiumBinary.skipped !== null)(title, () => {
     }
     // The time each task takes, in steps: opening the viewer, clicks, keystrokes (a 10-character request id is 10).
     expect(counted).toEqual({ 1280: { find: 37, changed: 3, healthy: 1 }, 420: { find: 38, changed: 3, healthy: 1 } });
-    await writeFile(join(tmpdir(), 'operator-steps.json'), `${JSON.stringify(counted, null, 2)}\n`);
   }, 120_000);
 });
