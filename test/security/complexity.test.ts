@@ -12,9 +12,12 @@ import { ROWS } from './complexity-table.js';
  * test/security/complexity-table.ts is measured with each payload family at n and 8n chars in
  * a child process, and the growth (the cost of one call at 8n over one call at n) must stay
  * near linear: a ratio, never an absolute time. Linear is 8 and quadratic 64; the bound is 48,
- * and a measurement over it is taken again (best of three): noise does not repeat three times,
- * and it never makes quadratic growth look linear. Two controls, a linear and a quadratic scan,
- * are measured alike and must land on either side of the bound. A measurement that never
+ * and a measurement over it is taken again (best of three): noise does not repeat three times.
+ * Two controls, a linear and a quadratic scan, are measured alike and must land on either side
+ * of the bound. Noise can make quadratic growth look smaller too (once in a whole suite run, the
+ * quadratic control measured 47.6×, against 61–67× in ten runs of the probe alone, quiet and
+ * beside two CPU hogs), so the quadratic control under the bound is also taken again, keeping
+ * the largest of three. A measurement that never
  * finishes (exponential backtracking) is killed after a stall and fails its row.
  *
  * The cost is the probe's CPU time (process.cpuUsage), not the clock's: on a machine busy with
@@ -87,12 +90,18 @@ beforeAll(async () => {
     from = stalled + 1;
   }
   // Best of three for a measurement over the bound: noise does not repeat, quadratic growth does.
+  // And for the quadratic control under it, the largest of three: noise does not repeat that either.
+  const quadratic = all.find((m) => m.row === CONTROLS[1]!.name)!.index;
   for (let attempt = 0; attempt < 2; attempt++) {
     const over = all.filter((m) => !m.control && (results.get(m.index)?.growth ?? 0) > MAX_GROWTH).map((m) => m.index);
-    if (over.length === 0) break;
+    const controlUnder = (results.get(quadratic)?.growth ?? Infinity) <= MAX_GROWTH;
+    if (over.length === 0 && !controlUnder) break;
     const again = new Map<number, Result>();
-    await probe(again, 0, over);
-    for (const [index, result] of again) results.set(index, { growth: Math.min(result.growth!, results.get(index)!.growth!) });
+    await probe(again, 0, controlUnder ? [...over, quadratic] : over);
+    for (const [index, result] of again) {
+      const before = results.get(index)!.growth!;
+      results.set(index, { growth: index === quadratic ? Math.max(result.growth!, before) : Math.min(result.growth!, before) });
+    }
   }
 }, 900_000);
 
