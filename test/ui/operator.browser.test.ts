@@ -203,8 +203,10 @@ const ACCESSIBILITY_SCRIPT = String.raw`(() => {
  * between the two, on a busy machine.
  */
 async function listShows(page: Page, runIds: string[]): Promise<void> {
-  const shown = `JSON.stringify([...document.querySelectorAll('table.runs tbody tr')].map((row) => row.getAttribute('data-run-id')))`;
-  await page.waitForFunction(`${shown} === ${JSON.stringify(JSON.stringify(runIds))}`, undefined, { polling: 50 });
+  // Read through a locator and polled here: a predicate string (page.waitForFunction) is code the
+  // page evaluates, which the viewer's Content-Security-Policy (script-src 'self') refuses.
+  const rows = page.locator('table.runs tbody tr');
+  await expect.poll(() => rows.evaluateAll((found) => found.map((row) => row.getAttribute('data-run-id'))), { timeout: 60_000, interval: 50 }).toEqual(runIds);
 }
 
 /** The flow of the issue: log line → runs list → run card → what changed, collecting every figure shown on the way. */
