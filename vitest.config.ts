@@ -17,21 +17,18 @@ const resolve = { alias: { '@context-compiler/client': fileURLToPath(new URL('./
  */
 const IN_PROCESS = ['test/**/*.test.ts'];
 /**
- * Each in a fresh process: the files that share the PostgreSQL cluster's databases through
- * the trace-store contract, mock a module (test/sources/persona.test.ts's vi.mock of
- * live-context is only seen by a fresh module graph), keep module state of their own
- * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed), pack and
- * install the client with npm, or drive Chromium. A file that only starts children of its own
- * (the trace store's crash and restart children, a server, the example voice server) runs in
- * process: a fresh process costs its file a second or two of CPU to load the app's modules again.
+ * Each in a fresh process: the files that mock a module (test/sources/persona.test.ts's vi.mock
+ * of live-context is only seen by a fresh module graph) or keep module state of their own
+ * (tokenizer.test.ts measures the tokenizer's memo in a heap with gc exposed). Every other file
+ * runs in process, those that start children of their own (servers, the trace store's crash and
+ * restart children, npm, Chromium) and those on the PostgreSQL cluster among them (each takes
+ * databases of its own, closed by its own afterAll): a fresh process costs its file a second or
+ * two of CPU to load the app's modules again, and on a machine without PostgreSQL the trace-store
+ * contract, its PostgreSQL suite and the PostgreSQL route test paid it only to skip.
  */
 const OWN_PROCESS = [
   'test/tokenizer.test.ts',
-  'test/io/trace/{contract,postgres}.test.ts',
   'test/sources/persona.test.ts',
-  'test/routes/trace-postgres.test.ts',
-  'test/client/package.test.ts',
-  'test/ui/*.browser.test.ts',
 ];
 
 const test = {
