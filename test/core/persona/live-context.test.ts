@@ -115,7 +115,9 @@ describe('buildMarsLiveContext', () => {
 
   it('stays within 2,500 chars with huge, PII-dense sources', { timeout: HEAVY_TEST_MS }, () => {
     const line = `- Anxious, worried, tired and sad; call +44 20 7946 0958 or mail a.b@example.org ${'so much '.repeat(60)}\n`;
-    const daily = ['2026-11-30', '2026-11-29', '2026-11-28'].map((date) => ({ date, text: line.repeat(20_000) }));
+    // Each day 1.1 MB: over the most a brain read ever returns (MAX_READ_BYTES, 1 MiB; 256 KiB by default).
+    // It was 11 MB a day, which no read can deliver, for 7 s of CPU.
+    const daily = ['2026-11-30', '2026-11-29', '2026-11-28'].map((date) => ({ date, text: line.repeat(2_000) }));
     const context = buildMarsLiveContext({ soul: line.repeat(1000), daily }, clock);
     expectWellFormed(context);
     expect(context.redactions.phone).toBeGreaterThan(0);
